@@ -1,0 +1,100 @@
+import { Queue, Worker, type Job } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { createRedis } from '../redis.js';
+import type { JobHandler, JobOptions, JobQueue, QueueSettings, WorkerOptions } from './port.js';
+
+export interface BullSettings extends QueueSettings {
+  prefix: string;
+  /** How long a worker's lock on a job lasts without renewal: a killed worker's job is retried after this. */
+  lockDurationMs: number;
+  stalledIntervalMs: number;
+}
+
+/**
+ * BullMQ on Redis. Per-conversation serialization uses deduplication with
+ * keepLastIfActive (one active + one waiting per conversation), so it needs no
+ * BullMQ Pro groups.
+ */
+export class BullQueue<T> implements JobQueue<T> {
+  private readonly queue: Queue;
+  private worker?: Worker;
+  private readonly conns: Redis[] = [];
+
+  constructor(
+    private readonly name: string,
+    private readonly url: string,
+    private readonly settings: BullSettings,
+  ) {
+    const conn = this.conn();
+    this.queue = new Queue(name, {
+      connection: conn,
+      prefix: settings.prefix,
+      defaultJobOptions: {
+        attempts: settings.attempts,
+        backoff: { type: 'exponential', delay: settings.backoffMs },
+        removeOnComplete: { count: 1000 },
+        removeOnFail: { age: 7 * 24 * 3600 },
+      },
+    });
+    this.queue.on('error', () => {});
+  }
+
+  private conn(): Redis {
+    const c = createRedis(this.url);
+    this.conns.push(c);
+    return c;
+  }
+
+  async add(data: T, opts: JobOptions = {}): Promise<void> {
+    await this.queue.add(this.name, data, {
+      ...(opts.dedupKey !== undefined ? { deduplication: { id: opts.dedupKey, keepLastIfActive: true } } : {}),
+      ...(opts.delayMs ? { delay: opts.delayMs } : {}),
+    });
+  }
+
+  process(handler: JobHandler<T>, opts: WorkerOptions): void {
+    this.worker = new Worker(
+      this.name,
+      async (job: Job, _token?: string, signal?: AbortSignal) => {
+        await handler({
+          data: job.data as T,
+          id: String(job.id),
+          attempt: job.attemptsMade + 1,
+          signal: signal ?? new AbortController().signal,
+        });
+      },
+      {
+        connection: this.conn(),
+        prefix: this.settings.prefix,
+        concurrency: opts.concurrency,
+        lockDuration: this.settings.lockDurationMs,
+        stalledInterval: this.settings.stalledIntervalMs,
+        // A job may stall a few times (workers killed in a row) before it is failed;
+        // even then the inbox keeps the message and the recovery sweep drains it.
+        maxStalledCount: 5,
+        drainDelay: 5,
+      },
+    );
+    this.worker.on('error', () => {});
+  }
+
+  async counts() {
+    const c = await this.queue.getJobCounts('waiting', 'active', 'delayed', 'failed', 'prioritized');
+    return { waiting: (c.waiting ?? 0) + (c.prioritized ?? 0), active: c.active ?? 0, delayed: c.delayed ?? 0, failed: c.failed ?? 0 };
+  }
+
+  async ping(): Promise<void> {
+    await this.conns[0]!.ping();
+  }
+
+  private closed?: Promise<void>;
+
+  close(): Promise<void> {
+    this.closed ??= (async () => {
+      await this.worker?.close();
+      await this.queue.close();
+      for (const c of this.conns) c.disconnect();
+    })();
+    return this.closed;
+  }
+}

@@ -1,0 +1,122 @@
+import type { JobHandler, JobOptions, JobQueue, QueueSettings, WorkerOptions } from './port.js';
+
+interface MemJob<T> {
+  id: string;
+  data: T;
+  attempt: number;
+  dedupKey?: string;
+}
+
+/**
+ * The embedded queue: same semantics as the BullMQ adapter (dedup with
+ * keep-last-if-active, retries with backoff, delays), in process. It keeps
+ * nothing across restarts; the worker's recovery sweep re-drains the inbox.
+ */
+export class MemoryQueue<T> implements JobQueue<T> {
+  private waiting: MemJob<T>[] = [];
+  private active = new Set<MemJob<T>>();
+  private activeKeys = new Set<string>();
+  /** dedupKey → job waiting to run once the active one finishes. */
+  private nextForKey = new Map<string, MemJob<T>>();
+  private timers = new Set<NodeJS.Timeout>();
+  private handler?: JobHandler<T>;
+  private concurrency = 1;
+  private closing = false;
+  private failed = 0;
+  private seq = 0;
+  private idle: Array<() => void> = [];
+  private readonly abort = new AbortController();
+
+  constructor(private readonly settings: QueueSettings) {}
+
+  async add(data: T, opts: JobOptions = {}): Promise<void> {
+    if (this.closing) throw new Error('queue is closed');
+    const job: MemJob<T> = { id: String(++this.seq), data, attempt: 1, dedupKey: opts.dedupKey };
+    if (opts.delayMs && opts.delayMs > 0) {
+      this.later(opts.delayMs, () => this.enqueue(job));
+      return;
+    }
+    this.enqueue(job);
+  }
+
+  private enqueue(job: MemJob<T>): void {
+    const key = job.dedupKey;
+    if (key !== undefined) {
+      if (this.activeKeys.has(key)) {
+        this.nextForKey.set(key, job); // keep the latest only
+        return;
+      }
+      if (this.waiting.some((j) => j.dedupKey === key)) return;
+    }
+    this.waiting.push(job);
+    this.pump();
+  }
+
+  process(handler: JobHandler<T>, opts: WorkerOptions): void {
+    this.handler = handler;
+    this.concurrency = Math.max(1, opts.concurrency);
+    this.pump();
+  }
+
+  private pump(): void {
+    if (!this.handler || this.closing) return;
+    while (this.active.size < this.concurrency) {
+      const idx = this.waiting.findIndex((j) => j.dedupKey === undefined || !this.activeKeys.has(j.dedupKey));
+      if (idx < 0) return;
+      const [job] = this.waiting.splice(idx, 1);
+      this.run(job!);
+    }
+  }
+
+  private run(job: MemJob<T>): void {
+    this.active.add(job);
+    if (job.dedupKey !== undefined) this.activeKeys.add(job.dedupKey);
+    const handler = this.handler!;
+    void (async () => {
+      let retry = false;
+      try {
+        await handler({ data: job.data, id: job.id, attempt: job.attempt, signal: this.abort.signal });
+      } catch {
+        if (job.attempt < this.settings.attempts && !this.closing) retry = true;
+        else this.failed++;
+      }
+      this.active.delete(job);
+      if (job.dedupKey !== undefined) {
+        this.activeKeys.delete(job.dedupKey);
+        const next = this.nextForKey.get(job.dedupKey);
+        this.nextForKey.delete(job.dedupKey);
+        if (retry) {
+          const again = { ...job, attempt: job.attempt + 1 };
+          const delay = this.settings.backoffMs * 2 ** (job.attempt - 1);
+          // The retry stands in for any newer job with the same key (it reads the same inbox).
+          this.later(delay, () => this.enqueue(again));
+        } else if (next) this.enqueue(next);
+      } else if (retry) {
+        this.later(this.settings.backoffMs * 2 ** (job.attempt - 1), () => this.enqueue({ ...job, attempt: job.attempt + 1 }));
+      }
+      this.pump();
+      if (this.active.size === 0) for (const f of this.idle.splice(0)) f();
+    })();
+  }
+
+  private later(ms: number, fn: () => void): void {
+    const t = setTimeout(() => {
+      this.timers.delete(t);
+      if (!this.closing) fn();
+    }, ms);
+    this.timers.add(t);
+  }
+
+  async counts() {
+    return { waiting: this.waiting.length + this.nextForKey.size, active: this.active.size, delayed: this.timers.size, failed: this.failed };
+  }
+
+  async ping(): Promise<void> {}
+
+  async close(): Promise<void> {
+    this.closing = true;
+    for (const t of this.timers) clearTimeout(t);
+    this.timers.clear();
+    if (this.active.size > 0) await new Promise<void>((r) => this.idle.push(r));
+  }
+}

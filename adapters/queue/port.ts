@@ -1,0 +1,40 @@
+/**
+ * The job queue port. One job kind matters to the core: "drain conversation X".
+ * Jobs carry no message; the worker reads the inbox. Deduplication by key gives
+ * per-conversation serialization: at most one active and one waiting job per key.
+ */
+export interface JobOptions {
+  /** At most one active and one waiting job per dedupKey; a newer add while active runs after it. */
+  dedupKey?: string;
+  delayMs?: number;
+}
+
+export interface JobContext<T> {
+  data: T;
+  id: string;
+  /** 1 for the first run, 2 for the first retry... */
+  attempt: number;
+  /** Aborted when the queue is force-closed. */
+  signal: AbortSignal;
+}
+
+export type JobHandler<T> = (job: JobContext<T>) => Promise<void>;
+
+export interface WorkerOptions {
+  concurrency: number;
+}
+
+export interface JobQueue<T> {
+  add(data: T, opts?: JobOptions): Promise<void>;
+  /** Starts consuming; the handler throwing means retry with backoff, up to the configured attempts. */
+  process(handler: JobHandler<T>, opts: WorkerOptions): void;
+  counts(): Promise<{ waiting: number; active: number; delayed: number; failed: number }>;
+  ping(): Promise<void>;
+  /** Stops taking jobs and waits for running ones to finish. */
+  close(): Promise<void>;
+}
+
+export interface QueueSettings {
+  attempts: number;
+  backoffMs: number;
+}

@@ -1,0 +1,256 @@
+import { randomUUID } from 'node:crypto';
+import type { Db } from '../db/port.js';
+import type { InboundMessage, ContextMessage } from '../../src/envelope.js';
+
+/** A stored transcript message, in pi-ai's message shape (user, assistant or toolResult). */
+export type StoredMessage = { role: string };
+
+export interface ConversationRow {
+  id: string;
+  key: string;
+  channel: string;
+  owner: string | null;
+  agent: string;
+  created_at: Date;
+}
+
+export interface InboxRow {
+  id: number;
+  conversation_id: string;
+  channel: string;
+  external_id: string;
+  sender: { id: string; name?: string };
+  text: string;
+  attachments: unknown[];
+  reply_to: Record<string, unknown> | null;
+  context: ContextMessage[] | null;
+  received_at: Date;
+  turn_id: string | null;
+  consumed_at: Date | null;
+}
+
+export interface TurnRow {
+  id: string;
+  conversation_id: string;
+  seq: number;
+  status: 'running' | 'done' | 'failed';
+  attempt: number;
+  worker: string | null;
+  started_at: Date;
+  finished_at: Date | null;
+  finish_reason: string | null;
+  error: string | null;
+  usage: Record<string, unknown> | null;
+  provider: Record<string, unknown> | null;
+}
+
+export interface AcceptResult {
+  conversationId: string;
+  inboxId: number;
+  /** True when (channel, externalId) was already in the inbox: nothing new was written. */
+  duplicate: boolean;
+}
+
+export interface FinishTurn {
+  turnId: string;
+  status: 'done' | 'failed';
+  messages: StoredMessage[];
+  finishReason: string;
+  error?: string;
+  usage?: Record<string, unknown>;
+  provider?: Record<string, unknown>;
+}
+
+/**
+ * All durable state, in plain SQL that runs unchanged on Postgres and PGlite.
+ * Hot-path methods are single statements (CTEs) to keep round trips low.
+ */
+export class Store {
+  constructor(readonly db: Db) {}
+
+  /** Upserts the conversation and writes the inbox row, in one statement. */
+  async accept(msg: InboundMessage, agent = 'default'): Promise<AcceptResult> {
+    const r = await this.db.query<{ conversation_id: string; inbox_id: number | null }>(
+      `with c as (
+         insert into conversations (id, key, channel, owner, agent) values ($1, $2, $3, $4, $5)
+         on conflict (key) do update set updated_at = now()
+         returning id
+       ), i as (
+         insert into inbox (conversation_id, channel, external_id, sender, text, attachments, reply_to, context, received_at)
+         select c.id, $3, $6, $7, $8, $9, $10, $11, $12 from c
+         on conflict (channel, external_id) do nothing
+         returning id
+       )
+       select c.id as conversation_id, (select id from i) as inbox_id from c`,
+      [
+        'c_' + randomUUID(),
+        msg.conversationKey,
+        msg.channel,
+        msg.owner ?? null,
+        agent,
+        msg.externalId,
+        JSON.stringify(msg.sender),
+        msg.text,
+        JSON.stringify(msg.attachments),
+        msg.replyTo ? JSON.stringify(msg.replyTo) : null,
+        msg.context ? JSON.stringify(msg.context) : null,
+        msg.receivedAt,
+      ],
+    );
+    const row = r.rows[0]!;
+    if (row.inbox_id != null) return { conversationId: row.conversation_id, inboxId: row.inbox_id, duplicate: false };
+    const existing = await this.db.query<{ id: number; conversation_id: string }>(
+      'select id, conversation_id from inbox where channel = $1 and external_id = $2',
+      [msg.channel, msg.externalId],
+    );
+    const e = existing.rows[0]!;
+    return { conversationId: e.conversation_id, inboxId: e.id, duplicate: true };
+  }
+
+  async conversationByKey(key: string): Promise<ConversationRow | undefined> {
+    return (await this.db.query<ConversationRow>('select * from conversations where key = $1', [key])).rows[0];
+  }
+
+  async conversation(id: string): Promise<ConversationRow | undefined> {
+    return (await this.db.query<ConversationRow>('select * from conversations where id = $1', [id])).rows[0];
+  }
+
+  /** Unconsumed inbox rows of a conversation, oldest first. Rows with turn_id belong to an unfinished turn. */
+  async pending(conversationId: string): Promise<InboxRow[]> {
+    return (
+      await this.db.query<InboxRow>(
+        'select * from inbox where conversation_id = $1 and consumed_at is null order by id',
+        [conversationId],
+      )
+    ).rows;
+  }
+
+  async inboxRow(id: number): Promise<InboxRow | undefined> {
+    return (await this.db.query<InboxRow>('select * from inbox where id = $1', [id])).rows[0];
+  }
+
+  /** Opens the next turn of a conversation and claims the given inbox rows for it. */
+  async startTurn(conversationId: string, inboxIds: number[], worker: string): Promise<TurnRow> {
+    const id = 't_' + randomUUID();
+    const r = await this.db.query<TurnRow>(
+      `with t as (
+         insert into turns (id, conversation_id, seq, status, worker)
+         values ($1, $2, coalesce((select max(seq) from turns where conversation_id = $2), 0) + 1, 'running', $3)
+         returning *
+       ), claim as (
+         update inbox set turn_id = $1 where id = any($4::bigint[]) and turn_id is null and consumed_at is null
+       )
+       select * from t`,
+      [id, conversationId, worker, inboxIds],
+    );
+    return r.rows[0]!;
+  }
+
+  /** A turn that was running when its worker died: take it over for another attempt. */
+  async resumeTurn(turnId: string, worker: string): Promise<TurnRow | undefined> {
+    return (
+      await this.db.query<TurnRow>(
+        `update turns set attempt = attempt + 1, worker = $2 where id = $1 and status = 'running' returning *`,
+        [turnId, worker],
+      )
+    ).rows[0];
+  }
+
+  /** The transcript the model sees, oldest first, at most `limit` messages. */
+  async transcript(conversationId: string, limit = 200): Promise<StoredMessage[]> {
+    const r = await this.db.query<{ content: StoredMessage }>(
+      `select content from (
+         select id, content from messages where conversation_id = $1 order by id desc limit $2
+       ) m order by id`,
+      [conversationId, limit],
+    );
+    return r.rows.map((x) => x.content);
+  }
+
+  /**
+   * Closes a turn atomically: appends its messages, marks its inbox rows consumed,
+   * records usage. Returns false (and writes nothing) if the turn was already closed.
+   */
+  async finishTurn(f: FinishTurn): Promise<boolean> {
+    const r = await this.db.query<{ id: string }>(
+      `with t as (
+         update turns set status = $2, finished_at = now(), finish_reason = $3, error = $4, usage = $5, provider = $6
+         where id = $1 and status = 'running'
+         returning id, conversation_id
+       ), m as (
+         insert into messages (conversation_id, turn_id, role, content)
+         select t.conversation_id, t.id, e.value->>'role', e.value
+         from t cross join jsonb_array_elements($7::jsonb) with ordinality as e(value, n)
+         order by e.n
+       ), i as (
+         update inbox set consumed_at = now() where turn_id = (select id from t) and consumed_at is null
+       )
+       select id from t`,
+      [
+        f.turnId,
+        f.status,
+        f.finishReason,
+        f.error ?? null,
+        f.usage ? JSON.stringify(f.usage) : null,
+        f.provider ? JSON.stringify(f.provider) : null,
+        JSON.stringify(f.messages),
+      ],
+    );
+    return r.rows.length === 1;
+  }
+
+  async turn(id: string): Promise<TurnRow | undefined> {
+    return (await this.db.query<TurnRow>('select * from turns where id = $1', [id])).rows[0];
+  }
+
+  async turns(conversationId: string): Promise<TurnRow[]> {
+    return (await this.db.query<TurnRow>('select * from turns where conversation_id = $1 order by seq', [conversationId])).rows;
+  }
+
+  /** The assistant's reply text of a finished turn (all its assistant text, in order). */
+  async turnReply(turnId: string): Promise<string> {
+    const r = await this.db.query<{ content: StoredMessage }>(
+      `select content from messages where turn_id = $1 and role = 'assistant' order by id`,
+      [turnId],
+    );
+    return r.rows
+      .map((m) => assistantText(m.content))
+      .filter(Boolean)
+      .join('\n\n');
+  }
+
+  /** Conversations with inbox rows nobody has consumed for a while: the recovery sweep re-drains them. */
+  async stuckConversations(olderThanMs: number): Promise<string[]> {
+    const r = await this.db.query<{ conversation_id: string }>(
+      `select distinct conversation_id from inbox
+       where consumed_at is null and created_at < now() - ($1::double precision * interval '1 millisecond')`,
+      [olderThanMs],
+    );
+    return r.rows.map((x) => x.conversation_id);
+  }
+
+  /** Newest memory notes visible to a turn: global, this conversation's, this sender's. */
+  async memoryNotes(conversationId: string, senderId: string, limit: number): Promise<string[]> {
+    const r = await this.db.query<{ body: string }>(
+      `select body from memory
+       where scope = 'global' or (scope = 'conversation' and scope_key = $1) or (scope = 'sender' and scope_key = $2)
+       order by id desc limit $3`,
+      [conversationId, senderId, limit],
+    );
+    return r.rows.map((x) => x.body).reverse();
+  }
+
+  async ping(): Promise<void> {
+    await this.db.query('select 1');
+  }
+}
+
+export function assistantText(m: StoredMessage): string {
+  const content = (m as { content?: unknown }).content as Array<{ type: string; text?: string }> | string | undefined;
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
+  return content
+    .filter((c) => c.type === 'text')
+    .map((c) => c.text ?? '')
+    .join('');
+}

@@ -1,0 +1,18 @@
+#!/usr/bin/env node
+// The CLI entry point: runs the compiled CLI (npm ci builds it via the prepare script).
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+const cli = new URL('../dist/src/cli.js', import.meta.url);
+if (!existsSync(fileURLToPath(cli))) {
+  process.stderr.write('switchboard: not built yet; run `npm run build` (npm ci does it for you)\n');
+  process.exit(1);
+}
+const { main } = await import(cli.href);
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (err) => {
+    process.stderr.write(`switchboard: ${err?.stack ?? err}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,161 @@
+import { randomUUID } from 'node:crypto';
+import type { Bus } from '../../adapters/bus/port.js';
+import type { Store } from '../../adapters/store/store.js';
+import type { Config } from '../../src/config.js';
+import { conversationKey, type InboundMessage } from '../../src/envelope.js';
+import { conversationTopic } from '../../src/event-publisher.js';
+import type { FinishReason, TurnUsage } from '../../src/events.js';
+import { BodyTooLargeError, sendJson, type RequestContext } from '../../src/http/server.js';
+import type { Ingress } from '../../src/ingress.js';
+import type { ApiKeyAuth } from './auth.js';
+import { RequestError, sendError } from './errors.js';
+import { checkConversationName, parseChatRequest } from './request.js';
+import { ChunkWriter } from './sse.js';
+import { TurnWaiter } from './turn-waiter.js';
+
+export interface ChatDeps {
+  config: Config;
+  auth: ApiKeyAuth;
+  store: Store;
+  bus: Bus;
+  ingress: Ingress;
+}
+
+export const CONVERSATION_HEADER = 'x-switchboard-conversation';
+
+/** POST /v1/chat/completions: one user message in, the agent's reply out (SSE or JSON). */
+export async function chatCompletions(deps: ChatDeps, ctx: RequestContext): Promise<void> {
+  const { req, res } = ctx;
+  const principal = deps.auth.authenticate(req);
+  if (!principal) {
+    sendError(res, 401, deps.auth.configured ? 'Incorrect API key provided.' : 'No API keys are configured on this gateway (set SWITCHBOARD_API_KEYS).', { code: 'invalid_api_key' });
+    return;
+  }
+  let raw: Buffer;
+  try {
+    raw = await ctx.body();
+  } catch (err) {
+    if (err instanceof BodyTooLargeError) return sendError(res, 413, `Request body too large: the limit is ${err.limit} bytes.`, { code: 'request_too_large' });
+    throw err;
+  }
+  let chat;
+  let name: string | undefined;
+  try {
+    chat = parseChatRequest(raw, deps.config.http.maxMessageChars);
+    if (!deps.config.agents[chat.model]) throw new RequestError(404, `The model '${chat.model}' does not exist. GET /v1/models lists the agents.`, 'model', 'model_not_found');
+    const header = req.headers[CONVERSATION_HEADER];
+    if (typeof header === 'string' && header) name = checkConversationName(header, 'X-Switchboard-Conversation');
+    else if (chat.user) name = checkConversationName(chat.user, 'user');
+  } catch (err) {
+    if (err instanceof RequestError) return sendError(res, err.status, err.message, { param: err.param, code: err.code });
+    throw err;
+  }
+
+  // A named conversation keeps its history in the gateway and takes only the new
+  // message; without a name the request's messages are a one-off conversation.
+  const oneOff = !name;
+  const conversation = name ?? `oneoff-${randomUUID()}`;
+  const key = conversationKey({ channel: 'http', workspace: principal.id, chat: conversation });
+  const last = chat.messages[chat.messages.length - 1]!;
+  const idem = req.headers['idempotency-key'];
+  const externalId = typeof idem === 'string' && idem ? `${principal.id}:${idem.slice(0, 200)}` : randomUUID();
+  const msg: InboundMessage = {
+    channel: 'http',
+    externalId,
+    conversationKey: key,
+    sender: { id: principal.id },
+    text: last.text,
+    attachments: [],
+    receivedAt: new Date(),
+    owner: principal.id,
+    ...(oneOff && chat.messages.length > 1 ? { context: chat.messages.slice(0, -1) } : {}),
+  };
+
+  // Subscribe before accepting: the turn cannot start before we listen.
+  const waiter = await TurnWaiter.open(deps.bus, deps.store, conversationTopic(key));
+  let accepted;
+  try {
+    accepted = await deps.ingress.accept(msg, chat.model);
+  } catch (err) {
+    waiter.close();
+    throw err;
+  }
+  let knownTurn: string | undefined;
+  if (accepted.duplicate) knownTurn = (await deps.store.inboxRow(accepted.inboxId))?.turn_id ?? undefined;
+  waiter.bind(accepted.inboxId, knownTurn);
+  if (accepted.duplicate) void waiter.poll();
+
+  const deadline = Date.now() + deps.config.http.requestTimeoutMs;
+  const id = `chatcmpl-${accepted.inboxId}-${randomUUID().slice(0, 8)}`;
+  const sbBase = { conversation };
+  let closed = false;
+  res.on('close', () => {
+    closed = true;
+    waiter.close();
+  });
+
+  if (chat.stream) {
+    const out = new ChunkWriter(res, id, chat.model);
+    out.open();
+    let turnId: string | undefined;
+    for (;;) {
+      const e = await waiter.next(Math.max(0, deadline - Date.now()));
+      if (closed) return;
+      if (!e) {
+        out.error('The reply is taking too long; the message is kept and will be answered in this conversation.', 'timeout');
+        return;
+      }
+      switch (e.type) {
+        case 'turn_start':
+          turnId = e.turnId;
+          if (e.attempt > 1) out.restart();
+          break;
+        case 'reset':
+          out.restart();
+          break;
+        case 'text_delta':
+          out.text(e.delta);
+          break;
+        case 'done':
+          // A replayed 'done' (from the store) carries the full text; send what the client lacks.
+          if (e.text.startsWith(out.shown)) out.text(e.text.slice(out.shown.length));
+          out.finish(finishReasonFor(e.finishReason), usageFor(e.usage), { switchboard: { ...sbBase, turn: e.turnId, ...(e.slot ? { slot: e.slot } : {}) } }, chat.includeUsage);
+          return;
+        case 'error':
+          out.error(e.message, e.code);
+          return;
+        default:
+          break;
+      }
+      void turnId;
+    }
+  }
+
+  for (;;) {
+    const e = await waiter.next(Math.max(0, deadline - Date.now()));
+    if (closed) return;
+    if (!e) {
+      return sendError(res, 504, 'The reply is taking too long; the message is kept and will be answered in this conversation.', { type: 'timeout', code: 'timeout' });
+    }
+    if (e.type === 'error') return sendError(res, 502, e.message, { type: 'server_error', code: e.code });
+    if (e.type !== 'done') continue;
+    sendJson(res, 200, {
+      id,
+      object: 'chat.completion',
+      created: Math.floor(Date.now() / 1000),
+      model: chat.model,
+      choices: [{ index: 0, message: { role: 'assistant', content: e.text }, finish_reason: finishReasonFor(e.finishReason), logprobs: null }],
+      usage: usageFor(e.usage),
+      switchboard: { ...sbBase, turn: e.turnId, ...(e.slot ? { slot: e.slot } : {}) },
+    });
+    return;
+  }
+}
+
+function finishReasonFor(r: FinishReason): string {
+  return r === 'length' ? 'length' : 'stop';
+}
+
+function usageFor(u: TurnUsage) {
+  return { prompt_tokens: u.input, completion_tokens: u.output, total_tokens: u.totalTokens };
+}

@@ -1,0 +1,128 @@
+import { runAgentLoop, type AgentEvent, type AgentMessage, type AgentTool } from '@mariozechner/pi-agent-core';
+import type { AssistantMessage, Message } from '@mariozechner/pi-ai';
+import type { ProviderChain, ChainHooks } from '../providers/chain.js';
+import type { FinishReason, TurnUsage } from './events.js';
+
+/**
+ * One turn of the single-loop agent, on pi-agent-core's low-level agentLoop:
+ * the provider chain plugs in as streamFn, the turn cap as shouldStopAfterTurn.
+ * It reports what happened as plain callbacks; the turn runner maps them to
+ * TurnEvents for the channel.
+ */
+export interface AgentRunInput {
+  systemPrompt: string;
+  /** Transcript before this turn. */
+  history: Message[];
+  /** This turn's new user messages. */
+  prompts: Message[];
+  tools: AgentTool[];
+  chain: ProviderChain;
+  maxIterations: number;
+  maxTokens?: number;
+  temperature?: number;
+  signal?: AbortSignal;
+  sessionId?: string;
+}
+
+export interface AgentRunCallbacks extends ChainHooks {
+  onText(delta: string): void;
+  onToolStart?(e: { toolCallId: string; name: string; args: unknown }): void;
+  onToolEnd?(e: { toolCallId: string; name: string; isError: boolean }): void;
+}
+
+export interface AgentRunResult {
+  /** Messages this turn added after the prompts: assistant messages and tool results. */
+  newMessages: Message[];
+  finishReason: FinishReason;
+  /** The reply as shown: all assistant text of the turn, iterations separated by a blank line. */
+  text: string;
+  usage: TurnUsage;
+  /** The provider's error, when finishReason is 'error'. */
+  error?: string;
+}
+
+export async function runAgent(input: AgentRunInput, cb: AgentRunCallbacks): Promise<AgentRunResult> {
+  let iterations = 0;
+  let text = '';
+  let textInMessage = false;
+  let capped = false;
+  const usage: TurnUsage = { input: 0, output: 0, totalTokens: 0, cost: 0 };
+
+  const emit = (e: AgentEvent): void => {
+    switch (e.type) {
+      case 'message_start':
+        if (e.message.role === 'assistant') textInMessage = false;
+        break;
+      case 'message_update': {
+        const ev = e.assistantMessageEvent;
+        if (ev.type === 'text_delta' && ev.delta) {
+          // A new assistant message after earlier text starts a new paragraph.
+          const delta = !textInMessage && text ? `\n\n${ev.delta}` : ev.delta;
+          textInMessage = true;
+          text += delta;
+          cb.onText(delta);
+        }
+        break;
+      }
+      case 'message_end':
+        if (e.message.role === 'assistant') {
+          const u = (e.message as AssistantMessage).usage;
+          if (u) {
+            usage.input += u.input;
+            usage.output += u.output;
+            usage.totalTokens += u.totalTokens;
+            usage.cost += u.cost?.total ?? 0;
+          }
+        }
+        break;
+      case 'tool_execution_start':
+        cb.onToolStart?.({ toolCallId: e.toolCallId, name: e.toolName, args: e.args });
+        break;
+      case 'tool_execution_end':
+        cb.onToolEnd?.({ toolCallId: e.toolCallId, name: e.toolName, isError: e.isError });
+        break;
+    }
+  };
+
+  const newMessages = await runAgentLoop(
+    input.prompts,
+    { systemPrompt: input.systemPrompt, messages: [...input.history], tools: input.tools },
+    {
+      model: input.chain.primary,
+      convertToLlm: (msgs: AgentMessage[]) => msgs.filter(isLlmMessage),
+      shouldStopAfterTurn: () => {
+        iterations++;
+        if (iterations >= input.maxIterations) {
+          capped = true;
+          return true;
+        }
+        return false;
+      },
+      toolExecution: 'sequential',
+      ...(input.maxTokens ? { maxTokens: input.maxTokens } : {}),
+      ...(input.temperature !== undefined ? { temperature: input.temperature } : {}),
+      ...(input.sessionId ? { sessionId: input.sessionId } : {}),
+    },
+    emit,
+    input.signal,
+    (_model, context, options) => input.chain.stream(context, options ?? {}, cb),
+  );
+
+  // runAgentLoop returns the prompts too; the caller stores those itself.
+  const added = (newMessages as Message[]).slice(input.prompts.length).filter(isLlmMessage);
+  const last = [...added].reverse().find((m): m is AssistantMessage => m.role === 'assistant');
+  let finishReason: FinishReason = 'stop';
+  let error: string | undefined;
+  if (last?.stopReason === 'error') {
+    finishReason = 'error';
+    error = last.errorMessage ?? 'the model provider failed';
+  } else if (last?.stopReason === 'aborted') finishReason = 'aborted';
+  else if (last?.stopReason === 'length') finishReason = 'length';
+  else if (capped && last?.stopReason === 'toolUse') finishReason = 'turn_cap';
+  return { newMessages: added, finishReason, text, usage, ...(error ? { error } : {}) };
+}
+
+function isLlmMessage(m: AgentMessage): m is Message {
+  const role = (m as { role?: string }).role;
+  return role === 'user' || role === 'assistant' || role === 'toolResult';
+}

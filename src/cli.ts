@@ -1,0 +1,91 @@
+import { parseArgs } from 'node:util';
+import { migrate } from '../adapters/store/migrate.js';
+import { ConfigError, loadConfig } from './config.js';
+import { doctor, formatDoctor } from './doctor.js';
+import { Gateway, type Roles } from './gateway.js';
+import { openDb } from './infra.js';
+import { createLogger } from './log.js';
+
+const USAGE = `usage: switchboard <command> [--json]
+
+commands:
+  start     run everything in one process (embedded queue and PGlite when REDIS_URL/DATABASE_URL are unset)
+  ingress   run the channel listeners and the HTTP server only (needs REDIS_URL and DATABASE_URL)
+  worker    run turn workers only (needs REDIS_URL and DATABASE_URL)
+  migrate   apply database migrations
+  doctor    check the configuration, connections and provider; print the effective configuration
+
+options:
+  --json    machine-readable output (migrate, doctor)
+  -h, --help`;
+
+export async function main(argv: string[]): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({ args: argv, allowPositionals: true, options: { json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } });
+  } catch (err) {
+    process.stderr.write(`${(err as Error).message}\n${USAGE}\n`);
+    return 2;
+  }
+  const [command] = parsed.positionals;
+  const json = parsed.values.json === true;
+  if (parsed.values.help || !command) {
+    process.stdout.write(USAGE + '\n');
+    return command || parsed.values.help ? 0 : 2;
+  }
+  try {
+    switch (command) {
+      case 'start':
+        return await serve({ ingress: true, worker: true });
+      case 'ingress':
+        return await serve({ ingress: true, worker: false });
+      case 'worker':
+        return await serve({ ingress: false, worker: true });
+      case 'migrate': {
+        const cfg = loadConfig();
+        const db = await openDb(cfg);
+        try {
+          const r = await migrate(db);
+          process.stdout.write(json ? JSON.stringify(r) + '\n' : r.applied.length ? `applied: ${r.applied.join(', ')}\n` : 'database is up to date\n');
+        } finally {
+          await db.close();
+        }
+        return 0;
+      }
+      case 'doctor': {
+        const r = await doctor(loadConfig());
+        process.stdout.write(json ? JSON.stringify(r, null, 2) + '\n' : formatDoctor(r) + '\n');
+        return r.ok ? 0 : 1;
+      }
+      default:
+        process.stderr.write(`unknown command: ${command}\n${USAGE}\n`);
+        return 2;
+    }
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`switchboard: ${err.message}\n`);
+      return 2;
+    }
+    throw err;
+  }
+}
+
+async function serve(roles: Roles): Promise<number> {
+  const cfg = loadConfig();
+  const log = createLogger(cfg.log.level);
+  const gw = await Gateway.start(cfg, roles, log);
+  await new Promise<void>((resolve) => {
+    const stop = (signal: string) => {
+      log.info({ signal }, 'shutting down');
+      resolve();
+    };
+    process.once('SIGTERM', () => stop('SIGTERM'));
+    process.once('SIGINT', () => stop('SIGINT'));
+  });
+  // A second signal while draining forces the exit.
+  const force = () => process.exit(1);
+  process.once('SIGTERM', force);
+  process.once('SIGINT', force);
+  await gw.close();
+  return 0;
+}

@@ -1,0 +1,184 @@
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { parse as parseYaml } from 'yaml';
+import { z } from 'zod';
+
+/**
+ * Configuration: a file (SWITCHBOARD_CONFIG, YAML or JSON) overlaid with
+ * environment variables, validated with zod. Every key is documented in the README.
+ */
+const agentSchema = z.object({
+  description: z.string().default('The Switchboard agent'),
+  /** Extra system prompt text for this agent, appended after prompts/identity.md and rules.md. */
+  instructions: z.string().optional(),
+  /** Most model calls in one turn. */
+  maxIterations: z.number().int().positive().default(90),
+  /** Most transcript messages loaded into a turn. */
+  historyLimit: z.number().int().positive().default(200),
+  maxTokens: z.number().int().positive().optional(),
+  temperature: z.number().min(0).max(2).optional(),
+});
+
+export const configSchema = z
+  .object({
+    redisUrl: z.string().url().optional(),
+    databaseUrl: z.string().optional(),
+    dataDir: z.string().default('./data'),
+    http: z
+      .object({
+        port: z.number().int().min(0).max(65535).default(8787),
+        host: z.string().default('127.0.0.1'),
+        apiKeys: z.array(z.string().min(8, 'API keys must be at least 8 characters')).default([]),
+        /** Serve the API without keys. Off by default: every endpoint authenticates. */
+        openAccess: z.boolean().default(false),
+        maxBodyBytes: z.number().int().positive().default(1_048_576),
+        /** Longest a chat request waits for its turn to finish. */
+        requestTimeoutMs: z.number().int().positive().default(600_000),
+        /** Longest user message accepted, in characters. */
+        maxMessageChars: z.number().int().positive().default(100_000),
+      })
+      .prefault({}),
+    provider: z
+      .object({
+        anthropicApiKey: z.string().optional(),
+        openaiApiKey: z.string().optional(),
+        openaiBaseUrl: z.string().url().optional(),
+        model: z.string().optional(),
+        contextWindow: z.number().int().positive().optional(),
+        maxTokens: z.number().int().positive().optional(),
+        /** Per-request timeout for a model call. */
+        timeoutMs: z.number().int().positive().default(120_000),
+      })
+      .prefault({}),
+    agents: z.record(z.string().regex(/^[a-zA-Z0-9._-]+$/), agentSchema).default({ default: agentSchema.parse({}) }),
+    queue: z
+      .object({
+        prefix: z.string().default('sb'),
+        concurrency: z.number().int().positive().default(32),
+        attempts: z.number().int().positive().default(8),
+        backoffMs: z.number().int().positive().default(500),
+        lockDurationMs: z.number().int().positive().default(30_000),
+        stalledIntervalMs: z.number().int().positive().default(15_000),
+        /** Inbox rows unconsumed for this long get their conversation re-drained. */
+        recoverAfterMs: z.number().int().positive().default(30_000),
+        recoverIntervalMs: z.number().int().positive().default(15_000),
+      })
+      .prefault({}),
+    log: z.object({ level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info') }).prefault({}),
+  })
+  .strict();
+
+export type Config = z.infer<typeof configSchema>;
+export type AgentConfig = z.infer<typeof agentSchema>;
+
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+/** Environment variables and the config path they set. */
+export const ENV_KEYS: Array<{ env: string; path: string[]; kind: 'string' | 'int' | 'list' | 'bool' }> = [
+  { env: 'REDIS_URL', path: ['redisUrl'], kind: 'string' },
+  { env: 'DATABASE_URL', path: ['databaseUrl'], kind: 'string' },
+  { env: 'SWITCHBOARD_DATA', path: ['dataDir'], kind: 'string' },
+  { env: 'SWITCHBOARD_HTTP_PORT', path: ['http', 'port'], kind: 'int' },
+  { env: 'SWITCHBOARD_HTTP_HOST', path: ['http', 'host'], kind: 'string' },
+  { env: 'SWITCHBOARD_API_KEYS', path: ['http', 'apiKeys'], kind: 'list' },
+  { env: 'SWITCHBOARD_OPEN_ACCESS', path: ['http', 'openAccess'], kind: 'bool' },
+  { env: 'ANTHROPIC_API_KEY', path: ['provider', 'anthropicApiKey'], kind: 'string' },
+  { env: 'OPENAI_API_KEY', path: ['provider', 'openaiApiKey'], kind: 'string' },
+  { env: 'OPENAI_BASE_URL', path: ['provider', 'openaiBaseUrl'], kind: 'string' },
+  { env: 'SWITCHBOARD_MODEL', path: ['provider', 'model'], kind: 'string' },
+  { env: 'SWITCHBOARD_WORKER_CONCURRENCY', path: ['queue', 'concurrency'], kind: 'int' },
+  { env: 'SWITCHBOARD_QUEUE_PREFIX', path: ['queue', 'prefix'], kind: 'string' },
+  { env: 'SWITCHBOARD_LOCK_DURATION_MS', path: ['queue', 'lockDurationMs'], kind: 'int' },
+  { env: 'SWITCHBOARD_STALLED_INTERVAL_MS', path: ['queue', 'stalledIntervalMs'], kind: 'int' },
+  { env: 'SWITCHBOARD_LOG_LEVEL', path: ['log', 'level'], kind: 'string' },
+];
+
+function setPath(obj: Record<string, unknown>, path: string[], value: unknown): void {
+  let cur = obj;
+  for (const p of path.slice(0, -1)) {
+    if (typeof cur[p] !== 'object' || cur[p] === null) cur[p] = {};
+    cur = cur[p] as Record<string, unknown>;
+  }
+  cur[path[path.length - 1]!] = value;
+}
+
+function envValue(env: string, raw: string, kind: 'string' | 'int' | 'list' | 'bool'): unknown {
+  switch (kind) {
+    case 'string':
+      return raw;
+    case 'int': {
+      if (!/^\d+$/.test(raw.trim())) throw new ConfigError(`${env}: expected a whole number, got "${raw}"`);
+      return Number(raw);
+    }
+    case 'list':
+      return raw.split(',').map((s) => s.trim()).filter(Boolean);
+    case 'bool':
+      if (/^(1|true|yes|on)$/i.test(raw)) return true;
+      if (/^(0|false|no|off)$/i.test(raw)) return false;
+      throw new ConfigError(`${env}: expected true or false, got "${raw}"`);
+  }
+}
+
+export function readConfigFile(path: string): Record<string, unknown> {
+  let text: string;
+  try {
+    text = readFileSync(resolve(path), 'utf8');
+  } catch (err) {
+    throw new ConfigError(`SWITCHBOARD_CONFIG: cannot read ${path}: ${(err as Error).message}`);
+  }
+  let data: unknown;
+  try {
+    data = parseYaml(text); // YAML is a superset of JSON
+  } catch (err) {
+    throw new ConfigError(`SWITCHBOARD_CONFIG: ${path} is not valid YAML or JSON: ${(err as Error).message}`);
+  }
+  if (data == null) return {};
+  if (typeof data !== 'object' || Array.isArray(data)) throw new ConfigError(`SWITCHBOARD_CONFIG: ${path} must hold an object at the top level`);
+  return data as Record<string, unknown>;
+}
+
+/** Loads file + environment. Throws ConfigError naming the bad key. */
+export function loadConfig(env: Env = process.env, overrides: Record<string, unknown> = {}): Config {
+  const raw: Record<string, unknown> = env.SWITCHBOARD_CONFIG ? readConfigFile(env.SWITCHBOARD_CONFIG) : {};
+  for (const k of ENV_KEYS) {
+    const v = env[k.env];
+    if (v === undefined || v === '') continue;
+    setPath(raw, k.path, envValue(k.env, v, k.kind));
+  }
+  for (const [k, v] of Object.entries(overrides)) raw[k] = v;
+  const parsed = configSchema.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const path = issue.path.join('.');
+    const envName = ENV_KEYS.find((k) => k.path.join('.') === path)?.env;
+    throw new ConfigError(`invalid configuration at "${path || '(root)'}"${envName ? ` (${envName})` : ''}: ${issue.message}`);
+  }
+  const cfg = parsed.data;
+  if (!cfg.agents.default) throw new ConfigError('invalid configuration at "agents": an agent named "default" is required');
+  return cfg;
+}
+
+const SECRET_KEYS = /key|secret|token|password|pass$/i;
+
+/** The configuration with secrets masked, for doctor and logs. */
+export function maskConfig(cfg: Config): unknown {
+  const mask = (v: string) => (v.length <= 8 ? '****' : `${v.slice(0, 3)}…${v.slice(-2)} (${v.length} chars)`);
+  const maskUrl = (u: string) => u.replace(/\/\/([^:/@]*):([^@]*)@/, (_m, user) => `//${user}:****@`);
+  const walk = (v: unknown, key: string): unknown => {
+    if (Array.isArray(v)) return v.map((x) => walk(x, key));
+    if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, walk(x, k)]));
+    if (typeof v === 'string') {
+      if (SECRET_KEYS.test(key)) return mask(v);
+      if (/url$/i.test(key)) return maskUrl(v);
+    }
+    return v;
+  };
+  return walk(cfg, '');
+}

@@ -1,0 +1,54 @@
+/**
+ * The one shape every channel normalizes its platform events into.
+ * Everything after a channel's `listen` side sees only this.
+ */
+export interface Sender {
+  /** Platform identity (user id, phone number, email address, API key hash). */
+  id: string;
+  name?: string;
+}
+
+export interface Attachment {
+  name: string;
+  contentType?: string;
+  size?: number;
+  url?: string;
+}
+
+/** A message of the OpenAI-style request context, used by one-off HTTP conversations. */
+export interface ContextMessage {
+  role: 'system' | 'user' | 'assistant';
+  text: string;
+}
+
+export interface InboundMessage {
+  channel: string;
+  /** The platform's id for this event; (channel, externalId) is unique in the inbox. */
+  externalId: string;
+  /** Thread-aware: see conversationKey(). */
+  conversationKey: string;
+  sender: Sender;
+  text: string;
+  attachments: Attachment[];
+  /** Channel-specific delivery target (thread ts, message id to reply to...). */
+  replyTo?: Record<string, unknown>;
+  receivedAt: Date;
+  /** Owner principal of the conversation (HTTP: hash of the API key). */
+  owner?: string;
+  /** One-off conversations: the whole context sent with the request. */
+  context?: ContextMessage[];
+}
+
+/**
+ * channel + workspace/guild + chat + thread. Parts are escaped so that no two
+ * different tuples produce the same key.
+ */
+export function conversationKey(parts: {
+  channel: string;
+  workspace?: string;
+  chat: string;
+  thread?: string;
+}): string {
+  const esc = (s: string) => s.replace(/%/g, '%25').replace(/\//g, '%2F');
+  return [parts.channel, parts.workspace ?? '-', parts.chat, parts.thread ?? '-'].map(esc).join('/');
+}

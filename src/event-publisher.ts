@@ -1,0 +1,53 @@
+import type { Bus } from '../adapters/bus/port.js';
+import type { TurnEvent } from './events.js';
+
+/**
+ * Publishes a turn's events to the bus in order. Text deltas that pile up while a
+ * publish is in flight are merged into one event, so a fast model costs a few bus
+ * writes per turn rather than one per token, without delaying the first token.
+ */
+export class EventPublisher {
+  private queue: TurnEvent[] = [];
+  private flushing: Promise<void> | null = null;
+  private failed?: unknown;
+
+  constructor(
+    private readonly bus: Bus,
+    private readonly topic: string,
+  ) {}
+
+  push(e: TurnEvent): void {
+    const last = this.queue[this.queue.length - 1];
+    if (e.type === 'text_delta' && last?.type === 'text_delta' && last.turnId === e.turnId) {
+      this.queue[this.queue.length - 1] = { ...last, delta: last.delta + e.delta };
+    } else this.queue.push(e);
+    if (!this.flushing) this.flushing = this.flush();
+  }
+
+  private async flush(): Promise<void> {
+    while (this.queue.length) {
+      const e = this.queue.shift()!;
+      try {
+        await this.bus.publish(this.topic, e);
+      } catch (err) {
+        // Live events are best effort: the turn's outcome is in the store, and
+        // waiting requests fall back to reading it from there.
+        this.failed = err;
+      }
+    }
+    this.flushing = null;
+  }
+
+  /** Resolves once every pushed event has been published (or given up on). */
+  async drain(): Promise<void> {
+    while (this.flushing) await this.flushing;
+  }
+
+  get lastError(): unknown {
+    return this.failed;
+  }
+}
+
+export function conversationTopic(conversationKey: string): string {
+  return `conv:${conversationKey}`;
+}

@@ -1,0 +1,37 @@
+/**
+ * The agent's event stream for one turn, as a typed union. The worker produces
+ * these; each channel's deliver side turns them into what its platform can show,
+ * and the HTTP channel receives them over the bus.
+ */
+export interface TurnUsage {
+  input: number;
+  output: number;
+  totalTokens: number;
+  cost: number;
+}
+
+export type TurnEvent =
+  | { type: 'turn_start'; turnId: string; conversationId: string; inboxIds: number[]; attempt: number }
+  /** Text to append to the reply being shown. */
+  | { type: 'text_delta'; turnId: string; delta: string }
+  /** Withdraw the partial reply shown so far (a provider fell over mid-stream). */
+  | { type: 'reset'; turnId: string; reason: string }
+  | { type: 'tool_start'; turnId: string; toolCallId: string; name: string; args: unknown }
+  | { type: 'tool_end'; turnId: string; toolCallId: string; name: string; isError: boolean }
+  | { type: 'approval_requested'; turnId: string; approval: { code: string; tool: string; tier: string; expiresAt: string } }
+  /** Something the user should be told that is not part of the answer. */
+  | { type: 'notice'; turnId: string; text: string }
+  | {
+      type: 'done';
+      turnId: string;
+      /** The whole reply text, as the deltas added up to. */
+      text: string;
+      finishReason: FinishReason;
+      usage: TurnUsage;
+      slot?: string;
+    }
+  | { type: 'error'; turnId: string; message: string; code: string };
+
+export type FinishReason = 'stop' | 'length' | 'turn_cap' | 'error' | 'aborted' | 'no_provider';
+
+export type TurnEventType = TurnEvent['type'];

@@ -1,0 +1,88 @@
+import type { Logger } from 'pino';
+import { registerHttpChannel } from '../channels/http/index.js';
+import { ApiKeyAuth } from '../channels/http/auth.js';
+import { singleSlotChain, type ProviderChain } from '../providers/chain.js';
+import { providerFromConfig, providerStatus } from '../providers/from-env.js';
+import type { ProviderStatus } from '../providers/slot.js';
+import { ConfigError, type Config } from './config.js';
+import { registerHealth } from './http/health.js';
+import { HttpServer } from './http/server.js';
+import { openInfra, infraMode, type Infra } from './infra.js';
+import { Ingress } from './ingress.js';
+import { createLogger } from './log.js';
+import { PromptComposer } from './prompt.js';
+import { Worker } from './worker.js';
+
+export interface Roles {
+  /** Channel listeners and the HTTP server. */
+  ingress: boolean;
+  /** Turn workers. */
+  worker: boolean;
+}
+
+/**
+ * One gateway process: `start` runs both roles, `ingress` and `worker` one each.
+ * Explicit lifecycle: Gateway.start() resolves when it serves; close() drains.
+ */
+export class Gateway {
+  private closing?: Promise<void>;
+
+  private constructor(
+    readonly config: Config,
+    readonly infra: Infra,
+    readonly provider: ProviderStatus,
+    readonly log: Logger,
+    readonly http?: HttpServer,
+    readonly worker?: Worker,
+  ) {}
+
+  static async start(config: Config, roles: Roles, log: Logger = createLogger(config.log.level)): Promise<Gateway> {
+    const mode = infraMode(config);
+    if (mode !== 'redis+postgres' && !(roles.ingress && roles.worker)) {
+      throw new ConfigError('invalid configuration at "redisUrl" (REDIS_URL): separate ingress and worker processes need REDIS_URL and DATABASE_URL; use `switchboard start` for the embedded default');
+    }
+    const { slot, reason } = providerFromConfig(config.provider);
+    const provider = providerStatus(slot ? [slot] : [], reason);
+    const chain: ProviderChain | null = slot ? singleSlotChain(slot, { timeoutMs: config.provider.timeoutMs }) : null;
+    if (!chain) log.warn({ reason }, 'no model provider is configured: the gateway will answer every message with a notice saying so');
+
+    const infra = await openInfra(config);
+    let http: HttpServer | undefined;
+    let worker: Worker | undefined;
+    try {
+      if (roles.worker) {
+        worker = new Worker({ store: infra.store, queue: infra.queue, bus: infra.bus, locks: infra.locks, chain, prompts: new PromptComposer(), config, log });
+        worker.start();
+      }
+      if (roles.ingress) {
+        const auth = new ApiKeyAuth(config.http.apiKeys, config.http.openAccess);
+        if (!auth.configured) log.warn('no API keys are configured (SWITCHBOARD_API_KEYS): every API request will be refused');
+        http = new HttpServer({ host: config.http.host, port: config.http.port, maxBodyBytes: config.http.maxBodyBytes, log });
+        registerHealth(http, infra, provider, infra.mode);
+        registerHttpChannel(http, { config, auth, store: infra.store, bus: infra.bus, ingress: new Ingress(infra.store, infra.queue, log) });
+        await http.start();
+        log.info({ url: http.url, mode: infra.mode }, 'switchboard is listening');
+      }
+    } catch (err) {
+      await worker?.close();
+      await infra.close();
+      throw err;
+    }
+    return new Gateway(config, infra, provider, log, http, worker);
+  }
+
+  get url(): string | undefined {
+    return this.http?.url;
+  }
+
+  /** Stops taking work, lets running turns finish, closes connections. */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      await this.http?.close();
+      await this.infra.queue.close(); // waits for active jobs
+      await this.worker?.close();
+      await this.infra.close();
+    })();
+    return this.closing;
+  }
+}

@@ -1,0 +1,47 @@
+import type { Infra } from '../infra.js';
+import type { ProviderStatus } from '../../providers/slot.js';
+import { sendJson, type HttpServer } from './server.js';
+
+export interface Check {
+  ok: boolean;
+  message?: string;
+}
+
+/** Runs the readiness checks: store, queue, bus and the provider. */
+export async function readiness(infra: Infra, provider: ProviderStatus): Promise<{ ready: boolean; checks: Record<string, Check> }> {
+  const probe = async (fn: () => Promise<void>): Promise<Check> => {
+    try {
+      await withTimeout(fn(), 2_000);
+      return { ok: true };
+    } catch (err) {
+      return { ok: false, message: (err as Error).message };
+    }
+  };
+  const [store, queue, bus] = await Promise.all([probe(() => infra.store.ping()), probe(() => infra.queue.ping()), probe(() => infra.bus.ping())]);
+  const checks: Record<string, Check> = {
+    store,
+    queue,
+    bus,
+    provider: provider.configured ? { ok: true, message: provider.slots.map((s) => `${s.id}: ${s.model}`).join(', ') } : { ok: false, message: provider.reason ?? 'no model provider is configured' },
+  };
+  return { ready: Object.values(checks).every((c) => c.ok), checks };
+}
+
+/** /healthz: the process is up. /readyz: it can take and answer messages (503 with the failing checks if not). */
+export function registerHealth(server: HttpServer, infra: Infra, provider: ProviderStatus, mode: string): void {
+  server.route('GET', '/healthz', ({ res }) => sendJson(res, 200, { ok: true }));
+  server.route('GET', '/readyz', async ({ res }) => {
+    const r = await readiness(infra, provider);
+    sendJson(res, r.ready ? 200 : 503, { ...r, mode });
+  });
+}
+
+function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const t = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+    p.then(
+      (v) => (clearTimeout(t), resolve(v)),
+      (e) => (clearTimeout(t), reject(e)),
+    );
+  });
+}

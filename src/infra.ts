@@ -1,0 +1,84 @@
+import { mkdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import type { Bus } from '../adapters/bus/port.js';
+import { MemoryBus } from '../adapters/bus/memory.js';
+import { RedisStreamsBus } from '../adapters/bus/redis-streams.js';
+import type { Db } from '../adapters/db/port.js';
+import { openPostgres } from '../adapters/db/pg.js';
+import { openPglite } from '../adapters/db/pglite.js';
+import type { LockService } from '../adapters/lock/port.js';
+import { MemoryLocks } from '../adapters/lock/memory.js';
+import { RedisLocks } from '../adapters/lock/redis.js';
+import { BullQueue } from '../adapters/queue/bullmq.js';
+import { MemoryQueue } from '../adapters/queue/memory.js';
+import type { JobQueue } from '../adapters/queue/port.js';
+import { migrate } from '../adapters/store/migrate.js';
+import { Store } from '../adapters/store/store.js';
+import { ConfigError, type Config } from './config.js';
+import type { DrainJob } from './worker.js';
+
+/** The infrastructure behind the ports: Redis + Postgres, or the embedded pair. */
+export interface Infra {
+  mode: 'embedded' | 'postgres' | 'redis+postgres';
+  store: Store;
+  queue: JobQueue<DrainJob>;
+  bus: Bus;
+  locks: LockService;
+  close(): Promise<void>;
+}
+
+export function infraMode(cfg: Config): Infra['mode'] {
+  if (cfg.redisUrl && !cfg.databaseUrl) throw new ConfigError('invalid configuration at "databaseUrl" (DATABASE_URL): REDIS_URL is set, so DATABASE_URL must be too (PGlite cannot be shared between processes)');
+  if (cfg.redisUrl) return 'redis+postgres';
+  return cfg.databaseUrl ? 'postgres' : 'embedded';
+}
+
+export async function openDb(cfg: Config): Promise<Db> {
+  if (cfg.databaseUrl) return openPostgres(cfg.databaseUrl);
+  const dir = resolve(cfg.dataDir, 'pglite');
+  mkdirSync(dir, { recursive: true });
+  return openPglite(dir);
+}
+
+export async function openInfra(cfg: Config): Promise<Infra> {
+  const mode = infraMode(cfg);
+  const db = await openDb(cfg);
+  await migrate(db);
+  const store = new Store(db);
+  const q = cfg.queue;
+  let queue: JobQueue<DrainJob>;
+  let bus: Bus;
+  let locks: LockService;
+  if (cfg.redisUrl) {
+    queue = new BullQueue<DrainJob>('drain', cfg.redisUrl, {
+      prefix: q.prefix,
+      attempts: q.attempts,
+      backoffMs: q.backoffMs,
+      lockDurationMs: q.lockDurationMs,
+      stalledIntervalMs: q.stalledIntervalMs,
+    });
+    bus = new RedisStreamsBus(cfg.redisUrl, { prefix: q.prefix });
+    locks = new RedisLocks(cfg.redisUrl, q.prefix);
+  } else {
+    queue = new MemoryQueue<DrainJob>({ attempts: q.attempts, backoffMs: q.backoffMs });
+    bus = new MemoryBus();
+    locks = new MemoryLocks();
+  }
+  return {
+    mode,
+    store,
+    queue,
+    bus,
+    locks,
+    async close() {
+      await queue.close();
+      await bus.close();
+      await locks.close();
+      await db.close();
+    },
+  };
+}
+
+export function pgliteDir(cfg: Config): string {
+  return join(resolve(cfg.dataDir), 'pglite');
+}

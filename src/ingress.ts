@@ -1,0 +1,42 @@
+import type { Logger } from 'pino';
+import type { JobQueue } from '../adapters/queue/port.js';
+import type { AcceptResult, Store } from '../adapters/store/store.js';
+import type { InboundMessage } from './envelope.js';
+import type { DrainJob } from './worker.js';
+
+/**
+ * The ingress side of every channel: write the message to the durable inbox
+ * (a redelivered event is a no-op), then enqueue a drain for its conversation.
+ * Once accept() resolves the message is durable, whatever happens to the queue:
+ * if the enqueue fails, the workers' recovery sweep drains the inbox later.
+ */
+export class Ingress {
+  constructor(
+    private readonly store: Store,
+    private readonly queue: JobQueue<DrainJob>,
+    private readonly log: Logger,
+    private readonly enqueueTimeoutMs = 3_000,
+  ) {}
+
+  async accept(msg: InboundMessage, agent = 'default'): Promise<AcceptResult> {
+    const res = await this.store.accept(msg, agent);
+    if (!res.duplicate) await this.enqueue(res.conversationId);
+    return res;
+  }
+
+  private async enqueue(conversationId: string): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      await Promise.race([
+        this.queue.add({ conversationId }, { dedupKey: conversationId }),
+        new Promise((_, reject) => {
+          timer = setTimeout(() => reject(new Error('enqueue timed out')), this.enqueueTimeoutMs);
+        }),
+      ]);
+    } catch (err) {
+      this.log.warn({ err, conversation: conversationId }, 'enqueue failed; the recovery sweep will drain this conversation');
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}

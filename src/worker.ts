@@ -1,0 +1,121 @@
+import { hostname } from 'node:os';
+import type { Logger } from 'pino';
+import type { Bus } from '../adapters/bus/port.js';
+import { acquire, type LockService } from '../adapters/lock/port.js';
+import type { JobQueue } from '../adapters/queue/port.js';
+import type { InboxRow, Store } from '../adapters/store/store.js';
+import { conversationTopic, EventPublisher } from './event-publisher.js';
+import { runTurn, type TurnDeps } from './turn-runner.js';
+
+export interface DrainJob {
+  conversationId: string;
+}
+
+export interface WorkerDeps extends TurnDeps {
+  queue: JobQueue<DrainJob>;
+  bus: Bus;
+  locks: LockService;
+  log: Logger;
+}
+
+/** Turns one drain job may run before it hands the conversation back to the queue (fairness). */
+const TURNS_PER_JOB = 20;
+
+/**
+ * The worker side: drains conversations. A drain job names a conversation; the
+ * worker takes the conversation's lease, then runs turns for its unconsumed
+ * inbox rows in order, one message per turn, resuming a turn whose previous
+ * worker died. A periodic sweep re-drains conversations whose inbox rows have
+ * waited too long, so a lost job never loses a message.
+ */
+export class Worker {
+  readonly id = `${hostname()}:${process.pid}`;
+  private sweepTimer?: NodeJS.Timeout;
+  private readonly running = new Set<Promise<void>>();
+
+  constructor(private readonly deps: WorkerDeps) {}
+
+  start(): void {
+    const { queue, config } = this.deps;
+    queue.process(async (job) => this.drain(job.data.conversationId, job.signal), { concurrency: config.queue.concurrency });
+    // At start, anything left unconsumed by a previous life is drained right away.
+    void this.sweep(0);
+    this.sweepTimer = setInterval(() => void this.sweep(config.queue.recoverAfterMs), config.queue.recoverIntervalMs);
+    this.sweepTimer.unref();
+  }
+
+  async sweep(olderThanMs: number): Promise<number> {
+    try {
+      const ids = await this.deps.store.stuckConversations(olderThanMs);
+      for (const id of ids) await this.deps.queue.add({ conversationId: id }, { dedupKey: id });
+      if (ids.length) this.deps.log.info({ count: ids.length }, 'recovery sweep re-drained conversations');
+      return ids.length;
+    } catch (err) {
+      this.deps.log.warn({ err }, 'recovery sweep failed');
+      return 0;
+    }
+  }
+
+  async drain(conversationId: string, signal: AbortSignal): Promise<void> {
+    const { store, locks, config, log } = this.deps;
+    const ttl = config.queue.lockDurationMs;
+    // The queue already keeps one drain per conversation; the lease also covers a
+    // job wrongly judged stalled while its worker is alive but slow.
+    const lease = await acquire(locks, `conv:${conversationId}`, ttl, ttl + 5_000, signal);
+    if (!lease) throw new Error(`conversation ${conversationId} is busy elsewhere`);
+    const renew = setInterval(() => void lease.renew().catch(() => {}), Math.max(250, Math.floor(ttl / 3)));
+    const work = (async () => {
+      try {
+        const conv = await store.conversation(conversationId);
+        if (!conv) return;
+        const publisher = new EventPublisher(this.deps.bus, conversationTopic(conv.key));
+        for (let n = 0; n < TURNS_PER_JOB; n++) {
+          const rows = await store.pending(conversationId);
+          if (rows.length === 0) return;
+          const next = await this.nextTurn(conversationId, rows);
+          if (!next) return;
+          const { turn, batch } = next;
+          const turnLog = log.child({ conversation: conversationId, turn: turn.id, attempt: turn.attempt });
+          turnLog.debug('turn start');
+          try {
+            await runTurn(this.deps, conv, turn, batch, (e) => publisher.push(e), signal);
+          } finally {
+            await publisher.drain();
+          }
+          turnLog.debug('turn done');
+        }
+        // More waiting than one job should take in a row: let other conversations run.
+        await this.deps.queue.add({ conversationId }, { dedupKey: conversationId });
+      } finally {
+        clearInterval(renew);
+        await lease.release().catch(() => {});
+      }
+    })();
+    this.running.add(work);
+    try {
+      await work;
+    } finally {
+      this.running.delete(work);
+    }
+  }
+
+  /** The turn to run now: an unfinished one (its worker died), else a new one for the oldest message. */
+  private async nextTurn(conversationId: string, rows: InboxRow[]) {
+    const { store } = this.deps;
+    const claimed = rows.find((r) => r.turn_id);
+    if (claimed) {
+      const turn = await store.resumeTurn(claimed.turn_id!, this.id);
+      if (turn) return { turn, batch: rows.filter((r) => r.turn_id === turn.id) };
+      // The turn was closed but its rows are not consumed: cannot happen with the atomic finish.
+      throw new Error(`inbox rows of closed turn ${claimed.turn_id} are unconsumed`);
+    }
+    const first = rows[0]!;
+    const turn = await store.startTurn(conversationId, [first.id], this.id);
+    return { turn, batch: [first] };
+  }
+
+  async close(): Promise<void> {
+    if (this.sweepTimer) clearInterval(this.sweepTimer);
+    await Promise.allSettled([...this.running]);
+  }
+}
