@@ -17,7 +17,7 @@ const agentSchema = z.object({
   historyLimit: z.number().int().positive().default(200),
   maxTokens: z.number().int().positive().optional(),
   temperature: z.number().min(0).max(2).optional(),
-});
+}).strict();
 
 export const configSchema = z
   .object({
@@ -37,6 +37,7 @@ export const configSchema = z
         /** Longest user message accepted, in characters. */
         maxMessageChars: z.number().int().positive().default(100_000),
       })
+      .strict()
       .prefault({}),
     provider: z
       .object({
@@ -49,6 +50,7 @@ export const configSchema = z
         /** Per-request timeout for a model call. */
         timeoutMs: z.number().int().positive().default(120_000),
       })
+      .strict()
       .prefault({}),
     agents: z.record(z.string().regex(/^[a-zA-Z0-9._-]+$/), agentSchema).default({ default: agentSchema.parse({}) }),
     queue: z
@@ -63,8 +65,12 @@ export const configSchema = z
         recoverAfterMs: z.number().int().positive().default(30_000),
         recoverIntervalMs: z.number().int().positive().default(15_000),
       })
+      .strict()
       .prefault({}),
-    log: z.object({ level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info') }).prefault({}),
+    log: z
+      .object({ level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info') })
+      .strict()
+      .prefault({}),
   })
   .strict();
 
@@ -157,7 +163,7 @@ export function loadConfig(env: Env = process.env, overrides: Record<string, unk
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     const path = issue.path.join('.');
-    const envName = ENV_KEYS.find((k) => k.path.join('.') === path)?.env;
+    const envName = ENV_KEYS.find((k) => path === k.path.join('.') || path.startsWith(k.path.join('.') + '.'))?.env;
     throw new ConfigError(`invalid configuration at "${path || '(root)'}"${envName ? ` (${envName})` : ''}: ${issue.message}`);
   }
   const cfg = parsed.data;

@@ -53,6 +53,7 @@ export class Gateway {
       if (roles.worker) {
         worker = new Worker({ store: infra.store, queue: infra.queue, bus: infra.bus, locks: infra.locks, chain, prompts: new PromptComposer(), config, log });
         worker.start();
+        log.info({ mode: infra.mode, concurrency: config.queue.concurrency, worker: worker.id }, 'switchboard worker started');
       }
       if (roles.ingress) {
         const auth = new ApiKeyAuth(config.http.apiKeys, config.http.openAccess);

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { Bus } from '../../adapters/bus/port.js';
 import type { Store } from '../../adapters/store/store.js';
 import type { Config } from '../../src/config.js';
@@ -54,11 +54,13 @@ export async function chatCompletions(deps: ChatDeps, ctx: RequestContext): Prom
   // A named conversation keeps its history in the gateway and takes only the new
   // message; without a name the request's messages are a one-off conversation.
   const oneOff = !name;
-  const conversation = name ?? `oneoff-${randomUUID()}`;
+  const idem = req.headers['idempotency-key'];
+  const idemKey = typeof idem === 'string' && idem ? idem.slice(0, 200) : undefined;
+  // A retried one-off request (same Idempotency-Key) must land in the same conversation.
+  const conversation = name ?? `oneoff-${idemKey ? createHash('sha256').update(`${principal.id}\0${idemKey}`).digest('hex').slice(0, 32) : randomUUID()}`;
   const key = conversationKey({ channel: 'http', workspace: principal.id, chat: conversation });
   const last = chat.messages[chat.messages.length - 1]!;
-  const idem = req.headers['idempotency-key'];
-  const externalId = typeof idem === 'string' && idem ? `${principal.id}:${idem.slice(0, 200)}` : randomUUID();
+  const externalId = idemKey ? `${principal.id}:${idemKey}` : randomUUID();
   const msg: InboundMessage = {
     channel: 'http',
     externalId,
@@ -83,7 +85,7 @@ export async function chatCompletions(deps: ChatDeps, ctx: RequestContext): Prom
   let knownTurn: string | undefined;
   if (accepted.duplicate) knownTurn = (await deps.store.inboxRow(accepted.inboxId))?.turn_id ?? undefined;
   waiter.bind(accepted.inboxId, knownTurn);
-  if (accepted.duplicate) void waiter.poll();
+  if (accepted.duplicate) void waiter.poll(true);
 
   const deadline = Date.now() + deps.config.http.requestTimeoutMs;
   const id = `chatcmpl-${accepted.inboxId}-${randomUUID().slice(0, 8)}`;

@@ -58,7 +58,7 @@ export class TurnWaiter {
   }
 
   /** The store is the truth: a consumed inbox row means its turn is over. */
-  async poll(): Promise<void> {
+  async poll(immediate = false): Promise<void> {
     if (this.finished || this.inboxId === undefined) return;
     try {
       const row = await this.store.inboxRow(this.inboxId);
@@ -66,7 +66,7 @@ export class TurnWaiter {
       const turn = await this.store.turn(row.turn_id);
       if (!turn || turn.status === 'running' || this.finished) return;
       // Give the bus a moment: its 'done' carries the same facts and usually wins.
-      await new Promise((r) => setTimeout(r, 200));
+      if (!immediate) await new Promise((r) => setTimeout(r, 200));
       if (this.finished) return;
       const text = await this.store.turnReply(turn.id);
       const usage = (turn.usage ?? { input: 0, output: 0, totalTokens: 0, cost: 0 }) as unknown as Extract<TurnEvent, { type: 'done' }>['usage'];

@@ -1,0 +1,192 @@
+/**
+ * Gateway latency and throughput, beside the floor (the same requests sent
+ * straight to the fake LLM). Prints figures; asserts nothing.
+ *
+ *   npm run build && node dist/bench/gateway.js [--levels 1,8,32,64] [--requests 400] [--tokens 20] [--topology split,all]
+ *
+ * Needs redis-server on PATH and a local PostgreSQL (SWITCHBOARD_TEST_PG, default
+ * postgres://postgres@127.0.0.1:5432/postgres): it makes and drops its own database.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import http from 'node:http';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { parseArgs } from 'node:util';
+import { packageRoot } from '../src/paths.js';
+import { createTestDatabase } from '../test/support/postgres.js';
+import { TestRedis } from '../test/support/redis.js';
+
+const { values } = parseArgs({
+  options: {
+    levels: { type: 'string', default: '1,8,32,64' },
+    requests: { type: 'string', default: '400' },
+    tokens: { type: 'string', default: '20' },
+    topology: { type: 'string', default: 'split,all' },
+  },
+});
+const LEVELS = values.levels!.split(',').map(Number);
+const REQUESTS = Number(values.requests);
+const KEY = 'sk-bench-key-0001';
+
+interface Proc {
+  name: string;
+  proc: ChildProcess;
+  url?: string;
+}
+
+function startProc(name: string, args: string[], env: Record<string, string>, ready: RegExp): Promise<Proc> {
+  const proc = spawn(process.execPath, args, { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const p: Proc = { name, proc };
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${name} did not start`)), 30_000);
+    for (const s of [proc.stdout!, proc.stderr!])
+      createInterface({ input: s }).on('line', (line) => {
+        if (!ready.test(line)) return;
+        try {
+          p.url = (JSON.parse(line) as { url?: string }).url;
+        } catch {
+          /* not JSON */
+        }
+        clearTimeout(timer);
+        resolve(p);
+      });
+    proc.once('exit', (code) => reject(new Error(`${name} exited with ${code}`)));
+  });
+}
+
+function rssMb(pid: number): number {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Math.round(Number(m[1]) / 1024) : NaN;
+}
+
+const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
+
+/** One streamed chat request; returns [time to first content token, time to done] in ms. */
+function streamOnce(base: string, path: string, body: string, headers: Record<string, string>): Promise<[number, number]> {
+  const t0 = performance.now();
+  return new Promise((resolve, reject) => {
+    const url = new URL(path, base);
+    const req = http.request(url, { method: 'POST', agent, headers: { 'content-type': 'application/json', ...headers } }, (res) => {
+      let first = 0;
+      let tail = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => {
+        if (!first && /"content":"[^"]/.test(tail + chunk)) first = performance.now() - t0;
+        tail = chunk.slice(-64);
+      });
+      res.on('end', () => (res.statusCode === 200 && first ? resolve([first, performance.now() - t0]) : reject(new Error(`status ${res.statusCode}`))));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+function pct(xs: number[], p: number): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!;
+}
+
+interface LevelResult {
+  c: number;
+  ttft: number[];
+  done: number[];
+  perSec: number;
+  errors: number;
+}
+
+async function drive(base: string, path: string, headers: Record<string, string>, c: number, n: number, convPrefix: string): Promise<LevelResult> {
+  const ttft: number[] = [];
+  const done: number[] = [];
+  let errors = 0;
+  let next = 0;
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: c }, async (_, w) => {
+      for (;;) {
+        const i = next++;
+        if (i >= n) return;
+        const body = JSON.stringify({ model: path.includes('chat') && base.includes('fake') ? 'fake-model' : 'default', stream: true, user: `${convPrefix}-${w}`, messages: [{ role: 'user', content: `hello ${i}` }] });
+        try {
+          const [f, d] = await streamOnce(base, path, body, headers);
+          ttft.push(f);
+          done.push(d);
+        } catch {
+          errors++;
+        }
+      }
+    }),
+  );
+  return { c, ttft, done, perSec: (n / (performance.now() - t0)) * 1000, errors };
+}
+
+function row(label: string, r: LevelResult): string {
+  const f = (x: number) => x.toFixed(1).padStart(7);
+  return `${label.padEnd(10)} c=${String(r.c).padEnd(3)} ttft p50 ${f(pct(r.ttft, 50))} p90 ${f(pct(r.ttft, 90))} p99 ${f(pct(r.ttft, 99))} | done p50 ${f(pct(r.done, 50))} p90 ${f(pct(r.done, 90))} p99 ${f(pct(r.done, 99))} | ${r.perSec.toFixed(0).padStart(5)} turns/s${r.errors ? ` | ${r.errors} errors` : ''}`;
+}
+
+async function main(): Promise<void> {
+  const fake = await startProc('fake-llm', [join(packageRoot, 'dist/test/fakes/fake-llm.js'), '--port', '0', '--tokens', values.tokens!], {}, /"url"/);
+  console.log(`fake LLM at ${fake.url}, ${values.tokens} tokens per reply, ${REQUESTS} requests per level (at least 20 per connection)\n`);
+  const floor: Record<number, LevelResult> = {};
+  for (const c of LEVELS) {
+    await drive(fake.url!, '/v1/chat/completions', {}, c, Math.min(50, REQUESTS), 'warm');
+    floor[c] = await drive(fake.url!, '/v1/chat/completions', {}, c, Math.max(REQUESTS, c * 20), 'floor');
+    console.log(row('floor', floor[c]!));
+  }
+
+  for (const topology of values.topology!.split(',')) {
+    const redis = await TestRedis.start();
+    const db = await createTestDatabase();
+    const env = {
+      REDIS_URL: redis.url,
+      DATABASE_URL: db.url,
+      SWITCHBOARD_API_KEYS: KEY,
+      OPENAI_BASE_URL: `${fake.url}/v1`,
+      OPENAI_API_KEY: 'fake',
+      SWITCHBOARD_MODEL: 'fake-model',
+      SWITCHBOARD_HTTP_PORT: '0',
+      SWITCHBOARD_LOG_LEVEL: 'info',
+      SWITCHBOARD_WORKER_CONCURRENCY: '64',
+    };
+    const bin = join(packageRoot, 'bin/switchboard.js');
+    const procs: Proc[] = [];
+    try {
+      if (topology === 'split') {
+        procs.push(await startProc('ingress', [bin, 'ingress'], env, /switchboard is listening/));
+        procs.push(await startProc('worker-1', [bin, 'worker'], env, /worker started/));
+        procs.push(await startProc('worker-2', [bin, 'worker'], env, /worker started/));
+      } else {
+        procs.push(await startProc('all-in-one', [bin, 'start'], env, /switchboard is listening/));
+      }
+      const base = procs[0]!.url!;
+      await new Promise((r) => setTimeout(r, 1000));
+      const idle = procs.map((p) => `${p.name} ${rssMb(p.proc.pid!)} MB`).join(', ');
+      console.log(`\n${topology === 'split' ? 'gateway: 1 ingress + 2 workers' : 'gateway: all-in-one'} (Redis + Postgres); idle RSS: ${idle}`);
+      for (const c of LEVELS) {
+        await drive(base, '/v1/chat/completions', { authorization: `Bearer ${KEY}` }, c, Math.min(50, REQUESTS), `warm-${c}`);
+        const r = await drive(base, '/v1/chat/completions', { authorization: `Bearer ${KEY}` }, c, Math.max(REQUESTS, c * 20), `load-${c}`);
+        console.log(row('gateway', r));
+        const fl = floor[c]!;
+        console.log(`${'added'.padEnd(10)} c=${String(c).padEnd(3)} ttft p50 ${(pct(r.ttft, 50) - pct(fl.ttft, 50)).toFixed(1).padStart(7)} p99 ${(pct(r.ttft, 99) - pct(fl.ttft, 99)).toFixed(1).padStart(7)} ms`);
+      }
+      console.log(`RSS after load: ${procs.map((p) => `${p.name} ${rssMb(p.proc.pid!)} MB`).join(', ')}`);
+    } finally {
+      for (const p of procs) p.proc.kill('SIGTERM');
+      await new Promise((r) => setTimeout(r, 500));
+      for (const p of procs) if (p.proc.exitCode === null) p.proc.kill('SIGKILL');
+      await redis.stop();
+      await db.drop().catch(() => {});
+    }
+  }
+  fake.proc.kill('SIGTERM');
+  agent.destroy();
+}
+
+main().then(
+  () => process.exit(0),
+  (err) => {
+    console.error(err);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,331 @@
+/**
+ * One contract suite for every port, run against both implementations:
+ * embedded (in-process queue/bus/locks + PGlite) and Redis/BullMQ + Postgres.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Bus } from '../adapters/bus/port.js';
+import { MemoryBus } from '../adapters/bus/memory.js';
+import { RedisStreamsBus } from '../adapters/bus/redis-streams.js';
+import type { Db } from '../adapters/db/port.js';
+import { openPostgres } from '../adapters/db/pg.js';
+import { openPglite } from '../adapters/db/pglite.js';
+import type { LockService } from '../adapters/lock/port.js';
+import { MemoryLocks } from '../adapters/lock/memory.js';
+import { RedisLocks } from '../adapters/lock/redis.js';
+import { BullQueue } from '../adapters/queue/bullmq.js';
+import { MemoryQueue } from '../adapters/queue/memory.js';
+import type { JobQueue } from '../adapters/queue/port.js';
+import { migrate } from '../adapters/store/migrate.js';
+import { Store } from '../adapters/store/store.js';
+import type { InboundMessage } from '../src/envelope.js';
+import { createTestDatabase, type TestDatabase } from './support/postgres.js';
+import { TestRedis } from './support/redis.js';
+import { eventually } from './support/gateway.js';
+
+interface Backend {
+  name: string;
+  setup(): Promise<void>;
+  teardown(): Promise<void>;
+  queue<T>(): JobQueue<T>;
+  /** A subscriber-side and a publisher-side bus (two processes; one shared instance when embedded). */
+  busPair(): [Bus, Bus];
+  locks(): LockService;
+  db(): Promise<Db>;
+}
+
+const settings = { attempts: 3, backoffMs: 50 };
+let redis: TestRedis | undefined;
+let pgdb: TestDatabase | undefined;
+let n = 0;
+
+const backends: Backend[] = [
+  {
+    name: 'embedded',
+    async setup() {},
+    async teardown() {},
+    queue: () => new MemoryQueue(settings),
+    busPair: () => {
+      const b = new MemoryBus();
+      return [b, b];
+    },
+    locks: () => new MemoryLocks(),
+    db: () => openPglite(),
+  },
+  {
+    name: 'redis+postgres',
+    async setup() {
+      redis = await TestRedis.start();
+      pgdb = await createTestDatabase();
+    },
+    async teardown() {
+      await redis?.stop();
+      await pgdb?.drop();
+    },
+    queue: () => new BullQueue(`q${++n}`, redis!.url, { ...settings, prefix: 'ct', lockDurationMs: 5_000, stalledIntervalMs: 5_000 }),
+    busPair: () => [new RedisStreamsBus(redis!.url, { prefix: 'ct' }), new RedisStreamsBus(redis!.url, { prefix: 'ct' })],
+    locks: () => new RedisLocks(redis!.url, `ct${++n}`),
+    db: () => openPostgres(pgdb!.url),
+  },
+];
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe.each(backends)('ports contract: $name', (backend) => {
+  beforeAll(() => backend.setup());
+  afterAll(() => backend.teardown());
+
+  describe('queue', () => {
+    it('runs each added job with its data', async () => {
+      const q = backend.queue<{ v: number }>();
+      const seen: number[] = [];
+      q.process(async (job) => void seen.push(job.data.v), { concurrency: 2 });
+      for (let i = 0; i < 5; i++) await q.add({ v: i });
+      await eventually(async () => seen.length === 5);
+      expect(seen.sort()).toEqual([0, 1, 2, 3, 4]);
+      await q.close();
+    });
+
+    it('keeps one active and one waiting job per dedup key; adds while active run once, after it', async () => {
+      const q = backend.queue<{ v: number }>();
+      let active = 0;
+      let maxActive = 0;
+      const runs: number[] = [];
+      let release!: () => void;
+      const gate = new Promise<void>((r) => (release = r));
+      q.process(
+        async (job) => {
+          active++;
+          maxActive = Math.max(maxActive, active);
+          runs.push(job.data.v);
+          if (job.data.v === 1) await gate;
+          active--;
+        },
+        { concurrency: 4 },
+      );
+      await q.add({ v: 1 }, { dedupKey: 'conv-a' });
+      await eventually(async () => runs.length === 1);
+      await q.add({ v: 2 }, { dedupKey: 'conv-a' });
+      await q.add({ v: 3 }, { dedupKey: 'conv-a' });
+      await q.add({ v: 4 }, { dedupKey: 'conv-a' });
+      await sleep(200);
+      expect(runs).toEqual([1]); // nothing runs beside the active job of the same key
+      release();
+      await eventually(async () => runs.length === 2);
+      await sleep(300);
+      expect(runs).toEqual([1, 4]); // exactly one follow-up, carrying the latest data
+      expect(maxActive).toBe(1);
+      await q.close();
+    });
+
+    it('runs different dedup keys in parallel', async () => {
+      const q = backend.queue<{ k: string }>();
+      let active = 0;
+      let maxActive = 0;
+      q.process(
+        async () => {
+          active++;
+          maxActive = Math.max(maxActive, active);
+          await sleep(300);
+          active--;
+        },
+        { concurrency: 4 },
+      );
+      await Promise.all(['a', 'b', 'c'].map((k) => q.add({ k }, { dedupKey: k })));
+      await eventually(async () => maxActive === 3, 5_000);
+      await q.close();
+    });
+
+    it('retries a job whose handler throws, with the attempt number', async () => {
+      const q = backend.queue<{ v: number }>();
+      const attempts: number[] = [];
+      q.process(
+        async (job) => {
+          attempts.push(job.attempt);
+          if (job.attempt < 2) throw new Error('transient');
+        },
+        { concurrency: 1 },
+      );
+      await q.add({ v: 1 }, { dedupKey: 'retry-me' });
+      await eventually(async () => attempts.length === 2, 5_000);
+      expect(attempts).toEqual([1, 2]);
+      await q.close();
+    });
+
+    it('holds a delayed job back until its delay passes', async () => {
+      const q = backend.queue<{ v: number }>();
+      let ranAt = 0;
+      q.process(async () => void (ranAt = Date.now()), { concurrency: 1 });
+      const added = Date.now();
+      await q.add({ v: 1 }, { delayMs: 400 });
+      await eventually(async () => ranAt > 0, 5_000);
+      expect(ranAt - added).toBeGreaterThanOrEqual(350);
+      await q.close();
+    });
+
+    it('close() waits for running jobs to finish', async () => {
+      const q = backend.queue<{ v: number }>();
+      let finished = false;
+      let started = false;
+      q.process(
+        async () => {
+          started = true;
+          await sleep(300);
+          finished = true;
+        },
+        { concurrency: 1 },
+      );
+      await q.add({ v: 1 });
+      await eventually(async () => started);
+      await q.close();
+      expect(finished).toBe(true);
+    });
+  });
+
+  describe('bus', () => {
+    it('delivers events published after subscribe, in order, only to that topic', async () => {
+      const [bus, publisher] = backend.busPair();
+      await publisher.publish('t1', { i: -1 }); // before subscribe: not seen
+      const got: unknown[] = [];
+      const other: unknown[] = [];
+      const s1 = await bus.subscribe('t1', (e) => got.push(e));
+      const s2 = await bus.subscribe('t2', (e) => other.push(e));
+      for (let i = 0; i < 50; i++) await publisher.publish('t1', { i });
+      await publisher.publish('t2', { x: 1 });
+      await eventually(async () => got.length === 50 && other.length === 1);
+      expect(got).toEqual(Array.from({ length: 50 }, (_, i) => ({ i })));
+      expect(other).toEqual([{ x: 1 }]);
+      s1.close();
+      s2.close();
+      await publisher.publish('t1', { i: 99 });
+      await sleep(100);
+      expect(got).toHaveLength(50);
+      await bus.close();
+      await publisher.close();
+    });
+
+    it('serves many topics at once, each subscriber its own events', async () => {
+      const [bus, publisher] = backend.busPair();
+      const got = new Map<string, unknown[]>();
+      const subs = await Promise.all(
+        Array.from({ length: 30 }, async (_, i) => {
+          const topic = `many-${i}`;
+          got.set(topic, []);
+          return bus.subscribe(topic, (e) => got.get(topic)!.push(e));
+        }),
+      );
+      await Promise.all(Array.from({ length: 30 }, (_, i) => publisher.publish(`many-${i}`, { i })));
+      await eventually(async () => [...got.values()].every((v) => v.length === 1));
+      for (const [topic, events] of got) expect(events).toEqual([{ i: Number(topic.split('-')[1]) }]);
+      subs.forEach((s) => s.close());
+      await bus.close();
+      await publisher.close();
+    });
+  });
+
+  describe('locks', () => {
+    it('is exclusive until released or expired; renew extends; a lost lease cannot renew', async () => {
+      const locks = backend.locks();
+      const a = await locks.tryAcquire('k', 300);
+      expect(a).not.toBeNull();
+      expect(await locks.tryAcquire('k', 300)).toBeNull();
+      await sleep(150);
+      expect(await a!.renew()).toBe(true);
+      await sleep(200);
+      expect(await locks.tryAcquire('k', 300)).toBeNull(); // renewed: still held
+      await a!.release();
+      const b = await locks.tryAcquire('k', 200);
+      expect(b).not.toBeNull();
+      await sleep(300);
+      const c = await locks.tryAcquire('k', 1000); // b expired
+      expect(c).not.toBeNull();
+      expect(await b!.renew()).toBe(false);
+      await b!.release(); // must not release c's lock
+      expect(await locks.tryAcquire('k', 1000)).toBeNull();
+      await locks.close();
+    });
+  });
+
+  describe('store', () => {
+    let db: Db;
+    let store: Store;
+    const msg = (externalId: string, key = 'http/-/c1/-', text = 'hello'): InboundMessage => ({
+      channel: 'http',
+      externalId,
+      conversationKey: key,
+      sender: { id: 'u1' },
+      text,
+      attachments: [],
+      receivedAt: new Date(),
+    });
+
+    beforeAll(async () => {
+      db = await backend.db();
+      await migrate(db);
+      store = new Store(db);
+    });
+    afterAll(() => db.close());
+
+    it('migrations are idempotent', async () => {
+      const again = await migrate(db);
+      expect(again.applied).toEqual([]);
+      expect(again.current.length).toBeGreaterThan(0);
+    });
+
+    it('accepts a message once per (channel, external id)', async () => {
+      const a = await store.accept(msg('dup-1'));
+      const b = await store.accept(msg('dup-1', 'http/-/c1/-', 'redelivered'));
+      expect(a.duplicate).toBe(false);
+      expect(b).toEqual({ conversationId: a.conversationId, inboxId: a.inboxId, duplicate: true });
+      const other = await store.accept({ ...msg('dup-1'), channel: 'sms' });
+      expect(other.duplicate).toBe(false);
+      const rows = await store.pending(a.conversationId);
+      expect(rows.filter((r) => r.external_id === 'dup-1' && r.channel === 'http')).toHaveLength(1);
+      expect(rows.find((r) => r.external_id === 'dup-1')!.text).toBe('hello');
+    });
+
+    it('runs a turn: claim, resume, finish once, transcript in order', async () => {
+      const key = 'http/-/turns/-';
+      const m1 = await store.accept(msg('t-1', key, 'first'));
+      await store.accept(msg('t-2', key, 'second'));
+      const conv = m1.conversationId;
+      const turn = await store.startTurn(conv, [m1.inboxId], 'w1');
+      expect(turn).toMatchObject({ seq: 1, status: 'running', attempt: 1 });
+      const pending = await store.pending(conv);
+      expect(pending.map((r) => [r.text, r.turn_id])).toEqual([
+        ['first', turn.id],
+        ['second', null],
+      ]);
+      const resumed = await store.resumeTurn(turn.id, 'w2');
+      expect(resumed).toMatchObject({ attempt: 2, worker: 'w2' });
+      const messages = [
+        { role: 'user', content: 'first', timestamp: 1 },
+        { role: 'assistant', content: [{ type: 'text', text: 'reply one' }], timestamp: 2 },
+      ];
+      expect(await store.finishTurn({ turnId: turn.id, status: 'done', messages, finishReason: 'stop', usage: { input: 1 } })).toBe(true);
+      // A second close (a duplicate attempt) writes nothing.
+      expect(await store.finishTurn({ turnId: turn.id, status: 'done', messages, finishReason: 'stop' })).toBe(false);
+      expect(await store.transcript(conv)).toEqual(messages);
+      expect(await store.turnReply(turn.id)).toBe('reply one');
+      expect((await store.pending(conv)).map((r) => r.text)).toEqual(['second']);
+      const t2 = await store.startTurn(conv, [(await store.pending(conv))[0]!.id], 'w1');
+      expect(t2.seq).toBe(2);
+      expect(await store.resumeTurn(turn.id, 'w3')).toBeUndefined(); // closed turns are not resumed
+    });
+
+    it('returns the newest transcript window, oldest first', async () => {
+      const m = await store.accept(msg('win-1', 'http/-/window/-'));
+      const t = await store.startTurn(m.conversationId, [m.inboxId], 'w');
+      const messages = Array.from({ length: 10 }, (_, i) => ({ role: 'user', content: `m${i}`, timestamp: i }));
+      await store.finishTurn({ turnId: t.id, status: 'done', messages, finishReason: 'stop' });
+      const win = await store.transcript(m.conversationId, 3);
+      expect(win.map((x) => (x as unknown as { content: string }).content)).toEqual(['m7', 'm8', 'm9']);
+    });
+
+    it('finds conversations whose inbox rows waited too long', async () => {
+      const m = await store.accept(msg('stuck-1', 'http/-/stuck/-'));
+      await sleep(60);
+      expect(await store.stuckConversations(50)).toContain(m.conversationId);
+      expect(await store.stuckConversations(60_000)).not.toContain(m.conversationId);
+    });
+  });
+});
