@@ -95,7 +95,7 @@ interface LevelResult {
   errors: number;
 }
 
-async function drive(base: string, path: string, headers: Record<string, string>, c: number, n: number, convPrefix: string): Promise<LevelResult> {
+async function drive(base: string, path: string, headers: Record<string, string>, c: number, n: number, convPrefix: string, model = 'default'): Promise<LevelResult> {
   const ttft: number[] = [];
   const done: number[] = [];
   let errors = 0;
@@ -106,7 +106,8 @@ async function drive(base: string, path: string, headers: Record<string, string>
       for (;;) {
         const i = next++;
         if (i >= n) return;
-        const body = JSON.stringify({ model: path.includes('chat') && base.includes('fake') ? 'fake-model' : 'default', stream: true, user: `${convPrefix}-${w}`, messages: [{ role: 'user', content: `hello ${i}` }] });
+        // One-off conversations: the model sees one short message, as in the floor.
+        const body = JSON.stringify({ model, stream: true, messages: [{ role: 'user', content: `hello ${convPrefix} ${w} ${i}` }] });
         try {
           const [f, d] = await streamOnce(base, path, body, headers);
           ttft.push(f);
@@ -130,8 +131,8 @@ async function main(): Promise<void> {
   console.log(`fake LLM at ${fake.url}, ${values.tokens} tokens per reply, ${REQUESTS} requests per level (at least 20 per connection)\n`);
   const floor: Record<number, LevelResult> = {};
   for (const c of LEVELS) {
-    await drive(fake.url!, '/v1/chat/completions', {}, c, Math.min(50, REQUESTS), 'warm');
-    floor[c] = await drive(fake.url!, '/v1/chat/completions', {}, c, Math.max(REQUESTS, c * 20), 'floor');
+    await drive(fake.url!, '/v1/chat/completions', {}, c, Math.min(50, REQUESTS), 'warm', 'fake-model');
+    floor[c] = await drive(fake.url!, '/v1/chat/completions', {}, c, Math.max(REQUESTS, c * 20), 'floor', 'fake-model');
     console.log(row('floor', floor[c]!));
   }
 

@@ -2,9 +2,10 @@ import type { Bus } from '../adapters/bus/port.js';
 import type { TurnEvent } from './events.js';
 
 /**
- * Publishes a turn's events to the bus in order. Text deltas that pile up while a
- * publish is in flight are merged into one event, so a fast model costs a few bus
- * writes per turn rather than one per token, without delaying the first token.
+ * Publishes a turn's events to the bus in order. Events that pile up while a
+ * publish is in flight go out together in the next write, with consecutive text
+ * deltas merged, so a fast model costs a few bus writes per turn rather than one
+ * per token, without delaying the first token.
  */
 export class EventPublisher {
   private queue: TurnEvent[] = [];
@@ -26,9 +27,10 @@ export class EventPublisher {
 
   private async flush(): Promise<void> {
     while (this.queue.length) {
-      const e = this.queue.shift()!;
+      // Everything queued so far goes out in one write.
+      const batch = this.queue.splice(0);
       try {
-        await this.bus.publish(this.topic, e);
+        await this.bus.publish(this.topic, ...batch);
       } catch (err) {
         // Live events are best effort: the turn's outcome is in the store, and
         // waiting requests fall back to reading it from there.

@@ -19,9 +19,19 @@ export class Ingress {
   ) {}
 
   async accept(msg: InboundMessage, agent = 'default'): Promise<AcceptResult> {
-    const res = await this.store.accept(msg, agent);
-    if (!res.duplicate) await this.enqueue(res.conversationId);
+    const res = await this.record(msg, agent);
+    await this.dispatch(res);
     return res;
+  }
+
+  /** Step one of accept(): the durable write. */
+  record(msg: InboundMessage, agent = 'default'): Promise<AcceptResult> {
+    return this.store.accept(msg, agent);
+  }
+
+  /** Step two: wake a worker for the conversation (nothing to do for a duplicate). */
+  async dispatch(res: AcceptResult): Promise<void> {
+    if (!res.duplicate) await this.enqueue(res.conversationId);
   }
 
   private async enqueue(conversationId: string): Promise<void> {

@@ -19,18 +19,26 @@ export interface TurnDeps {
 }
 
 /**
- * Runs one turn to its end and closes its row. Everything the user sees goes
+ * Runs one turn to its end and closes its row; returns the conversation's other
+ * waiting inbox rows (null if another attempt had already closed the turn). Everything the user sees goes
  * out through `emit`; the transcript is written once, atomically, at the end, so
  * a turn that dies midway leaves nothing half-written and is simply run again.
  */
+/** What a turn starts from: the transcript window and memory notes (loaded with the turn row). */
+export interface TurnContext {
+  history: StoredMessage[];
+  memory: string[];
+}
+
 export async function runTurn(
   deps: TurnDeps,
   conv: ConversationRow,
   turn: TurnRow,
   batch: InboxRow[],
+  context: TurnContext,
   emit: (e: TurnEvent) => void,
   signal?: AbortSignal,
-): Promise<void> {
+): Promise<InboxRow[] | null> {
   const turnId = turn.id;
   emit({ type: 'turn_start', turnId, conversationId: conv.id, inboxIds: batch.map((r) => r.id), attempt: turn.attempt });
   const agent = deps.config.agents[conv.agent] ?? deps.config.agents.default!;
@@ -40,17 +48,14 @@ export async function runTurn(
   if (!deps.chain) {
     emit({ type: 'text_delta', turnId, delta: NO_PROVIDER_REPLY });
     const usage = { input: 0, output: 0, totalTokens: 0, cost: 0 };
-    await deps.store.finishTurn({ turnId, status: 'done', messages: prompts as StoredMessage[], finishReason: 'no_provider', usage });
-    emit({ type: 'done', turnId, text: NO_PROVIDER_REPLY, finishReason: 'no_provider', usage });
-    return;
+    const closed = await deps.store.finishTurn({ turnId, status: 'done', messages: prompts as StoredMessage[], finishReason: 'no_provider', usage });
+    if (closed.finished) emit({ type: 'done', turnId, text: NO_PROVIDER_REPLY, finishReason: 'no_provider', usage });
+    return closed.finished ? closed.pending : null;
   }
   const chain = deps.chain;
 
-  const sender = batch[0]!.sender.id;
-  const [history, memory] = await Promise.all([
-    oneOff ? Promise.resolve([] as Message[]) : (deps.store.transcript(conv.id, agent.historyLimit) as unknown as Promise<Message[]>),
-    deps.store.memoryNotes(conv.id, sender, 20),
-  ]);
+  const history = context.history as unknown as Message[];
+  const { memory } = context;
   const contextMessages = oneOff ? contextToMessages(oneOff, chain) : { messages: [] as Message[], system: [] as string[] };
   const systemPrompt = deps.prompts.compose({ channel: conv.channel, agent, memory, extraSystem: contextMessages.system });
 
@@ -101,7 +106,7 @@ export async function runTurn(
     ...result.newMessages.filter((m) => !(m.role === 'assistant' && (m.stopReason === 'error' || m.stopReason === 'aborted'))),
   ] as StoredMessage[];
   const provider = { slot: slot ?? null, fallbackActivated: false, attempts };
-  const finished = await deps.store.finishTurn({
+  const closed = await deps.store.finishTurn({
     turnId,
     status: result.finishReason === 'error' ? 'failed' : 'done',
     messages: stored,
@@ -110,8 +115,9 @@ export async function runTurn(
     usage: result.usage as unknown as Record<string, unknown>,
     provider,
   });
-  if (!finished) return; // another attempt closed it first: it has told the user
+  if (!closed.finished) return null; // another attempt closed it first: it has told the user
   emit({ type: 'done', turnId, text, finishReason: result.finishReason, usage: result.usage, ...(slot ? { slot } : {}) });
+  return closed.pending;
 }
 
 function toUserMessage(row: InboxRow): UserMessage {

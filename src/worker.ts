@@ -66,23 +66,37 @@ export class Worker {
     const renew = setInterval(() => void lease.renew().catch(() => {}), Math.max(250, Math.floor(ttl / 3)));
     const work = (async () => {
       try {
-        const conv = await store.conversation(conversationId);
-        if (!conv) return;
+        const state = await store.drainState(conversationId);
+        if (!state) return;
+        const conv = state.conversation;
+        const agent = config.agents[conv.agent] ?? config.agents.default!;
         const publisher = new EventPublisher(this.deps.bus, conversationTopic(conv.key));
+        let pending = state.pending;
         for (let n = 0; n < TURNS_PER_JOB; n++) {
-          const rows = await store.pending(conversationId);
-          if (rows.length === 0) return;
-          const next = await this.nextTurn(conversationId, rows);
-          if (!next) return;
-          const { turn, batch } = next;
-          const turnLog = log.child({ conversation: conversationId, turn: turn.id, attempt: turn.attempt });
+          if (pending.length === 0) return;
+          const batch = pickBatch(pending);
+          // One round trip opens (or resumes) the turn and loads what it starts from.
+          const begun = await store.beginTurn({
+            conversationId,
+            worker: this.id,
+            inboxIds: batch.map((r) => r.id),
+            ...(batch[0]!.turn_id ? { resumeTurnId: batch[0]!.turn_id } : {}),
+            withHistory: !batch[0]!.context,
+            historyLimit: agent.historyLimit,
+            senderId: batch[0]!.sender.id,
+            memoryLimit: 20,
+          });
+          if (!begun) throw new Error(`inbox rows of closed turn ${batch[0]!.turn_id} are unconsumed`);
+          const turnLog = log.child({ conversation: conversationId, turn: begun.turn.id, attempt: begun.turn.attempt });
           turnLog.debug('turn start');
+          let next: InboxRow[] | null;
           try {
-            await runTurn(this.deps, conv, turn, batch, (e) => publisher.push(e), signal);
+            next = await runTurn(this.deps, conv, begun.turn, batch, begun, (e) => publisher.push(e), signal);
           } finally {
             await publisher.drain();
           }
           turnLog.debug('turn done');
+          pending = next ?? (await store.drainState(conversationId))?.pending ?? [];
         }
         // More waiting than one job should take in a row: let other conversations run.
         await this.deps.queue.add({ conversationId }, { dedupKey: conversationId });
@@ -99,23 +113,14 @@ export class Worker {
     }
   }
 
-  /** The turn to run now: an unfinished one (its worker died), else a new one for the oldest message. */
-  private async nextTurn(conversationId: string, rows: InboxRow[]) {
-    const { store } = this.deps;
-    const claimed = rows.find((r) => r.turn_id);
-    if (claimed) {
-      const turn = await store.resumeTurn(claimed.turn_id!, this.id);
-      if (turn) return { turn, batch: rows.filter((r) => r.turn_id === turn.id) };
-      // The turn was closed but its rows are not consumed: cannot happen with the atomic finish.
-      throw new Error(`inbox rows of closed turn ${claimed.turn_id} are unconsumed`);
-    }
-    const first = rows[0]!;
-    const turn = await store.startTurn(conversationId, [first.id], this.id);
-    return { turn, batch: [first] };
-  }
-
   async close(): Promise<void> {
     if (this.sweepTimer) clearInterval(this.sweepTimer);
     await Promise.allSettled([...this.running]);
   }
+}
+
+/** A resumed turn keeps the rows it claimed; otherwise the oldest message gets a turn of its own. */
+export function pickBatch(pending: InboxRow[]): InboxRow[] {
+  const claimed = pending.find((r) => r.turn_id)?.turn_id;
+  return claimed ? pending.filter((r) => r.turn_id === claimed) : [pending[0]!];
 }

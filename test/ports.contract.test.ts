@@ -184,12 +184,12 @@ describe.each(backends)('ports contract: $name', (backend) => {
   describe('bus', () => {
     it('delivers events published after subscribe, in order, only to that topic', async () => {
       const [bus, publisher] = backend.busPair();
-      await publisher.publish('t1', { i: -1 }); // before subscribe: not seen
       const got: unknown[] = [];
       const other: unknown[] = [];
       const s1 = await bus.subscribe('t1', (e) => got.push(e));
       const s2 = await bus.subscribe('t2', (e) => other.push(e));
-      for (let i = 0; i < 50; i++) await publisher.publish('t1', { i });
+      for (let i = 0; i < 40; i++) await publisher.publish('t1', { i });
+      await publisher.publish('t1', { i: 40 }, { i: 41 }, ...Array.from({ length: 8 }, (_, k) => ({ i: 42 + k }))); // one write, many events
       await publisher.publish('t2', { x: 1 });
       await eventually(async () => got.length === 50 && other.length === 1);
       expect(got).toEqual(Array.from({ length: 50 }, (_, i) => ({ i })));
@@ -283,42 +283,60 @@ describe.each(backends)('ports contract: $name', (backend) => {
       expect(rows.find((r) => r.external_id === 'dup-1')!.text).toBe('hello');
     });
 
+    const begin = (conversationId: string, extra: Partial<Parameters<Store['beginTurn']>[0]> = {}) =>
+      store.beginTurn({ conversationId, worker: 'w1', inboxIds: [], withHistory: true, historyLimit: 50, senderId: 'u1', memoryLimit: 5, ...extra });
+
     it('runs a turn: claim, resume, finish once, transcript in order', async () => {
       const key = 'http/-/turns/-';
       const m1 = await store.accept(msg('t-1', key, 'first'));
-      await store.accept(msg('t-2', key, 'second'));
+      const m2 = await store.accept(msg('t-2', key, 'second'));
       const conv = m1.conversationId;
-      const turn = await store.startTurn(conv, [m1.inboxId], 'w1');
-      expect(turn).toMatchObject({ seq: 1, status: 'running', attempt: 1 });
-      const pending = await store.pending(conv);
-      expect(pending.map((r) => [r.text, r.turn_id])).toEqual([
-        ['first', turn.id],
-        ['second', null],
+      const begun = (await begin(conv, { inboxIds: [m1.inboxId] }))!;
+      const turn = begun.turn;
+      expect(turn).toMatchObject({ seq: 1, status: 'running', attempt: 1, worker: 'w1' });
+      expect(turn.started_at).toBeInstanceOf(Date);
+      expect(begun.history).toEqual([]);
+      const state = (await store.drainState(conv))!;
+      expect(state.conversation).toMatchObject({ id: conv, key, channel: 'http' });
+      expect(state.pending.map((r) => [r.id, r.text, r.turn_id])).toEqual([
+        [m1.inboxId, 'first', turn.id],
+        [m2.inboxId, 'second', null],
       ]);
-      const resumed = await store.resumeTurn(turn.id, 'w2');
-      expect(resumed).toMatchObject({ attempt: 2, worker: 'w2' });
+      expect(state.pending[0]!.received_at).toBeInstanceOf(Date);
+      const resumed = await begin(conv, { resumeTurnId: turn.id, worker: 'w2' });
+      expect(resumed!.turn).toMatchObject({ id: turn.id, attempt: 2, worker: 'w2' });
       const messages = [
         { role: 'user', content: 'first', timestamp: 1 },
         { role: 'assistant', content: [{ type: 'text', text: 'reply one' }], timestamp: 2 },
       ];
-      expect(await store.finishTurn({ turnId: turn.id, status: 'done', messages, finishReason: 'stop', usage: { input: 1 } })).toBe(true);
+      const closed = await store.finishTurn({ turnId: turn.id, status: 'done', messages, finishReason: 'stop', usage: { input: 1 } });
+      expect(closed.finished).toBe(true);
+      expect(closed.pending.map((r) => r.text)).toEqual(['second']); // what is still waiting
       // A second close (a duplicate attempt) writes nothing.
-      expect(await store.finishTurn({ turnId: turn.id, status: 'done', messages, finishReason: 'stop' })).toBe(false);
+      expect((await store.finishTurn({ turnId: turn.id, status: 'done', messages, finishReason: 'stop' })).finished).toBe(false);
       expect(await store.transcript(conv)).toEqual(messages);
       expect(await store.turnReply(turn.id)).toBe('reply one');
       expect((await store.pending(conv)).map((r) => r.text)).toEqual(['second']);
-      const t2 = await store.startTurn(conv, [(await store.pending(conv))[0]!.id], 'w1');
-      expect(t2.seq).toBe(2);
-      expect(await store.resumeTurn(turn.id, 'w3')).toBeUndefined(); // closed turns are not resumed
+      const t2 = (await begin(conv, { inboxIds: [m2.inboxId] }))!;
+      expect(t2.turn.seq).toBe(2);
+      expect(t2.history).toEqual(messages); // the next turn starts from the transcript
+      expect(await begin(conv, { resumeTurnId: turn.id })).toBeUndefined(); // closed turns are not resumed
     });
 
-    it('returns the newest transcript window, oldest first', async () => {
+    it('loads the newest transcript window, oldest first, and memory notes with the turn', async () => {
       const m = await store.accept(msg('win-1', 'http/-/window/-'));
-      const t = await store.startTurn(m.conversationId, [m.inboxId], 'w');
+      const t = (await begin(m.conversationId, { inboxIds: [m.inboxId] }))!;
       const messages = Array.from({ length: 10 }, (_, i) => ({ role: 'user', content: `m${i}`, timestamp: i }));
-      await store.finishTurn({ turnId: t.id, status: 'done', messages, finishReason: 'stop' });
+      await store.finishTurn({ turnId: t.turn.id, status: 'done', messages, finishReason: 'stop' });
       const win = await store.transcript(m.conversationId, 3);
       expect(win.map((x) => (x as unknown as { content: string }).content)).toEqual(['m7', 'm8', 'm9']);
+      await store.db.query(`insert into memory (scope, scope_key, body) values ('global', '', 'g1'), ('sender', 'u1', 's1'), ('sender', 'u2', 'other'), ('conversation', $1, 'c1')`, [m.conversationId]);
+      const m2 = await store.accept(msg('win-2', 'http/-/window/-'));
+      const t2 = (await begin(m.conversationId, { inboxIds: [m2.inboxId], historyLimit: 3 }))!;
+      expect(t2.history.map((x) => (x as unknown as { content: string }).content)).toEqual(['m7', 'm8', 'm9']);
+      expect(t2.memory).toEqual(['g1', 's1', 'c1']);
+      const noHistory = (await begin(m.conversationId, { resumeTurnId: t2.turn.id, withHistory: false }))!;
+      expect(noHistory.history).toEqual([]);
     });
 
     it('finds conversations whose inbox rows waited too long', async () => {

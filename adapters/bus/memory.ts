@@ -4,12 +4,14 @@ import type { Bus, Subscription } from './port.js';
 export class MemoryBus implements Bus {
   private readonly topics = new Map<string, Set<(e: unknown) => void>>();
 
-  async publish(topic: string, event: unknown): Promise<void> {
+  async publish(topic: string, ...events: unknown[]): Promise<void> {
     const subs = this.topics.get(topic);
     if (!subs) return;
-    // Deliver a copy, as the Redis bus would (JSON across the wire).
-    const copy = JSON.parse(JSON.stringify(event)) as unknown;
-    for (const h of [...subs]) h(copy);
+    for (const event of events) {
+      // Deliver a copy, as the Redis bus would (JSON across the wire).
+      const copy = JSON.parse(JSON.stringify(event)) as unknown;
+      for (const h of [...subs]) h(copy);
+    }
   }
 
   async subscribe(topic: string, handler: (e: unknown) => void): Promise<Subscription> {

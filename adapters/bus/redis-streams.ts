@@ -2,6 +2,8 @@ import type { Redis } from 'ioredis';
 import { createRedis } from '../redis.js';
 import type { Bus, Subscription } from './port.js';
 
+const SUBSCRIBE_LOOKBACK_MS = 10_000;
+
 interface Topic {
   key: string;
   lastId: string;
@@ -12,6 +14,8 @@ interface Topic {
  * Redis Streams bus. Each topic is a capped stream that expires when idle.
  * One reader connection per process multiplexes every subscribed topic through
  * a single blocking XREAD; adding a topic wakes the reader with CLIENT UNBLOCK.
+ * A subscriber may also see events from shortly before it subscribed (see
+ * subscribe()); consumers filter by the ids they wait for.
  * Streams (not pub/sub) so that a reader that reconnects after a blip resumes
  * from its last id instead of silently missing events.
  */
@@ -42,10 +46,11 @@ export class RedisStreamsBus implements Bus {
     return `${this.opts.prefix}:bus:${topic}`;
   }
 
-  async publish(topic: string, event: unknown): Promise<void> {
+  async publish(topic: string, ...events: unknown[]): Promise<void> {
+    if (events.length === 0) return;
     const key = this.key(topic);
     const p = this.cmd.pipeline();
-    p.xadd(key, 'MAXLEN', '~', String(this.opts.maxLen ?? 1000), '*', 'e', JSON.stringify(event));
+    for (const event of events) p.xadd(key, 'MAXLEN', '~', String(this.opts.maxLen ?? 1000), '*', 'e', JSON.stringify(event));
     p.expire(key, this.opts.ttlSeconds ?? 3600);
     const res = await p.exec();
     const err = res?.find(([e]) => e)?.[0];
@@ -55,14 +60,13 @@ export class RedisStreamsBus implements Bus {
   async subscribe(topic: string, handler: (e: unknown) => void): Promise<Subscription> {
     let t = this.topics.get(topic);
     if (!t) {
-      // Start after the newest entry now in the stream: the subscriber sees what comes next.
-      const last = (await this.cmd.xrevrange(this.key(topic), '+', '-', 'COUNT', 1)) as [string, string[]][];
-      t = this.topics.get(topic);
-      if (!t) {
-        t = { key: this.key(topic), lastId: last[0]?.[0] ?? '0-0', handlers: new Set() };
-        this.topics.set(topic, t);
-        await this.wakeReader();
-      }
+      // Start a little in the past rather than asking Redis for the stream's last
+      // id (one round trip per request saved): subscribers match events by
+      // turn and inbox ids, so older events of the topic are ignored by them,
+      // and the margin absorbs clock skew between this host and Redis.
+      t = { key: this.key(topic), lastId: `${Math.max(0, Date.now() - SUBSCRIBE_LOOKBACK_MS)}-0`, handlers: new Set() };
+      this.topics.set(topic, t);
+      await this.wakeReader();
     }
     t.handlers.add(handler);
     const topicRef = t;

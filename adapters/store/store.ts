@@ -51,6 +51,19 @@ export interface AcceptResult {
   duplicate: boolean;
 }
 
+export interface BeginTurn {
+  conversationId: string;
+  worker: string;
+  /** Rows a new turn claims. */
+  inboxIds: number[];
+  /** Set to resume this (unfinished) turn instead of starting one. */
+  resumeTurnId?: string;
+  withHistory: boolean;
+  historyLimit: number;
+  senderId: string;
+  memoryLimit: number;
+}
+
 export interface FinishTurn {
   turnId: string;
   status: 'done' | 'failed';
@@ -115,6 +128,22 @@ export class Store {
     return (await this.db.query<ConversationRow>('select * from conversations where id = $1', [id])).rows[0];
   }
 
+  /**
+   * What a drain needs in one round trip: the conversation and its unconsumed
+   * inbox rows, oldest first (rows with turn_id belong to an unfinished turn).
+   */
+  async drainState(conversationId: string): Promise<{ conversation: ConversationRow; pending: InboxRow[] } | undefined> {
+    const r = await this.db.query<ConversationRow & { pending: InboxRow[] }>(
+      `select c.*, coalesce((select json_agg(i order by i.id) from inbox i where i.conversation_id = c.id and i.consumed_at is null), '[]'::json) as pending
+       from conversations c where c.id = $1`,
+      [conversationId],
+    );
+    const row = r.rows[0];
+    if (!row) return undefined;
+    const { pending, ...conversation } = row;
+    return { conversation, pending: pending.map(inboxFromJson) };
+  }
+
   /** Unconsumed inbox rows of a conversation, oldest first. Rows with turn_id belong to an unfinished turn. */
   async pending(conversationId: string): Promise<InboxRow[]> {
     return (
@@ -127,33 +156,6 @@ export class Store {
 
   async inboxRow(id: number): Promise<InboxRow | undefined> {
     return (await this.db.query<InboxRow>('select * from inbox where id = $1', [id])).rows[0];
-  }
-
-  /** Opens the next turn of a conversation and claims the given inbox rows for it. */
-  async startTurn(conversationId: string, inboxIds: number[], worker: string): Promise<TurnRow> {
-    const id = 't_' + randomUUID();
-    const r = await this.db.query<TurnRow>(
-      `with t as (
-         insert into turns (id, conversation_id, seq, status, worker)
-         values ($1, $2, coalesce((select max(seq) from turns where conversation_id = $2), 0) + 1, 'running', $3)
-         returning *
-       ), claim as (
-         update inbox set turn_id = $1 where id = any($4::bigint[]) and turn_id is null and consumed_at is null
-       )
-       select * from t`,
-      [id, conversationId, worker, inboxIds],
-    );
-    return r.rows[0]!;
-  }
-
-  /** A turn that was running when its worker died: take it over for another attempt. */
-  async resumeTurn(turnId: string, worker: string): Promise<TurnRow | undefined> {
-    return (
-      await this.db.query<TurnRow>(
-        `update turns set attempt = attempt + 1, worker = $2 where id = $1 and status = 'running' returning *`,
-        [turnId, worker],
-      )
-    ).rows[0];
   }
 
   /** The transcript the model sees, oldest first, at most `limit` messages. */
@@ -169,10 +171,12 @@ export class Store {
 
   /**
    * Closes a turn atomically: appends its messages, marks its inbox rows consumed,
-   * records usage. Returns false (and writes nothing) if the turn was already closed.
+   * records usage. Writes nothing if the turn was already closed (finished: false).
+   * Also returns the conversation's other unconsumed rows, so a drain needs no
+   * extra round trip to learn whether more work is waiting.
    */
-  async finishTurn(f: FinishTurn): Promise<boolean> {
-    const r = await this.db.query<{ id: string }>(
+  async finishTurn(f: FinishTurn): Promise<{ finished: boolean; pending: InboxRow[] }> {
+    const r = await this.db.query<{ id: string; pending: InboxRow[] }>(
       `with t as (
          update turns set status = $2, finished_at = now(), finish_reason = $3, error = $4, usage = $5, provider = $6
          where id = $1 and status = 'running'
@@ -185,7 +189,9 @@ export class Store {
        ), i as (
          update inbox set consumed_at = now() where turn_id = (select id from t) and consumed_at is null
        )
-       select id from t`,
+       select t.id, coalesce((select json_agg(p order by p.id) from inbox p
+                              where p.conversation_id = t.conversation_id and p.consumed_at is null and p.turn_id is distinct from t.id), '[]'::json) as pending
+       from t`,
       [
         f.turnId,
         f.status,
@@ -196,7 +202,51 @@ export class Store {
         JSON.stringify(f.messages),
       ],
     );
-    return r.rows.length === 1;
+    const row = r.rows[0];
+    return row ? { finished: true, pending: row.pending.map(inboxFromJson) } : { finished: false, pending: [] };
+  }
+
+  /**
+   * Opens a turn (new: claims the rows; resumed: bumps the attempt) and returns,
+   * in the same round trip, what it starts from: the transcript window and the
+   * memory notes. Returns undefined when the turn to resume is already closed.
+   */
+  async beginTurn(b: BeginTurn): Promise<{ turn: TurnRow; history: StoredMessage[]; memory: string[] } | undefined> {
+    const context = `
+      case when $5::boolean then coalesce((select json_agg(h.content order by h.id) from (
+        select id, content from messages where conversation_id = $2 order by id desc limit $6) h), '[]'::json) else '[]'::json end as history,
+      coalesce((select json_agg(mm.body order by mm.id) from (
+        select id, body from memory
+        where scope = 'global' or (scope = 'conversation' and scope_key = $2) or (scope = 'sender' and scope_key = $7)
+        order by id desc limit $8) mm), '[]'::json) as memory`;
+    // Both statements number their parameters alike: $1 turn, $2 conversation, $3 worker, $4 inbox ids, $5-$8 context.
+    const params = [b.resumeTurnId ?? 't_' + randomUUID(), b.conversationId, b.worker, b.inboxIds, b.withHistory, b.historyLimit, b.senderId, b.memoryLimit];
+    const r = b.resumeTurnId
+      ? await this.db.query<{ turn: TurnRow; history: StoredMessage[]; memory: string[] }>(
+          `with t as (
+             update turns set attempt = attempt + 1, worker = $3
+             where id = $1 and conversation_id = $2 and status = 'running' and cardinality($4::bigint[]) >= 0 -- ($4 unused when resuming)
+             returning *
+           )
+           select row_to_json(t) as turn, ${context} from t`,
+          params,
+        )
+      : await this.db.query<{ turn: TurnRow; history: StoredMessage[]; memory: string[] }>(
+          `with t as (
+             insert into turns (id, conversation_id, seq, status, worker)
+             values ($1, $2, coalesce((select max(seq) from turns where conversation_id = $2), 0) + 1, 'running', $3)
+             returning *
+           ), claim as (
+             update inbox set turn_id = $1 where id = any($4::bigint[]) and turn_id is null and consumed_at is null
+           )
+           select row_to_json(t) as turn, ${context} from t`,
+          params,
+        );
+    const row = r.rows[0];
+    if (!row) return undefined;
+    const t = row.turn;
+    const turn: TurnRow = { ...t, started_at: new Date(t.started_at), finished_at: t.finished_at ? new Date(t.finished_at) : null };
+    return { turn, history: row.history, memory: row.memory };
   }
 
   async turn(id: string): Promise<TurnRow | undefined> {
@@ -229,17 +279,6 @@ export class Store {
     return r.rows.map((x) => x.conversation_id);
   }
 
-  /** Newest memory notes visible to a turn: global, this conversation's, this sender's. */
-  async memoryNotes(conversationId: string, senderId: string, limit: number): Promise<string[]> {
-    const r = await this.db.query<{ body: string }>(
-      `select body from memory
-       where scope = 'global' or (scope = 'conversation' and scope_key = $1) or (scope = 'sender' and scope_key = $2)
-       order by id desc limit $3`,
-      [conversationId, senderId, limit],
-    );
-    return r.rows.map((x) => x.body).reverse();
-  }
-
   async ping(): Promise<void> {
     await this.db.query('select 1');
   }
@@ -253,4 +292,9 @@ export function assistantText(m: StoredMessage): string {
     .filter((c) => c.type === 'text')
     .map((c) => c.text ?? '')
     .join('');
+}
+
+/** An inbox row that came back inside a json_agg: restore the types pg would give. */
+function inboxFromJson(p: InboxRow): InboxRow {
+  return { ...p, id: Number(p.id), received_at: new Date(p.received_at), consumed_at: p.consumed_at ? new Date(p.consumed_at) : null };
 }

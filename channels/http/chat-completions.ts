@@ -73,15 +73,16 @@ export async function chatCompletions(deps: ChatDeps, ctx: RequestContext): Prom
     ...(oneOff && chat.messages.length > 1 ? { context: chat.messages.slice(0, -1) } : {}),
   };
 
-  // Subscribe before accepting: the turn cannot start before we listen.
-  const waiter = await TurnWaiter.open(deps.bus, deps.store, conversationTopic(key));
-  let accepted;
-  try {
-    accepted = await deps.ingress.accept(msg, chat.model);
-  } catch (err) {
-    waiter.close();
-    throw err;
+  // Listen and write the inbox row at once; the turn can only start after
+  // dispatch(), by which time the subscription is in place.
+  const [waiterResult, recorded] = await Promise.allSettled([TurnWaiter.open(deps.bus, deps.store, conversationTopic(key)), deps.ingress.record(msg, chat.model)]);
+  if (waiterResult.status === 'rejected' || recorded.status === 'rejected') {
+    if (waiterResult.status === 'fulfilled') waiterResult.value.close();
+    throw waiterResult.status === 'rejected' ? waiterResult.reason : (recorded as PromiseRejectedResult).reason;
   }
+  const waiter = waiterResult.value;
+  const accepted = recorded.value;
+  await deps.ingress.dispatch(accepted);
   let knownTurn: string | undefined;
   if (accepted.duplicate) knownTurn = (await deps.store.inboxRow(accepted.inboxId))?.turn_id ?? undefined;
   waiter.bind(accepted.inboxId, knownTurn);

@@ -87,8 +87,19 @@ export class ChunkWriter {
     this.write({ ...this.base(), choices: [{ index: 0, delta, finish_reason: finishReason }] });
   }
 
+  private corked = false;
+
+  /** Chunks written in the same tick (a batch of bus events) leave in one socket write. */
   private write(obj: unknown): void {
     if (this.closed) return;
+    if (!this.corked) {
+      this.corked = true;
+      this.res.cork();
+      process.nextTick(() => {
+        this.corked = false;
+        this.res.uncork();
+      });
+    }
     this.res.write(`data: ${JSON.stringify(obj)}\n\n`);
   }
 }
