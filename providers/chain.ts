@@ -1,63 +1,274 @@
-import { streamSimple, type Api, type AssistantMessageEventStream, type Context, type Model, type SimpleStreamOptions } from '@mariozechner/pi-ai';
+import {
+  createAssistantMessageEventStream,
+  streamSimple,
+  type Api,
+  type AssistantMessage,
+  type AssistantMessageEvent,
+  type AssistantMessageEventStream,
+  type Context,
+  type Model,
+  type SimpleStreamOptions,
+} from '@mariozechner/pi-ai';
+import type { CooldownState, CooldownStore } from '../adapters/cooldowns/port.js';
+import type { Config } from '../src/config.js';
+import { ADVANCES, classifyError, type ErrorClass } from './errors.js';
+import { observeHttp } from './http-observer.js';
 import type { ProviderSlot } from './slot.js';
 
 /** One model call attempt, for the turn's ledger. */
 export interface Attempt {
   slot: string;
   /** Error class, or 'ok'. */
-  error: string;
+  error: ErrorClass | 'ok';
   ms: number;
 }
 
 /** What the chain tells the turn while a model call runs. */
 export interface ChainHooks {
-  /** The partial reply must be withdrawn (switching slots after text streamed). */
+  /** The partial reply shown so far must be withdrawn: another slot answers from the same context. */
   onReset?(reason: string): void;
   onAttempt?(a: Attempt): void;
+  /** Something to tell the user that is not part of the answer (providers busy). */
   onNotice?(text: string): void;
+  /** The context is too large for the slot: return a smaller one (compaction) to retry with, or null. */
+  onContextOverflow?(context: Context): Promise<Context | null>;
+}
+
+export interface SlotHealth {
+  id: string;
+  model: string;
+  api: string;
+  cooling: boolean;
+  until: number;
+  strikes: number;
+  reason?: string;
 }
 
 /**
  * The provider seam. The agent loop calls stream() for every model call; the
- * chain decides which slot answers. This is the single-slot chain; the fallback
- * chain (ordered slots, error classes, shared cooldowns) plugs in here.
+ * chain decides which slot answers.
  */
 export interface ProviderChain {
   readonly slots: readonly ProviderSlot[];
   /** The model the loop reports against (the first slot's). */
   readonly primary: Model<Api>;
   stream(context: Context, options: SimpleStreamOptions, hooks: ChainHooks): AssistantMessageEventStream;
-  /** Id of the slot that answered the last successful call made with these hooks. */
+  health(): Promise<SlotHealth[]>;
 }
 
-export interface ChainOptions {
-  timeoutMs: number;
+export type FallbackSettings = Config['fallback'];
+
+type StreamFn = typeof streamSimple;
+
+/**
+ * Ordered slots with fallback. Only retryable failures (rate limit, overloaded,
+ * server, timeout, network; auth after a long cooldown) move on to the next
+ * slot; bad requests and aborts end the call. A failing slot cools down
+ * (escalating, or as long as Retry-After says), shared through the cooldown
+ * store; cooling slots are tried last, not never. When every slot fails, rounds
+ * repeat with backoff until busyRetryMs, telling the user once after
+ * busyNoticeMs. A slot that fails after streaming text makes the chain ask the
+ * channel to withdraw it (onReset) before the next slot answers from the same
+ * context; tool calls only run on a completed message, so a retry never runs one twice.
+ */
+export class FallbackChain implements ProviderChain {
+  readonly primary: Model<Api>;
+
+  constructor(
+    readonly slots: readonly ProviderSlot[],
+    private readonly cooldowns: CooldownStore,
+    private readonly settings: FallbackSettings,
+    private readonly streamFn: StreamFn = streamSimple,
+  ) {
+    if (slots.length === 0) throw new Error('a provider chain needs at least one slot');
+    this.primary = slots[0]!.model;
+  }
+
+  stream(context: Context, options: SimpleStreamOptions, hooks: ChainHooks): AssistantMessageEventStream {
+    const out = createAssistantMessageEventStream();
+    this.run(context, options, hooks, out).catch((err: unknown) => {
+      out.push({ type: 'error', reason: 'error', error: failure(this.primary, `provider chain failed: ${(err as Error).message}`) });
+    });
+    return out;
+  }
+
+  async health(): Promise<SlotHealth[]> {
+    const states = await this.cooldowns.get(this.slots.map((s) => s.id));
+    const now = Date.now();
+    return this.slots.map((s) => {
+      const st = states.get(s.id) ?? { until: 0, strikes: 0 };
+      return { id: s.id, model: s.model.id, api: s.model.api, cooling: st.until > now, until: st.until, strikes: st.strikes, ...(st.reason ? { reason: st.reason } : {}) };
+    });
+  }
+
+  /** Available slots in configured order, then cooling ones, soonest back first. */
+  private async order(minWindow: number): Promise<Array<{ slot: ProviderSlot; state: CooldownState }>> {
+    const candidates = this.slots.filter((s) => s.model.contextWindow > minWindow);
+    const states = await this.cooldowns.get(candidates.map((s) => s.id));
+    const now = Date.now();
+    const withState = candidates.map((slot) => ({ slot, state: states.get(slot.id) ?? { until: 0, strikes: 0 } }));
+    const ready = withState.filter((x) => x.state.until <= now);
+    const cooling = withState.filter((x) => x.state.until > now).sort((a, b) => a.state.until - b.state.until);
+    return [...ready, ...cooling];
+  }
+
+  private cooldownMs(cls: ErrorClass, retryAfterMs: number | undefined): (strikes: number) => number {
+    const { cooldownsMs, authCooldownMs } = this.settings;
+    if (cls === 'auth') return () => authCooldownMs;
+    if (retryAfterMs !== undefined) return () => retryAfterMs;
+    return (strikes) => cooldownsMs[Math.min(strikes, cooldownsMs.length) - 1]!;
+  }
+
+  private async run(context: Context, options: SimpleStreamOptions, hooks: ChainHooks, out: AssistantMessageEventStream): Promise<void> {
+    const started = Date.now();
+    const signal = options.signal;
+    const st = { forwardedStart: false };
+    const failures: string[] = [];
+    let last: AssistantMessage | undefined;
+    let minWindow = 0;
+    let compacted = false;
+    let noticed = false;
+
+    rounds: for (let round = 0; ; round++) {
+      const order = await this.order(minWindow);
+      for (let i = 0; i < order.length; i++) {
+        const { slot, state } = order[i]!;
+        if (signal?.aborted) return void out.push({ type: 'error', reason: 'aborted', error: failure(slot.model, 'Request was aborted.', 'aborted') });
+        const t0 = Date.now();
+        const r = await this.attempt(slot, context, options, out, st);
+        hooks.onAttempt?.({ slot: slot.id, error: r.cls ?? 'ok', ms: Date.now() - t0 });
+        if (!r.cls) {
+          if (state.strikes > 0) await this.cooldowns.clear(slot.id).catch(() => {});
+          out.push({ type: 'done', reason: doneReason(r.message), message: r.message });
+          return;
+        }
+        last = r.message;
+        failures.push(`${slot.id}: ${r.cls}`);
+        if (r.cls === 'context_overflow') {
+          const smaller = compacted ? null : await hooks.onContextOverflow?.(context);
+          compacted = true;
+          if (smaller) {
+            context = smaller;
+            i--; // the same slot again, with the compacted context
+            continue;
+          }
+          // Then only slots with a larger window than this one.
+          minWindow = Math.max(minWindow, slot.model.contextWindow);
+          if (r.forwardedContent) hooks.onReset?.(`${slot.id}: context overflow`);
+          continue rounds;
+        }
+        if (!ADVANCES[r.cls]) {
+          out.push({ type: 'error', reason: r.cls === 'aborted' ? 'aborted' : 'error', error: r.message });
+          return;
+        }
+        await this.cooldowns.fail(slot.id, this.cooldownMs(r.cls, r.retryAfterMs), r.cls).catch(() => {});
+        if (r.forwardedContent) hooks.onReset?.(`${slot.id} failed mid-answer (${r.cls})`);
+      }
+
+      // Every slot failed this round.
+      const elapsed = Date.now() - started;
+      const left = this.settings.busyRetryMs - elapsed;
+      if (order.length === 0 || left <= 0 || signal?.aborted) {
+        const why = order.length === 0 ? 'no slot has a large enough context window' : failures.slice(-this.slots.length).join(', ');
+        const msg = failure(last ? { api: last.api, provider: last.provider, id: last.model } : this.primary, `All model providers failed (${why})${last?.errorMessage ? `: ${last.errorMessage}` : ''}`);
+        out.push({ type: 'error', reason: 'error', error: msg });
+        return;
+      }
+      if (!noticed && elapsed >= this.settings.busyNoticeMs) {
+        noticed = true;
+        hooks.onNotice?.('The model providers are busy right now; still trying…');
+      }
+      const states = await this.cooldowns.get(this.slots.map((s) => s.id));
+      const soonest = Math.min(...[...states.values()].map((s) => s.until)) - Date.now();
+      const wait = Math.max(50, Math.min(500 * 2 ** round, 5_000, left, soonest > 0 ? soonest : Infinity));
+      await sleep(wait, signal);
+      if (!noticed && Date.now() - started >= this.settings.busyNoticeMs) {
+        noticed = true;
+        hooks.onNotice?.('The model providers are busy right now; still trying…');
+      }
+    }
+  }
+
+  /**
+   * One slot, one request, under the connect / first-token / idle / total
+   * timeouts. Content events are forwarded as they come; only the first 'start'
+   * of the whole call is (the agent loop opens one message per call), and the
+   * terminal event is left to run().
+   */
+  private async attempt(slot: ProviderSlot, context: Context, options: SimpleStreamOptions, out: AssistantMessageEventStream, st: { forwardedStart: boolean }) {
+    const t = this.settings.timeouts;
+    const ac = new AbortController();
+    const signal = options.signal ? AbortSignal.any([options.signal, ac.signal]) : ac.signal;
+    let timedOut: string | undefined;
+    const arm = (ms: number, what: string) =>
+      setTimeout(() => {
+        timedOut = `${what} timeout (${ms} ms)`;
+        ac.abort();
+      }, ms);
+    let phase = arm(t.connectMs, 'connect');
+    const total = arm(t.totalMs, 'total');
+    const { result: upstream, observation } = observeHttp(() =>
+      this.streamFn(slot.model, context, { ...options, signal, apiKey: slot.apiKey, maxRetries: 0, timeoutMs: t.totalMs }),
+    );
+    let forwardedContent = false;
+    try {
+      for await (const ev of upstream) {
+        clearTimeout(phase);
+        if (ev.type === 'done' || ev.type === 'error') break;
+        if (ev.type === 'start') {
+          phase = arm(t.firstTokenMs, 'first token');
+          if (!st.forwardedStart) {
+            st.forwardedStart = true;
+            out.push(ev);
+          }
+          continue;
+        }
+        phase = arm(t.idleMs, 'idle');
+        if (!st.forwardedStart) {
+          st.forwardedStart = true;
+          out.push({ type: 'start', partial: ev.partial });
+        }
+        out.push(ev as AssistantMessageEvent);
+        forwardedContent = true;
+      }
+    } finally {
+      clearTimeout(phase);
+      clearTimeout(total);
+    }
+    const message = await upstream.result();
+    if (message.stopReason !== 'error' && message.stopReason !== 'aborted') return { message, forwardedContent } as const;
+    let cls: ErrorClass;
+    if (timedOut) {
+      cls = 'timeout';
+      message.stopReason = 'error';
+      message.errorMessage = `${timedOut} from ${slot.id}`;
+    } else if (message.stopReason === 'aborted') cls = options.signal?.aborted ? 'aborted' : 'timeout';
+    else cls = classifyError(message, observation);
+    return { message, cls, forwardedContent, retryAfterMs: observation.retryAfterMs } as const;
+  }
 }
 
-export function singleSlotChain(slot: ProviderSlot, opts: ChainOptions): ProviderChain {
+function doneReason(m: AssistantMessage): 'stop' | 'length' | 'toolUse' {
+  return m.stopReason === 'length' ? 'length' : m.stopReason === 'toolUse' ? 'toolUse' : 'stop';
+}
+
+function failure(model: Pick<Model<Api>, 'api' | 'provider' | 'id'>, errorMessage: string, stopReason: 'error' | 'aborted' = 'error'): AssistantMessage {
   return {
-    slots: [slot],
-    primary: slot.model,
-    stream(context, options, hooks) {
-      const started = Date.now();
-      // maxRetries 0: the chain decides about retries, not the SDK.
-      const s = streamSimple(slot.model, context, { ...options, apiKey: slot.apiKey, maxRetries: 0, timeoutMs: opts.timeoutMs });
-      void s.result().then((m) =>
-        hooks.onAttempt?.({ slot: slot.id, error: m.stopReason === 'error' ? errorClass(m.errorMessage) : m.stopReason === 'aborted' ? 'aborted' : 'ok', ms: Date.now() - started }),
-      );
-      return s;
-    },
+    role: 'assistant',
+    content: [],
+    api: model.api,
+    provider: model.provider,
+    model: model.id,
+    usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
+    stopReason,
+    errorMessage,
+    timestamp: Date.now(),
   };
 }
 
-/** A coarse class for an error message; the fallback chain refines this. */
-export function errorClass(message: string | undefined): string {
-  const status = /^(\d{3})\b/.exec(message ?? '')?.[1];
-  if (status === '429') return 'rate_limit';
-  if (status === '529') return 'overloaded';
-  if (status === '401' || status === '403') return 'auth';
-  if (status && status.startsWith('5')) return 'server';
-  if (status && status.startsWith('4')) return 'bad_request';
-  if (/timed? ?out/i.test(message ?? '')) return 'timeout';
-  return 'network';
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const t = setTimeout(resolve, ms);
+    signal?.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true });
+  });
 }

@@ -44,6 +44,8 @@ export interface AgentRunResult {
 export async function runAgent(input: AgentRunInput, cb: AgentRunCallbacks): Promise<AgentRunResult> {
   let iterations = 0;
   let text = '';
+  /** Length of `text` when the current assistant message began: a reset cuts back to it. */
+  let textAtMessageStart = 0;
   let textInMessage = false;
   let capped = false;
   const usage: TurnUsage = { input: 0, output: 0, totalTokens: 0, cost: 0 };
@@ -51,7 +53,10 @@ export async function runAgent(input: AgentRunInput, cb: AgentRunCallbacks): Pro
   const emit = (e: AgentEvent): void => {
     switch (e.type) {
       case 'message_start':
-        if (e.message.role === 'assistant') textInMessage = false;
+        if (e.message.role === 'assistant') {
+          textInMessage = false;
+          textAtMessageStart = text.length;
+        }
         break;
       case 'message_update': {
         const ev = e.assistantMessageEvent;
@@ -105,7 +110,16 @@ export async function runAgent(input: AgentRunInput, cb: AgentRunCallbacks): Pro
     },
     emit,
     input.signal,
-    (_model, context, options) => input.chain.stream(context, options ?? {}, cb),
+    (_model, context, options) =>
+      input.chain.stream(context, options ?? {}, {
+        ...cb,
+        // The chain withdraws the partial message: forget its text too.
+        onReset: (reason) => {
+          text = text.slice(0, textAtMessageStart);
+          textInMessage = false;
+          cb.onReset?.(reason);
+        },
+      }),
   );
 
   // runAgentLoop returns the prompts too; the caller stores those itself.

@@ -13,7 +13,8 @@ commands:
   ingress   run the channel listeners and the HTTP server only (needs REDIS_URL and DATABASE_URL)
   worker    run turn workers only (needs REDIS_URL and DATABASE_URL)
   migrate   apply database migrations
-  doctor    check the configuration, connections and provider; print the effective configuration
+  doctor    check the configuration, connections and provider slots (with cooldowns); print the effective configuration
+            --probe: also send one tiny request to each provider slot
 
 options:
   --json    machine-readable output (migrate, doctor)
@@ -22,7 +23,7 @@ options:
 export async function main(argv: string[]): Promise<number> {
   let parsed;
   try {
-    parsed = parseArgs({ args: argv, allowPositionals: true, options: { json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } });
+    parsed = parseArgs({ args: argv, allowPositionals: true, options: { json: { type: 'boolean' }, probe: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } });
   } catch (err) {
     process.stderr.write(`${(err as Error).message}\n${USAGE}\n`);
     return 2;
@@ -53,7 +54,7 @@ export async function main(argv: string[]): Promise<number> {
         return 0;
       }
       case 'doctor': {
-        const r = await doctor(loadConfig());
+        const r = await doctor(loadConfig(), { probe: parsed.values.probe === true });
         process.stdout.write(json ? JSON.stringify(r, null, 2) + '\n' : formatDoctor(r) + '\n');
         return r.ok ? 0 : 1;
       }

@@ -1,9 +1,13 @@
 import { existsSync } from 'node:fs';
 import { openPostgres } from '../adapters/db/pg.js';
 import { createRedis } from '../adapters/redis.js';
-import { providerFromConfig, providerStatus } from '../providers/from-env.js';
-import type { ProviderStatus } from '../providers/slot.js';
-import { maskConfig, type Config } from './config.js';
+import { completeSimple } from '@mariozechner/pi-ai';
+import { RedisCooldowns } from '../adapters/cooldowns/redis.js';
+import { buildSlots } from '../providers/catalog.js';
+import { classifyError } from '../providers/errors.js';
+import { providerStatus } from '../providers/from-env.js';
+import type { ProviderSlot, ProviderStatus } from '../providers/slot.js';
+import { ConfigError, maskConfig, type Config } from './config.js';
 import { infraMode, pgliteDir } from './infra.js';
 
 export interface DoctorCheck {
@@ -12,16 +16,30 @@ export interface DoctorCheck {
   message: string;
 }
 
+export interface SlotReport {
+  id: string;
+  api: string;
+  model: string;
+  baseUrl: string;
+  keyEnv?: string;
+  keyPresent: boolean;
+  /** Shared cooldown state (Redis mode only: embedded cooldowns live inside the gateway process). */
+  cooldown?: { cooling: boolean; until: string | null; strikes: number; reason?: string };
+  /** With --probe: one tiny request. */
+  probe?: { ok: boolean; ms: number; error?: string; class?: string };
+}
+
 export interface DoctorReport {
   mode: string;
   config: unknown;
   provider: ProviderStatus;
+  slots: SlotReport[];
   checks: DoctorCheck[];
   ok: boolean;
 }
 
 /** Checks what a gateway started with this configuration would stand on. */
-export async function doctor(cfg: Config): Promise<DoctorReport> {
+export async function doctor(cfg: Config, opts: { probe?: boolean; env?: Record<string, string | undefined> } = {}): Promise<DoctorReport> {
   const checks: DoctorCheck[] = [];
   let mode = 'unknown';
   try {
@@ -29,13 +47,47 @@ export async function doctor(cfg: Config): Promise<DoctorReport> {
   } catch (err) {
     checks.push({ name: 'mode', status: 'fail', message: (err as Error).message });
   }
-  const { slot, reason } = providerFromConfig(cfg.provider);
-  const provider = providerStatus(slot ? [slot] : [], reason);
+  let slots: ProviderSlot[] = [];
+  let reason: string | undefined;
+  try {
+    ({ slots, reason } = buildSlots(cfg, opts.env ?? process.env));
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    reason = err.message;
+  }
+  const provider = providerStatus(slots, reason);
   checks.push(
     provider.configured
       ? { name: 'provider', status: 'ok', message: provider.slots.map((s) => `${s.id}: ${s.api} ${s.model} at ${s.baseUrl}`).join('; ') }
       : { name: 'provider', status: 'fail', message: reason ?? 'no model provider is configured' },
   );
+  const slotReports: SlotReport[] = provider.slots.map((s) => ({ ...s }));
+  if (cfg.redisUrl && slots.length) {
+    const cd = new RedisCooldowns(cfg.redisUrl, cfg.queue.prefix);
+    try {
+      const states = await withTimeout(cd.get(slots.map((s) => s.id)), 3_000);
+      const now = Date.now();
+      for (const r of slotReports) {
+        const st = states.get(r.id)!;
+        r.cooldown = { cooling: st.until > now, until: st.until > now ? new Date(st.until).toISOString() : null, strikes: st.strikes, ...(st.reason ? { reason: st.reason } : {}) };
+      }
+    } catch {
+      /* the redis check below reports the connection */
+    } finally {
+      await cd.close();
+    }
+  }
+  if (opts.probe) {
+    await Promise.all(
+      slots.map(async (slot, i) => {
+        const t0 = Date.now();
+        const m = await completeSimple(slot.model, { messages: [{ role: 'user', content: 'Reply with the single word: ok', timestamp: Date.now() }] }, { apiKey: slot.apiKey, maxRetries: 0, maxTokens: 16, timeoutMs: 20_000 });
+        const ok = m.stopReason !== 'error' && m.stopReason !== 'aborted';
+        slotReports[i]!.probe = { ok, ms: Date.now() - t0, ...(ok ? {} : { error: m.errorMessage ?? 'failed', class: classifyError(m) }) };
+        checks.push({ name: `probe ${slot.id}`, status: ok ? 'ok' : 'fail', message: ok ? `answered in ${Date.now() - t0} ms` : `${classifyError(m)}: ${m.errorMessage}` });
+      }),
+    );
+  }
   if (cfg.redisUrl) {
     const r = createRedis(cfg.redisUrl, { maxRetriesPerRequest: 1, retryStrategy: () => null, lazyConnect: true });
     try {
@@ -71,7 +123,11 @@ export async function doctor(cfg: Config): Promise<DoctorReport> {
         ? { name: 'http-auth', status: 'warn', message: 'open access: the API answers without a key' }
         : { name: 'http-auth', status: 'warn', message: 'no API keys configured (SWITCHBOARD_API_KEYS): every API request will be refused' },
   );
-  return { mode, config: maskConfig(cfg), provider, checks, ok: checks.every((c) => c.status !== 'fail') };
+  return { mode, config: maskConfig(cfg), provider, slots: slotReports, checks, ok: checks.every((c) => c.status !== 'fail') };
+}
+
+function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
+  return Promise.race([p, new Promise<T>((_, reject) => setTimeout(() => reject(new Error('timeout')), ms).unref())]);
 }
 
 function maskConfigUrl(u: string): string {
@@ -83,6 +139,13 @@ export function formatDoctor(r: DoctorReport): string {
   return [
     `mode: ${r.mode}`,
     ...r.checks.map((c) => `[${icon[c.status]}] ${c.name}: ${c.message}`),
+    '',
+    'provider slots (fallback order):',
+    ...(r.slots.length ? r.slots : []).map(
+      (s, i) =>
+        `  ${i + 1}. ${s.id}: ${s.api} ${s.model} at ${s.baseUrl}; key ${s.keyPresent ? 'present' : 'MISSING'}${s.keyEnv ? ` (${s.keyEnv})` : ''}` +
+        (s.cooldown ? (s.cooldown.cooling ? `; cooling until ${s.cooldown.until} after ${s.cooldown.strikes} failure(s) (${s.cooldown.reason})` : '; not cooling') : ''),
+    ),
     '',
     'effective configuration (secrets masked):',
     JSON.stringify(r.config, null, 2),

@@ -10,6 +10,12 @@ export interface TurnUsage {
   cost: number;
 }
 
+export interface TurnProvider {
+  slot: string | null;
+  fallbackActivated: boolean;
+  attempts: Array<{ slot: string; error: string; ms: number }>;
+}
+
 export type TurnEvent =
   | { type: 'turn_start'; turnId: string; conversationId: string; inboxIds: number[]; attempt: number }
   /** Text to append to the reply being shown. */
@@ -28,7 +34,8 @@ export type TurnEvent =
       text: string;
       finishReason: FinishReason;
       usage: TurnUsage;
-      slot?: string;
+      /** Which provider slot answered, whether it was a fallback, and every attempt. */
+      provider?: TurnProvider;
     }
   | { type: 'error'; turnId: string; message: string; code: string };
 

@@ -1,8 +1,9 @@
 import type { Logger } from 'pino';
 import { registerHttpChannel } from '../channels/http/index.js';
 import { ApiKeyAuth } from '../channels/http/auth.js';
-import { singleSlotChain, type ProviderChain } from '../providers/chain.js';
-import { providerFromConfig, providerStatus } from '../providers/from-env.js';
+import { buildSlots } from '../providers/catalog.js';
+import { FallbackChain, type ProviderChain } from '../providers/chain.js';
+import { providerStatus } from '../providers/from-env.js';
 import type { ProviderStatus } from '../providers/slot.js';
 import { ConfigError, type Config } from './config.js';
 import { registerHealth } from './http/health.js';
@@ -34,19 +35,20 @@ export class Gateway {
     readonly log: Logger,
     readonly http?: HttpServer,
     readonly worker?: Worker,
+    readonly chain?: ProviderChain | null,
   ) {}
 
-  static async start(config: Config, roles: Roles, log: Logger = createLogger(config.log.level)): Promise<Gateway> {
+  static async start(config: Config, roles: Roles, log: Logger = createLogger(config.log.level), env: Record<string, string | undefined> = process.env): Promise<Gateway> {
     const mode = infraMode(config);
     if (mode !== 'redis+postgres' && !(roles.ingress && roles.worker)) {
       throw new ConfigError('invalid configuration at "redisUrl" (REDIS_URL): separate ingress and worker processes need REDIS_URL and DATABASE_URL; use `switchboard start` for the embedded default');
     }
-    const { slot, reason } = providerFromConfig(config.provider);
-    const provider = providerStatus(slot ? [slot] : [], reason);
-    const chain: ProviderChain | null = slot ? singleSlotChain(slot, { timeoutMs: config.provider.timeoutMs }) : null;
-    if (!chain) log.warn({ reason }, 'no model provider is configured: the gateway will answer every message with a notice saying so');
+    const { slots, reason } = buildSlots(config, env);
+    const provider = providerStatus(slots, reason);
+    if (!slots.length) log.warn({ reason }, 'no model provider is configured: the gateway will answer every message with a notice saying so');
 
     const infra = await openInfra(config);
+    const chain: ProviderChain | null = slots.length ? new FallbackChain(slots, infra.cooldowns, config.fallback) : null;
     let http: HttpServer | undefined;
     let worker: Worker | undefined;
     try {
@@ -69,7 +71,7 @@ export class Gateway {
       await infra.close();
       throw err;
     }
-    return new Gateway(config, infra, provider, log, http, worker);
+    return new Gateway(config, infra, provider, log, http, worker, chain);
   }
 
   get url(): string | undefined {

@@ -1,6 +1,9 @@
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Bus } from '../adapters/bus/port.js';
+import { MemoryCooldowns } from '../adapters/cooldowns/memory.js';
+import type { CooldownStore } from '../adapters/cooldowns/port.js';
+import { RedisCooldowns } from '../adapters/cooldowns/redis.js';
 import { MemoryBus } from '../adapters/bus/memory.js';
 import { RedisStreamsBus } from '../adapters/bus/redis-streams.js';
 import type { Db } from '../adapters/db/port.js';
@@ -24,6 +27,8 @@ export interface Infra {
   queue: JobQueue<DrainJob>;
   bus: Bus;
   locks: LockService;
+  /** Provider slot cooldowns, shared by all workers on Redis. */
+  cooldowns: CooldownStore;
   close(): Promise<void>;
 }
 
@@ -49,6 +54,7 @@ export async function openInfra(cfg: Config): Promise<Infra> {
   let queue: JobQueue<DrainJob>;
   let bus: Bus;
   let locks: LockService;
+  let cooldowns: CooldownStore;
   if (cfg.redisUrl) {
     queue = new BullQueue<DrainJob>('drain', cfg.redisUrl, {
       prefix: q.prefix,
@@ -59,10 +65,12 @@ export async function openInfra(cfg: Config): Promise<Infra> {
     });
     bus = new RedisStreamsBus(cfg.redisUrl, { prefix: q.prefix });
     locks = new RedisLocks(cfg.redisUrl, q.prefix);
+    cooldowns = new RedisCooldowns(cfg.redisUrl, q.prefix);
   } else {
     queue = new MemoryQueue<DrainJob>({ attempts: q.attempts, backoffMs: q.backoffMs });
     bus = new MemoryBus();
     locks = new MemoryLocks();
+    cooldowns = new MemoryCooldowns();
   }
   return {
     mode,
@@ -70,10 +78,12 @@ export async function openInfra(cfg: Config): Promise<Infra> {
     queue,
     bus,
     locks,
+    cooldowns,
     async close() {
       await queue.close();
       await bus.close();
       await locks.close();
+      await cooldowns.close();
       await db.close();
     },
   };

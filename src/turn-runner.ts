@@ -1,10 +1,9 @@
 import type { AssistantMessage, Message, UserMessage } from '@mariozechner/pi-ai';
 import type { ConversationRow, InboxRow, Store, StoredMessage, TurnRow } from '../adapters/store/store.js';
 import type { ProviderChain, Attempt } from '../providers/chain.js';
-import { errorClass } from '../providers/chain.js';
 import { runAgent } from './agent-loop.js';
 import type { Config } from './config.js';
-import type { TurnEvent } from './events.js';
+import type { TurnEvent, TurnProvider } from './events.js';
 import type { PromptComposer } from './prompt.js';
 
 export const NO_PROVIDER_REPLY =
@@ -91,7 +90,7 @@ export async function runTurn(
   if (result.finishReason === 'error') {
     // Withdraw any partial answer and say plainly what went wrong.
     if (text) emit({ type: 'reset', turnId, reason: 'provider error' });
-    text = `Sorry, the model provider failed (${errorClass(result.error)}): ${result.error}. Please try again.`;
+    text = `Sorry, I could not get an answer from the model provider. ${result.error}. Please try again.`;
     emit({ type: 'text_delta', turnId, delta: text });
   } else if (result.finishReason === 'turn_cap') {
     const note = `\n\n(Stopped after ${agent.maxIterations} model calls in one turn.)`;
@@ -105,7 +104,8 @@ export async function runTurn(
     // A failed or aborted model call is not part of the conversation the model sees next time.
     ...result.newMessages.filter((m) => !(m.role === 'assistant' && (m.stopReason === 'error' || m.stopReason === 'aborted'))),
   ] as StoredMessage[];
-  const provider = { slot: slot ?? null, fallbackActivated: false, attempts };
+  const provider: TurnProvider = { slot: slot ?? null, fallbackActivated: slot !== undefined && slot !== chain.slots[0]!.id, attempts };
+  if (provider.fallbackActivated && deps.config.fallback.notice) emit({ type: 'notice', turnId, text: `(answered by the fallback model ${slot})` });
   const closed = await deps.store.finishTurn({
     turnId,
     status: result.finishReason === 'error' ? 'failed' : 'done',
@@ -113,10 +113,10 @@ export async function runTurn(
     finishReason: result.finishReason,
     ...(result.error ? { error: result.error } : {}),
     usage: result.usage as unknown as Record<string, unknown>,
-    provider,
+    provider: provider as unknown as Record<string, unknown>,
   });
   if (!closed.finished) return null; // another attempt closed it first: it has told the user
-  emit({ type: 'done', turnId, text, finishReason: result.finishReason, usage: result.usage, ...(slot ? { slot } : {}) });
+  emit({ type: 'done', turnId, text, finishReason: result.finishReason, usage: result.usage, provider });
   return closed.pending;
 }
 

@@ -4,7 +4,7 @@ import type { Store } from '../../adapters/store/store.js';
 import type { Config } from '../../src/config.js';
 import { conversationKey, type InboundMessage } from '../../src/envelope.js';
 import { conversationTopic } from '../../src/event-publisher.js';
-import type { FinishReason, TurnUsage } from '../../src/events.js';
+import type { FinishReason, TurnEvent, TurnUsage } from '../../src/events.js';
 import { BodyTooLargeError, sendJson, type RequestContext } from '../../src/http/server.js';
 import type { Ingress } from '../../src/ingress.js';
 import type { ApiKeyAuth } from './auth.js';
@@ -90,7 +90,7 @@ export async function chatCompletions(deps: ChatDeps, ctx: RequestContext): Prom
 
   const deadline = Date.now() + deps.config.http.requestTimeoutMs;
   const id = `chatcmpl-${accepted.inboxId}-${randomUUID().slice(0, 8)}`;
-  const sbBase = { conversation };
+  const notices: string[] = [];
   let closed = false;
   res.on('close', () => {
     closed = true;
@@ -115,6 +115,11 @@ export async function chatCompletions(deps: ChatDeps, ctx: RequestContext): Prom
           break;
         case 'reset':
           out.restart();
+          out.meta({ reset: e.reason });
+          break;
+        case 'notice':
+          notices.push(e.text);
+          out.meta({ notice: e.text });
           break;
         case 'text_delta':
           out.text(e.delta);
@@ -122,7 +127,7 @@ export async function chatCompletions(deps: ChatDeps, ctx: RequestContext): Prom
         case 'done':
           // A replayed 'done' (from the store) carries the full text; send what the client lacks.
           if (e.text.startsWith(out.shown)) out.text(e.text.slice(out.shown.length));
-          out.finish(finishReasonFor(e.finishReason), usageFor(e.usage), { switchboard: { ...sbBase, turn: e.turnId, ...(e.slot ? { slot: e.slot } : {}) } }, chat.includeUsage);
+          out.finish(finishReasonFor(e.finishReason), usageFor(e.usage), { switchboard: switchboardObject(conversation, e, notices) }, chat.includeUsage);
           return;
         case 'error':
           out.error(e.message, e.code);
@@ -141,6 +146,7 @@ export async function chatCompletions(deps: ChatDeps, ctx: RequestContext): Prom
       return sendError(res, 504, 'The reply is taking too long; the message is kept and will be answered in this conversation.', { type: 'timeout', code: 'timeout' });
     }
     if (e.type === 'error') return sendError(res, 502, e.message, { type: 'server_error', code: e.code });
+    if (e.type === 'notice') notices.push(e.text);
     if (e.type !== 'done') continue;
     sendJson(res, 200, {
       id,
@@ -149,10 +155,22 @@ export async function chatCompletions(deps: ChatDeps, ctx: RequestContext): Prom
       model: chat.model,
       choices: [{ index: 0, message: { role: 'assistant', content: e.text }, finish_reason: finishReasonFor(e.finishReason), logprobs: null }],
       usage: usageFor(e.usage),
-      switchboard: { ...sbBase, turn: e.turnId, ...(e.slot ? { slot: e.slot } : {}) },
+      switchboard: switchboardObject(conversation, e, notices),
     });
     return;
   }
+}
+
+/** The `switchboard` object of a response: where the answer came from. */
+function switchboardObject(conversation: string, e: Extract<TurnEvent, { type: 'done' }>, notices: string[]) {
+  return {
+    conversation,
+    turn: e.turnId,
+    slot: e.provider?.slot ?? null,
+    fallbackActivated: e.provider?.fallbackActivated ?? false,
+    attempts: e.provider?.attempts ?? [],
+    ...(notices.length ? { notices } : {}),
+  };
 }
 
 function finishReasonFor(r: FinishReason): string {

@@ -67,6 +67,14 @@ export class ChunkWriter {
     this.end();
   }
 
+  /**
+   * A chunk with no content and a `switchboard` field (reset, notice): OpenAI
+   * clients skip it; Switchboard-aware clients act on it.
+   */
+  meta(info: Record<string, unknown>): void {
+    this.write({ ...this.base(), choices: [{ index: 0, delta: {}, finish_reason: null }], switchboard: info });
+  }
+
   error(message: string, code: string): void {
     this.write({ error: { message, type: 'server_error', param: null, code } });
     this.end();

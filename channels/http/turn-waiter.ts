@@ -78,7 +78,7 @@ export class TurnWaiter {
         text: turn.finish_reason === 'error' ? `Sorry, the model provider failed: ${turn.error ?? 'unknown error'}` : text,
         finishReason: (turn.finish_reason ?? 'stop') as Extract<TurnEvent, { type: 'done' }>['finishReason'],
         usage,
-        ...(typeof turn.provider?.slot === 'string' ? { slot: turn.provider.slot } : {}),
+        ...(turn.provider ? { provider: turn.provider } : {}),
         replayed: true,
       } as TurnEvent);
     } catch {

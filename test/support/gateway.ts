@@ -23,7 +23,7 @@ export function testConfig(fake: FakeLlm | null, backend: Backend, patch: Record
   const raw: Record<string, unknown> = {
     dataDir: mkdtempSync(join(tmpdir(), 'sb-data-')),
     http: { port: 0, apiKeys: [API_KEY, OTHER_KEY] },
-    provider: fake ? { openaiBaseUrl: fake.openaiBaseUrl, openaiApiKey: 'fake-key', model: 'fake-model', timeoutMs: 10_000 } : {},
+    provider: fake ? { openaiBaseUrl: fake.openaiBaseUrl, openaiApiKey: 'fake-key', model: 'fake-model' } : {},
     queue: { prefix: `sbt${Math.random().toString(36).slice(2, 8)}`, lockDurationMs: 3_000, stalledIntervalMs: 1_000, backoffMs: 100, recoverAfterMs: 2_000, recoverIntervalMs: 1_000 },
     log: { level: process.env.SWITCHBOARD_TEST_LOG ?? 'silent' },
     ...(backend.redisUrl ? { redisUrl: backend.redisUrl } : {}),
