@@ -1,5 +1,15 @@
-import { runAgentLoop, type AgentEvent, type AgentMessage, type AgentTool } from '@mariozechner/pi-agent-core';
-import type { AssistantMessage, Message } from '@mariozechner/pi-ai';
+import {
+  runAgentLoop,
+  runAgentLoopContinue,
+  type AfterToolCallContext,
+  type AfterToolCallResult,
+  type AgentEvent,
+  type AgentMessage,
+  type AgentTool,
+  type BeforeToolCallContext,
+  type BeforeToolCallResult,
+} from '@mariozechner/pi-agent-core';
+import type { AssistantMessage, Context, Message } from '@mariozechner/pi-ai';
 import type { ProviderChain, ChainHooks } from '../providers/chain.js';
 import type { FinishReason, TurnUsage } from './events.js';
 
@@ -22,6 +32,14 @@ export interface AgentRunInput {
   temperature?: number;
   signal?: AbortSignal;
   sessionId?: string;
+  /** Continue a parked turn: these messages (ending with tool results) follow the prompts. */
+  resumed?: Message[];
+  beforeToolCall?: (c: BeforeToolCallContext, signal?: AbortSignal) => Promise<BeforeToolCallResult | undefined>;
+  afterToolCall?: (c: AfterToolCallContext, signal?: AbortSignal) => Promise<AfterToolCallResult | undefined>;
+  /** Checked after each model turn: true ends the loop (a call is waiting for approval). */
+  stopWhen?: () => boolean;
+  /** Applied to the context on its way to the provider (secret redaction). */
+  toProvider?: (context: Context) => Context;
 }
 
 export interface AgentRunCallbacks extends ChainHooks {
@@ -89,41 +107,44 @@ export async function runAgent(input: AgentRunInput, cb: AgentRunCallbacks): Pro
     }
   };
 
-  const newMessages = await runAgentLoop(
-    input.prompts,
-    { systemPrompt: input.systemPrompt, messages: [...input.history], tools: input.tools },
-    {
-      model: input.chain.primary,
-      convertToLlm: (msgs: AgentMessage[]) => msgs.filter(isLlmMessage),
-      shouldStopAfterTurn: () => {
-        iterations++;
-        if (iterations >= input.maxIterations) {
-          capped = true;
-          return true;
-        }
-        return false;
-      },
-      toolExecution: 'sequential',
-      ...(input.maxTokens ? { maxTokens: input.maxTokens } : {}),
-      ...(input.temperature !== undefined ? { temperature: input.temperature } : {}),
-      ...(input.sessionId ? { sessionId: input.sessionId } : {}),
+  const config = {
+    model: input.chain.primary,
+    convertToLlm: (msgs: AgentMessage[]) => msgs.filter(isLlmMessage),
+    shouldStopAfterTurn: () => {
+      iterations++;
+      if (input.stopWhen?.()) return true;
+      if (iterations >= input.maxIterations) {
+        capped = true;
+        return true;
+      }
+      return false;
     },
-    emit,
-    input.signal,
-    (_model, context, options) =>
-      input.chain.stream(context, options ?? {}, {
-        ...cb,
-        // The chain withdraws the partial message: forget its text too.
-        onReset: (reason) => {
-          text = text.slice(0, textAtMessageStart);
-          textInMessage = false;
-          cb.onReset?.(reason);
-        },
-      }),
-  );
-
-  // runAgentLoop returns the prompts too; the caller stores those itself.
-  const added = (newMessages as Message[]).slice(input.prompts.length).filter(isLlmMessage);
+    toolExecution: 'sequential' as const,
+    ...(input.beforeToolCall ? { beforeToolCall: input.beforeToolCall } : {}),
+    ...(input.afterToolCall ? { afterToolCall: input.afterToolCall } : {}),
+    ...(input.maxTokens ? { maxTokens: input.maxTokens } : {}),
+    ...(input.temperature !== undefined ? { temperature: input.temperature } : {}),
+    ...(input.sessionId ? { sessionId: input.sessionId } : {}),
+  };
+  const streamFn = (_model: unknown, context: Context, options?: Parameters<ProviderChain['stream']>[1]) =>
+    input.chain.stream(input.toProvider ? input.toProvider(context) : context, options ?? {}, {
+      ...cb,
+      // The chain withdraws the partial message: forget its text too.
+      onReset: (reason) => {
+        text = text.slice(0, textAtMessageStart);
+        textInMessage = false;
+        cb.onReset?.(reason);
+      },
+    });
+  const context = { systemPrompt: input.systemPrompt, messages: [...input.history] as AgentMessage[], tools: input.tools };
+  let added: Message[];
+  if (input.resumed) {
+    context.messages.push(...input.prompts, ...input.resumed);
+    added = ((await runAgentLoopContinue(context, config, emit, input.signal, streamFn)) as Message[]).filter(isLlmMessage);
+  } else {
+    // runAgentLoop returns the prompts too; the caller stores those itself.
+    added = ((await runAgentLoop(input.prompts, context, config, emit, input.signal, streamFn)) as Message[]).slice(input.prompts.length).filter(isLlmMessage);
+  }
   const last = [...added].reverse().find((m): m is AssistantMessage => m.role === 'assistant');
   let finishReason: FinishReason = 'stop';
   let error: string | undefined;

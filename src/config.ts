@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
+import { mcpConfigSchema } from '../tools/mcp/config.js';
 
 /**
  * Configuration: a file (SWITCHBOARD_CONFIG, YAML or JSON) overlaid with
@@ -62,6 +63,8 @@ export const configSchema = z
         port: z.number().int().min(0).max(65535).default(8787),
         host: z.string().default('127.0.0.1'),
         apiKeys: z.array(z.string().min(8, 'API keys must be at least 8 characters')).default([]),
+        /** Keys for operators (approvals, conversations of any key); separate from user keys. */
+        operatorKeys: z.array(z.string().min(8, 'operator keys must be at least 8 characters')).default([]),
         /** Serve the API without keys. Off by default: every endpoint authenticates. */
         openAccess: z.boolean().default(false),
         maxBodyBytes: z.number().int().positive().default(1_048_576),
@@ -113,6 +116,32 @@ export const configSchema = z
       })
       .strict()
       .prefault({}),
+    approvals: z
+      .object({
+        /** How long an approval request waits before it expires (fail-closed: not run). */
+        timeoutMs: z.number().int().positive().default(15 * 60_000),
+        /** strict | supervised | trusted: what runs without asking (see the README). */
+        autonomy: z.enum(['strict', 'supervised', 'trusted']).default('supervised'),
+        /** Tiers at which the person who asked may approve their own request (never dangerous). */
+        requesterMay: z.array(z.enum(['safe', 'caution'])).default([]),
+        /** Operator identities per channel (user ids, phone numbers, email addresses). */
+        operators: z.record(z.string(), z.array(z.string())).default({}),
+      })
+      .strict()
+      .prefault({}),
+    /** MCP servers whose tools the agent may use (see tools/mcp/config.ts). */
+    mcp: mcpConfigSchema,
+    tools: z
+      .object({
+        /** Built-in tools offered to the model (names); default all. */
+        enabled: z.array(z.string()).optional(),
+        /** Largest tool output handed to the model, in bytes. */
+        outputCapBytes: z.number().int().positive().default(16 * 1024),
+        /** Offer only the tools relevant to the request (the planner guard). */
+        planner: z.boolean().default(true),
+      })
+      .strict()
+      .prefault({}),
     agents: z.record(z.string().regex(/^[a-zA-Z0-9._-]+$/), agentSchema).default({ default: agentSchema.parse({}) }),
     queue: z
       .object({
@@ -156,6 +185,7 @@ export const ENV_KEYS: Array<{ env: string; path: string[]; kind: 'string' | 'in
   { env: 'SWITCHBOARD_HTTP_HOST', path: ['http', 'host'], kind: 'string' },
   { env: 'SWITCHBOARD_API_KEYS', path: ['http', 'apiKeys'], kind: 'list' },
   { env: 'SWITCHBOARD_OPEN_ACCESS', path: ['http', 'openAccess'], kind: 'bool' },
+  { env: 'SWITCHBOARD_OPERATOR_KEYS', path: ['http', 'operatorKeys'], kind: 'list' },
   { env: 'ANTHROPIC_API_KEY', path: ['provider', 'anthropicApiKey'], kind: 'string' },
   { env: 'OPENAI_API_KEY', path: ['provider', 'openaiApiKey'], kind: 'string' },
   { env: 'OPENAI_BASE_URL', path: ['provider', 'openaiBaseUrl'], kind: 'string' },

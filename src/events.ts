@@ -10,6 +10,15 @@ export interface TurnUsage {
   cost: number;
 }
 
+export interface ApprovalInfo {
+  code: string;
+  tool: string;
+  tier: string;
+  expiresAt: string;
+  args: unknown;
+  reasons: string[];
+}
+
 export interface TurnProvider {
   slot: string | null;
   fallbackActivated: boolean;
@@ -24,7 +33,7 @@ export type TurnEvent =
   | { type: 'reset'; turnId: string; reason: string }
   | { type: 'tool_start'; turnId: string; toolCallId: string; name: string; args: unknown }
   | { type: 'tool_end'; turnId: string; toolCallId: string; name: string; isError: boolean }
-  | { type: 'approval_requested'; turnId: string; approval: { code: string; tool: string; tier: string; expiresAt: string } }
+  | { type: 'approval_requested'; turnId: string; approval: ApprovalInfo }
   /** Something the user should be told that is not part of the answer. */
   | { type: 'notice'; turnId: string; text: string }
   | {
@@ -36,9 +45,11 @@ export type TurnEvent =
       usage: TurnUsage;
       /** Which provider slot answered, whether it was a fallback, and every attempt. */
       provider?: TurnProvider;
+      /** finishReason 'approval_pending': the calls waiting for an operator. */
+      approvals?: ApprovalInfo[];
     }
   | { type: 'error'; turnId: string; message: string; code: string };
 
-export type FinishReason = 'stop' | 'length' | 'turn_cap' | 'error' | 'aborted' | 'no_provider';
+export type FinishReason = 'stop' | 'length' | 'turn_cap' | 'error' | 'aborted' | 'no_provider' | 'approval_pending';
 
 export type TurnEventType = TurnEvent['type'];

@@ -13,6 +13,11 @@ import { Ingress } from './ingress.js';
 import { createLogger } from './log.js';
 import { PromptComposer } from './prompt.js';
 import { Worker } from './worker.js';
+import { ApprovalService } from './approvals/service.js';
+import { builtinTools } from '../tools/registry.js';
+import { scanText } from '../moat/secrets.js';
+import { McpManager } from '../tools/mcp/client.js';
+import { registerMcpServer } from './mcp-server.js';
 
 export interface Roles {
   /** Channel listeners and the HTTP server. */
@@ -36,6 +41,7 @@ export class Gateway {
     readonly http?: HttpServer,
     readonly worker?: Worker,
     readonly chain?: ProviderChain | null,
+    readonly mcp?: McpManager,
   ) {}
 
   static async start(config: Config, roles: Roles, log: Logger = createLogger(config.log.level), env: Record<string, string | undefined> = process.env): Promise<Gateway> {
@@ -49,29 +55,58 @@ export class Gateway {
 
     const infra = await openInfra(config);
     const chain: ProviderChain | null = slots.length ? new FallbackChain(slots, infra.cooldowns, config.fallback) : null;
+    const approvals = new ApprovalService({ approvals: infra.approvals, store: infra.store, queue: infra.queue, timers: infra.timers, config, log });
+    const tools = builtinTools({
+      store: infra.store,
+      scanWrite: (text) => {
+        const f = scanText(text, { contact: false });
+        return f.length ? { kinds: [...new Set(f.map((x) => x.kind))] } : null;
+      },
+      findSecrets: (text) => scanText(text).length > 0,
+      ...(config.tools.enabled ? { enabled: config.tools.enabled } : {}),
+    });
+    // MCP servers connect in the background: a slow or dead one never blocks start or a turn.
+    const mcp = roles.worker ? new McpManager(config.mcp.servers, { log: log.child({ component: 'mcp' }) }) : undefined;
+    mcp?.start();
     let http: HttpServer | undefined;
     let worker: Worker | undefined;
     try {
       if (roles.worker) {
-        worker = new Worker({ store: infra.store, queue: infra.queue, bus: infra.bus, locks: infra.locks, chain, prompts: new PromptComposer(), config, log });
+        worker = new Worker({
+          store: infra.store,
+          queue: infra.queue,
+          timers: infra.timers,
+          bus: infra.bus,
+          locks: infra.locks,
+          chain,
+          prompts: new PromptComposer(),
+          config,
+          log,
+          approvals,
+          approvalStore: infra.approvals,
+          tools: () => (mcp ? [...tools, ...mcp.tools()] : tools),
+        });
         worker.start();
         log.info({ mode: infra.mode, concurrency: config.queue.concurrency, worker: worker.id }, 'switchboard worker started');
       }
       if (roles.ingress) {
-        const auth = new ApiKeyAuth(config.http.apiKeys, config.http.openAccess);
+        const auth = new ApiKeyAuth(config.http.apiKeys, config.http.openAccess, config.http.operatorKeys);
         if (!auth.configured) log.warn('no API keys are configured (SWITCHBOARD_API_KEYS): every API request will be refused');
         http = new HttpServer({ host: config.http.host, port: config.http.port, maxBodyBytes: config.http.maxBodyBytes, log });
         registerHealth(http, infra, provider, infra.mode);
-        registerHttpChannel(http, { config, auth, store: infra.store, bus: infra.bus, ingress: new Ingress(infra.store, infra.queue, log) });
+        const ingress = new Ingress(infra.store, infra.queue, log);
+        registerHttpChannel(http, { config, auth, store: infra.store, bus: infra.bus, ingress, approvals });
+        registerMcpServer(http, { auth, store: infra.store, bus: infra.bus, ingress, approvals });
         await http.start();
         log.info({ url: http.url, mode: infra.mode }, 'switchboard is listening');
       }
     } catch (err) {
       await worker?.close();
+      await mcp?.close();
       await infra.close();
       throw err;
     }
-    return new Gateway(config, infra, provider, log, http, worker, chain);
+    return new Gateway(config, infra, provider, log, http, worker, chain, mcp);
   }
 
   get url(): string | undefined {
@@ -84,6 +119,7 @@ export class Gateway {
       await this.http?.close();
       await this.infra.queue.close(); // waits for active jobs
       await this.worker?.close();
+      await this.mcp?.close();
       await this.infra.close();
     })();
     return this.closing;

@@ -16,7 +16,9 @@ import { BullQueue } from '../adapters/queue/bullmq.js';
 import { MemoryQueue } from '../adapters/queue/memory.js';
 import type { JobQueue } from '../adapters/queue/port.js';
 import { migrate } from '../adapters/store/migrate.js';
+import { ApprovalStore } from '../adapters/store/approvals.js';
 import { Store } from '../adapters/store/store.js';
+import type { TimerJob } from './approvals/service.js';
 import { ConfigError, type Config } from './config.js';
 import type { DrainJob } from './worker.js';
 
@@ -24,7 +26,10 @@ import type { DrainJob } from './worker.js';
 export interface Infra {
   mode: 'embedded' | 'postgres' | 'redis+postgres';
   store: Store;
+  approvals: ApprovalStore;
   queue: JobQueue<DrainJob>;
+  /** Deadlines (approval expiry): delayed jobs, durable on Redis. */
+  timers: JobQueue<TimerJob>;
   bus: Bus;
   locks: LockService;
   /** Provider slot cooldowns, shared by all workers on Redis. */
@@ -52,22 +57,20 @@ export async function openInfra(cfg: Config): Promise<Infra> {
   const store = new Store(db);
   const q = cfg.queue;
   let queue: JobQueue<DrainJob>;
+  let timers: JobQueue<TimerJob>;
   let bus: Bus;
   let locks: LockService;
   let cooldowns: CooldownStore;
   if (cfg.redisUrl) {
-    queue = new BullQueue<DrainJob>('drain', cfg.redisUrl, {
-      prefix: q.prefix,
-      attempts: q.attempts,
-      backoffMs: q.backoffMs,
-      lockDurationMs: q.lockDurationMs,
-      stalledIntervalMs: q.stalledIntervalMs,
-    });
+    const bull = { prefix: q.prefix, attempts: q.attempts, backoffMs: q.backoffMs, lockDurationMs: q.lockDurationMs, stalledIntervalMs: q.stalledIntervalMs };
+    queue = new BullQueue<DrainJob>('drain', cfg.redisUrl, bull);
+    timers = new BullQueue<TimerJob>('timers', cfg.redisUrl, bull);
     bus = new RedisStreamsBus(cfg.redisUrl, { prefix: q.prefix });
     locks = new RedisLocks(cfg.redisUrl, q.prefix);
     cooldowns = new RedisCooldowns(cfg.redisUrl, q.prefix);
   } else {
     queue = new MemoryQueue<DrainJob>({ attempts: q.attempts, backoffMs: q.backoffMs });
+    timers = new MemoryQueue<TimerJob>({ attempts: q.attempts, backoffMs: q.backoffMs });
     bus = new MemoryBus();
     locks = new MemoryLocks();
     cooldowns = new MemoryCooldowns();
@@ -75,12 +78,15 @@ export async function openInfra(cfg: Config): Promise<Infra> {
   return {
     mode,
     store,
+    approvals: new ApprovalStore(db),
     queue,
+    timers,
     bus,
     locks,
     cooldowns,
     async close() {
       await queue.close();
+      await timers.close();
       await bus.close();
       await locks.close();
       await cooldowns.close();

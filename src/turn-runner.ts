@@ -1,10 +1,21 @@
-import type { AssistantMessage, Message, UserMessage } from '@mariozechner/pi-ai';
+import type { AgentToolResult } from '@mariozechner/pi-agent-core';
+import type { AssistantMessage, Context, Message, ToolResultMessage, UserMessage } from '@mariozechner/pi-ai';
+import type { Logger } from 'pino';
+import type { ApprovalStore } from '../adapters/store/approvals.js';
 import type { ConversationRow, InboxRow, Store, StoredMessage, TurnRow } from '../adapters/store/store.js';
-import type { ProviderChain, Attempt } from '../providers/chain.js';
+import { checkClaims, type ClaimFinding, type TraceEntry } from '../moat/honesty.js';
+import { planTools } from '../moat/planner.js';
+import { Redactor } from '../moat/secrets.js';
+import type { Attempt, ProviderChain } from '../providers/chain.js';
+import { jsonSchemaOf, type AnyTool } from '../tools/contract.js';
+import { workspaceFor } from '../tools/workspace.js';
 import { runAgent } from './agent-loop.js';
+import { answerHint } from './approvals/parse.js';
+import type { ApprovalService } from './approvals/service.js';
 import type { Config } from './config.js';
-import type { TurnEvent, TurnProvider } from './events.js';
+import type { TurnEvent, TurnProvider, TurnUsage } from './events.js';
 import type { PromptComposer } from './prompt.js';
+import { TurnTools, type ParkedCall } from './turn-tools.js';
 
 export const NO_PROVIDER_REPLY =
   'No model provider is configured on this gateway, so I cannot answer yet. ' +
@@ -15,20 +26,36 @@ export interface TurnDeps {
   chain: ProviderChain | null;
   prompts: PromptComposer;
   config: Config;
+  approvals: ApprovalService;
+  approvalStore: ApprovalStore;
+  /** Every tool this conversation may use (built-ins and MCP), before the planner narrows them. */
+  tools: () => AnyTool[];
+  log: Logger;
 }
 
-/**
- * Runs one turn to its end and closes its row; returns the conversation's other
- * waiting inbox rows (null if another attempt had already closed the turn). Everything the user sees goes
- * out through `emit`; the transcript is written once, atomically, at the end, so
- * a turn that dies midway leaves nothing half-written and is simply run again.
- */
-/** What a turn starts from: the transcript window and memory notes (loaded with the turn row). */
+/** What the turn starts from: the transcript window and memory notes (loaded with the turn row). */
 export interface TurnContext {
   history: StoredMessage[];
   memory: string[];
 }
 
+/** A parked turn's loop state, kept on its row until its approvals are decided. */
+interface ParkedState {
+  /** This turn's messages after its prompts so far, without the placeholders of waiting calls. */
+  messages: Message[];
+  pending: ParkedCall[];
+  trace: TraceEntry[];
+  text: string;
+  usage: TurnUsage;
+  attempts: Attempt[];
+}
+
+/**
+ * Runs one turn to its end and closes its row; returns the conversation's other
+ * waiting inbox rows (null when the turn parked, or another attempt closed it).
+ * Everything the user sees goes out through `emit`; the transcript is written
+ * once, atomically, at the end, so a turn that dies midway is simply run again.
+ */
 export async function runTurn(
   deps: TurnDeps,
   conv: ConversationRow,
@@ -43,6 +70,7 @@ export async function runTurn(
   const agent = deps.config.agents[conv.agent] ?? deps.config.agents.default!;
   const prompts = batch.map(toUserMessage);
   const oneOff = batch[0]?.context ?? null;
+  const sender = batch[0]!.sender.id;
 
   if (!deps.chain) {
     emit({ type: 'text_delta', turnId, delta: NO_PROVIDER_REPLY });
@@ -52,26 +80,74 @@ export async function runTurn(
     return closed.finished ? closed.pending : null;
   }
   const chain = deps.chain;
-
-  const history = context.history as unknown as Message[];
-  const { memory } = context;
+  const parked = isParkedState(turn.state) ? turn.state : null;
   const contextMessages = oneOff ? contextToMessages(oneOff, chain) : { messages: [] as Message[], system: [] as string[] };
-  const systemPrompt = deps.prompts.compose({ channel: conv.channel, agent, memory, extraSystem: contextMessages.system });
+  const systemPrompt = deps.prompts.compose({ channel: conv.channel, agent, memory: context.memory, extraSystem: contextMessages.system });
 
-  const attempts: Attempt[] = [];
+  // The moat around the model: secrets never reach the provider (stable placeholders instead).
+  const redactor = new Redactor();
+  const toProvider = (c: Context): Context => ({ ...c, messages: c.messages.map((m) => redactMessage(m, redactor)) });
+
+  // Tools: the planner offers only those the request needs (the full set when unsure).
+  const all = deps.tools();
+  let offered = all;
+  if (deps.config.tools.planner && all.length) {
+    const plan = planTools(
+      prompts.map((p) => (typeof p.content === 'string' ? p.content : '')).join('\n'),
+      all.map((t) => ({ name: t.name, description: t.description, ...(t.toolset ? { toolset: t.toolset } : {}), schemaChars: JSON.stringify(jsonSchemaOf(t)).length })),
+    );
+    // A resumed turn keeps every tool its parked calls may need.
+    const keep = new Set([...plan.tools, ...(parked?.pending.map((p) => p.tool) ?? [])]);
+    offered = all.filter((t) => keep.has(t.name));
+    deps.log.debug({ turn: turnId, tools: plan.tools, fellBack: plan.fellBack, promptCharsSaved: plan.promptCharsSaved }, 'planner guard');
+  }
+  const tools = new TurnTools({
+    tools: offered,
+    ctx: {
+      conversationId: conv.id,
+      turnId,
+      senderId: sender,
+      workspace: workspaceFor(deps.config.dataDir, conv.id),
+      signal: signal ?? new AbortController().signal,
+      evidence: () => ({
+        userMessages: [...(context.history as unknown as Message[]), ...contextMessages.messages, ...prompts].filter((m) => m.role === 'user').map(messageText),
+        toolOutputs: tools.trace.filter((t) => t.ok).map((t) => t.output ?? ''),
+      }),
+    },
+    policy: { autonomy: deps.config.approvals.autonomy, rules: all.length ? await deps.approvalStore.rules() : [] },
+    redactor,
+    store: deps.store,
+    approvals: deps.approvals,
+    requester: sender,
+    channel: conv.channel,
+    outputCapBytes: deps.config.tools.outputCapBytes,
+    log: deps.log,
+  });
+  if (parked) tools.trace.push(...parked.trace);
+
+  // Resuming a parked turn: the decided calls get their results first.
+  let resumed: Message[] | undefined;
+  if (parked) resumed = [...parked.messages, ...(await decidedResults(deps, tools, parked.pending, turnId, emit))];
+
+  const attempts: Attempt[] = [...(parked?.attempts ?? [])];
   let slot: string | undefined;
   const result = await runAgent(
     {
       systemPrompt,
-      history: [...sanitizeHistory(history), ...contextMessages.messages],
+      history: [...sanitizeHistory(context.history as unknown as Message[]), ...contextMessages.messages],
       prompts,
-      tools: [],
+      tools: tools.agentTools(),
       chain,
       maxIterations: agent.maxIterations,
       ...(agent.maxTokens ? { maxTokens: agent.maxTokens } : {}),
       ...(agent.temperature !== undefined ? { temperature: agent.temperature } : {}),
       ...(signal ? { signal } : {}),
       sessionId: conv.id,
+      ...(resumed ? { resumed } : {}),
+      beforeToolCall: tools.beforeToolCall,
+      afterToolCall: tools.afterToolCall,
+      stopWhen: () => tools.parked.length > 0,
+      toProvider,
     },
     {
       onText: (delta) => emit({ type: 'text_delta', turnId, delta }),
@@ -85,39 +161,139 @@ export async function runTurn(
       },
     },
   );
+  const usage = addUsage(parked?.usage, result.usage);
+  let text = parked?.text ? (result.text ? `${parked.text}\n\n${result.text}` : parked.text) : result.text;
+  const provider: TurnProvider = { slot: slot ?? null, fallbackActivated: slot !== undefined && slot !== chain.slots[0]!.id, attempts };
+  const kept = result.newMessages.filter((m) => !(m.role === 'assistant' && (m.stopReason === 'error' || m.stopReason === 'aborted')));
 
-  let text = result.text;
-  if (result.finishReason === 'error') {
-    // Withdraw any partial answer and say plainly what went wrong.
-    if (text) emit({ type: 'reset', turnId, reason: 'provider error' });
-    text = `Sorry, I could not get an answer from the model provider. ${result.error}. Please try again.`;
-    emit({ type: 'text_delta', turnId, delta: text });
-  } else if (result.finishReason === 'turn_cap') {
-    const note = `\n\n(Stopped after ${agent.maxIterations} model calls in one turn.)`;
-    text += note;
-    emit({ type: 'text_delta', turnId, delta: note });
+  if (tools.parked.length) {
+    // Park: persist the loop state, free the worker; the decision resumes it.
+    const waiting = new Set(tools.parked.map((p) => p.toolCallId));
+    const state: ParkedState = {
+      messages: [...(resumed ?? []), ...kept].filter((m) => !(m.role === 'toolResult' && waiting.has(m.toolCallId))),
+      pending: tools.parked,
+      trace: tools.trace,
+      text,
+      usage,
+      attempts,
+    };
+    if (!(await deps.store.parkTurn(turnId, state))) return null;
+    await deps.approvals.resumeIfReady(turnId); // answered before we parked?
+    const approvals = tools.requested.map((a) => ({ code: a.code, tool: a.tool, tier: a.tier, expiresAt: new Date(a.expires_at).toISOString(), args: a.args, reasons: a.reasons }));
+    const ask = tools.requested.map((a) => `Approval needed (${a.tier}) to run ${a.tool} ${describeArgs(a.args)} — code ${a.code}. ${answerHint(a.code, a.rule_permitted)}`).join('\n');
+    for (const a of approvals) emit({ type: 'approval_requested', turnId, approval: a });
+    emit({ type: 'text_delta', turnId, delta: (text ? '\n\n' : '') + ask });
+    text = text ? `${text}\n\n${ask}` : ask;
+    emit({ type: 'done', turnId, text, finishReason: 'approval_pending', usage, provider, approvals });
+    return null;
   }
 
-  const stored = [
-    ...contextMessages.messages,
-    ...prompts,
-    // A failed or aborted model call is not part of the conversation the model sees next time.
-    ...result.newMessages.filter((m) => !(m.role === 'assistant' && (m.stopReason === 'error' || m.stopReason === 'aborted'))),
-  ] as StoredMessage[];
-  const provider: TurnProvider = { slot: slot ?? null, fallbackActivated: slot !== undefined && slot !== chain.slots[0]!.id, attempts };
+  let finishReason = result.finishReason;
+  let honesty: ClaimFinding[] = [];
+  if (result.finishReason === 'error') {
+    // Withdraw any partial answer and say plainly what went wrong.
+    if (result.text) emit({ type: 'reset', turnId, reason: 'provider error' });
+    text = `Sorry, I could not get an answer from the model provider. ${result.error}. Please try again.`;
+    emit({ type: 'text_delta', turnId, delta: text });
+  } else {
+    if (result.finishReason === 'turn_cap') {
+      const note = `\n\n(Stopped after ${agent.maxIterations} model calls in one turn.)`;
+      text += note;
+      emit({ type: 'text_delta', turnId, delta: note });
+    }
+    // The honesty check: claims of action must match this turn's tool trace.
+    const check = checkClaims(result.text, tools.trace);
+    honesty = check.findings;
+    if (honesty.length) {
+      const corrections = '\n\n' + honesty.map((f) => `[Correction: ${f.reason}]`).join('\n');
+      text += corrections;
+      emit({ type: 'text_delta', turnId, delta: corrections });
+      appendText(kept, corrections);
+    }
+  }
   if (provider.fallbackActivated && deps.config.fallback.notice) emit({ type: 'notice', turnId, text: `(answered by the fallback model ${slot})` });
+
+  const stored = [...contextMessages.messages, ...prompts, ...(resumed ?? []), ...kept] as StoredMessage[];
   const closed = await deps.store.finishTurn({
     turnId,
-    status: result.finishReason === 'error' ? 'failed' : 'done',
+    status: finishReason === 'error' ? 'failed' : 'done',
     messages: stored,
-    finishReason: result.finishReason,
+    finishReason,
     ...(result.error ? { error: result.error } : {}),
-    usage: result.usage as unknown as Record<string, unknown>,
+    usage: usage as unknown as Record<string, unknown>,
     provider: provider as unknown as Record<string, unknown>,
+    ...(honesty.length ? { honesty } : {}),
   });
   if (!closed.finished) return null; // another attempt closed it first: it has told the user
-  emit({ type: 'done', turnId, text, finishReason: result.finishReason, usage: result.usage, provider });
+  emit({ type: 'done', turnId, text, finishReason, usage, provider });
   return closed.pending;
+}
+
+/** Results for the calls a parked turn waited on: run what was approved (once), refuse the rest. */
+async function decidedResults(deps: TurnDeps, tools: TurnTools, pending: ParkedCall[], turnId: string, emit: (e: TurnEvent) => void): Promise<ToolResultMessage[]> {
+  const out: ToolResultMessage[] = [];
+  for (const p of pending) {
+    const a = await deps.approvalStore.get(p.approvalId);
+    let result: AgentToolResult<unknown>;
+    let isError = true;
+    if (a?.status === 'approved' && (await deps.approvalStore.markExecuted(a.id))) {
+      const tool = tools.tool(p.tool);
+      try {
+        if (!tool) throw new Error(`the tool ${p.tool} is no longer available`);
+        emit({ type: 'tool_start', turnId, toolCallId: p.toolCallId, name: p.tool, args: a.args });
+        // Exactly the approved arguments, whatever the model said since.
+        result = await tools.present(p.tool, a.args, await tools.execute(tool, a.args), false);
+        isError = false;
+      } catch (err) {
+        result = await tools.present(p.tool, a.args, { content: [{ type: 'text', text: (err as Error).message }], details: null }, true);
+      }
+      emit({ type: 'tool_end', turnId, toolCallId: p.toolCallId, name: p.tool, isError });
+    } else {
+      const why =
+        a?.status === 'denied' ? `Not approved: ${a.decided_by ?? 'an operator'} said no. It was not run.`
+        : a?.status === 'expired' ? 'Not approved: nobody answered before the deadline (expired). It was not run.'
+        : a?.status === 'executed' || a?.status === 'approved' ? 'This approved call was already run once (before a restart); it is not run again. Its result is unknown.'
+        : 'Not approved. It was not run.';
+      if (a?.status === 'expired') emit({ type: 'notice', turnId, text: `Approval ${a.code} expired: ${p.tool} was not run.` });
+      tools.trace.push({ tool: p.tool, args: a?.args, ok: false, output: why });
+      result = { content: [{ type: 'text', text: why }], details: null };
+    }
+    out.push({ role: 'toolResult', toolCallId: p.toolCallId, toolName: p.tool, content: result.content as ToolResultMessage['content'], isError, timestamp: Date.now() });
+  }
+  return out;
+}
+
+function messageText(m: Message): string {
+  if (typeof m.content === 'string') return m.content;
+  return m.content.map((p) => (p.type === 'text' ? p.text : '')).join('\n');
+}
+
+function isParkedState(s: unknown): s is ParkedState {
+  return !!s && typeof s === 'object' && Array.isArray((s as ParkedState).pending) && (s as ParkedState).pending.length > 0;
+}
+
+function addUsage(a: TurnUsage | undefined, b: TurnUsage): TurnUsage {
+  if (!a) return b;
+  return { input: a.input + b.input, output: a.output + b.output, totalTokens: a.totalTokens + b.totalTokens, cost: a.cost + b.cost };
+}
+
+function describeArgs(args: unknown): string {
+  const s = typeof args === 'object' && args && 'command' in args ? `\`${String((args as { command: unknown }).command)}\`` : JSON.stringify(args);
+  return s.length > 300 ? s.slice(0, 300) + '…' : s;
+}
+
+/** Adds text to the last assistant message (the honesty corrections are part of the answer). */
+function appendText(messages: Message[], text: string): void {
+  const last = [...messages].reverse().find((m): m is AssistantMessage => m.role === 'assistant');
+  if (last) last.content = [...last.content, { type: 'text', text }];
+}
+
+function redactMessage(m: Message, r: Redactor): Message {
+  if (m.role === 'user') {
+    return typeof m.content === 'string' ? { ...m, content: r.redact(m.content).text } : { ...m, content: m.content.map((p) => (p.type === 'text' ? { ...p, text: r.redact(p.text).text } : p)) };
+  }
+  if (m.role === 'toolResult') return { ...m, content: m.content.map((p) => (p.type === 'text' ? { ...p, text: r.redact(p.text).text } : p)) };
+  return m;
 }
 
 function toUserMessage(row: InboxRow): UserMessage {

@@ -5,6 +5,7 @@ import { acquire, type LockService } from '../adapters/lock/port.js';
 import type { JobQueue } from '../adapters/queue/port.js';
 import type { InboxRow, Store } from '../adapters/store/store.js';
 import { conversationTopic, EventPublisher } from './event-publisher.js';
+import type { TimerJob } from './approvals/service.js';
 import { runTurn, type TurnDeps } from './turn-runner.js';
 
 export interface DrainJob {
@@ -13,6 +14,7 @@ export interface DrainJob {
 
 export interface WorkerDeps extends TurnDeps {
   queue: JobQueue<DrainJob>;
+  timers: JobQueue<TimerJob>;
   bus: Bus;
   locks: LockService;
   log: Logger;
@@ -38,6 +40,8 @@ export class Worker {
   start(): void {
     const { queue, config } = this.deps;
     queue.process(async (job) => this.drain(job.data.conversationId, job.signal), { concurrency: config.queue.concurrency });
+    // Approval deadlines: fail-closed expiry resumes the parked turn.
+    this.deps.timers.process(async () => void (await this.deps.approvals.expire()), { concurrency: 1 });
     // At start, anything left unconsumed by a previous life is drained right away.
     void this.sweep(0);
     this.sweepTimer = setInterval(() => void this.sweep(config.queue.recoverAfterMs), config.queue.recoverIntervalMs);
@@ -46,6 +50,8 @@ export class Worker {
 
   async sweep(olderThanMs: number): Promise<number> {
     try {
+      // Deadlines whose timer was lost (embedded restart) still expire.
+      await this.deps.approvals.expire();
       const ids = await this.deps.store.stuckConversations(olderThanMs);
       for (const id of ids) await this.deps.queue.add({ conversationId: id }, { dedupKey: id });
       if (ids.length) this.deps.log.info({ count: ids.length }, 'recovery sweep re-drained conversations');
@@ -67,7 +73,8 @@ export class Worker {
     const work = (async () => {
       try {
         const state = await store.drainState(conversationId);
-        if (!state) return;
+        // A parked turn holds the conversation until its approvals are decided.
+        if (!state || state.parked) return;
         const conv = state.conversation;
         const agent = config.agents[conv.agent] ?? config.agents.default!;
         const publisher = new EventPublisher(this.deps.bus, conversationTopic(conv.key));
@@ -96,7 +103,12 @@ export class Worker {
             await publisher.drain();
           }
           turnLog.debug('turn done');
-          pending = next ?? (await store.drainState(conversationId))?.pending ?? [];
+          if (next === null) {
+            // Parked (or closed elsewhere): look again, the conversation may be waiting.
+            const again = await store.drainState(conversationId);
+            if (!again || again.parked) return;
+            pending = again.pending;
+          } else pending = next;
         }
         // More waiting than one job should take in a row: let other conversations run.
         await this.deps.queue.add({ conversationId }, { dedupKey: conversationId });

@@ -33,7 +33,10 @@ export interface TurnRow {
   id: string;
   conversation_id: string;
   seq: number;
-  status: 'running' | 'done' | 'failed';
+  status: 'running' | 'parked' | 'done' | 'failed';
+  /** A turn that was parked for approvals: its loop state (see turn-runner). */
+  state: unknown;
+  honesty: unknown;
   attempt: number;
   worker: string | null;
   started_at: Date;
@@ -72,6 +75,8 @@ export interface FinishTurn {
   error?: string;
   usage?: Record<string, unknown>;
   provider?: Record<string, unknown>;
+  /** Claims the honesty check corrected. */
+  honesty?: unknown[];
 }
 
 /**
@@ -132,16 +137,73 @@ export class Store {
    * What a drain needs in one round trip: the conversation and its unconsumed
    * inbox rows, oldest first (rows with turn_id belong to an unfinished turn).
    */
-  async drainState(conversationId: string): Promise<{ conversation: ConversationRow; pending: InboxRow[] } | undefined> {
-    const r = await this.db.query<ConversationRow & { pending: InboxRow[] }>(
-      `select c.*, coalesce((select json_agg(i order by i.id) from inbox i where i.conversation_id = c.id and i.consumed_at is null), '[]'::json) as pending
+  async drainState(conversationId: string): Promise<{ conversation: ConversationRow; pending: InboxRow[]; parked: boolean } | undefined> {
+    const r = await this.db.query<ConversationRow & { pending: InboxRow[]; parked: boolean }>(
+      `select c.*, coalesce((select json_agg(i order by i.id) from inbox i where i.conversation_id = c.id and i.consumed_at is null), '[]'::json) as pending,
+              exists (select 1 from turns t where t.conversation_id = c.id and t.status = 'parked') as parked
        from conversations c where c.id = $1`,
       [conversationId],
     );
     const row = r.rows[0];
     if (!row) return undefined;
-    const { pending, ...conversation } = row;
-    return { conversation, pending: pending.map(inboxFromJson) };
+    const { pending, parked, ...conversation } = row;
+    return { conversation, pending: pending.map(inboxFromJson), parked };
+  }
+
+  /** Parks a running turn: its loop state waits here for approvals; the conversation waits with it. */
+  async parkTurn(turnId: string, state: unknown): Promise<boolean> {
+    return (await this.db.query(`update turns set status = 'parked', state = $2 where id = $1 and status = 'running'`, [turnId, JSON.stringify(state)])).rowCount === 1;
+  }
+
+  /** Makes a parked turn runnable again; returns its conversation (to drain), or undefined if it was not parked. */
+  async unparkTurn(turnId: string): Promise<string | undefined> {
+    return (await this.db.query<{ conversation_id: string }>(`update turns set status = 'running' where id = $1 and status = 'parked' returning conversation_id`, [turnId])).rows[0]?.conversation_id;
+  }
+
+  async saveToolResult(turnId: string, tool: string, content: string): Promise<string> {
+    const id = 'tr_' + randomUUID().replace(/-/g, '').slice(0, 16);
+    await this.db.query('insert into tool_results (id, turn_id, tool, content) values ($1, $2, $3, $4)', [id, turnId, tool, content]);
+    return id;
+  }
+
+  async toolResult(id: string): Promise<{ content: string; turn_id: string } | undefined> {
+    return (await this.db.query<{ content: string; turn_id: string }>('select content, turn_id from tool_results where id = $1', [id])).rows[0];
+  }
+
+  /** Stored messages of a conversation after a given message id (for clients catching up). */
+  async messagesAfter(conversationId: string, afterId: number, limit = 200): Promise<Array<{ id: number; turn_id: string | null; role: string; content: StoredMessage; created_at: Date }>> {
+    return (
+      await this.db.query<{ id: number; turn_id: string | null; role: string; content: StoredMessage; created_at: Date }>(
+        'select id, turn_id, role, content, created_at from messages where conversation_id = $1 and id > $2 order by id limit $3',
+        [conversationId, afterId, limit],
+      )
+    ).rows;
+  }
+
+  async addMemory(scope: 'global' | 'conversation' | 'sender', scopeKey: string, body: string): Promise<number> {
+    return (await this.db.query<{ id: number }>('insert into memory (scope, scope_key, body) values ($1, $2, $3) returning id', [scope, scopeKey, body])).rows[0]!.id;
+  }
+
+  /** Notes visible to a conversation and its sender, newest first, filtered by words of the query. */
+  async searchMemory(conversationId: string, senderId: string, query: string, limit = 20): Promise<Array<{ id: number; scope: string; body: string }>> {
+    const words = query.toLowerCase().split(/\W+/).filter((w) => w.length > 2).slice(0, 8);
+    const r = await this.db.query<{ id: number; scope: string; body: string }>(
+      `select id, scope, body from memory
+       where (scope = 'global' or (scope = 'conversation' and scope_key = $1) or (scope = 'sender' and scope_key = $2))
+         and ($3::text[] = '{}' or exists (select 1 from unnest($3::text[]) w where lower(body) like '%' || w || '%'))
+       order by id desc limit $4`,
+      [conversationId, senderId, words, limit],
+    );
+    return r.rows;
+  }
+
+  async forgetMemory(id: number, conversationId: string, senderId: string): Promise<boolean> {
+    return (
+      await this.db.query(
+        `delete from memory where id = $1 and (scope = 'global' or (scope = 'conversation' and scope_key = $2) or (scope = 'sender' and scope_key = $3))`,
+        [id, conversationId, senderId],
+      )
+    ).rowCount === 1;
   }
 
   /** Unconsumed inbox rows of a conversation, oldest first. Rows with turn_id belong to an unfinished turn. */
@@ -178,7 +240,7 @@ export class Store {
   async finishTurn(f: FinishTurn): Promise<{ finished: boolean; pending: InboxRow[] }> {
     const r = await this.db.query<{ id: string; pending: InboxRow[] }>(
       `with t as (
-         update turns set status = $2, finished_at = now(), finish_reason = $3, error = $4, usage = $5, provider = $6
+         update turns set status = $2, finished_at = now(), finish_reason = $3, error = $4, usage = $5, provider = $6, honesty = $8, state = null
          where id = $1 and status = 'running'
          returning id, conversation_id
        ), m as (
@@ -200,6 +262,7 @@ export class Store {
         f.usage ? JSON.stringify(f.usage) : null,
         f.provider ? JSON.stringify(f.provider) : null,
         JSON.stringify(f.messages),
+        f.honesty?.length ? JSON.stringify(f.honesty) : null,
       ],
     );
     const row = r.rows[0];
@@ -277,6 +340,16 @@ export class Store {
       [olderThanMs],
     );
     return r.rows.map((x) => x.conversation_id);
+  }
+
+  /** Recently active conversations, newest first. */
+  async listConversations(limit = 50): Promise<Array<ConversationRow & { updated_at: Date; turns: number }>> {
+    return (
+      await this.db.query<ConversationRow & { updated_at: Date; turns: number }>(
+        `select c.*, (select count(*)::int from turns t where t.conversation_id = c.id) as turns from conversations c order by c.updated_at desc limit $1`,
+        [limit],
+      )
+    ).rows;
   }
 
   async ping(): Promise<void> {

@@ -163,6 +163,7 @@ export async function chatCompletions(deps: ChatDeps, ctx: RequestContext): Prom
 
 /** The `switchboard` object of a response: where the answer came from. */
 function switchboardObject(conversation: string, e: Extract<TurnEvent, { type: 'done' }>, notices: string[]) {
+  const approval = e.approvals?.[0];
   return {
     conversation,
     turn: e.turnId,
@@ -170,6 +171,8 @@ function switchboardObject(conversation: string, e: Extract<TurnEvent, { type: '
     fallbackActivated: e.provider?.fallbackActivated ?? false,
     attempts: e.provider?.attempts ?? [],
     ...(notices.length ? { notices } : {}),
+    // The turn is parked until an operator answers; GET /v1/conversations/{conversation}/messages has the rest.
+    ...(approval ? { approval: { code: approval.code, tool: approval.tool, tier: approval.tier, expiresAt: approval.expiresAt }, approvals: e.approvals } : {}),
   };
 }
 

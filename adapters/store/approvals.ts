@@ -1,0 +1,147 @@
+import { createHash, randomInt, randomUUID } from 'node:crypto';
+import type { Db } from '../db/port.js';
+
+export type ApprovalStatus = 'pending' | 'approved' | 'denied' | 'expired' | 'executed';
+
+export interface ApprovalRow {
+  id: string;
+  code: string;
+  conversation_id: string;
+  turn_id: string;
+  tool_call_id: string;
+  tool: string;
+  args: unknown;
+  args_hash: string;
+  pattern: string;
+  tier: string;
+  reasons: string[];
+  rule_permitted: boolean;
+  requester: string | null;
+  channel: string;
+  status: ApprovalStatus;
+  always: boolean;
+  decided_by: string | null;
+  decided_via: string | null;
+  decided_at: Date | null;
+  expires_at: Date;
+  created_at: Date;
+}
+
+export interface NewApproval {
+  conversationId: string;
+  turnId: string;
+  toolCallId: string;
+  tool: string;
+  args: unknown;
+  argsHash: string;
+  pattern: string;
+  tier: string;
+  reasons: string[];
+  rulePermitted: boolean;
+  requester: string | null;
+  channel: string;
+  expiresAt: Date;
+}
+
+/** Letters and digits nobody misreads: no 0/O, 1/I/L, 2/Z, 5/S, 8/B. */
+export const CODE_ALPHABET = 'ACDEFGHJKMNPQRTUVWXY34679';
+export const CODE_LENGTH = 5;
+
+export function newCode(): string {
+  let s = '';
+  for (let i = 0; i < CODE_LENGTH; i++) s += CODE_ALPHABET[randomInt(CODE_ALPHABET.length)];
+  return s;
+}
+
+export function argsHash(canonicalArgs: string): string {
+  return createHash('sha256').update(canonicalArgs).digest('hex');
+}
+
+export type DecideOutcome =
+  | { ok: true; approval: ApprovalRow }
+  | { ok: false; reason: 'unknown' | 'expired' | 'already_decided'; approval?: ApprovalRow };
+
+/** Approvals, allow rules and the audit trail, in plain SQL (Postgres and PGlite). */
+export class ApprovalStore {
+  constructor(private readonly db: Db) {}
+
+  async create(a: NewApproval): Promise<ApprovalRow> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const r = await this.db.query<ApprovalRow>(
+          `insert into approvals (id, code, conversation_id, turn_id, tool_call_id, tool, args, args_hash, pattern, tier, reasons, rule_permitted, requester, channel, expires_at)
+           values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
+           on conflict (turn_id, tool_call_id) do update set turn_id = excluded.turn_id
+           returning *`,
+          ['ap_' + randomUUID(), newCode(), a.conversationId, a.turnId, a.toolCallId, a.tool, JSON.stringify(a.args ?? null), a.argsHash, a.pattern, a.tier, JSON.stringify(a.reasons), a.rulePermitted, a.requester, a.channel, a.expiresAt],
+        );
+        return r.rows[0]!;
+      } catch (err) {
+        // A code already pending elsewhere: draw another.
+        if ((err as { code?: string }).code === '23505' && attempt < 10) continue;
+        throw err;
+      }
+    }
+  }
+
+  async pending(): Promise<ApprovalRow[]> {
+    return (await this.db.query<ApprovalRow>(`select * from approvals where status = 'pending' order by created_at`)).rows;
+  }
+
+  /** The newest approval with this code (codes are unique among pending ones only). */
+  async byCode(code: string): Promise<ApprovalRow | undefined> {
+    return (await this.db.query<ApprovalRow>(`select * from approvals where code = $1 order by (status = 'pending') desc, created_at desc limit 1`, [code])).rows[0];
+  }
+
+  async get(id: string): Promise<ApprovalRow | undefined> {
+    return (await this.db.query<ApprovalRow>('select * from approvals where id = $1', [id])).rows[0];
+  }
+
+  async forTurn(turnId: string): Promise<ApprovalRow[]> {
+    return (await this.db.query<ApprovalRow>('select * from approvals where turn_id = $1 order by created_at', [turnId])).rows;
+  }
+
+  /**
+   * Single-use and atomic: only a pending, unexpired approval changes, so of two
+   * operators answering at once exactly one wins.
+   */
+  async decide(code: string, decision: 'approved' | 'denied', by: string, via: string, always = false): Promise<DecideOutcome> {
+    const r = await this.db.query<ApprovalRow>(
+      `update approvals set status = $2, decided_by = $3, decided_via = $4, decided_at = now(), always = $5
+       where code = $1 and status = 'pending' and expires_at > now()
+       returning *`,
+      [code, decision, by, via, always && decision === 'approved'],
+    );
+    if (r.rows[0]) return { ok: true, approval: r.rows[0] };
+    const existing = await this.byCode(code);
+    if (!existing) return { ok: false, reason: 'unknown' };
+    if (existing.status === 'pending' || existing.status === 'expired') return { ok: false, reason: 'expired', approval: existing };
+    return { ok: false, reason: 'already_decided', approval: existing };
+  }
+
+  /** Fail-closed expiry: every pending approval past its deadline becomes expired. */
+  async expireDue(): Promise<ApprovalRow[]> {
+    return (await this.db.query<ApprovalRow>(`update approvals set status = 'expired', decided_at = now() where status = 'pending' and expires_at <= now() returning *`)).rows;
+  }
+
+  /** Claims an approved call for execution, once: a retried turn finds it already executed. */
+  async markExecuted(id: string): Promise<boolean> {
+    return (await this.db.query(`update approvals set status = 'executed' where id = $1 and status = 'approved'`, [id])).rowCount === 1;
+  }
+
+  async addRule(tool: string, pattern: string, by: string): Promise<void> {
+    await this.db.query('insert into allow_rules (tool, pattern, created_by) values ($1, $2, $3) on conflict do nothing', [tool, pattern, by]);
+  }
+
+  async rules(): Promise<Array<{ tool: string; pattern: string }>> {
+    return (await this.db.query<{ tool: string; pattern: string }>('select tool, pattern from allow_rules order by id')).rows;
+  }
+
+  async audit(actor: string, action: string, subject: string | null, details: unknown): Promise<void> {
+    await this.db.query('insert into audit (actor, action, subject, details) values ($1, $2, $3, $4)', [actor, action, subject, JSON.stringify(details ?? null)]);
+  }
+
+  async auditTrail(subject: string): Promise<Array<{ at: Date; actor: string; action: string; details: unknown }>> {
+    return (await this.db.query<{ at: Date; actor: string; action: string; details: unknown }>('select at, actor, action, details from audit where subject = $1 order by id', [subject])).rows;
+  }
+}

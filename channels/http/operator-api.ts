@@ -1,0 +1,101 @@
+import type { Store, StoredMessage } from '../../adapters/store/store.js';
+import type { ApprovalService } from '../../src/approvals/service.js';
+import type { AnswerDecision } from '../../src/approvals/parse.js';
+import { conversationKey } from '../../src/envelope.js';
+import { BodyTooLargeError, sendJson, type HttpServer, type RequestContext } from '../../src/http/server.js';
+import type { ApiKeyAuth, Principal } from './auth.js';
+import { sendError } from './errors.js';
+
+export interface OperatorApiDeps {
+  auth: ApiKeyAuth;
+  store: Store;
+  approvals: ApprovalService;
+}
+
+const DECISIONS: Record<string, AnswerDecision> = { approve: 'approve', approved: 'approve', yes: 'approve', deny: 'deny', denied: 'deny', no: 'deny', always: 'always' };
+
+/**
+ * Approvals and conversation reading over HTTP: what operators (and the
+ * `switchboard approvals` CLI) use, and how an HTTP client catches up on what
+ * a resumed turn said.
+ */
+export function registerOperatorApi(server: HttpServer, deps: OperatorApiDeps): void {
+  const who = (ctx: RequestContext): Principal | null => {
+    const p = deps.auth.authenticate(ctx.req);
+    if (!p) sendError(ctx.res, 401, 'Incorrect API key provided.', { code: 'invalid_api_key' });
+    return p;
+  };
+
+  server.route('GET', '/v1/approvals', async (ctx) => {
+    const p = who(ctx);
+    if (!p) return;
+    if (!p.operator) return sendError(ctx.res, 403, 'Listing approvals needs an operator key.', { type: 'permission_error', code: 'not_operator' });
+    const rows = await deps.approvals.pending();
+    const convs = new Map<string, string>();
+    for (const r of rows) if (!convs.has(r.conversation_id)) convs.set(r.conversation_id, (await deps.store.conversation(r.conversation_id))?.key ?? r.conversation_id);
+    sendJson(ctx.res, 200, {
+      object: 'list',
+      data: rows.map((r) => ({
+        code: r.code,
+        conversation: r.conversation_id,
+        conversationKey: convs.get(r.conversation_id),
+        turn: r.turn_id,
+        tool: r.tool,
+        arguments: r.args,
+        tier: r.tier,
+        reasons: r.reasons,
+        requester: r.requester,
+        channel: r.channel,
+        expiresAt: new Date(r.expires_at).toISOString(),
+        alwaysPermitted: r.rule_permitted,
+      })),
+    });
+  });
+
+  server.route('POST', '/v1/approvals/:code', async (ctx) => {
+    const p = who(ctx);
+    if (!p) return;
+    let body: { decision?: unknown } = {};
+    try {
+      const raw = await ctx.body();
+      body = raw.length ? (JSON.parse(raw.toString('utf8')) as typeof body) : {};
+    } catch (err) {
+      if (err instanceof BodyTooLargeError) return sendError(ctx.res, 413, 'Request body too large.', { code: 'request_too_large' });
+      return sendError(ctx.res, 400, 'The body must be JSON: {"decision": "approve" | "deny" | "always"}.', { code: 'invalid_json' });
+    }
+    const decision = typeof body.decision === 'string' ? DECISIONS[body.decision.toLowerCase()] : undefined;
+    if (!decision) return sendError(ctx.res, 400, '"decision" must be "approve", "deny" or "always".', { param: 'decision', code: 'invalid_value' });
+    const r = await deps.approvals.answer(ctx.params.code!, decision, { channel: 'http', id: p.id, operator: p.operator });
+    if (!r.ok) return sendError(ctx.res, r.status, r.message, { type: r.status === 403 ? 'permission_error' : 'invalid_request_error', code: r.code });
+    sendJson(ctx.res, 200, {
+      ok: true,
+      message: r.message,
+      approval: { code: r.approval.code, tool: r.approval.tool, status: r.approval.status, always: r.approval.always, decidedBy: r.approval.decided_by, decidedAt: r.approval.decided_at },
+    });
+  });
+
+  server.route('GET', '/v1/conversations/:conversation/messages', async (ctx) => {
+    const p = who(ctx);
+    if (!p) return;
+    const name = ctx.params.conversation!;
+    // A key reads its own conversations by name; an operator also by internal id.
+    const conv = (await deps.store.conversationByKey(conversationKey({ channel: 'http', workspace: p.id, chat: name }))) ?? (p.operator ? await deps.store.conversation(name) : undefined);
+    if (!conv) return sendError(ctx.res, 404, `Conversation '${name}' not found.`, { code: 'conversation_not_found' });
+    const after = Number(ctx.url.searchParams.get('after') ?? 0) || 0;
+    const rows = await deps.store.messagesAfter(conv.id, after);
+    sendJson(ctx.res, 200, {
+      object: 'list',
+      conversation: name,
+      data: rows.map((r) => ({ id: r.id, turn: r.turn_id, role: r.role === 'toolResult' ? 'tool' : r.role, ...describe(r.content), createdAt: new Date(r.created_at).toISOString() })),
+    });
+  });
+}
+
+function describe(m: StoredMessage): { content: string; tool?: string; toolCalls?: Array<{ name: string; arguments: unknown }> } {
+  const c = (m as { content?: unknown }).content;
+  const parts = Array.isArray(c) ? (c as Array<{ type: string; text?: string; name?: string; arguments?: unknown }>) : [];
+  const content = typeof c === 'string' ? c : parts.filter((x) => x.type === 'text').map((x) => x.text ?? '').join('');
+  const calls = parts.filter((x) => x.type === 'toolCall').map((x) => ({ name: x.name ?? '', arguments: x.arguments }));
+  const tool = (m as { toolName?: string }).toolName;
+  return { content, ...(tool ? { tool } : {}), ...(calls.length ? { toolCalls: calls } : {}) };
+}

@@ -1,0 +1,1179 @@
+// Dangerous-command classifier: one of the moat's guards.
+//
+// Classifies a bash command line into safe / caution / dangerous / blocked by parsing it for real
+// (mvdan/sh's parser) and walking every statement, pipeline, list, compound command, function
+// body and command/process substitution. Words are expanded as far as statically possible (quote
+// removal, ANSI-C strings, known variables, `${x:-default}`, brace expansion, `$IFS` splitting,
+// substitutions whose output is a literal `echo`), wrappers are stripped (sudo, env, nice, nohup,
+// timeout, xargs, command, exec, busybox, ...) and nested code is classified recursively (`bash -c`,
+// `eval`, `su -c`, `ssh host cmd`, heredocs fed to shells, `python -c` shell-outs, ...). The
+// per-command knowledge lives in ./command-rules.ts.
+import sh, { type ShNode } from 'mvdan-sh';
+import { loadLines } from './corpus.js';
+import {
+  SAFE_COMMANDS,
+  litArg,
+  normPath,
+  ruleFor,
+  writeFinding,
+  type Arg,
+  type CommandView,
+  type Produced,
+  type RedirectInfo,
+  type RuleContext,
+  type Stdin,
+} from './command-rules.js';
+
+export type Tier = 'safe' | 'caution' | 'dangerous' | 'blocked';
+
+export interface Classification {
+  tier: Tier;
+  reasons: string[];
+}
+
+export const TIER_ORDER: Record<Tier, number> = { safe: 0, caution: 1, dangerous: 2, blocked: 3 };
+
+/** Reads a command corpus: one command per line, `#` comment lines and blank lines dropped. */
+export function loadCommandCorpus(path: string): string[] {
+  return loadLines(path);
+}
+
+const SAFE_REASON = 'read-only commands only';
+const MAX_DEPTH = 8;
+const MAX_REASONS = 30;
+/** Longer input is not parsed (it would take seconds); it gets caution plus the raw-text scan. */
+const MAX_SOURCE = 256 * 1024;
+
+// Operator codes of mvdan/sh's syntax.Token as exposed by the JS build.
+const OP_PIPE = 12;
+const OP_PIPE_ALL = 13;
+const R_OUT = 54; // >
+const R_APPEND = 55; // >>
+const R_IN = 56; // <
+const R_RDWR = 57; // <>
+const R_DUP_IN = 58; // <&
+const R_DUP_OUT = 59; // >&
+const R_CLOBBER = 60; // >|
+const R_HEREDOC = 61; // <<
+const R_HEREDOC_TABS = 62; // <<-
+const R_HERESTRING = 63; // <<<
+const R_ALL_OUT = 64; // &>
+const R_ALL_APPEND = 65; // &>>
+const PROC_OUT = 67; // >(
+
+const syntax = sh.syntax;
+let parser: ReturnType<typeof syntax.NewParser> | undefined;
+
+class ParseFailure extends Error {}
+
+/** Parses `src` and returns the raw (GopherJS-internal) syntax.File; see the adapter below. */
+function parseShell(src: string): Raw {
+  parser ??= syntax.NewParser();
+  try {
+    const file = parser.Parse(src, '') as ShNode;
+    const raw = (file as { __internal_object__?: Raw }).__internal_object__;
+    if (nodeType(raw) !== 'File') throw new TypeError('unexpected mvdan-sh build (no internal syntax tree)');
+    return raw;
+  } catch (e) {
+    if (e instanceof TypeError && e.message.startsWith('unexpected mvdan-sh build')) throw e;
+    parser = undefined; // never reuse a parser that failed mid-parse
+    const msg = typeof (e as { Error?: unknown })?.Error === 'function' ? String((e as { Error: () => string }).Error()) : String(e);
+    throw new ParseFailure(msg.replace(/^:?\d+:\d+:\s*/, ''));
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Raw syntax-tree adapter
+//
+// The JS wrappers of mvdan-sh externalise whole sub-trees on every property access (a `Pos()` call
+// costs ~70µs), which made a walk cost milliseconds. The walker therefore reads the GopherJS-internal
+// objects behind them (`__internal_object__`), which mirror the Go structs of mvdan.cc/sh/v3/syntax
+// exactly: pointers are objects whose `constructor.string` is the Go type (`*syntax.CallExpr`),
+// slices are `{$array, $offset, $length}`, nil pointers are `Type.nil`, nil interfaces are a
+// method-less placeholder, strings are Go byte strings (UTF-8 bytes as char codes), and Go
+// methods such as `Pos()`/`End()` are callable. mvdan-sh is pinned (0.10.1) and the tests cover
+// this adapter.
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Raw = any;
+
+function isNil(x: Raw): boolean {
+  if (x == null || typeof x !== 'object') return true;
+  const c = x.constructor;
+  return !c || typeof c.string !== 'string' || x === c.nil;
+}
+
+/** Node type name ('CallExpr', 'Lit', ...) or '' for nil. */
+function nodeType(x: Raw): string {
+  if (isNil(x)) return '';
+  const t = x.constructor.string as string;
+  return t.startsWith('*syntax.') ? t.slice(8) : t;
+}
+
+/** A Go slice as a JS array (empty for nil). */
+function items(s: Raw): Raw[] {
+  if (!s || !s.$array) return [];
+  const out: Raw[] = new Array(s.$length);
+  for (let i = 0; i < s.$length; i++) out[i] = s.$array[s.$offset + i];
+  return out;
+}
+
+function count(s: Raw): number {
+  return s && s.$array ? (s.$length as number) : 0;
+}
+
+/** Go byte string → JS string. */
+function gstr(s: unknown): string {
+  if (typeof s !== 'string') return '';
+  // eslint-disable-next-line no-control-regex
+  return /[^\x00-\x7f]/.test(s) ? Buffer.from(s, 'latin1').toString('utf8') : s;
+}
+
+function litValue(x: Raw): string | undefined {
+  return isNil(x) ? undefined : gstr(x.Value);
+}
+
+/** Pre-order walk over syntax nodes; `fn` returning false skips a node's children. */
+function walk(node: Raw, fn: (n: Raw) => boolean): void {
+  if (isNil(node) || !fn(node)) return;
+  for (const key of Object.keys(node)) {
+    if (key === '$val') continue;
+    const v = node[key];
+    if (v == null || typeof v !== 'object') continue;
+    if (v.$array !== undefined) {
+      for (const e of items(v)) if (e && typeof e === 'object' && typeof e.constructor?.string === 'string' && e.constructor.string.startsWith('*syntax.')) walk(e, fn);
+      continue;
+    }
+    const t = v.constructor?.string;
+    if (typeof t === 'string' && t.startsWith('*syntax.') && t !== '*syntax.Pos' && v !== v.constructor.nil) walk(v, fn);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Findings
+
+class Sink {
+  readonly findings = new Map<string, Tier>();
+
+  add(tier: Tier, reason: string): void {
+    const prev = this.findings.get(reason);
+    if (prev === undefined || TIER_ORDER[tier] > TIER_ORDER[prev]) this.findings.set(reason, tier);
+  }
+
+  result(): Classification {
+    if (this.findings.size === 0) return { tier: 'safe', reasons: [SAFE_REASON] };
+    const entries = [...this.findings.entries()].sort((a, b) => TIER_ORDER[b[1]] - TIER_ORDER[a[1]]);
+    return { tier: entries[0]![1], reasons: entries.slice(0, MAX_REASONS).map(([r]) => r) };
+  }
+}
+
+interface Shared {
+  sink: Sink;
+  /** Variables assigned earlier in the same command line with statically known values. */
+  vars: Map<string, string>;
+  /** Names of shell functions defined in the command line. */
+  funcs: Set<string>;
+  /** Variables assigned from command substitutions (value unknown, origin known). */
+  taint: Map<string, { download: boolean; decoded: boolean }>;
+  /** Files written earlier in the command line with statically known content (`echo ... > x.sh`). */
+  files: Map<string, string>;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Word expansion helpers
+
+/** Decodes a bash `$'...'` string. */
+function ansiC(s: string): string {
+  return s.replace(/\\(x[0-9a-fA-F]{1,2}|u[0-9a-fA-F]{1,4}|U[0-9a-fA-F]{1,8}|[0-7]{1,3}|c.|.)/gs, (_m, e: string) => {
+    const c = e[0]!;
+    if (c === 'x' || c === 'u' || c === 'U') return String.fromCodePoint(parseInt(e.slice(1), 16) || 0);
+    if (/[0-7]/.test(c)) return String.fromCharCode(parseInt(e, 8));
+    const map: Record<string, string> = { n: '\n', t: '\t', r: '\r', a: '\x07', b: '\b', e: '\x1b', E: '\x1b', f: '\f', v: '\v', '\\': '\\', "'": "'", '"': '"', '?': '?' };
+    if (c === 'c') return String.fromCharCode(e.charCodeAt(1) & 31);
+    return map[c] ?? `\\${e}`;
+  });
+}
+
+interface Field {
+  text: string;
+  /** Per character: u = unquoted literal, q = quoted, s = unquoted expansion result, Q = quoted expansion, d = unresolved. */
+  mask: string;
+}
+
+function splitFields(f: Field, ifs = ' \t\n'): Field[] {
+  const out: Field[] = [];
+  let cur: Field = { text: '', mask: '' };
+  let started = false;
+  for (let i = 0; i < f.text.length; i++) {
+    const c = f.text[i]!;
+    const m = f.mask[i]!;
+    if (m === 's' && ifs.includes(c)) {
+      if (started) out.push(cur);
+      cur = { text: '', mask: '' };
+      started = false;
+      continue;
+    }
+    cur.text += c;
+    cur.mask += m;
+    started = true;
+  }
+  if (started) out.push(cur);
+  return out;
+}
+
+function braceExpand(f: Field, budget = { n: 64 }): Field[] {
+  const { text, mask } = f;
+  for (let i = 0; i < text.length; i++) {
+    if (text[i] !== '{' || mask[i] !== 'u') continue;
+    let depth = 0;
+    let close = -1;
+    const commas: number[] = [];
+    for (let j = i + 1; j < text.length; j++) {
+      if (mask[j] !== 'u') continue;
+      const c = text[j];
+      if (c === '{') depth++;
+      else if (c === '}') {
+        if (depth === 0) {
+          close = j;
+          break;
+        }
+        depth--;
+      } else if (c === ',' && depth === 0) commas.push(j);
+    }
+    if (close < 0) continue;
+    const alts: Field[] = [];
+    if (commas.length) {
+      let from = i + 1;
+      for (const k of [...commas, close]) {
+        alts.push({ text: text.slice(from, k), mask: mask.slice(from, k) });
+        from = k + 1;
+      }
+    } else {
+      const m = /^(-?\d+|[a-zA-Z])\.\.(-?\d+|[a-zA-Z])(?:\.\.(-?\d+))?$/.exec(text.slice(i + 1, close));
+      if (!m) continue;
+      const num = /^-?\d+$/.test(m[1]!);
+      const a = num ? parseInt(m[1]!, 10) : m[1]!.charCodeAt(0);
+      const b = num ? parseInt(m[2]!, 10) : m[2]!.charCodeAt(0);
+      const step = Math.max(1, Math.abs(parseInt(m[3] ?? '1', 10) || 1)) * (b >= a ? 1 : -1);
+      for (let v = a, n = 0; (step > 0 ? v <= b : v >= b) && n < 64; v += step, n++) {
+        const s = num ? String(v) : String.fromCharCode(v);
+        alts.push({ text: s, mask: 'u'.repeat(s.length) });
+      }
+    }
+    const pre: Field = { text: text.slice(0, i), mask: mask.slice(0, i) };
+    const post: Field = { text: text.slice(close + 1), mask: mask.slice(close + 1) };
+    const out: Field[] = [];
+    for (const alt of alts) {
+      for (const e of braceExpand({ text: pre.text + alt.text + post.text, mask: pre.mask + alt.mask + post.mask }, budget)) {
+        if (budget.n-- <= 0) return out.length ? out : [f];
+        out.push(e);
+      }
+    }
+    return out;
+  }
+  return [f];
+}
+
+function hasGlob(f: Field): boolean {
+  for (let i = 0; i < f.text.length; i++) {
+    const m = f.mask[i];
+    if (m !== 'u' && m !== 's') continue;
+    const c = f.text[i];
+    if (c === '*' || c === '?') return true;
+    if (c === '[' && f.text.indexOf(']', i + 1) > i + 1) return true;
+  }
+  return false;
+}
+
+function cmdName(text: string): string {
+  const trimmed = text.replace(/\/+$/, '');
+  const base = trimmed.includes('/') ? trimmed.slice(trimmed.lastIndexOf('/') + 1) : trimmed;
+  return (base || text).toLowerCase();
+}
+
+/** Index of the wrapped command in `rest` after the wrapper's own options (rest.length when none). */
+function commandIndex(rest: Arg[], argShort: string, argLong: string[], assigns = false): number {
+  let i = 0;
+  while (i < rest.length) {
+    const t = rest[i]!.text;
+    if (t === '--') return i + 1;
+    if (t.startsWith('--') && t.length > 2) {
+      const n = t.slice(2).split('=')[0]!;
+      if (!t.includes('=') && argLong.includes(n)) i++;
+      i++;
+      continue;
+    }
+    if (t.startsWith('-') && t.length > 1) {
+      for (let j = 1; j < t.length; j++) {
+        if (argShort.includes(t[j]!)) {
+          if (j === t.length - 1) i++;
+          break;
+        }
+      }
+      i++;
+      continue;
+    }
+    if (assigns && /^[A-Za-z_][A-Za-z0-9_]*=/.test(t)) {
+      i++;
+      continue;
+    }
+    return i;
+  }
+  return rest.length;
+}
+
+const SUDO_LONG_ARGS = ['user', 'group', 'prompt', 'close-from', 'host', 'role', 'type', 'command-timeout', 'chdir', 'other-user'];
+
+const PRIVILEGE = new Set(['sudo', 'doas', 'pkexec', 'su', 'runuser', 'chroot', 'sudoedit']);
+
+interface RunOpts {
+  stdin?: Stdin;
+  redirs: RedirectInfo[];
+  privileged: boolean;
+  viaXargs: boolean;
+}
+
+interface WordState {
+  dynamic: boolean;
+  subst: boolean;
+  proc: boolean;
+  download: boolean;
+  decoded: boolean;
+  quoted: boolean;
+  glob: boolean;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The walker
+
+/** "inner in outer", keeping at most the innermost two and the outermost context. */
+function joinLabel(inner: string, outer: string): string {
+  if (!outer) return inner;
+  const parts = [inner, ...outer.split(' in ')];
+  return (parts.length > 3 ? [parts[0], parts[1], '…', parts[parts.length - 1]] : parts).join(' in ');
+}
+
+class Analyzer {
+  private readonly ascii: boolean;
+  private bytes: Buffer | undefined;
+  readonly ctx: RuleContext;
+
+  constructor(
+    private readonly src: string,
+    private readonly shared: Shared,
+    private readonly depth: number,
+    private readonly label: string,
+  ) {
+    // eslint-disable-next-line no-control-regex
+    this.ascii = /^[\x00-\x7f]*$/.test(src);
+    this.ctx = {
+      add: (tier, reason) => this.add(tier, reason),
+      fileContent: (path) => this.shared.files.get(normPath(path)),
+      classifyCode: (code, label) => this.nested(code, label),
+      runArgv: (argv, label, extra) =>
+        this.withLabel(label).runArgv(argv, {
+          stdin: extra?.stdin,
+          redirs: [],
+          privileged: !!extra?.privileged,
+          viaXargs: !!extra?.viaXargs,
+        }),
+    };
+  }
+
+  add(tier: Tier, reason: string): void {
+    this.shared.sink.add(tier, this.label ? `${reason} (via ${this.label})` : reason);
+  }
+
+  private withLabel(label: string): Analyzer {
+    return new Analyzer(this.src, this.shared, this.depth, joinLabel(label, this.label));
+  }
+
+  /** Classifies nested shell code (bash -c, eval, heredoc fed to a shell, ...). */
+  nested(code: string, label: string): void {
+    if (!code.trim()) return;
+    const full = joinLabel(label, this.label);
+    if (this.depth + 1 > MAX_DEPTH) {
+      this.add('caution', `code nested too deeply to analyse (${label})`);
+      rawScan(code, (t, r) => this.add(t, r));
+      return;
+    }
+    runSource(code, this.shared, this.depth + 1, full);
+  }
+
+  /** Heredoc body without its closing delimiter line (the node's End() includes it). */
+  private heredocBody(hdoc: Raw): string {
+    const parts = items(hdoc.Parts);
+    if (!parts.length) return '';
+    if (parts.every((p) => nodeType(p) === 'Lit')) return parts.map((p) => gstr(p.Value)).join('');
+    const text = this.slice(hdoc);
+    return text.slice(0, text.lastIndexOf('\n') + 1);
+  }
+
+  slice(node: Raw): string {
+    return this.sliceRange(node.Pos().offs as number, node.End().offs as number);
+  }
+
+  private sliceRange(a: number, b: number): string {
+    if (this.ascii) return this.src.slice(a, b);
+    this.bytes ??= Buffer.from(this.src, 'utf8');
+    return this.bytes.subarray(a, b).toString('utf8');
+  }
+
+  // -- statements ------------------------------------------------------------------------------
+
+  visitStmts(stmts: Raw, stdin?: Stdin): Produced {
+    const out: Produced = {};
+    for (const st of items(stmts)) {
+      const p = this.visitStmt(st, stdin);
+      out.download ||= p.download;
+      out.decoded ||= p.decoded;
+      out.text = p.text;
+    }
+    return out;
+  }
+
+  visitStmt(stmt: Raw, stdin?: Stdin): Produced {
+    if (isNil(stmt)) return {};
+    const redirs: RedirectInfo[] = [];
+    let input = stdin;
+    for (const r of items(stmt.Redirs)) {
+      const op = r.Op as number;
+      if (op === R_HEREDOC || op === R_HEREDOC_TABS) {
+        const hasBody = !isNil(r.Hdoc);
+        const text = hasBody ? this.heredocBody(r.Hdoc) : '';
+        if (hasBody) this.visitSubstsIn(r.Hdoc);
+        input = { source: 'heredoc', download: false, decoded: false, text };
+        continue;
+      }
+      const args = isNil(r.Word) ? [] : this.evalWord(r.Word);
+      const target = args.map((a) => a.text).join(' ');
+      const dynamic = args.some((a) => a.dynamic);
+      if (op === R_HERESTRING) {
+        input = {
+          source: 'herestring',
+          download: args.some((a) => a.substDownload),
+          decoded: args.some((a) => a.substDecoded),
+          text: dynamic && args.some((a) => a.subst) ? undefined : target,
+        };
+        continue;
+      }
+      if (op === R_IN) {
+        const tcp = /^\/dev\/(?:tcp|udp)\//.test(target);
+        if (tcp) this.add('caution', `opens a network connection (${target})`);
+        input = {
+          source: 'file',
+          download: tcp || args.some((a) => a.substDownload),
+          decoded: args.some((a) => a.substDecoded),
+          path: target,
+        };
+        redirs.push({ kind: 'in', target });
+        continue;
+      }
+      if (op === R_DUP_IN || (op === R_DUP_OUT && /^(?:\d+|-|\d+-)$/.test(target))) {
+        redirs.push({ kind: 'dup', target });
+        continue;
+      }
+      redirs.push({ kind: 'out', target });
+      const verb =
+        op === R_APPEND || op === R_ALL_APPEND ? 'redirect appends to' : op === R_RDWR ? 'redirect opens for writing' : 'redirect overwrites';
+      const f = writeFinding(target, verb, dynamic);
+      if (f) this.add(f.tier, f.reason);
+    }
+    if (isNil(stmt.Cmd)) return {};
+    const produced = this.visitCmd(stmt.Cmd, input, redirs);
+    // Remember what was written where, so `bash x.sh` / `./x.sh` later in the line can be checked.
+    for (const r of items(stmt.Redirs)) {
+      const op = r.Op as number;
+      if (op !== R_OUT && op !== R_APPEND && op !== R_CLOBBER && op !== R_ALL_OUT && op !== R_ALL_APPEND) continue;
+      if (r.N && !isNil(r.N) && gstr(r.N.Value) === '2') continue;
+      const target = normPath(isNil(r.Word) ? '' : this.slice(r.Word).replace(/^["']|["']$/g, ''));
+      const prev = op === R_APPEND || op === R_ALL_APPEND ? (this.shared.files.get(target) ?? '') : '';
+      if (produced.text !== undefined) this.shared.files.set(target, `${prev}${produced.text}\n`);
+      else this.shared.files.set(target, `${prev}\n# (unknown content)\n`);
+    }
+    return produced;
+  }
+
+  visitCmd(cmd: Raw, stdin: Stdin | undefined, redirs: RedirectInfo[]): Produced {
+    switch (nodeType(cmd)) {
+      case 'CallExpr':
+        return this.visitCall(cmd, stdin, redirs);
+      case 'BinaryCmd': {
+        const op = cmd.Op as number;
+        if (op === OP_PIPE || op === OP_PIPE_ALL) return this.visitPipeline(cmd, stdin);
+        const x = this.visitStmt(cmd.X, stdin);
+        const y = this.visitStmt(cmd.Y, stdin);
+        return { download: x.download || y.download, decoded: x.decoded || y.decoded, text: y.text };
+      }
+      case 'Subshell':
+      case 'Block':
+        return this.visitStmts(cmd.Stmts, stdin);
+      case 'IfClause': {
+        let c = cmd;
+        const out: Produced = {};
+        for (let guard = 0; !isNil(c) && guard < 1000; guard++) {
+          this.visitStmts(c.Cond, stdin);
+          const p = this.visitStmts(c.Then, stdin);
+          out.download ||= p.download;
+          out.decoded ||= p.decoded;
+          c = c.Else;
+        }
+        return out;
+      }
+      case 'WhileClause':
+        this.visitStmts(cmd.Cond, stdin);
+        return this.visitStmts(cmd.Do, stdin);
+      case 'ForClause': {
+        const loop = cmd.Loop;
+        if (nodeType(loop) === 'WordIter') {
+          for (const w of items(loop.Items)) this.evalWord(w);
+          const name = litValue(loop.Name);
+          if (name) {
+            this.shared.vars.delete(name);
+            this.shared.taint.delete(name);
+          }
+        } else this.visitSubstsIn(loop);
+        return this.visitStmts(cmd.Do, stdin);
+      }
+      case 'CaseClause': {
+        if (!isNil(cmd.Word)) this.evalWord(cmd.Word);
+        const out: Produced = {};
+        for (const item of items(cmd.Items)) {
+          for (const p of items(item.Patterns)) this.visitSubstsIn(p);
+          const p = this.visitStmts(item.Stmts, stdin);
+          out.download ||= p.download;
+          out.decoded ||= p.decoded;
+        }
+        return out;
+      }
+      case 'FuncDecl': {
+        const name = litValue(cmd.Name);
+        if (name) this.shared.funcs.add(name);
+        this.checkForkBomb(cmd, name ?? '');
+        this.visitStmt(cmd.Body);
+        return {};
+      }
+      case 'DeclClause':
+        this.visitDecl(cmd);
+        return {};
+      case 'TimeClause':
+        return this.visitStmt(cmd.Stmt, stdin);
+      case 'CoprocClause':
+        this.add('caution', 'starts a coprocess');
+        return this.visitStmt(cmd.Stmt, stdin);
+      case 'ArithmCmd':
+      case 'LetClause':
+      case 'TestClause':
+        this.visitSubstsIn(cmd);
+        return {};
+      default:
+        this.add('caution', `unrecognised shell construct (${nodeType(cmd)})`);
+        this.visitSubstsIn(cmd);
+        return {};
+    }
+  }
+
+  private visitPipeline(cmd: Raw, stdin: Stdin | undefined): Produced {
+    const stages: Raw[] = [];
+    const flatten = (st: Raw): void => {
+      const c = isNil(st) ? undefined : st.Cmd;
+      if (
+        nodeType(c) === 'BinaryCmd' &&
+        ((c.Op as number) === OP_PIPE || (c.Op as number) === OP_PIPE_ALL) &&
+        count(st.Redirs) === 0 &&
+        !st.Negated
+      ) {
+        flatten(c.X);
+        flatten(c.Y);
+      } else stages.push(st);
+    };
+    flatten(cmd.X);
+    flatten(cmd.Y);
+    let download = false;
+    let decoded = false;
+    let prev: Produced = {};
+    for (let i = 0; i < stages.length; i++) {
+      const input: Stdin | undefined = i === 0 ? stdin : { source: 'pipe', download, decoded, text: prev.text };
+      prev = this.visitStmt(stages[i], input);
+      download ||= !!prev.download;
+      decoded ||= !!prev.decoded;
+    }
+    return { download, decoded, text: prev.text };
+  }
+
+  private visitCall(cmd: Raw, stdin: Stdin | undefined, redirs: RedirectInfo[]): Produced {
+    const args = items(cmd.Args);
+    for (const as of items(cmd.Assigns)) this.visitAssign(as, args.length === 0);
+    if (!args.length) return {};
+    const argv: Arg[] = [];
+    for (const w of args) argv.push(...this.evalWord(w));
+    return this.runArgv(argv, { stdin, redirs, privileged: false, viaXargs: false });
+  }
+
+  private visitDecl(cmd: Raw): void {
+    for (const as of items(cmd.Args)) {
+      if (as.Naked) {
+        if (isNil(as.Name) && !isNil(as.Value)) this.evalWord(as.Value);
+        continue;
+      }
+      this.visitAssign(as, true);
+    }
+  }
+
+  private visitAssign(as: Raw, persistent: boolean): void {
+    const name = litValue(as.Name);
+    let value = '';
+    let dynamic = false;
+    let origin: { download: boolean; decoded: boolean } | undefined;
+    if (!isNil(as.Value)) {
+      const parts = this.evalWord(as.Value, true);
+      value = parts.map((p) => p.text).join(' ');
+      dynamic = parts.some((p) => p.dynamic);
+      if (parts.some((p) => p.subst)) origin = { download: parts.some((p) => p.substDownload), decoded: parts.some((p) => p.substDecoded) };
+    }
+    const isArray = !isNil(as.Array);
+    if (isArray) this.visitSubstsIn(as.Array);
+    if (!isNil(as.Index)) this.visitSubstsIn(as.Index);
+    if (!name) return;
+    if (persistent) {
+      if (origin) this.shared.taint.set(name, origin);
+      else this.shared.taint.delete(name);
+      if (!dynamic && !isArray && isNil(as.Index)) this.shared.vars.set(name, as.Append ? (this.shared.vars.get(name) ?? '') + value : value);
+      else this.shared.vars.delete(name);
+    }
+    this.checkVariable(name, value, dynamic);
+  }
+
+  private checkVariable(name: string, value: string, dynamic: boolean): void {
+    if (name === 'HISTFILE') {
+      if (value === '' || normPath(value) === '/dev/null') this.add('dangerous', `disables shell history (HISTFILE=${value || '""'})`);
+      else this.add('caution', `redirects shell history (HISTFILE=${value})`);
+    } else if ((name === 'HISTSIZE' || name === 'HISTFILESIZE' || name === 'SAVEHIST') && /^0*$/.test(value) && !dynamic) {
+      this.add('dangerous', `disables shell history (${name}=${value || '""'})`);
+    } else if (/^(?:LD_PRELOAD|LD_LIBRARY_PATH|LD_AUDIT|DYLD_INSERT_LIBRARIES|DYLD_LIBRARY_PATH)$/.test(name)) {
+      this.add('caution', `injects shared libraries (${name}=${value})`);
+    } else if (/^(?:PROMPT_COMMAND|BASH_ENV|ENV|GIT_SSH_COMMAND|GIT_PAGER|GIT_EDITOR|PAGER|EDITOR|VISUAL|SSH_ASKPASS|SUDO_ASKPASS|GIT_ASKPASS|LESSOPEN|MANPAGER)$/.test(name)) {
+      if (value) {
+        this.add('caution', `sets ${name}, a command other programs will run`);
+        this.nested(value, name);
+      }
+    } else if (name === 'PATH' || name === 'PYTHONPATH' || name === 'NODE_OPTIONS' || name === 'PERL5OPT' || name === 'RUBYOPT') {
+      this.add('caution', `changes ${name}`);
+    }
+  }
+
+  private checkForkBomb(fd: Raw, name: string): void {
+    if (!name || isNil(fd.Body)) return;
+    let selfCalls = 0;
+    let spawns = false;
+    walk(fd.Body, (n: Raw) => {
+      const t = nodeType(n);
+      if (t === 'CallExpr') {
+        const w = items(n.Args)[0];
+        const parts = w ? items(w.Parts) : [];
+        if (parts.length && parts.every((p) => nodeType(p) === 'Lit') && parts.map((p) => gstr(p.Value)).join('').replace(/\\/g, '') === name) selfCalls++;
+      } else if (t === 'BinaryCmd' && ((n.Op as number) === OP_PIPE || (n.Op as number) === OP_PIPE_ALL)) spawns = true;
+      else if (t === 'Stmt' && n.Background) spawns = true;
+      return true;
+    });
+    if (selfCalls > 0 && spawns) this.add('blocked', `fork bomb (function ${name} spawns copies of itself)`);
+    else if (selfCalls > 0) this.add('caution', `recursive shell function ${name}`);
+  }
+
+  // -- words -----------------------------------------------------------------------------------
+
+  /** Expands a word into arguments; visits (and reports) any substitutions inside it. */
+  evalWord(word: Raw, assign = false): Arg[] {
+    const st: WordState = { dynamic: false, subst: false, proc: false, download: false, decoded: false, quoted: false, glob: false };
+    const acc: Field = { text: '', mask: '' };
+    const push = (t: string, m: string): void => {
+      acc.text += t;
+      acc.mask += m.repeat(t.length);
+    };
+    const parts = items(word.Parts);
+    for (const part of parts) this.evalPart(part, false, push, st);
+    const only = parts.length === 1 ? parts[0] : undefined;
+    const onlyType = nodeType(only);
+    const inner = onlyType === 'DblQuoted' ? items(only.Parts) : [];
+    const substOnly =
+      onlyType === 'CmdSubst' || onlyType === 'ProcSubst' || (inner.length === 1 && nodeType(inner[0]) === 'CmdSubst');
+    let fields: Field[];
+    if (assign) fields = [acc];
+    else {
+      fields = splitFields(acc, this.shared.vars.get('IFS') ?? ' \t\n');
+      if (!fields.length && st.quoted) fields = [{ text: '', mask: '' }];
+      fields = fields.flatMap((f) => braceExpand(f));
+    }
+    const raw = this.slice(word);
+    return fields.map((f) => ({
+      text: f.text,
+      raw,
+      dynamic: st.dynamic,
+      glob: st.glob || hasGlob(f),
+      subst: st.subst,
+      procSubst: st.proc,
+      substDownload: st.download,
+      substDecoded: st.decoded,
+      substOnly,
+    }));
+  }
+
+  private evalPart(part: Raw, quoted: boolean, push: (t: string, m: string) => void, st: WordState): void {
+    switch (nodeType(part)) {
+      case 'Lit': {
+        const v = gstr(part.Value);
+        if (quoted) {
+          push(v.replace(/\\([$`"\\\n])/g, (_m, c: string) => (c === '\n' ? '' : c)), 'q');
+          return;
+        }
+        for (let i = 0; i < v.length; i++) {
+          if (v[i] === '\\' && i + 1 < v.length) {
+            i++;
+            if (v[i] !== '\n') push(v[i]!, 'q');
+          } else push(v[i]!, 'u');
+        }
+        return;
+      }
+      case 'SglQuoted':
+        st.quoted = true;
+        push(part.Dollar ? ansiC(gstr(part.Value)) : gstr(part.Value), 'q');
+        return;
+      case 'DblQuoted':
+        st.quoted = true;
+        for (const p of items(part.Parts)) this.evalPart(p, true, push, st);
+        return;
+      case 'ParamExp': {
+        const v = this.paramValue(part);
+        const origin = this.shared.taint.get(litValue(part.Param) ?? '');
+        if (origin) {
+          // the variable holds command output: treat its use like the substitution itself
+          st.subst = true;
+          st.download ||= origin.download;
+          st.decoded ||= origin.decoded;
+        }
+        if (v === undefined) {
+          st.dynamic = true;
+          push(this.slice(part), 'd');
+        } else push(v, quoted ? 'Q' : 's');
+        return;
+      }
+      case 'CmdSubst': {
+        st.subst = true;
+        const prod = this.visitSubst(part.Stmts, 'command substitution');
+        st.download ||= !!prod.download;
+        st.decoded ||= !!prod.decoded;
+        if (prod.text !== undefined && !prod.download) push(prod.text.replace(/\n+$/, ''), quoted ? 'Q' : 's');
+        else {
+          st.dynamic = true;
+          push(this.slice(part), 'd');
+        }
+        return;
+      }
+      case 'ProcSubst': {
+        st.subst = true;
+        st.proc = true;
+        st.dynamic = true;
+        const stdin: Stdin | undefined = (part.Op as number) === PROC_OUT ? { source: 'pipe', download: false, decoded: false } : undefined;
+        this.add('caution', 'uses process substitution');
+        const prod = this.visitStmts(part.Stmts, stdin);
+        st.download ||= !!prod.download;
+        st.decoded ||= !!prod.decoded;
+        push(this.slice(part), 'd');
+        return;
+      }
+      case 'ArithmExp':
+        st.dynamic = true;
+        this.visitSubstsIn(part);
+        push(this.slice(part), 'd');
+        return;
+      case 'ExtGlob':
+        st.glob = true;
+        push(this.slice(part), 'u');
+        return;
+      default:
+        st.dynamic = true;
+        this.visitSubstsIn(part);
+        push(this.slice(part), 'd');
+    }
+  }
+
+  private paramValue(pe: Raw): string | undefined {
+    const name = litValue(pe.Param);
+    if (!name) return undefined;
+    const plain = !pe.Excl && !pe.Length && !pe.Width && isNil(pe.Index) && isNil(pe.Slice) && isNil(pe.Repl);
+    const hasExp = !isNil(pe.Exp);
+    if (plain && !hasExp) return this.shared.vars.get(name) ?? (name === 'IFS' ? ' ' : undefined);
+    if (plain && hasExp) {
+      const op = /^\$\{[A-Za-z_0-9@*#?$!-]+(:?[-=+?])/.exec(this.slice(pe))?.[1] ?? '';
+      const known = this.shared.vars.get(name);
+      if (op.endsWith('-') || op.endsWith('=')) {
+        if (known !== undefined && (known !== '' || !op.startsWith(':'))) return known;
+        if (isNil(pe.Exp.Word)) return '';
+        const vals = this.evalWord(pe.Exp.Word, true);
+        if (vals.some((v) => v.dynamic)) return undefined;
+        const v = vals.map((x) => x.text).join(' ');
+        if (op.endsWith('=')) this.shared.vars.set(name, v);
+        return v;
+      }
+    }
+    this.visitSubstsIn(pe);
+    return undefined;
+  }
+
+  private visitSubst(stmts: Raw, kind: string): Produced {
+    this.add('caution', `uses ${kind}`);
+    return this.visitStmts(stmts);
+  }
+
+  /** Finds command/process substitutions anywhere below `node` (arithmetic, tests, patterns, ...). */
+  visitSubstsIn(node: Raw): void {
+    walk(node, (n: Raw) => {
+      const t = nodeType(n);
+      if (t === 'CmdSubst') {
+        this.visitSubst(n.Stmts, 'command substitution');
+        return false;
+      }
+      if (t === 'ProcSubst') {
+        this.visitSubst(n.Stmts, 'process substitution');
+        return false;
+      }
+      return true;
+    });
+  }
+
+  // -- simple commands -------------------------------------------------------------------------
+
+  runArgv(argv: Arg[], o: RunOpts): Produced {
+    let i = 0;
+    let privileged = o.privileged;
+    let viaXargs = o.viaXargs;
+    let stdin = o.stdin;
+    for (let guard = 0; guard < 32; guard++) {
+      const word = argv[i];
+      if (!word) return {};
+      if (word.subst) {
+        this.add('dangerous', `command name comes from a command substitution (${word.raw})`);
+        if (word.substDownload) this.add('dangerous', 'runs downloaded data as a command');
+        if (word.substDecoded) this.add('dangerous', 'runs decoded data as a command');
+        if (word.dynamic) return {};
+      } else if (word.dynamic) {
+        this.add('caution', `command name comes from a variable (${word.raw})`);
+        return {};
+      }
+      const name = cmdName(word.text);
+      if (!name) return {};
+      const rest = argv.slice(i + 1);
+      let skip = -1; // index in rest of the wrapped command; -1 = not a wrapper
+      switch (name) {
+        case 'sudo': {
+          skip = commandIndex(rest, 'ugpChrtTDUR', SUDO_LONG_ARGS, true);
+          if (rest.slice(0, skip).some((a) => /^-[A-Za-z]*e/.test(a.text) || a.text === '--edit')) {
+            this.add('caution', 'runs with elevated privileges (sudo)');
+            return this.dispatch('sudoedit', [litArg('sudoedit'), ...rest.slice(skip)], { ...o, privileged: true, viaXargs, stdin });
+          }
+          break;
+        }
+        case 'doas':
+          skip = commandIndex(rest, 'uC', [], false);
+          break;
+        case 'pkexec':
+          skip = commandIndex(rest, '', ['user'], false);
+          break;
+        case 'su':
+        case 'runuser': {
+          const code = [...optValuesOf(rest, 'c', 'command'), ...optValuesOf(rest, null, 'session-command')];
+          this.add('caution', `runs with elevated privileges (${name})`);
+          if (code.length) {
+            for (const c of code) this.nested(c, `${name} -c`);
+            return {};
+          }
+          if (name === 'runuser' && rest.some((a) => a.text === '-u' || a.text.startsWith('--user'))) {
+            skip = commandIndex(rest, 'ugG', ['user', 'group', 'supp-group'], false);
+            break;
+          }
+          this.add('caution', `opens a shell as another user (${name})`);
+          return {};
+        }
+        case 'env': {
+          const split = optValuesOf(rest, 'S', 'split-string');
+          skip = commandIndex(rest, 'uCS', ['unset', 'chdir', 'split-string'], true);
+          for (const a of rest.slice(0, skip)) {
+            const m = /^([A-Za-z_][A-Za-z0-9_]*)=(.*)$/s.exec(a.text);
+            if (m) this.checkVariable(m[1]!, m[2]!, a.dynamic);
+          }
+          if (split.length) {
+            this.nested([...split, ...rest.slice(skip).map((a) => a.text)].join(' '), 'env -S');
+            return {};
+          }
+          break;
+        }
+        case 'nice':
+          skip = commandIndex(rest, 'n', ['adjustment'], false);
+          break;
+        case 'ionice':
+          if (rest.some((a) => a.text === '-p' || a.text.startsWith('--pid'))) {
+            this.add('caution', 'changes I/O priority of a running process');
+            return {};
+          }
+          skip = commandIndex(rest, 'cnt', ['class', 'classdata'], false);
+          break;
+        case 'nohup':
+        case 'setsid':
+        case 'unbuffer':
+        case 'catchsegv':
+        case 'torsocks':
+        case 'tsocks':
+        case 'builtin':
+        case 'firejail':
+        case 'systemd-inhibit':
+          skip = commandIndex(rest, '', [], false);
+          break;
+        case 'proxychains':
+        case 'proxychains4':
+          skip = commandIndex(rest, 'f', [], false);
+          break;
+        case 'caffeinate':
+          skip = commandIndex(rest, 'tw', [], false);
+          break;
+        case 'stdbuf':
+          skip = commandIndex(rest, 'ioe', ['input', 'output', 'error'], false);
+          break;
+        case 'strace':
+        case 'ltrace':
+          skip = commandIndex(rest, 'abeEIoOpPsSuUX', [], false);
+          break;
+        case 'timeout': {
+          const k = commandIndex(rest, 'sk', ['signal', 'kill-after'], false);
+          skip = k < rest.length ? k + 1 : k; // skip DURATION
+          break;
+        }
+        case 'chrt':
+        case 'taskset': {
+          if (rest.some((a) => a.text === '-p' || a.text === '--pid')) {
+            this.add('caution', `changes scheduling of a running process (${name})`);
+            return {};
+          }
+          const k = commandIndex(rest, name === 'taskset' ? '' : 'T', [], false);
+          skip = k < rest.length ? k + 1 : k;
+          break;
+        }
+        case 'chroot': {
+          const k = commandIndex(rest, '', ['userspec', 'groups'], false);
+          skip = k < rest.length ? k + 1 : k;
+          if (skip >= rest.length) {
+            this.add('caution', 'opens a root shell in a chroot');
+            return {};
+          }
+          break;
+        }
+        case 'time':
+          for (const out of optValuesOf(rest, 'o', 'output')) {
+            const f = writeFinding(out, 'time -o writes to');
+            if (f) this.add(f.tier, f.reason);
+          }
+          skip = commandIndex(rest, 'fo', ['format', 'output'], false);
+          break;
+        case 'command':
+          if (rest.some((a) => /^-[pvV]*[vV]/.test(a.text))) return {}; // command -v / -V: lookup only
+          skip = commandIndex(rest, '', [], false);
+          break;
+        case 'exec':
+          skip = commandIndex(rest, 'a', [], false);
+          break;
+        case 'busybox':
+        case 'toybox':
+          if (rest[0]?.text.startsWith('-')) return {};
+          skip = 0;
+          break;
+        case 'watch': {
+          skip = commandIndex(rest, 'nq', ['interval', 'chgexit', 'equexit', 'differences'], false);
+          if (!rest.some((a) => a.text === '-x' || a.text === '--exec') && skip < rest.length) {
+            this.nested(rest.slice(skip).map((a) => a.text).join(' '), 'watch');
+            return {};
+          }
+          break;
+        }
+        case 'flock': {
+          const k = commandIndex(rest, 'wEn', ['timeout', 'conflict-exit-code'], false);
+          const after = rest.slice(k + 1);
+          if (after[0]?.text === '-c' || after[0]?.text === '--command') {
+            if (after[1]) this.nested(after[1].text, 'flock -c');
+            return {};
+          }
+          skip = k < rest.length ? k + 1 : k;
+          break;
+        }
+        case 'xargs':
+          skip = commandIndex(rest, 'adEILnPs', ['arg-file', 'delimiter', 'max-lines', 'max-args', 'max-procs', 'max-chars', 'process-slot-var'], false);
+          viaXargs = true;
+          if (skip >= rest.length) return {}; // defaults to echo
+          stdin = undefined;
+          break;
+        case 'parallel': {
+          skip = commandIndex(rest, 'jSaIdE', ['jobs', 'sshlogin', 'arg-file', 'delimiter'], false);
+          viaXargs = true;
+          const stop = rest.findIndex((a, k) => k >= skip && /^:::+$/.test(a.text));
+          const sub = rest.slice(skip, stop < 0 ? undefined : stop);
+          if (sub.length === 1 && /\s/.test(sub[0]!.text)) {
+            this.nested(sub[0]!.text.replace(/\{[^}]*\}/g, './item'), 'parallel');
+            return {};
+          }
+          break;
+        }
+        default:
+          break;
+      }
+      if (skip < 0) return this.dispatch(name, argv.slice(i), { ...o, privileged, viaXargs, stdin });
+      if (PRIVILEGE.has(name)) {
+        privileged = true;
+        this.add('caution', `runs with elevated privileges (${name})`);
+      }
+      if (skip >= rest.length) {
+        // wrapper without a command: env/printenv output, `sudo -l`, `sudo -i` (root shell), `nice`...
+        if (name === 'sudo' && rest.some((a) => /^-[^-]*[is]/.test(a.text) || a.text === '--login' || a.text === '--shell')) this.add('caution', 'opens a root shell (sudo -i/-s)');
+        if (name === 'doas' && rest.some((a) => a.text === '-s')) this.add('caution', 'opens a root shell (doas -s)');
+        return {};
+      }
+      i = i + 1 + skip;
+    }
+    this.add('caution', 'too many nested command wrappers');
+    return {};
+  }
+
+  private dispatch(name: string, argv: Arg[], o: RunOpts): Produced {
+    const view: CommandView = {
+      name,
+      argv,
+      args: argv.slice(1),
+      privileged: o.privileged,
+      viaXargs: o.viaXargs,
+      stdin: o.stdin,
+      redirects: o.redirs,
+    };
+    const rule = ruleFor(name);
+    if (rule) return rule(view, this.ctx) ?? {};
+    if (SAFE_COMMANDS.has(name)) return {};
+    if (this.shared.funcs.has(argv[0]!.text)) return {}; // user function; its body was analysed
+    const shown = argv[0]!.text.includes('/') ? argv[0]!.text : name;
+    const written = argv[0]!.text.includes('/') ? this.shared.files.get(normPath(argv[0]!.text)) : undefined;
+    if (written !== undefined) this.nested(written, shown);
+    this.add('caution', `runs '${shown}' (not known to be read-only)`);
+    return {};
+  }
+}
+
+function optValuesOf(args: Arg[], short: string | null, long: string | null): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const t = args[i]!.text;
+    if (t === '--') break;
+    if (long && t === `--${long}`) {
+      if (args[i + 1]) out.push(args[++i]!.text);
+    } else if (long && t.startsWith(`--${long}=`)) out.push(t.slice(long.length + 3));
+    else if (short && /^-[A-Za-z]+$/.test(t) && t.includes(short)) {
+      const at = t.indexOf(short);
+      if (at === t.length - 1) {
+        if (args[i + 1]) out.push(args[++i]!.text);
+      } else out.push(t.slice(at + 1));
+    }
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Entry points
+
+/** Hard-block and dangerous patterns looked for in text that could not be parsed. */
+const RAW_PATTERNS: { re: RegExp; tier: Tier; reason: string }[] = [
+  {
+    re: /\brm\s+(?:[^;&|\n]*\s)?(?:-[a-zA-Z]*[rR][a-zA-Z]*|--recursive|--no-preserve-root)\b[^;&|\n]*?\s["']?(?:\/|\/\*|~\/?|\$\{?HOME\}?\/?|\/(?:etc|usr|var|boot|bin|sbin|lib|lib64|home|root|opt|srv|dev|sys|proc)\/?\*?)["']?(?=\s|$|[;&|)])/,
+    tier: 'blocked',
+    reason: 'rm -rf on / or a system/home directory',
+  },
+  { re: /\bmkfs(?:\.\w+)?\b|\bmke2fs\b|\bwipefs\s+(?:-\w*a|--all)/, tier: 'blocked', reason: 'formats or wipes a filesystem' },
+  { re: /\bdd\b[^;&|\n]*\bof=\/dev\/(?:[shv]d[a-z]|xvd|nvme|mmcblk|r?disk)/, tier: 'blocked', reason: 'dd onto a block device' },
+  { re: />\s*\/dev\/(?:[shv]d[a-z]|xvd[a-z]|nvme\d|mmcblk\d|r?disk\d)/, tier: 'blocked', reason: 'redirects output onto a block device' },
+  { re: /:\s*\(\s*\)\s*\{[^}]*:\s*\|\s*:\s*&/, tier: 'blocked', reason: 'fork bomb' },
+  { re: /\b(\w+)\s*\(\s*\)\s*\{[^}]*\b\1\s*\|\s*\1\s*&/, tier: 'blocked', reason: 'fork bomb' },
+  { re: /(?:^|[;&|({`]\s*|\bsudo\s+)(?:shutdown|reboot|halt|poweroff)\b/, tier: 'blocked', reason: 'shuts down or reboots the machine' },
+  { re: /\b(?:systemctl\s+(?:poweroff|reboot|halt|kexec)|(?:tel)?init\s+[06])\b/, tier: 'blocked', reason: 'shuts down or reboots the machine' },
+  { re: /\bkill\s+(?:-9|-KILL|-SIGKILL|-s\s+KILL)\s+-1\b|\bkillall5\b/, tier: 'blocked', reason: 'kills every process' },
+  { re: /\/proc\/sysrq-trigger|>\s*\/dev\/k?mem\b/, tier: 'blocked', reason: 'writes to kernel interfaces' },
+  { re: /\bfind\s+\/\s[^;&|\n]*(?:-delete|-exec\s+rm)/, tier: 'blocked', reason: 'find / deletes everything' },
+  { re: /\brm\s+(?:[^;&|\n]*\s)?-[a-zA-Z]*[rR]/, tier: 'dangerous', reason: 'recursive rm' },
+  { re: /\b(?:curl|wget)\b[^;&\n]*\|\s*(?:sudo\s+)?(?:ba|z|da|k)?sh\b/, tier: 'dangerous', reason: 'pipes a download into a shell' },
+  { re: /\bbase64\s+(?:-d|--decode|-D)\b[^;&\n]*\|\s*(?:sudo\s+)?(?:ba|z|da|k)?sh\b/, tier: 'dangerous', reason: 'pipes decoded data into a shell' },
+  { re: /\bgit\s+(?:push\s+[^;&|\n]*(?:-f\b|--force)|reset\s+--hard|clean\s+-\w*f)/, tier: 'dangerous', reason: 'destructive git command' },
+  { re: /\b(?:DROP\s+(?:TABLE|DATABASE|SCHEMA)|TRUNCATE\s+\w)/i, tier: 'dangerous', reason: 'destructive SQL' },
+  { re: /\bchmod\s+-R\b|\bchown\s+-R\b/, tier: 'dangerous', reason: 'recursive permission change' },
+  { re: /\beval\b|\bbash\s+-c\b|\bsh\s+-c\b/, tier: 'caution', reason: 'runs dynamic code' },
+];
+
+function rawScan(text: string, add: (tier: Tier, reason: string) => void): void {
+  for (const p of RAW_PATTERNS) if (p.re.test(text)) add(p.tier, `unparsed text looks like: ${p.reason}`);
+}
+
+/** A suffix that closes what the parser complained about, so the rest can still be analysed. */
+function repairSuffix(msg: string): string | undefined {
+  let m = /closing quote (.)/.exec(msg);
+  if (m) return m[1];
+  m = /matching (\S+) with (\S+)/.exec(msg);
+  if (m) return m[1] === '{' ? '\n}' : m[1] === '[[' ? ' ]]' : m[2];
+  m = /must end with "(\w+)"/.exec(msg);
+  if (m) return `\n${m[1]}`;
+  if (/must be followed by a statement/.test(msg)) return ' :';
+  if (/must be followed by an expression/.test(msg)) return '0';
+  return undefined;
+}
+
+function runSource(src: string, shared: Shared, depth: number, label: string): void {
+  if (src.length > MAX_SOURCE) {
+    const where = label ? ` (via ${label})` : '';
+    shared.sink.add('caution', `command too long to analyse fully (${src.length} characters)${where}`);
+    rawScan(src, (t, r) => shared.sink.add(t, r + where));
+    return;
+  }
+  let file: Raw;
+  try {
+    file = parseShell(src);
+  } catch (e) {
+    if (!(e instanceof ParseFailure)) throw e;
+    const where = label ? ` (via ${label})` : '';
+    shared.sink.add('caution', `could not parse as shell: ${e.message}${where}`);
+    rawScan(src, (t, r) => shared.sink.add(t, r + where));
+    // Best effort: close what is open and analyse the repaired text (bounded number of rounds).
+    let text = src;
+    let msg = e.message;
+    for (let round = 0; round < 4; round++) {
+      const suffix = repairSuffix(msg);
+      if (suffix === undefined) break;
+      text += suffix;
+      try {
+        const repaired = parseShell(text);
+        new Analyzer(text, shared, depth, label).visitStmts(repaired.Stmts);
+        break;
+      } catch (again) {
+        if (!(again instanceof ParseFailure)) throw again;
+        msg = again.message;
+      }
+    }
+    return;
+  }
+  new Analyzer(src, shared, depth, label).visitStmts(file.Stmts);
+}
+
+/**
+ * Classifies a shell command line (bash syntax). Never throws: unparsable input is 'caution' at
+ * least (with a reason), or 'blocked' if a hard-block pattern is visible in the raw text.
+ */
+export function classifyCommand(command: string): Classification {
+  const sink = new Sink();
+  const src = typeof command === 'string' ? command : String(command);
+  try {
+    runSource(src, { sink, vars: new Map(), funcs: new Set(), taint: new Map(), files: new Map() }, 0, '');
+  } catch (e) {
+    sink.add('caution', `classifier error: ${e instanceof Error ? e.message : String(e)}`);
+    rawScan(src, (t, r) => sink.add(t, r));
+  }
+  return sink.result();
+}

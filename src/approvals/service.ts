@@ -1,0 +1,116 @@
+import type { Logger } from 'pino';
+import type { JobQueue } from '../../adapters/queue/port.js';
+import type { ApprovalRow, ApprovalStore, NewApproval } from '../../adapters/store/approvals.js';
+import type { Store } from '../../adapters/store/store.js';
+import type { Config } from '../config.js';
+import type { DrainJob } from '../worker.js';
+import type { AnswerDecision } from './parse.js';
+
+export interface TimerJob {
+  kind: 'expire-approval';
+  approvalId: string;
+}
+
+/** Who is answering, as the channel knows them. */
+export interface Actor {
+  channel: string;
+  id: string;
+  /** The channel says this identity is a configured operator. */
+  operator: boolean;
+}
+
+export type AnswerResult =
+  | { ok: true; approval: ApprovalRow; message: string }
+  | { ok: false; status: 403 | 404 | 409 | 410; code: string; message: string; approval?: ApprovalRow };
+
+/**
+ * Operator approvals, channel-agnostic: requests are durable rows with a
+ * deadline job; answers are authorized, single-use, atomic and audited; when a
+ * turn has no pending approval left it is unparked and its conversation drained.
+ */
+export class ApprovalService {
+  constructor(
+    private readonly deps: {
+      approvals: ApprovalStore;
+      store: Store;
+      queue: JobQueue<DrainJob>;
+      timers: JobQueue<TimerJob>;
+      config: Config;
+      log: Logger;
+    },
+  ) {}
+
+  isOperator(channel: string, id: string): boolean {
+    return (this.deps.config.approvals.operators[channel] ?? []).includes(id);
+  }
+
+  async request(a: Omit<NewApproval, 'expiresAt'>): Promise<ApprovalRow> {
+    const expiresAt = new Date(Date.now() + this.deps.config.approvals.timeoutMs);
+    const row = await this.deps.approvals.create({ ...a, expiresAt });
+    await this.deps.approvals.audit(a.requester ?? 'unknown', 'approval.requested', row.code, { approval: row.id, tool: row.tool, tier: row.tier, turn: row.turn_id });
+    const delay = Math.max(0, new Date(row.expires_at).getTime() - Date.now()) + 250;
+    await this.deps.timers.add({ kind: 'expire-approval', approvalId: row.id }, { delayMs: delay }).catch((err: unknown) => {
+      // The periodic sweep expires it anyway.
+      this.deps.log.warn({ err, approval: row.id }, 'could not schedule the approval deadline');
+    });
+    return row;
+  }
+
+  async answer(code: string, decision: AnswerDecision, actor: Actor): Promise<AnswerResult> {
+    const { approvals } = this.deps;
+    const normalized = code.trim().toUpperCase();
+    const current = await approvals.byCode(normalized);
+    if (!current) return { ok: false, status: 404, code: 'unknown_code', message: `There is no approval request with code ${normalized}.` };
+    const who = `${actor.channel}:${actor.id}`;
+    if (!actor.operator) {
+      const mayAsRequester = current.requester === actor.id && current.tier !== 'dangerous' && (this.deps.config.approvals.requesterMay as string[]).includes(current.tier);
+      if (!mayAsRequester || decision === 'always') {
+        await approvals.audit(who, 'approval.refused', normalized, { reason: 'not an operator', decision });
+        return { ok: false, status: 403, code: 'not_operator', message: `Only an operator can answer approval ${normalized}.`, approval: current };
+      }
+    }
+    if (decision === 'always' && !current.rule_permitted) {
+      return { ok: false, status: 409, code: 'always_not_permitted', message: `"Always allow" is not possible for ${normalized} (${current.tier} tier); answer YES or NO.`, approval: current };
+    }
+    const outcome = await approvals.decide(normalized, decision === 'deny' ? 'denied' : 'approved', who, actor.channel, decision === 'always');
+    if (!outcome.ok) {
+      if (outcome.reason === 'expired') {
+        await this.expire();
+        return { ok: false, status: 410, code: 'expired', message: `Approval ${normalized} has expired; the call was not run.`, ...(outcome.approval ? { approval: outcome.approval } : {}) };
+      }
+      if (outcome.reason === 'already_decided') {
+        const a = outcome.approval!;
+        return { ok: false, status: 409, code: 'already_decided', message: `Approval ${normalized} was already ${a.status === 'executed' ? 'approved' : a.status} by ${a.decided_by ?? 'someone'}.`, approval: a };
+      }
+      return { ok: false, status: 404, code: 'unknown_code', message: `There is no approval request with code ${normalized}.` };
+    }
+    const a = outcome.approval;
+    if (a.always) await approvals.addRule(a.tool, a.pattern, who);
+    await approvals.audit(who, `approval.${a.status}`, normalized, { approval: a.id, always: a.always, via: actor.channel });
+    await this.resumeIfReady(a.turn_id);
+    const verb = a.status === 'approved' ? (a.always ? 'approved, and always allowed from now on' : 'approved') : 'refused';
+    return { ok: true, approval: a, message: `${normalized} ${verb} by ${actor.id}.` };
+  }
+
+  /** Expires what is due (fail-closed) and resumes the turns concerned. Returns how many expired. */
+  async expire(): Promise<number> {
+    const expired = await this.deps.approvals.expireDue();
+    for (const a of expired) {
+      await this.deps.approvals.audit('deadline', 'approval.expired', a.code, { approval: a.id });
+      await this.resumeIfReady(a.turn_id);
+    }
+    return expired.length;
+  }
+
+  /** A parked turn whose approvals are all decided runs again. */
+  async resumeIfReady(turnId: string): Promise<void> {
+    const rows = await this.deps.approvals.forTurn(turnId);
+    if (rows.some((r) => r.status === 'pending')) return;
+    const conversationId = await this.deps.store.unparkTurn(turnId);
+    if (conversationId) await this.deps.queue.add({ conversationId }, { dedupKey: conversationId });
+  }
+
+  pending(): Promise<ApprovalRow[]> {
+    return this.deps.approvals.pending();
+  }
+}

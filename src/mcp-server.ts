@@ -1,0 +1,95 @@
+import { randomUUID } from 'node:crypto';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { z } from 'zod';
+import type { Bus } from '../adapters/bus/port.js';
+import type { Store } from '../adapters/store/store.js';
+import type { ApiKeyAuth } from '../channels/http/auth.js';
+import { sendError } from '../channels/http/errors.js';
+import { TurnWaiter } from '../channels/http/turn-waiter.js';
+import type { ApprovalService } from './approvals/service.js';
+import { conversationTopic } from './event-publisher.js';
+import { BodyTooLargeError, type HttpServer } from './http/server.js';
+import type { Ingress } from './ingress.js';
+
+export interface McpServerDeps {
+  auth: ApiKeyAuth;
+  store: Store;
+  bus: Bus;
+  ingress: Ingress;
+  approvals: ApprovalService;
+}
+
+const text = (t: string) => ({ content: [{ type: 'text' as const, text: t }] });
+
+/**
+ * Switchboard as an MCP server (Streamable HTTP, stateless, at /mcp): another
+ * agent holding an operator key can list conversations, read transcripts, send
+ * a message into a conversation and answer approvals.
+ */
+export function registerMcpServer(server: HttpServer, deps: McpServerDeps): void {
+  const build = (operatorId: string) => {
+    const s = new McpServer({ name: 'switchboard', version: '0.1.0' });
+    s.registerTool('list_conversations', { description: 'Recently active conversations', inputSchema: { limit: z.number().int().positive().max(200).optional() }, annotations: { readOnlyHint: true } }, async ({ limit }) => {
+      const rows = await deps.store.listConversations(limit ?? 50);
+      return text(JSON.stringify(rows.map((r) => ({ id: r.id, key: r.key, channel: r.channel, turns: r.turns, updatedAt: r.updated_at }))));
+    });
+    s.registerTool('read_transcript', { description: 'The messages of a conversation (by id)', inputSchema: { conversation: z.string(), after: z.number().int().min(0).optional() }, annotations: { readOnlyHint: true } }, async ({ conversation, after }) => {
+      if (!(await deps.store.conversation(conversation))) return { ...text(`no conversation ${conversation}`), isError: true };
+      const rows = await deps.store.messagesAfter(conversation, after ?? 0);
+      return text(JSON.stringify(rows.map((r) => ({ id: r.id, role: r.role, turn: r.turn_id, content: (r.content as { content?: unknown }).content }))));
+    });
+    s.registerTool('send_message', { description: 'Send a message into a conversation (by id) and wait for the reply', inputSchema: { conversation: z.string(), text: z.string().min(1), timeoutSeconds: z.number().int().positive().max(600).optional() } }, async ({ conversation, text: body, timeoutSeconds }) => {
+      const conv = await deps.store.conversation(conversation);
+      if (!conv) return { ...text(`no conversation ${conversation}`), isError: true };
+      const waiter = await TurnWaiter.open(deps.bus, deps.store, conversationTopic(conv.key));
+      try {
+        const acc = await deps.ingress.accept({ channel: 'mcp', externalId: randomUUID(), conversationKey: conv.key, sender: { id: operatorId }, text: body, attachments: [], receivedAt: new Date() }, conv.agent);
+        waiter.bind(acc.inboxId);
+        const deadline = Date.now() + (timeoutSeconds ?? 120) * 1000;
+        for (;;) {
+          const e = await waiter.next(Math.max(0, deadline - Date.now()));
+          if (!e) return text('sent; the reply is not ready yet (read the transcript later)');
+          if (e.type === 'done') return text(e.text);
+          if (e.type === 'error') return { ...text(e.message), isError: true };
+        }
+      } finally {
+        waiter.close();
+      }
+    });
+    s.registerTool('list_approvals', { description: 'Pending approval requests', inputSchema: {}, annotations: { readOnlyHint: true } }, async () => {
+      const rows = await deps.approvals.pending();
+      return text(JSON.stringify(rows.map((r) => ({ code: r.code, conversation: r.conversation_id, tool: r.tool, arguments: r.args, tier: r.tier, reasons: r.reasons, expiresAt: r.expires_at }))));
+    });
+    s.registerTool('answer_approval', { description: 'Approve or deny a pending approval by its code', inputSchema: { code: z.string(), decision: z.enum(['approve', 'deny', 'always']) } }, async ({ code, decision }) => {
+      const r = await deps.approvals.answer(code, decision, { channel: 'mcp', id: operatorId, operator: true });
+      return r.ok ? text(r.message) : { ...text(r.message), isError: true };
+    });
+    return s;
+  };
+
+  const handle = async (ctx: Parameters<Parameters<HttpServer['route']>[2]>[0]) => {
+    const p = deps.auth.authenticate(ctx.req);
+    if (!p?.operator) return sendError(ctx.res, 401, 'The MCP endpoint needs an operator key.', { code: 'invalid_api_key' });
+    let body: unknown;
+    if (ctx.req.method === 'POST') {
+      try {
+        body = JSON.parse((await ctx.body()).toString('utf8'));
+      } catch (err) {
+        if (err instanceof BodyTooLargeError) return sendError(ctx.res, 413, 'Request body too large.', { code: 'request_too_large' });
+        return sendError(ctx.res, 400, 'Invalid JSON.', { code: 'invalid_json' });
+      }
+    }
+    const mcp = build(p.id);
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    ctx.res.on('close', () => {
+      void transport.close();
+      void mcp.close();
+    });
+    await mcp.connect(transport);
+    await transport.handleRequest(ctx.req, ctx.res, body);
+  };
+  server.route('POST', '/mcp', handle);
+  server.route('GET', '/mcp', handle);
+  server.route('DELETE', '/mcp', handle);
+}

@@ -1,0 +1,114 @@
+import type { AgentTool, AgentToolResult, AfterToolCallContext, AfterToolCallResult, BeforeToolCallContext, BeforeToolCallResult } from '@mariozechner/pi-agent-core';
+import type { Logger } from 'pino';
+import { argsHash, type ApprovalRow } from '../adapters/store/approvals.js';
+import type { Store } from '../adapters/store/store.js';
+import { canonicalJson, decide, normalizePattern, type ApprovalPolicy } from '../moat/approval-engine.js';
+import type { TraceEntry } from '../moat/honesty.js';
+import type { Redactor } from '../moat/secrets.js';
+import { wrapUntrusted } from '../moat/untrusted.js';
+import { runTool, toAgentTool, type AnyTool, type ToolContext } from '../tools/contract.js';
+import { capResult } from '../tools/result-cap.js';
+import type { ApprovalService } from './approvals/service.js';
+
+/** A tool call waiting for an operator. */
+export interface ParkedCall {
+  toolCallId: string;
+  tool: string;
+  approvalId: string;
+}
+
+export const PARKED_REASON = 'Waiting for an operator to approve this call.';
+
+/**
+ * The tools of one turn, behind the moat: before a call the approval engine
+ * answers allow | ask | deny (ask creates a durable approval and parks the
+ * call); after a call its output is scanned for secrets, capped without
+ * breaking evidence (the full text is stored for paging) and marked as
+ * untrusted data. Every call lands in the trace the honesty check reads.
+ */
+export class TurnTools {
+  readonly parked: ParkedCall[] = [];
+  readonly requested: ApprovalRow[] = [];
+  readonly trace: TraceEntry[] = [];
+  private readonly byName: Map<string, AnyTool>;
+
+  constructor(
+    private readonly d: {
+      tools: AnyTool[];
+      ctx: ToolContext;
+      policy: ApprovalPolicy;
+      redactor: Redactor;
+      store: Store;
+      approvals: ApprovalService;
+      requester: string;
+      channel: string;
+      outputCapBytes: number;
+      log: Logger;
+    },
+  ) {
+    this.byName = new Map(d.tools.map((t) => [t.name, t]));
+  }
+
+  agentTools(): AgentTool[] {
+    return this.d.tools.map((t) => toAgentTool(t, (_id, args, signal) => this.execute(t, args, signal)));
+  }
+
+  tool(name: string): AnyTool | undefined {
+    return this.byName.get(name);
+  }
+
+  /** Runs a tool (also used to run an approved call on resume). */
+  async execute(tool: AnyTool, args: unknown, signal?: AbortSignal): Promise<AgentToolResult<unknown>> {
+    const out = await runTool(tool, args, { ...this.d.ctx, signal: signal ?? this.d.ctx.signal });
+    return { content: [{ type: 'text', text: out.text }], details: out.details ?? null };
+  }
+
+  beforeToolCall = async (c: BeforeToolCallContext): Promise<BeforeToolCallResult | undefined> => {
+    const tool = this.byName.get(c.toolCall.name);
+    if (!tool) return undefined; // the loop reports unknown tools itself
+    const args = c.args;
+    const command = tool.commandOf?.(args as never);
+    const verdict = decide({ tool: tool.name, ...(tool.effect ? { effect: tool.effect } : {}), args, ...(command !== undefined ? { command } : {}) }, this.d.policy);
+    if (verdict.decision === 'allow') return undefined;
+    if (verdict.decision === 'deny') {
+      this.trace.push({ tool: tool.name, args, ok: false, output: `refused: ${verdict.reasons.join('; ')}` });
+      return { block: true, reason: `Refused by policy (${verdict.tier}): ${verdict.reasons.join('; ')}. It was not run and will not be.` };
+    }
+    const approval = await this.d.approvals.request({
+      conversationId: this.d.ctx.conversationId,
+      turnId: this.d.ctx.turnId,
+      toolCallId: c.toolCall.id,
+      tool: tool.name,
+      args,
+      argsHash: argsHash(canonicalJson(args)),
+      pattern: normalizePattern({ args, ...(command !== undefined ? { command } : {}) }),
+      tier: verdict.tier,
+      reasons: verdict.reasons,
+      rulePermitted: verdict.rulePermitted,
+      requester: this.d.requester,
+      channel: this.d.channel,
+    });
+    this.parked.push({ toolCallId: c.toolCall.id, tool: tool.name, approvalId: approval.id });
+    this.requested.push(approval);
+    return { block: true, reason: PARKED_REASON };
+  };
+
+  afterToolCall = async (c: AfterToolCallContext): Promise<AfterToolCallResult | undefined> => {
+    if (this.parked.some((p) => p.toolCallId === c.toolCall.id)) return undefined;
+    const result = await this.present(c.toolCall.name, c.args, c.result as AgentToolResult<unknown>, c.isError);
+    return { content: result.content, isError: c.isError };
+  };
+
+  /** What the model sees of a result: secrets redacted, capped (full text kept for paging), marked untrusted. */
+  async present(toolName: string, args: unknown, result: AgentToolResult<unknown>, isError: boolean): Promise<AgentToolResult<unknown>> {
+    const raw = result.content.map((p) => (p.type === 'text' ? p.text : '[image]')).join('\n');
+    const { text: redacted } = this.d.redactor.redact(raw);
+    let shown = redacted;
+    if (Buffer.byteLength(redacted) > this.d.outputCapBytes) {
+      const id = await this.d.store.saveToolResult(this.d.ctx.turnId, toolName, redacted);
+      shown = capResult(redacted, this.d.outputCapBytes, `call tool_result_page with resultId "${id}" to read on`).text;
+    }
+    this.trace.push({ tool: toolName, args, ok: !isError, output: redacted.slice(0, 2_000) });
+    return { content: [{ type: 'text', text: wrapUntrusted(`${toolName}`, shown) }], details: result.details };
+  }
+}

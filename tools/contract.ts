@@ -1,0 +1,112 @@
+import type { AgentTool, AgentToolResult } from '@mariozechner/pi-agent-core';
+import type { TSchema } from '@mariozechner/pi-ai';
+import { z } from 'zod';
+import type { Effect } from '../moat/approval-engine.js';
+
+export type { Effect };
+
+/** What a tool gets besides its arguments. */
+export interface ToolContext {
+  conversationId: string;
+  turnId: string;
+  senderId: string;
+  /** This conversation's workspace folder (file and shell tools stay inside it). */
+  workspace: string;
+  signal: AbortSignal;
+  /** What this conversation said and its tools returned so far (the memory guard's evidence). */
+  evidence?: () => { userMessages: string[]; toolOutputs: string[] };
+}
+
+export interface ToolOutput {
+  text: string;
+  details?: unknown;
+}
+
+/**
+ * One tool contract for built-ins and MCP tools alike: a name, a description,
+ * a zod schema (sent to the model as JSON Schema), the declared effect (the
+ * approval engine treats undeclared tools as mutating), and an execute that
+ * honours an abort signal, under a timeout and an output cap.
+ */
+export interface ToolDef<S extends z.ZodType = z.ZodType> {
+  name: string;
+  description: string;
+  schema: S;
+  effect?: Effect;
+  /** Groups tools for the planner guard (web, files, shell, memory, time, mcp:<server>). */
+  toolset?: string;
+  timeoutMs?: number;
+  /** Largest output handed to the model, in bytes (longer output is capped, see result-cap). */
+  outputCapBytes?: number;
+  /** For tools that run a shell command: the command line, for the command classifier. */
+  commandOf?(args: z.infer<S>): string;
+  execute(args: z.infer<S>, ctx: ToolContext): Promise<ToolOutput | string>;
+}
+
+/** A tool whose schema is already JSON Schema (MCP tools). */
+export interface JsonTool extends Omit<ToolDef, 'schema' | 'execute'> {
+  parameters: Record<string, unknown>;
+  execute(args: unknown, ctx: ToolContext): Promise<ToolOutput | string>;
+}
+
+export type AnyTool = ToolDef | JsonTool;
+
+export const DEFAULT_TIMEOUT_MS = 60_000;
+export const DEFAULT_OUTPUT_CAP = 32 * 1024;
+
+export class ToolError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ToolError';
+  }
+}
+
+export function defineTool<S extends z.ZodType>(def: ToolDef<S>): ToolDef<S> {
+  return def;
+}
+
+export function jsonSchemaOf(tool: AnyTool): Record<string, unknown> {
+  if ('parameters' in tool) return tool.parameters;
+  const { $schema: _drop, ...schema } = z.toJSONSchema(tool.schema) as Record<string, unknown>;
+  return schema;
+}
+
+/** Validates arguments with the tool's own schema (zod) — MCP tools validate on their server. */
+export function parseArgs(tool: AnyTool, args: unknown): unknown {
+  if ('parameters' in tool) return args;
+  const r = tool.schema.safeParse(args);
+  if (!r.success) throw new ToolError(`invalid arguments for ${tool.name}: ${r.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`);
+  return r.data;
+}
+
+/** Runs a tool under its timeout; the caller's signal aborts it too. Throws ToolError on failure. */
+export async function runTool(tool: AnyTool, args: unknown, ctx: ToolContext): Promise<ToolOutput> {
+  const timeoutMs = tool.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const timeout = AbortSignal.timeout(timeoutMs);
+  const signal = AbortSignal.any([ctx.signal, timeout]);
+  const parsed = parseArgs(tool, args);
+  const run = (tool as ToolDef).execute(parsed as never, { ...ctx, signal });
+  const aborted = new Promise<never>((_, reject) => {
+    const fail = () => reject(new ToolError(timeout.aborted ? `${tool.name} timed out after ${timeoutMs} ms` : `${tool.name} was aborted`));
+    if (signal.aborted) fail();
+    else signal.addEventListener('abort', fail, { once: true });
+  });
+  try {
+    const out = await Promise.race([run, aborted]);
+    return typeof out === 'string' ? { text: out } : out;
+  } catch (err) {
+    if (err instanceof ToolError) throw err;
+    throw new ToolError(`${tool.name} failed: ${(err as Error).message}`);
+  }
+}
+
+/** The pi-agent-core view of a tool: JSON Schema parameters, execute → text content. */
+export function toAgentTool(tool: AnyTool, run: (toolCallId: string, args: unknown, signal?: AbortSignal) => Promise<AgentToolResult<unknown>>): AgentTool {
+  return {
+    name: tool.name,
+    label: tool.name,
+    description: tool.description,
+    parameters: jsonSchemaOf(tool) as unknown as TSchema,
+    execute: (id, params, signal) => run(id, params, signal),
+  };
+}

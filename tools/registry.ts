@@ -1,0 +1,30 @@
+import type { Store } from '../adapters/store/store.js';
+import type { AnyTool } from './contract.js';
+import { fileTools, type WriteScanner } from './builtin/files.js';
+import { memoryTools } from './builtin/memory.js';
+import { resultPageTool } from './builtin/result-page.js';
+import { shellExec } from './builtin/shell.js';
+import { currentTime } from './builtin/time.js';
+import { webFetchTool } from './builtin/web-fetch.js';
+
+export interface BuiltinDeps {
+  store: Store;
+  scanWrite: WriteScanner;
+  findSecrets: (text: string) => boolean;
+  /** Names to offer; all when unset. */
+  enabled?: string[];
+  web?: { allowHosts?: string[]; allowCidrs?: string[] };
+}
+
+/** The built-in tools, by name. */
+export function builtinTools(d: BuiltinDeps): AnyTool[] {
+  const all: AnyTool[] = [
+    currentTime,
+    webFetchTool(d.web ?? {}),
+    shellExec,
+    ...fileTools(d.scanWrite),
+    ...memoryTools(d.store, { maxChars: 500, findSecrets: d.findSecrets }),
+    resultPageTool(d.store),
+  ] as AnyTool[];
+  return d.enabled ? all.filter((t) => d.enabled!.includes(t.name)) : all;
+}
