@@ -18,6 +18,7 @@ import { builtinTools } from '../tools/registry.js';
 import { scanText } from '../moat/secrets.js';
 import { McpManager } from '../tools/mcp/client.js';
 import { registerMcpServer } from './mcp-server.js';
+import { Metrics } from './metrics.js';
 
 export interface Roles {
   /** Channel listeners and the HTTP server. */
@@ -55,6 +56,7 @@ export class Gateway {
 
     const infra = await openInfra(config);
     const chain: ProviderChain | null = slots.length ? new FallbackChain(slots, infra.cooldowns, config.fallback) : null;
+    const metrics = new Metrics();
     const approvals = new ApprovalService({ approvals: infra.approvals, store: infra.store, queue: infra.queue, timers: infra.timers, config, log });
     const tools = builtinTools({
       store: infra.store,
@@ -85,6 +87,7 @@ export class Gateway {
           approvals,
           approvalStore: infra.approvals,
           tools: () => (mcp ? [...tools, ...mcp.tools()] : tools),
+          metrics,
         });
         worker.start();
         log.info({ mode: infra.mode, concurrency: config.queue.concurrency, worker: worker.id }, 'switchboard worker started');
@@ -93,7 +96,7 @@ export class Gateway {
         const auth = new ApiKeyAuth(config.http.apiKeys, config.http.openAccess, config.http.operatorKeys);
         if (!auth.configured) log.warn('no API keys are configured (SWITCHBOARD_API_KEYS): every API request will be refused');
         http = new HttpServer({ host: config.http.host, port: config.http.port, maxBodyBytes: config.http.maxBodyBytes, log });
-        registerHealth(http, infra, provider, infra.mode);
+        registerHealth(http, infra, provider, infra.mode, metrics, () => (mcp ? { mcp: mcp.status() } : {}));
         const ingress = new Ingress(infra.store, infra.queue, log);
         registerHttpChannel(http, { config, auth, store: infra.store, bus: infra.bus, ingress, approvals });
         registerMcpServer(http, { auth, store: infra.store, bus: infra.bus, ingress, approvals });

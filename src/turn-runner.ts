@@ -15,6 +15,7 @@ import type { ApprovalService } from './approvals/service.js';
 import type { Config } from './config.js';
 import type { TurnEvent, TurnProvider, TurnUsage } from './events.js';
 import type { PromptComposer } from './prompt.js';
+import type { Metrics } from './metrics.js';
 import { TurnTools, type ParkedCall } from './turn-tools.js';
 
 export const NO_PROVIDER_REPLY =
@@ -31,6 +32,7 @@ export interface TurnDeps {
   /** Every tool this conversation may use (built-ins and MCP), before the planner narrows them. */
   tools: () => AnyTool[];
   log: Logger;
+  metrics?: Metrics;
 }
 
 /** What the turn starts from: the transcript window and memory notes (loaded with the turn row). */
@@ -66,6 +68,23 @@ export async function runTurn(
   signal?: AbortSignal,
 ): Promise<InboxRow[] | null> {
   const turnId = turn.id;
+  const started = performance.now();
+  let firstText = true;
+  const m = deps.metrics;
+  const outer = emit;
+  emit = (e) => {
+    if (m && e.type === 'text_delta' && firstText) {
+      firstText = false;
+      m.firstTokenSeconds.observe({ channel: conv.channel }, (performance.now() - started) / 1000);
+    }
+    if (m && e.type === 'done') {
+      m.turns.inc({ channel: conv.channel, finish_reason: e.finishReason });
+      if (e.finishReason !== 'approval_pending') m.turnSeconds.observe({ channel: conv.channel }, (performance.now() - started) / 1000);
+      if (e.provider?.fallbackActivated && e.provider.slot) m.fallbacks.inc({ slot: e.provider.slot });
+    }
+    if (m && e.type === 'approval_requested') m.approvalsRequested.inc({ tier: e.approval.tier });
+    outer(e);
+  };
   emit({ type: 'turn_start', turnId, conversationId: conv.id, inboxIds: batch.map((r) => r.id), attempt: turn.attempt });
   const agent = deps.config.agents[conv.agent] ?? deps.config.agents.default!;
   const prompts = batch.map(toUserMessage);
@@ -157,6 +176,7 @@ export async function runTurn(
       onNotice: (text) => emit({ type: 'notice', turnId, text }),
       onAttempt: (a) => {
         attempts.push(a);
+        deps.metrics?.providerAttempts.inc({ slot: a.slot, outcome: a.error });
         if (a.error === 'ok') slot = a.slot;
       },
     },

@@ -145,6 +145,24 @@ describe('approvals (embedded)', () => {
     expect(readFileSync(join(dir, 'log.txt'), 'utf8')).toBe('one\none\n');
   });
 
+  it('answers approvals typed into the chat, tolerantly, and explains refusals', async () => {
+    const { sb } = await ask('appr-chat', 'echo chat >> chat.txt');
+    const code = sb.approval.code as string;
+    const say = async (key: string, content: string) => {
+      const r = await openaiClient(gw.url!, key, { 'X-Switchboard-Conversation': 'appr-chat' }).chat.completions.create({ model: 'default', messages: [{ role: 'user', content }] });
+      return { text: r.choices[0]!.message.content!, sb: (r as any).switchboard };
+    };
+    const before = fake.requests.length;
+    expect((await say(API_KEY, `yes ${code}`)).text).toMatch(/Only an operator/); // the requester may not
+    expect((await say(OPERATOR_KEY, 'YES AAAAA')).text).toMatch(/no approval request with code AAAAA/);
+    expect(fake.requests.length).toBe(before); // answers are not messages for the model
+    const ok = await say(OPERATOR_KEY, `  Approve: ${code.toLowerCase()}!  `);
+    expect(ok.text).toMatch(new RegExp(`${code} approved`));
+    expect(ok.sb.approvalAnswer).toMatchObject({ code, ok: true, status: 'approved' });
+    expect((await say(OPERATOR_KEY, `no ${code}`)).text).toMatch(/already approved/);
+    expect(await finalReply('appr-chat')).toContain('exit code 0');
+  });
+
   it('never asks for a hard-blocked command: it is refused outright', async () => {
     const r = await ask('appr-blocked', 'rm -rf /');
     expect(r.sb.approval).toBeUndefined();

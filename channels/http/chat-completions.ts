@@ -12,6 +12,8 @@ import { RequestError, sendError } from './errors.js';
 import { checkConversationName, parseChatRequest } from './request.js';
 import { ChunkWriter } from './sse.js';
 import { TurnWaiter } from './turn-waiter.js';
+import { parseApprovalAnswer } from '../../src/approvals/parse.js';
+import type { ApprovalService } from '../../src/approvals/service.js';
 
 export interface ChatDeps {
   config: Config;
@@ -19,6 +21,7 @@ export interface ChatDeps {
   store: Store;
   bus: Bus;
   ingress: Ingress;
+  approvals: ApprovalService;
 }
 
 export const CONVERSATION_HEADER = 'x-switchboard-conversation';
@@ -49,6 +52,13 @@ export async function chatCompletions(deps: ChatDeps, ctx: RequestContext): Prom
   } catch (err) {
     if (err instanceof RequestError) return sendError(res, err.status, err.message, { param: err.param, code: err.code });
     throw err;
+  }
+
+  // "YES K7Q2P" / "NO K7Q2P" in the chat answers an approval; it is not a message for the agent.
+  const answer = parseApprovalAnswer(chat.messages[chat.messages.length - 1]!.text);
+  if (answer) {
+    const r = await deps.approvals.answer(answer.code, answer.decision, { channel: 'http', id: principal.id, operator: principal.operator });
+    return replyDirectly(res, chat, r.message, { approvalAnswer: { code: answer.code, ok: r.ok, ...(r.ok ? { status: r.approval.status } : { error: r.code }) } });
   }
 
   // A named conversation keeps its history in the gateway and takes only the new
@@ -159,6 +169,27 @@ export async function chatCompletions(deps: ChatDeps, ctx: RequestContext): Prom
     });
     return;
   }
+}
+
+/** A reply the gateway gives itself (no turn, no model): JSON or a short SSE stream. */
+function replyDirectly(res: RequestContext['res'], chat: { model: string; stream: boolean }, text: string, switchboard: Record<string, unknown>): void {
+  const id = `chatcmpl-${randomUUID()}`;
+  if (chat.stream) {
+    const out = new ChunkWriter(res, id, chat.model);
+    out.open();
+    out.text(text);
+    out.finish('stop', { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 }, { switchboard }, false);
+    return;
+  }
+  sendJson(res, 200, {
+    id,
+    object: 'chat.completion',
+    created: Math.floor(Date.now() / 1000),
+    model: chat.model,
+    choices: [{ index: 0, message: { role: 'assistant', content: text }, finish_reason: 'stop', logprobs: null }],
+    usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
+    switchboard,
+  });
 }
 
 /** The `switchboard` object of a response: where the answer came from. */

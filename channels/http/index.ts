@@ -3,10 +3,9 @@ import { sendJson } from '../../src/http/server.js';
 import { chatCompletions, type ChatDeps } from './chat-completions.js';
 import { sendError } from './errors.js';
 import { registerOperatorApi } from './operator-api.js';
-import type { ApprovalService } from '../../src/approvals/service.js';
 
 /** The HTTP channel: the OpenAI-compatible API, approvals and conversation reading. */
-export function registerHttpChannel(server: HttpServer, deps: ChatDeps & { approvals: ApprovalService }): void {
+export function registerHttpChannel(server: HttpServer, deps: ChatDeps): void {
   registerOperatorApi(server, deps);
   server.route('POST', '/v1/chat/completions', (ctx) => chatCompletions(deps, ctx));
   server.route('GET', '/v1/models', ({ req, res }) => {

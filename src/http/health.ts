@@ -1,4 +1,5 @@
 import type { Infra } from '../infra.js';
+import type { Metrics } from '../metrics.js';
 import type { ProviderStatus } from '../../providers/slot.js';
 import { sendJson, type HttpServer } from './server.js';
 
@@ -28,12 +29,27 @@ export async function readiness(infra: Infra, provider: ProviderStatus): Promise
 }
 
 /** /healthz: the process is up. /readyz: it can take and answer messages (503 with the failing checks if not). */
-export function registerHealth(server: HttpServer, infra: Infra, provider: ProviderStatus, mode: string): void {
+export function registerHealth(server: HttpServer, infra: Infra, provider: ProviderStatus, mode: string, metrics?: Metrics, extra?: () => Record<string, unknown>): void {
   server.route('GET', '/healthz', ({ res }) => sendJson(res, 200, { ok: true }));
   server.route('GET', '/readyz', async ({ res }) => {
     const r = await readiness(infra, provider);
-    sendJson(res, r.ready ? 200 : 503, { ...r, mode });
+    sendJson(res, r.ready ? 200 : 503, { ...r, mode, ...(extra ? extra() : {}) });
   });
+  if (metrics) {
+    // Prometheus scrape endpoint: counts only, no content; open like the health checks.
+    server.route('GET', '/metrics', async ({ res }) => {
+      try {
+        const c = await infra.queue.counts();
+        for (const [state, n] of Object.entries(c)) metrics.queueDepth.set({ state }, n);
+        metrics.approvalsPending.set((await infra.approvals.pending()).length);
+      } catch {
+        /* the store or queue is down: still serve the process metrics */
+      }
+      const body = await metrics.registry.metrics();
+      res.writeHead(200, { 'content-type': metrics.registry.contentType });
+      res.end(body);
+    });
+  }
 }
 
 function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
