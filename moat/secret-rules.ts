@@ -33,8 +33,14 @@ export interface Rule {
   priority: number;
   /** Lower-case literals: the rule runs only if the lower-cased text contains one of them. */
   needles?: readonly string[];
-  /** Global regex with the `d` flag. */
+  /** Regex with the `d` flag: global, or sticky when `prefixes` is set. */
   re?: RegExp;
+  /**
+   * Literal, case-sensitive token prefixes. The engine finds them all in one pass (at a left token
+   * boundary) and runs the sticky `re` only there: linear even on adversarial input such as
+   * "eyJeyJeyJ…", and far faster than one unanchored regex per vendor.
+   */
+  prefixes?: readonly string[];
   /** Capture group holding the secret (default: whole match). */
   group?: number;
   /** false rejects; a string overrides the kind. */
@@ -122,7 +128,7 @@ const PLACEHOLDER_EXACT = new Set([
 const PLACEHOLDER_PARTS = [
   'example', 'placeholder', 'changeme', 'change_me', 'change-me', 'changethis', 'change_this', 'replace', 'redacted',
   'dummy', 'your_', 'your-', 'yourpass', 'yoursecret', 'yourtoken', 'yourkey', 'yourapi', 'your api', 'your key',
-  'your password', 'your token', 'your secret', 'youraccess', 'your.', '<', '>', '{{', '}}', '${', '$(', '%(', '#{',
+  'your password', 'your token', 'your secret', 'youraccess', 'your.', '{{', '}}', '${', '$(', '%(', '#{',
   'xxxx', '****', '•••', '…', '...', 'lorem', 'insert_', 'insert-', '_here', '-here', 'notreal', 'not_real',
   'not-real', 'not_a_real', 'not-a-real', 'fake_', 'fake-', 'sample_', 'sample-', 'process.env', 'os.environ',
   'getenv', 'env(', 'env[', 'secretkeyref', 'valuefrom', '[redacted', '[hidden', '[filtered', '[masked',
@@ -144,6 +150,7 @@ export function isPlaceholder(value: string): boolean {
   if (/^\$[A-Za-z_][A-Za-z0-9_]*$/.test(v) || /^\$\{?[A-Za-z_]/.test(v) || /^%[A-Za-z_][A-Za-z0-9_]*%$/.test(v)) return true;
   if (/^:[a-z_]+$/.test(v) || /^%[sd]$/.test(v) || /^\?+$/.test(v)) return true;
   if (/^\[REDACTED:/i.test(v)) return true;
+  if (/<[A-Za-z][A-Za-z0-9 _.-]{0,40}>|^<|>$/.test(v)) return true; // <your-password>, <paste here>
   if (/^[a-z_.-]*(?:password|passwd|passphrase|secret|token|apikey|pass|pwd)[a-z_.-]*[0-9!]{0,6}$/i.test(v)) return true; // "somepassword", "mysecret1"
 
   if (/\$\{?[A-Z][A-Z0-9_]{2,}\}?/.test(v)) return true; // $HOME, ${DB_PASS} inside a value
@@ -336,6 +343,11 @@ const NON_SECRET_PRE = new Set([
   'ingress', 'tls', 'ssl', 'known', 'ssh', 'gpg', 'pgp', 'fingerprint', 'thumb', 'thumbprint', 'publishable',
   'publisher', 'client_id', 'site', 'per',
 ]);
+/** The same, for concatenated lower-case names ("nexttoken", "csrftoken", "resetpassword"). */
+const CONCAT_NON_SECRET_PRE = [
+  'next', 'page', 'max', 'min', 'num', 'csrf', 'xsrf', 'cancel', 'reset', 'forgot', 'show', 'hide', 'toggle', 'confirm',
+  'retype', 'cursor', 'continuation', 'pagination', 'sync', 'prompt', 'completion', 'input', 'output', 'special', 'vocab',
+];
 /** Words allowed after the credential word ("SECRET_KEY_BASE", "API_TOKEN_PROD"). */
 const ALLOWED_TRAIL = new Set([
   'key', 'base', 'value', 'val', 'str', 'string', 'b64', 'base64', 'hex', 'raw', 'enc', 'encrypted', 'prod',
@@ -362,7 +374,7 @@ export function keyNameStrength(ident: string): KeyStrength | null {
       else if (prev && NON_SECRET_PRE.has(prev)) return null;
       else kind = prev ? 'medium' : 'weak';
     } else if (w.length > 6 && STRONG_SUFFIXES.some((s) => w.endsWith(s))) {
-      if ([...NON_SECRET_PRE].some((p) => w.startsWith(p) && p.length >= 3)) return null;
+      if (CONCAT_NON_SECRET_PRE.some((p) => w.startsWith(p))) return null;
       kind = 'strong';
     }
     if (!kind) continue;
@@ -542,6 +554,56 @@ const CLI_RES: Array<[RegExp, number]> = [
   [/\bsshpass\s+-p\s*["']?([^\s"']{3,100})/g, 1],
   [/\bmachine\s+\S+\s+login\s+\S+\s+password\s+(\S{3,200})/g, 1],
 ];
+/** Code and config forms without a plain "name = value": SQL, PHP define(), XML elements, auth tuples. */
+const CODE_RES: Array<[RegExp, number, number]> = [
+  // [regex, name group (0: none), value group]
+  [/\b(?:PASSWORD|IDENTIFIED\s+BY)\s+'([^'\n]{3,200})'/gi, 0, 1],
+  [/\bdefine\(\s*['"]([A-Za-z0-9_]{2,80})['"]\s*,\s*'([^'\n]{1,300})'/g, 1, 2],
+  [/\bdefine\(\s*['"]([A-Za-z0-9_]{2,80})['"]\s*,\s*"([^"\n]{1,300})"/g, 1, 2],
+  [/<([A-Za-z_][\w.:-]{0,60})(?:\s[^<>]{0,200})?>([^<>\n]{1,300})<\/\1>/g, 1, 2],
+  [/\b(?:auth\s*=\s*\(|HTTPBasicAuth\(|HTTPDigestAuth\(|BasicAuth\(|basic_auth\(|setBasicAuth\()\s*["'][^"'\n]{1,100}["']\s*,\s*["']([^"'\n]{3,200})["']/g, 0, 1],
+];
+function scanCodeForms(text: string, emit: Emit): void {
+  for (const [re, nameGroup, valueGroup] of CODE_RES) {
+    re.lastIndex = 0;
+    let m: RegExpExecArray | null;
+    while ((m = re.exec(text))) {
+      const strength: KeyStrength | null = nameGroup ? keyNameStrength(m[nameGroup]!) : 'strong';
+      if (!strength) continue;
+      const raw = m[valueGroup]!;
+      const v = raw.trim();
+      const start = m.index + m[0].lastIndexOf(raw) + raw.indexOf(v);
+      if (judgeValue(text, { start, end: start + v.length, quoted: true }, strength)) emit('generic_secret', start, start + v.length);
+    }
+  }
+}
+
+/** Azure AD client secrets: 3 chars, a digit, "Q~", 31-34 more (anchored on "Q~"). */
+function scanAzureClientSecret(text: string, emit: Emit): void {
+  let i = text.indexOf('Q~');
+  while (i >= 0) {
+    const start = i - 4;
+    const m = start >= 0 ? /^[A-Za-z0-9_~.-]{3}\dQ~[A-Za-z0-9_~.-]{31,34}(?![A-Za-z0-9_~.-])/.exec(text.slice(start, start + 44)) : null;
+    if (m && leftBoundary(text, start) && text[start - 1] !== '~' && text[start - 1] !== '.' && mixed(m[0]) && !isVendorPlaceholder(m[0].slice(6))) {
+      emit('azure_client_secret', start, start + m[0].length);
+    }
+    i = text.indexOf('Q~', i + 2);
+  }
+}
+
+/** Terraform Cloud / Enterprise tokens: 14 chars ".atlasv1." 60+ chars. */
+function scanTerraformToken(text: string, emit: Emit): void {
+  let i = text.indexOf('.atlasv1.');
+  while (i >= 0) {
+    const start = i - 14;
+    if (start >= 0 && /^[A-Za-z0-9]{14}$/.test(text.slice(start, i)) && leftBoundary(text, start)) {
+      const m = /^[A-Za-z0-9_-]{60,120}(?![A-Za-z0-9_-])/.exec(text.slice(i + 9, i + 9 + 121));
+      if (m) emit('terraform_token', start, i + 9 + m[0].length);
+    }
+    i = text.indexOf('.atlasv1.', i + 9);
+  }
+}
+
 function scanCli(text: string, emit: Emit): void {
   for (const [re, g] of CLI_RES) {
     re.lastIndex = 0;
@@ -815,13 +877,13 @@ function leftBoundary(text: string, start: number): boolean {
 }
 
 /** Vendor token rule: prefix regex; the random tail (after `prefixLen`) is checked for placeholders. */
-function vendor(kind: string, src: string, _prefixes: string[], prefixLen: number, extra?: (v: string, text: string, start: number, end: number) => boolean | string, priority = P_VENDOR): Rule {
+function vendor(kind: string, src: string, prefixes: string[], prefixLen: number, extra?: (v: string, text: string, start: number, end: number) => boolean | string, priority = P_VENDOR): Rule {
   return {
     kind,
     cls: 'secret',
     priority,
-    // No needles: the regex starts with a literal prefix, which V8 already searches for quickly.
-    re: rx('(?:' + src + ')' + R),
+    prefixes,
+    re: rx('(?:' + src + ')' + R, 'dy'),
     check: (v, text, start, end) => {
       if (!leftBoundary(text, start)) return false;
       if (KNOWN_EXAMPLES.has(v)) return false;
@@ -878,7 +940,7 @@ function connPasswordOk(v: string, _text: string, _start: number, _end: number, 
 
 export const RULES: readonly Rule[] = [
   // --- cloud -------------------------------------------------------------
-  vendor('aws_access_key', String.raw`(?:AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|ABIA|ACCA|A3T[A-Z0-9])[A-Z2-7]{16}`, ['akia', 'asia', 'agpa', 'aida', 'aroa', 'aipa', 'anpa', 'anva', 'abia', 'acca', 'a3t'], 4, (v) => /\d/.test(v.slice(4)) || /[A-Z]{16}/.test(v.slice(4))),
+  vendor('aws_access_key', String.raw`(?:AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|ABIA|ACCA|A3T[A-Z0-9])[A-Z2-7]{16}`, ['AKIA', 'ASIA', 'AGPA', 'AIDA', 'AROA', 'AIPA', 'ANPA', 'ANVA', 'ABIA', 'ACCA', 'A3T'], 4, (v) => /\d/.test(v.slice(4)) || /[A-Z]{16}/.test(v.slice(4))),
   {
     kind: 'aws_secret_key',
     cls: 'secret',
@@ -920,7 +982,7 @@ export const RULES: readonly Rule[] = [
     re: /\\?"private_key\\?"\s*:\s*\\?"(-----BEGIN [A-Z ]*PRIVATE KEY-----[^"]{40,12000}?-----END [A-Z ]*PRIVATE KEY-----(?:\\+n)?)/dg,
     group: 1,
   },
-  vendor('gcp_api_key', String.raw`AIza[0-9A-Za-z_\-]{35}`, ['aiza'], 4, (_v, text, start, end) => {
+  vendor('gcp_api_key', String.raw`AIza[0-9A-Za-z_\-]{35}`, ['AIza'], 4, (_v, text, start, end) => {
     const { before, after } = lineAround(text, start, end, 160);
     return GOOGLE_AI_CTX_RE.test(before.slice(-160) + ' ' + after.slice(0, 80)) ? 'google_ai_key' : true;
   }),
@@ -935,9 +997,9 @@ export const RULES: readonly Rule[] = [
   },
   // --- code hosting / CI ------------------------------------------------
   vendor('github_token', String.raw`(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36}|github_pat_[A-Za-z0-9]{22}_[A-Za-z0-9]{59}`, ['ghp_', 'gho_', 'ghu_', 'ghs_', 'ghr_', 'github_pat_'], 4),
-  vendor('gitlab_token', String.raw`gl(?:pat|dt|rt|ptt|cbt|soat|ft|imt|agent|oas|wt|ffct)-[A-Za-z0-9_\-.]{20,80}|GR1348941[A-Za-z0-9_\-]{20}`, ['glpat-', 'gldt-', 'glrt-', 'glptt-', 'glcbt-', 'glsoat-', 'glft-', 'glimt-', 'glagent-', 'gloas-', 'glwt-', 'glffct-', 'gr1348941'], 6, (v) => mixed(v.slice(v.indexOf('-') + 1))),
-  vendor('bitbucket_app_password', String.raw`ATBB[A-Za-z0-9_=.\-]{32}`, ['atbb'], 4, (v) => mixed(v.slice(4))),
-  vendor('atlassian_token', String.raw`ATATT3[A-Za-z0-9_=\-]{150,300}`, ['atatt3'], 6),
+  vendor('gitlab_token', String.raw`gl(?:pat|dt|rt|ptt|cbt|soat|ft|imt|agent|oas|wt|ffct)-[A-Za-z0-9_\-.]{20,80}|GR1348941[A-Za-z0-9_\-]{20}`, ['glpat-', 'gldt-', 'glrt-', 'glptt-', 'glcbt-', 'glsoat-', 'glft-', 'glimt-', 'glagent-', 'gloas-', 'glwt-', 'glffct-', 'GR1348941'], 6, (v) => mixed(v.slice(v.indexOf('-') + 1))),
+  vendor('bitbucket_app_password', String.raw`ATBB[A-Za-z0-9_=.\-]{32}`, ['ATBB'], 4, (v) => mixed(v.slice(4))),
+  vendor('atlassian_token', String.raw`ATATT3[A-Za-z0-9_=\-]{150,300}`, ['ATATT3'], 6),
   vendor('npm_token', String.raw`npm_[A-Za-z0-9]{36}`, ['npm_'], 4, (v) => mixed(v.slice(4))),
   {
     kind: 'npm_token',
@@ -948,16 +1010,16 @@ export const RULES: readonly Rule[] = [
     group: 1,
     check: (v) => !isVendorPlaceholder(v) && !isPlaceholder(v),
   },
-  vendor('pypi_token', String.raw`pypi-AgE[A-Za-z0-9_\-]{50,}`, ['pypi-age'], 8),
+  vendor('pypi_token', String.raw`pypi-AgE[A-Za-z0-9_\-]{50,}`, ['pypi-AgE'], 8),
   // --- chat ---------------------------------------------------------------
-  vendor('slack_token', String.raw`(?:xox[abposr]|xoxe(?:\.xox[bp])?)-[0-9A-Za-z\-]{10,250}|xapp-\d-[A-Z0-9]{6,}-\d{6,}-[A-Za-z0-9]{20,}`, ['xoxb-', 'xoxp-', 'xoxa-', 'xoxo-', 'xoxs-', 'xoxr-', 'xoxe', 'xapp-'], 5, (v) => {
+  vendor('slack_token', String.raw`(?:xox[abposr]|xoxe(?:\.xox[bp])?)-[0-9A-Za-z\-]{10,250}|xapp-\d-[A-Z0-9]{6,}-\d{6,}-[A-Za-z0-9]{20,}`, ['xoxb-', 'xoxp-', 'xoxa-', 'xoxo-', 'xoxs-', 'xoxr-', 'xoxe-', 'xoxe.', 'xapp-'], 5, (v) => {
     const parts = v.split('-');
     const last = parts[parts.length - 1]!;
     return parts.length >= 3 && last.length >= 8 && /\d/.test(v.slice(5)) && !isPlaceholder(last);
   }),
-  vendor('slack_webhook', String.raw`https://hooks\.slack\.com/(?:services|workflows|triggers)/T[A-Z0-9]{6,12}/[AB][A-Z0-9]{6,12}/[A-Za-z0-9/]{20,}`, ['hooks.slack.com'], 30),
-  vendor('discord_token', String.raw`[MNO][A-Za-z0-9_\-]{22,27}\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27,40}`, ['.'], 0, (v) => discordOk(v)),
-  vendor('discord_webhook', String.raw`https://(?:(?:ptb|canary)\.)?discord(?:app)?\.com/api/webhooks/\d{17,20}/[A-Za-z0-9_\-]{60,70}`, ['discord'], 40),
+  vendor('slack_webhook', String.raw`https://hooks\.slack\.com/(?:services|workflows|triggers)/T[A-Z0-9]{6,12}/[AB][A-Z0-9]{6,12}/[A-Za-z0-9/]{20,}`, ['https://hooks.slack.com/'], 30),
+  vendor('discord_token', String.raw`[MNO][A-Za-z0-9_\-]{22,27}\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27,40}`, ['M', 'N', 'O'], 0, (v) => discordOk(v)),
+  vendor('discord_webhook', String.raw`https://(?:(?:ptb|canary)\.)?discord(?:app)?\.com/api/webhooks/\d{17,20}/[A-Za-z0-9_\-]{60,70}`, ['https://discord', 'https://ptb.discord', 'https://canary.discord'], 40),
   {
     kind: 'telegram_bot_token',
     cls: 'secret',
@@ -974,7 +1036,7 @@ export const RULES: readonly Rule[] = [
     },
   },
   // --- payments / comms -------------------------------------------------------
-  vendor('twilio_key', String.raw`(?:SK|AC)[0-9a-f]{32}`, ['sk', 'ac'], 2, (v) => /[a-f]/.test(v.slice(2)) && /\d/.test(v.slice(2))),
+  vendor('twilio_key', String.raw`(?:SK|AC)[0-9a-f]{32}`, ['SK', 'AC'], 2, (v) => /[a-f]/.test(v.slice(2)) && /\d/.test(v.slice(2))),
   {
     kind: 'twilio_key',
     cls: 'secret',
@@ -986,17 +1048,17 @@ export const RULES: readonly Rule[] = [
   },
   vendor('stripe_key', String.raw`(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{20,247}|whsec_[A-Za-z0-9]{32,}`, ['sk_live_', 'sk_test_', 'rk_live_', 'rk_test_', 'whsec_'], 8, (v) => mixed(v.slice(8))),
   vendor('paypal_braintree', String.raw`access_token\$(?:production|sandbox)\$[0-9a-z]{16}\$[0-9a-f]{32}`, ['access_token$'], -32),
-  vendor('square_token', String.raw`EAAA[A-Za-z0-9_\-]{60}|sq0(?:atp|csp|idp)-[0-9A-Za-z_\-]{22,43}`, ['eaaa', 'sq0atp-', 'sq0csp-', 'sq0idp-'], 4, (v) => mixed(v.slice(7))),
-  vendor('sendgrid_key', String.raw`SG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}`, ['sg.'], 3),
+  vendor('square_token', String.raw`EAAA[A-Za-z0-9_\-]{60}|sq0(?:atp|csp|idp)-[0-9A-Za-z_\-]{22,43}`, ['EAAA', 'sq0atp-', 'sq0csp-', 'sq0idp-'], 4, (v) => mixed(v.slice(7))),
+  vendor('sendgrid_key', String.raw`SG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}`, ['SG.'], 3),
   vendor('mailgun_key', String.raw`key-[0-9a-f]{32}`, ['key-'], 4, (v) => shannonEntropy(v.slice(4)) >= 3),
   { kind: 'mailgun_key', cls: 'secret', priority: P_VENDOR_LOOSE, needles: ['-'], scan: scanMailgunNew },
   vendor('shopify_token', String.raw`shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}`, ['shpat_', 'shpca_', 'shppa_', 'shpss_'], 6),
-  vendor('facebook_token', String.raw`EAA[BCDG][A-Za-z0-9]{90,}`, ['eaa'], 4),
-  vendor('mapbox_token', String.raw`sk\.eyJ[A-Za-z0-9_\-]{20,}\.[A-Za-z0-9_\-]{20,}`, ['sk.eyj'], 3),
+  vendor('facebook_token', String.raw`EAA[BCDG][A-Za-z0-9]{90,}`, ['EAAB', 'EAAC', 'EAAD', 'EAAG'], 4),
+  vendor('mapbox_token', String.raw`sk\.eyJ[A-Za-z0-9_\-]{20,}\.[A-Za-z0-9_\-]{20,}`, ['sk.eyJ'], 3),
   // --- AI providers --------------------------------------------------------
   vendor('openai_key', String.raw`sk-(?:proj|svcacct|admin|None)-[A-Za-z0-9_\-]{40,250}|sk-[A-Za-z0-9]{20}T3BlbkFJ[A-Za-z0-9]{20}`, ['sk-'], 3, (v) => mixed(v)),
   vendor('anthropic_key', String.raw`sk-ant-(?:api|admin|oat|sid)\d{2}-[A-Za-z0-9_\-]{80,120}`, ['sk-ant-'], 14),
-  vendor('openrouter_key', String.raw`sk-or-v1-[a-f0-9]{64}`, ['sk-or-'], 9),
+  vendor('openrouter_key', String.raw`sk-or-v1-[a-f0-9]{64}`, ['sk-or-v1-'], 9),
   vendor('openai_key', String.raw`sk-[A-Za-z0-9_\-]{20,200}`, ['sk-'], 3, (v) => {
     const t = v.slice(3);
     if (/^(?:ant|or|proj|svcacct|admin)-/.test(t)) return false;
@@ -1014,18 +1076,27 @@ export const RULES: readonly Rule[] = [
   vendor('vault_token', String.raw`hv[sbr]\.[A-Za-z0-9_\-]{24,}`, ['hvs.', 'hvb.', 'hvr.'], 4, (v) => mixed(v.slice(4))),
   vendor('databricks_token', String.raw`dapi[a-f0-9]{32}(?:-\d)?`, ['dapi'], 4),
   vendor('doppler_token', String.raw`dp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,44}`, ['dp.'], 6),
-  vendor('postman_key', String.raw`PMAK-[a-f0-9]{24}-[a-f0-9]{34}`, ['pmak-'], 5),
+  vendor('postman_key', String.raw`PMAK-[a-f0-9]{24}-[a-f0-9]{34}`, ['PMAK-'], 5),
   vendor('linear_key', String.raw`lin_(?:api|oauth)_[A-Za-z0-9]{40}`, ['lin_api_', 'lin_oauth_'], 8),
-  vendor('newrelic_key', String.raw`NRAK-[A-Z0-9]{27}`, ['nrak-'], 5),
+  vendor('newrelic_key', String.raw`NRAK-[A-Z0-9]{27}`, ['NRAK-'], 5),
   vendor('grafana_token', String.raw`glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}|glc_eyJ[A-Za-z0-9+/=_\-]{60,}`, ['glsa_', 'glc_'], 4),
   vendor('pulumi_token', String.raw`pul-[a-f0-9]{40}`, ['pul-'], 4),
   vendor('notion_token', String.raw`(?:secret_[A-Za-z0-9]{43}|ntn_[A-Za-z0-9]{46})`, ['secret_', 'ntn_'], 4, (v) => mixed(v.slice(4))),
+  vendor('google_oauth_token', String.raw`ya29\.[0-9A-Za-z_\-]{20,2048}`, ['ya29.'], 5, (v) => mixed(v.slice(5))),
+  vendor('sentry_token', String.raw`sntry[su]_[A-Za-z0-9+/=_\-]{40,400}`, ['sntrys_', 'sntryu_'], 7),
+  vendor('firebase_fcm_key', String.raw`AAAA[A-Za-z0-9_\-]{7}:APA91b[A-Za-z0-9_\-]{100,200}`, ['AAAA'], 18),
+  vendor('heroku_key', String.raw`HRKU-[A-Za-z0-9_\-]{20,80}`, ['HRKU-'], 5, (v) => mixed(v.slice(5))),
+  vendor('supabase_key', String.raw`sbp_[a-f0-9]{40}|sb_secret_[A-Za-z0-9_\-]{20,80}`, ['sbp_', 'sb_secret_'], 4),
+  vendor('langsmith_key', String.raw`lsv2_(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10}`, ['lsv2_pt_', 'lsv2_sk_'], 8),
+  vendor('tavily_key', String.raw`tvly-(?:dev-|prod-)?[A-Za-z0-9]{20,40}`, ['tvly-'], 5, (v) => mixed(v.slice(5))),
+  { kind: 'azure_client_secret', cls: 'secret', priority: P_VENDOR, needles: ['q~'], scan: scanAzureClientSecret },
+  { kind: 'terraform_token', cls: 'secret', priority: P_VENDOR, needles: ['.atlasv1.'], scan: scanTerraformToken },
   {
     kind: 'private_key',
     cls: 'secret',
     priority: P_VENDOR,
-    needles: ['age-secret-key-1'],
-    re: /AGE-SECRET-KEY-1[02-9AC-HJ-NP-Z]{58}(?![A-Z0-9])/dg,
+    prefixes: ['AGE-SECRET-KEY-1'],
+    re: /AGE-SECRET-KEY-1[02-9AC-HJ-NP-Z]{58}(?![A-Z0-9])/dy,
   },
   // --- structural -----------------------------------------------------------
   { kind: 'private_key', cls: 'secret', priority: P_PEM, needles: ['private key'], scan: scanPem },
@@ -1033,8 +1104,8 @@ export const RULES: readonly Rule[] = [
     kind: 'jwt',
     cls: 'secret',
     priority: P_JWT,
-    needles: ['eyj'],
-    re: /eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*(?![A-Za-z0-9_\-])/dg,
+    prefixes: ['eyJ'],
+    re: /eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*(?![A-Za-z0-9_\-])/dy,
     check: (v, text, start) => leftBoundary(text, start) && text[start - 1] !== '.' && jwtOk(v),
   },
   {
@@ -1050,6 +1121,7 @@ export const RULES: readonly Rule[] = [
   { kind: 'generic_secret', cls: 'secret', priority: P_GENERIC, needles: ['name', 'key'], scan: scanNameValue },
   { kind: 'generic_secret', cls: 'secret', priority: P_GENERIC - 1, needles: ['pass', 'pwd', 'key', 'secret', 'token', 'pin'], scan: scanProse },
   { kind: 'generic_secret', cls: 'secret', priority: P_GENERIC, needles: ['-u', '--', '-p', 'sshpass', 'machine'], scan: scanCli },
+  { kind: 'generic_secret', cls: 'secret', priority: P_GENERIC, needles: ['password', 'identified', 'define(', '</', 'auth'], scan: scanCodeForms },
   // --- PII -------------------------------------------------------------------
   { kind: 'card_number', cls: 'pii', priority: P_PII, re: CARD_RE, check: (v, text, start) => checkCard(v, text, start) },
   { kind: 'iban', cls: 'pii', priority: P_PII, scan: scanIban },

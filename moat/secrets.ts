@@ -20,7 +20,7 @@
  * placeholders, default credentials) is listed at the top of ./secret-rules.ts.
  */
 import { readFileSync } from 'node:fs';
-import { RULES, type FindingClass } from './secret-rules.js';
+import { RULES, type FindingClass, type Rule } from './secret-rules.js';
 
 export type SecretKind = string;
 
@@ -53,11 +53,41 @@ function enabled(cls: FindingClass, opts: ScanOptions): boolean {
   return opts.contact === true;
 }
 
+const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/** One pass over the text finds every vendor prefix at a left token boundary (or after a JSON "\n" escape). */
+const PREFIX_RULES = new Map<string, Rule[]>();
+for (const r of RULES) for (const p of r.prefixes ?? []) PREFIX_RULES.set(p, [...(PREFIX_RULES.get(p) ?? []), r]);
+const ALL_PREFIXES = [...PREFIX_RULES.keys()].sort((a, b) => b.length - a.length);
+const PREFIX_RE = new RegExp(String.raw`(?:(?<![A-Za-z0-9_\-])|(?<=\\[nrt]))(?:` + ALL_PREFIXES.map(escapeRe).join('|') + ')', 'g');
+
+function prefixStarts(text: string): Map<Rule, number[]> {
+  const starts = new Map<Rule, number[]>();
+  PREFIX_RE.lastIndex = 0;
+  let m: RegExpExecArray | null;
+  while ((m = PREFIX_RE.exec(text))) {
+    const hit = m[0];
+    // Every shorter prefix that also matches here is a prefix of the longest one that did.
+    for (const p of ALL_PREFIXES) {
+      if (p.length > hit.length || !hit.startsWith(p)) continue;
+      for (const r of PREFIX_RULES.get(p)!) {
+        const arr = starts.get(r);
+        if (arr) {
+          if (arr[arr.length - 1] !== m.index) arr.push(m.index);
+        } else starts.set(r, [m.index]);
+      }
+    }
+    PREFIX_RE.lastIndex = m.index + 1;
+  }
+  return starts;
+}
+
 /** Findings sorted by start, non-overlapping (the more specific kind wins an overlap, then the longer span). */
 export function scanText(text: string, opts: ScanOptions = {}): Finding[] {
   if (!text) return [];
   const lower = text.toLowerCase(); // needle pre-filter only (indices never taken from it)
   const cands: Candidate[] = [];
+  const starts = opts.secrets !== false ? prefixStarts(text) : new Map<Rule, number[]>();
   for (const rule of RULES) {
     if (!enabled(rule.cls, opts)) continue;
     if (rule.needles && !rule.needles.some((n) => lower.includes(n))) continue;
@@ -69,12 +99,27 @@ export function scanText(text: string, opts: ScanOptions = {}): Finding[] {
       continue;
     }
     const re = rule.re!;
+    const at = rule.prefixes ? (starts.get(rule) ?? []) : null;
+    let k = 0;
     re.lastIndex = 0;
-    let m: RegExpExecArray | null;
-    while ((m = re.exec(text))) {
-      if (m[0].length === 0) {
-        re.lastIndex++;
-        continue;
+    let lastEnd = 0;
+    for (;;) {
+      let m: RegExpExecArray | null;
+      if (at) {
+        // sticky regex, tried only where one of its prefixes starts a token
+        while (k < at.length && at[k]! < lastEnd) k++;
+        if (k >= at.length) break;
+        re.lastIndex = at[k++]!;
+        m = re.exec(text);
+        if (!m) continue;
+        lastEnd = m.index + m[0].length;
+      } else {
+        m = re.exec(text);
+        if (!m) break;
+        if (m[0].length === 0) {
+          re.lastIndex++;
+          continue;
+        }
       }
       const span = m.indices?.[rule.group ?? 0];
       if (!span) continue;

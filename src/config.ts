@@ -129,6 +129,27 @@ export const configSchema = z
       })
       .strict()
       .prefault({}),
+    /** Each chat channel's own section, validated by the channel (see channels/<name>/config.ts). */
+    channels: z.record(z.string(), z.unknown()).default({}),
+    /** Who may talk to the agent, per channel. Default: allowlist with nobody on it. */
+    access: z
+      .record(
+        z.string(),
+        z
+          .object({
+            policy: z.enum(['allowlist', 'pairing', 'open', 'disabled']).default('allowlist'),
+            allow: z.array(z.string()).default([]),
+          })
+          .strict(),
+      )
+      .default({}),
+    pairing: z
+      .object({
+        codeTtlMs: z.number().int().positive().default(3_600_000),
+        maxPendingPerChannel: z.number().int().positive().default(20),
+      })
+      .strict()
+      .prefault({}),
     /** MCP servers whose tools the agent may use (see tools/mcp/config.ts). */
     mcp: mcpConfigSchema,
     tools: z

@@ -19,6 +19,9 @@ import { scanText } from '../moat/secrets.js';
 import { McpManager } from '../tools/mcp/client.js';
 import { registerMcpServer } from './mcp-server.js';
 import { Metrics } from './metrics.js';
+import { AccessControl } from './access.js';
+import type { ChannelInstance } from './channel.js';
+import { configureChannels } from './channels.js';
 
 export interface Roles {
   /** Channel listeners and the HTTP server. */
@@ -43,6 +46,7 @@ export class Gateway {
     readonly worker?: Worker,
     readonly chain?: ProviderChain | null,
     readonly mcp?: McpManager,
+    readonly channels: ChannelInstance[] = [],
   ) {}
 
   static async start(config: Config, roles: Roles, log: Logger = createLogger(config.log.level), env: Record<string, string | undefined> = process.env): Promise<Gateway> {
@@ -51,6 +55,7 @@ export class Gateway {
       throw new ConfigError('invalid configuration at "redisUrl" (REDIS_URL): separate ingress and worker processes need REDIS_URL and DATABASE_URL; use `switchboard start` for the embedded default');
     }
     const { slots, reason } = buildSlots(config, env);
+    const channels = configureChannels(config, env);
     const provider = providerStatus(slots, reason);
     if (!slots.length) log.warn({ reason }, 'no model provider is configured: the gateway will answer every message with a notice saying so');
 
@@ -88,7 +93,10 @@ export class Gateway {
           approvalStore: infra.approvals,
           tools: () => (mcp ? [...tools, ...mcp.tools()] : tools),
           metrics,
+          deliverers: new Map(channels.filter((c) => c.deliverer).map((c) => [c.name, c.deliverer!])),
+          deliverContext: { deliveries: infra.deliveries, config, log },
         });
+        for (const c of channels) await c.deliverer?.start?.({ deliveries: infra.deliveries, config, log: log.child({ channel: c.name }) });
         worker.start();
         log.info({ mode: infra.mode, concurrency: config.queue.concurrency, worker: worker.id }, 'switchboard worker started');
       }
@@ -96,10 +104,15 @@ export class Gateway {
         const auth = new ApiKeyAuth(config.http.apiKeys, config.http.openAccess, config.http.operatorKeys);
         if (!auth.configured) log.warn('no API keys are configured (SWITCHBOARD_API_KEYS): every API request will be refused');
         http = new HttpServer({ host: config.http.host, port: config.http.port, maxBodyBytes: config.http.maxBodyBytes, log });
-        registerHealth(http, infra, provider, infra.mode, metrics, () => (mcp ? { mcp: mcp.status() } : {}));
-        const ingress = new Ingress(infra.store, infra.queue, log);
+        registerHealth(http, infra, provider, infra.mode, metrics, () => ({
+          ...(mcp ? { mcp: mcp.status() } : {}),
+          channels: Object.fromEntries(channels.filter((c) => c.listener).map((c) => [c.name, c.listener!.health()])),
+        }), () => channels.filter((c) => c.listener).map((c) => ({ name: c.name, ...c.listener!.health() })));
+        const access = new AccessControl(infra.access, config);
+        const ingress = new Ingress(infra.store, infra.queue, log, { access, approvals });
         registerHttpChannel(http, { config, auth, store: infra.store, bus: infra.bus, ingress, approvals });
         registerMcpServer(http, { auth, store: infra.store, bus: infra.bus, ingress, approvals });
+        for (const c of channels) await c.listener?.start({ ingress, approvals, access, http, config, log: log.child({ channel: c.name }) });
         await http.start();
         log.info({ url: http.url, mode: infra.mode }, 'switchboard is listening');
       }
@@ -109,7 +122,7 @@ export class Gateway {
       await infra.close();
       throw err;
     }
-    return new Gateway(config, infra, provider, log, http, worker, chain, mcp);
+    return new Gateway(config, infra, provider, log, http, worker, chain, mcp, channels);
   }
 
   get url(): string | undefined {
@@ -119,9 +132,11 @@ export class Gateway {
   /** Stops taking work, lets running turns finish, closes connections. */
   close(): Promise<void> {
     this.closing ??= (async () => {
+      for (const c of this.channels) await c.listener?.close().catch(() => {});
       await this.http?.close();
       await this.infra.queue.close(); // waits for active jobs
       await this.worker?.close();
+      for (const c of this.channels) await c.deliverer?.close?.().catch(() => {});
       await this.mcp?.close();
       await this.infra.close();
     })();

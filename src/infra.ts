@@ -16,7 +16,9 @@ import { BullQueue } from '../adapters/queue/bullmq.js';
 import { MemoryQueue } from '../adapters/queue/memory.js';
 import type { JobQueue } from '../adapters/queue/port.js';
 import { migrate } from '../adapters/store/migrate.js';
+import { AccessStore } from '../adapters/store/access.js';
 import { ApprovalStore } from '../adapters/store/approvals.js';
+import { DeliveryStore } from '../adapters/store/deliveries.js';
 import { Store } from '../adapters/store/store.js';
 import type { TimerJob } from './approvals/service.js';
 import { ConfigError, type Config } from './config.js';
@@ -27,6 +29,8 @@ export interface Infra {
   mode: 'embedded' | 'postgres' | 'redis+postgres';
   store: Store;
   approvals: ApprovalStore;
+  access: AccessStore;
+  deliveries: DeliveryStore;
   queue: JobQueue<DrainJob>;
   /** Deadlines (approval expiry): delayed jobs, durable on Redis. */
   timers: JobQueue<TimerJob>;
@@ -79,6 +83,8 @@ export async function openInfra(cfg: Config): Promise<Infra> {
     mode,
     store,
     approvals: new ApprovalStore(db),
+    access: new AccessStore(db),
+    deliveries: new DeliveryStore(db),
     queue,
     timers,
     bus,

@@ -1,23 +1,52 @@
 import type { Logger } from 'pino';
 import type { JobQueue } from '../adapters/queue/port.js';
 import type { AcceptResult, Store } from '../adapters/store/store.js';
+import type { AccessControl } from './access.js';
+import { parseApprovalAnswer } from './approvals/parse.js';
+import type { ApprovalService } from './approvals/service.js';
 import type { InboundMessage } from './envelope.js';
 import type { DrainJob } from './worker.js';
 
+/** What became of an inbound chat message; the channel tells the sender when there is a reply. */
+export type IngressOutcome =
+  | ({ kind: 'accepted' } & AcceptResult)
+  | { kind: 'refused'; reply?: string }
+  | { kind: 'answered'; reply: string; ok: boolean };
+
 /**
- * The ingress side of every channel: write the message to the durable inbox
- * (a redelivered event is a no-op), then enqueue a drain for its conversation.
- * Once accept() resolves the message is durable, whatever happens to the queue:
- * if the enqueue fails, the workers' recovery sweep drains the inbox later.
+ * The ingress side of every channel. receive() is the whole pipeline of a chat
+ * channel: access policy, then approval answers ("YES K7Q4P") go to the
+ * approvals, then the message is written to the durable inbox (a redelivered
+ * event is a no-op) and a drain is enqueued for its conversation. Once the
+ * message is accepted it is durable, whatever happens to the queue: if the
+ * enqueue fails, the workers' recovery sweep drains the inbox later.
  */
 export class Ingress {
   constructor(
     private readonly store: Store,
     private readonly queue: JobQueue<DrainJob>,
     private readonly log: Logger,
-    private readonly enqueueTimeoutMs = 3_000,
+    private readonly opts: { access?: AccessControl; approvals?: ApprovalService; enqueueTimeoutMs?: number } = {},
   ) {}
 
+  async receive(msg: InboundMessage, agent = 'default'): Promise<IngressOutcome> {
+    if (this.opts.access) {
+      const v = await this.opts.access.check(msg.channel, msg.sender.id);
+      if (!v.allowed) {
+        this.log.info({ channel: msg.channel, sender: msg.sender.id }, 'message refused by the access policy');
+        return { kind: 'refused', ...(v.reply ? { reply: v.reply } : {}) };
+      }
+    }
+    const answer = this.opts.approvals ? parseApprovalAnswer(msg.text) : null;
+    if (answer) {
+      const approvals = this.opts.approvals!;
+      const r = await approvals.answer(answer.code, answer.decision, { channel: msg.channel, id: msg.sender.id, operator: approvals.isOperator(msg.channel, msg.sender.id) });
+      return { kind: 'answered', reply: r.message, ok: r.ok };
+    }
+    return { kind: 'accepted', ...(await this.accept(msg, agent)) };
+  }
+
+  /** The durable write and the enqueue, without access checks (the HTTP API authenticates by key). */
   async accept(msg: InboundMessage, agent = 'default'): Promise<AcceptResult> {
     const res = await this.record(msg, agent);
     await this.dispatch(res);
@@ -40,7 +69,7 @@ export class Ingress {
       await Promise.race([
         this.queue.add({ conversationId }, { dedupKey: conversationId }),
         new Promise((_, reject) => {
-          timer = setTimeout(() => reject(new Error('enqueue timed out')), this.enqueueTimeoutMs);
+          timer = setTimeout(() => reject(new Error('enqueue timed out')), this.opts.enqueueTimeoutMs ?? 3_000);
         }),
       ]);
     } catch (err) {

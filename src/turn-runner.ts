@@ -66,6 +66,8 @@ export async function runTurn(
   context: TurnContext,
   emit: (e: TurnEvent) => void,
   signal?: AbortSignal,
+  /** Delivers what the channel has buffered; awaited before the turn is closed or parked. */
+  flush: () => Promise<void> = async () => {},
 ): Promise<InboxRow[] | null> {
   const turnId = turn.id;
   const started = performance.now();
@@ -93,6 +95,7 @@ export async function runTurn(
 
   if (!deps.chain) {
     emit({ type: 'text_delta', turnId, delta: NO_PROVIDER_REPLY });
+    await flush();
     const usage = { input: 0, output: 0, totalTokens: 0, cost: 0 };
     const closed = await deps.store.finishTurn({ turnId, status: 'done', messages: prompts as StoredMessage[], finishReason: 'no_provider', usage });
     if (closed.finished) emit({ type: 'done', turnId, text: NO_PROVIDER_REPLY, finishReason: 'no_provider', usage });
@@ -197,13 +200,16 @@ export async function runTurn(
       usage,
       attempts,
     };
-    if (!(await deps.store.parkTurn(turnId, state))) return null;
-    await deps.approvals.resumeIfReady(turnId); // answered before we parked?
+    // Show the request first (a crash after this re-runs the turn, which asks again: the
+    // approval row for the same tool call is reused), then park.
     const approvals = tools.requested.map((a) => ({ code: a.code, tool: a.tool, tier: a.tier, expiresAt: new Date(a.expires_at).toISOString(), args: a.args, reasons: a.reasons }));
     const ask = tools.requested.map((a) => `Approval needed (${a.tier}) to run ${a.tool} ${describeArgs(a.args)} — code ${a.code}. ${answerHint(a.code, a.rule_permitted)}`).join('\n');
     for (const a of approvals) emit({ type: 'approval_requested', turnId, approval: a });
     emit({ type: 'text_delta', turnId, delta: (text ? '\n\n' : '') + ask });
     text = text ? `${text}\n\n${ask}` : ask;
+    await flush();
+    if (!(await deps.store.parkTurn(turnId, state))) return null;
+    await deps.approvals.resumeIfReady(turnId); // answered before we parked?
     emit({ type: 'done', turnId, text, finishReason: 'approval_pending', usage, provider, approvals });
     return null;
   }
@@ -234,6 +240,7 @@ export async function runTurn(
   if (provider.fallbackActivated && deps.config.fallback.notice) emit({ type: 'notice', turnId, text: `(answered by the fallback model ${slot})` });
 
   const stored = [...contextMessages.messages, ...prompts, ...(resumed ?? []), ...kept] as StoredMessage[];
+  await flush();
   const closed = await deps.store.finishTurn({
     turnId,
     status: finishReason === 'error' ? 'failed' : 'done',

@@ -6,6 +6,7 @@ import type { JobQueue } from '../adapters/queue/port.js';
 import type { InboxRow, Store } from '../adapters/store/store.js';
 import { conversationTopic, EventPublisher } from './event-publisher.js';
 import type { TimerJob } from './approvals/service.js';
+import type { ChannelDeliverer, DeliverContext } from './channel.js';
 import { runTurn, type TurnDeps } from './turn-runner.js';
 
 export interface DrainJob {
@@ -13,6 +14,9 @@ export interface DrainJob {
 }
 
 export interface WorkerDeps extends TurnDeps {
+  /** Channel deliverers by channel name (the HTTP channel delivers through the bus alone). */
+  deliverers: Map<string, ChannelDeliverer>;
+  deliverContext: DeliverContext;
   queue: JobQueue<DrainJob>;
   timers: JobQueue<TimerJob>;
   bus: Bus;
@@ -97,8 +101,23 @@ export class Worker {
           const turnLog = log.child({ conversation: conversationId, turn: begun.turn.id, attempt: begun.turn.attempt });
           turnLog.debug('turn start');
           let next: InboxRow[] | null;
+          const delivery = this.deps.deliverers.get(conv.channel)?.open({ turnId: begun.turn.id, attempt: begun.turn.attempt, conversation: conv, batch }, this.deps.deliverContext);
           try {
-            next = await runTurn(this.deps, conv, begun.turn, batch, begun, (e) => publisher.push(e), signal);
+            next = await runTurn(
+              this.deps,
+              conv,
+              begun.turn,
+              batch,
+              begun,
+              (e) => {
+                publisher.push(e);
+                delivery?.event(e);
+              },
+              signal,
+              async () => {
+                await delivery?.close();
+              },
+            );
           } finally {
             await publisher.drain();
           }

@@ -9,7 +9,7 @@ export interface Check {
 }
 
 /** Runs the readiness checks: store, queue, bus and the provider. */
-export async function readiness(infra: Infra, provider: ProviderStatus): Promise<{ ready: boolean; checks: Record<string, Check> }> {
+export async function readiness(infra: Infra, provider: ProviderStatus, channels: Array<{ name: string; ok: boolean; message?: string }> = []): Promise<{ ready: boolean; checks: Record<string, Check> }> {
   const probe = async (fn: () => Promise<void>): Promise<Check> => {
     try {
       await withTimeout(fn(), 2_000);
@@ -25,14 +25,24 @@ export async function readiness(infra: Infra, provider: ProviderStatus): Promise
     bus,
     provider: provider.configured ? { ok: true, message: provider.slots.map((s) => `${s.id}: ${s.model}`).join(', ') } : { ok: false, message: provider.reason ?? 'no model provider is configured' },
   };
+  // A channel connection that is up but deaf (no events, no pings) is not ready.
+  for (const c of channels) checks[`channel:${c.name}`] = { ok: c.ok, ...(c.message ? { message: c.message } : {}) };
   return { ready: Object.values(checks).every((c) => c.ok), checks };
 }
 
 /** /healthz: the process is up. /readyz: it can take and answer messages (503 with the failing checks if not). */
-export function registerHealth(server: HttpServer, infra: Infra, provider: ProviderStatus, mode: string, metrics?: Metrics, extra?: () => Record<string, unknown>): void {
+export function registerHealth(
+  server: HttpServer,
+  infra: Infra,
+  provider: ProviderStatus,
+  mode: string,
+  metrics?: Metrics,
+  extra?: () => Record<string, unknown>,
+  channels: () => Array<{ name: string; ok: boolean; message?: string }> = () => [],
+): void {
   server.route('GET', '/healthz', ({ res }) => sendJson(res, 200, { ok: true }));
   server.route('GET', '/readyz', async ({ res }) => {
-    const r = await readiness(infra, provider);
+    const r = await readiness(infra, provider, channels());
     sendJson(res, r.ready ? 200 : 503, { ...r, mode, ...(extra ? extra() : {}) });
   });
   if (metrics) {

@@ -1,0 +1,59 @@
+import type { Db } from '../db/port.js';
+
+export interface AccessRow {
+  channel: string;
+  sender: string;
+  status: 'allowed' | 'pending' | 'denied';
+  code: string | null;
+  expires_at: Date | null;
+  decided_by: string | null;
+}
+
+export class AccessStore {
+  constructor(private readonly db: Db) {}
+
+  async get(channel: string, sender: string): Promise<AccessRow | undefined> {
+    return (await this.db.query<AccessRow>('select * from access where channel = $1 and sender = $2', [channel, sender])).rows[0];
+  }
+
+  async pendingCount(channel: string): Promise<number> {
+    return (await this.db.query<{ n: number }>(`select count(*)::int as n from access where channel = $1 and status = 'pending' and expires_at > now()`, [channel])).rows[0]!.n;
+  }
+
+  /** A pairing request: keeps an unexpired code, else issues the new one. */
+  async requestPairing(channel: string, sender: string, code: string, ttlMs: number): Promise<AccessRow> {
+    return (
+      await this.db.query<AccessRow>(
+        `insert into access (channel, sender, status, code, expires_at) values ($1, $2, 'pending', $3, now() + ($4::double precision * interval '1 millisecond'))
+         on conflict (channel, sender) do update set
+           code = case when access.status = 'pending' and access.expires_at > now() then access.code else excluded.code end,
+           expires_at = case when access.status = 'pending' and access.expires_at > now() then access.expires_at else excluded.expires_at end,
+           status = 'pending', updated_at = now()
+         where access.status <> 'allowed'
+         returning *`,
+        [channel, sender, code, ttlMs],
+      )
+    ).rows[0]!;
+  }
+
+  async approvePairing(code: string, by: string): Promise<AccessRow | undefined> {
+    return (
+      await this.db.query<AccessRow>(
+        `update access set status = 'allowed', decided_by = $2, code = null, updated_at = now() where code = $1 and status = 'pending' and expires_at > now() returning *`,
+        [code, by],
+      )
+    ).rows[0];
+  }
+
+  async setStatus(channel: string, sender: string, status: AccessRow['status'], by: string): Promise<void> {
+    await this.db.query(
+      `insert into access (channel, sender, status, decided_by) values ($1, $2, $3, $4)
+       on conflict (channel, sender) do update set status = excluded.status, decided_by = excluded.decided_by, code = null, updated_at = now()`,
+      [channel, sender, status, by],
+    );
+  }
+
+  async list(status?: AccessRow['status']): Promise<AccessRow[]> {
+    return (await this.db.query<AccessRow>(`select * from access where ($1::text is null or status = $1) order by updated_at desc`, [status ?? null])).rows;
+  }
+}

@@ -1,0 +1,42 @@
+import { newCode } from '../adapters/store/approvals.js';
+import type { AccessStore } from '../adapters/store/access.js';
+import type { Config } from './config.js';
+
+export type AccessPolicy = 'allowlist' | 'pairing' | 'open' | 'disabled';
+
+export type AccessVerdict = { allowed: true } | { allowed: false; reply?: string };
+
+/**
+ * Who may talk to the agent, per channel: an allowlist (configured ids, plus
+ * senders an operator allowed), pairing (an unknown sender gets a short code
+ * that expires; an operator approves it), open, or disabled. Default: allowlist.
+ */
+export class AccessControl {
+  constructor(
+    private readonly store: AccessStore,
+    private readonly config: Config,
+  ) {}
+
+  policy(channel: string): { policy: AccessPolicy; allow: string[] } {
+    const c = this.config.access[channel];
+    return { policy: c?.policy ?? 'allowlist', allow: c?.allow ?? [] };
+  }
+
+  async check(channel: string, sender: string): Promise<AccessVerdict> {
+    const { policy, allow } = this.policy(channel);
+    if (policy === 'open') return { allowed: true };
+    if (policy === 'disabled') return { allowed: false };
+    // Operators of a channel may always talk to it.
+    if (allow.includes(sender) || (this.config.approvals.operators[channel] ?? []).includes(sender)) return { allowed: true };
+    const row = await this.store.get(channel, sender);
+    if (row?.status === 'allowed') return { allowed: true };
+    if (row?.status === 'denied') return { allowed: false };
+    if (policy === 'allowlist') return { allowed: false, reply: 'Sorry, this assistant only answers people on its allowlist.' };
+    const cfg = this.config.pairing;
+    if (!(row?.status === 'pending' && row.expires_at && new Date(row.expires_at) > new Date()) && (await this.store.pendingCount(channel)) >= cfg.maxPendingPerChannel) {
+      return { allowed: false, reply: 'Sorry, too many pairing requests are waiting; please try again later.' };
+    }
+    const req = await this.store.requestPairing(channel, sender, newCode(), cfg.codeTtlMs);
+    return { allowed: false, reply: `To talk to this assistant, ask an operator to approve pairing code ${req.code}.` };
+  }
+}
