@@ -3,22 +3,45 @@
  * data, no I/O. Each rule proposes candidate spans; ./secrets.ts resolves
  * overlaps (higher `priority` = more specific kind wins).
  *
+ * Kinds. secret class: aws_access_key, aws_secret_key, gcp_service_account,
+ * gcp_api_key, google_ai_key (an AIza key next to Gemini/AI Studio context),
+ * google_oauth_token, azure_storage_key, azure_client_secret, github_token,
+ * gitlab_token, bitbucket_app_password, atlassian_token, slack_token,
+ * slack_webhook, discord_token, discord_webhook, telegram_bot_token, twilio_key,
+ * stripe_key, paypal_braintree, square_token, sendgrid_key, mailgun_key,
+ * shopify_token, facebook_token, mapbox_token, openai_key (also other "sk-"
+ * providers such as DeepSeek), anthropic_key, openrouter_key, huggingface_token,
+ * groq_key, replicate_token, xai_key, perplexity_key, npm_token, pypi_token,
+ * digitalocean_token, vault_token, databricks_token, doppler_token, postman_key,
+ * linear_key, newrelic_key, grafana_token, pulumi_token, notion_token,
+ * sentry_token, firebase_fcm_key, heroku_key, supabase_key, langsmith_key,
+ * tavily_key, terraform_token, private_key (PEM: RSA/EC/DSA/OPENSSH/PGP/PKCS8,
+ * encrypted, truncated; age keys), jwt, connection_string, generic_secret.
+ * pii class: card_number, iban, ssn. contact class: phone, email.
+ *
  * Decisions (documented non-secrets, i.e. deliberately NOT reported):
  *  - Vendor-documented example credentials: anything containing "EXAMPLE" in a
  *    vendor token (AWS AKIAIOSFODNN7EXAMPLE, wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY),
- *    the jwt.io sample token, well-known test card numbers (4111 1111 1111 1111,
- *    4242 4242 4242 4242, ...), SSNs the SSA documents as invalid/advertising
- *    (078-05-1120, 219-09-9999, 123-45-6789).
- *  - Stripe publishable keys (pk_live_/pk_test_): designed to be public.
+ *    Stripe's and Telegram's documentation keys, the jwt.io sample token,
+ *    well-known test card numbers (4111 1111 1111 1111, 4242 4242 4242 4242, ...),
+ *    registry sample IBANs (DE89 3704 0044 0532 0130 00, ...), SSNs the SSA
+ *    documents as invalid/advertising (078-05-1120, 219-09-9999, 123-45-6789).
+ *  - Stripe publishable keys (pk_live_/pk_test_) and Mapbox public tokens (pk.eyJ…):
+ *    designed to be public.
  *  - Twilio Account SIDs (AC + 32 hex) ARE reported (twilio_key) — they are half
  *    of the Basic-auth pair and cheap to redact; API key SIDs (SK…) too.
  *  - Placeholders: <...>, ${...}, {{...}}, $VAR, %VAR%, xxxx, ****, "changeme",
- *    "password", "your_…", "…_here", repeated or sequential characters.
+ *    "password", "somepassword", "your_…", "…_here", repeated or sequential characters.
  *  - Default credentials in connection strings (postgres:postgres, guest:guest,
  *    root:root, password equal to the user name): not secrets.
  *  - Generic `key = value` pairs need a credential-ish key name AND a value that
- *    looks generated (entropy / mixed character classes); dictionary-word values
- *    ("password=sunshine") are not reported.
+ *    looks generated (entropy / mixed character classes). Values made of words
+ *    ("password=sunshine", "correct-horse-battery-staple", "KMS_DisabledException")
+ *    and code (member access, calls, type names, `$VAR`) are not reported. Short
+ *    passwords (< 8 chars) and 8-9 char ones with fewer than three character
+ *    classes are not reported either.
+ *  - Card-like numbers right after an order/invoice/tracking/id/phone label are
+ *    not cards unless a card word (card, visa, cc, payment…) is also there.
  */
 import { Buffer } from 'node:buffer';
 

@@ -193,6 +193,10 @@ export class Redactor {
    * Put the original values back (for tool arguments the model produced from placeholders).
    * Unknown placeholders are left as they are. With `{ json: true }` values are JSON-string-escaped,
    * for placeholders that sit inside JSON string literals.
+   *
+   * Caution: placeholders are guessable ("…#1"), so a prompt-injected model can ask for any of
+   * them. Restore only into tool calls the policy trusts with that secret (its own service),
+   * never into arbitrary URLs or outgoing messages.
    */
   restore(text: string, opts: { json?: boolean } = {}): string {
     if (!this.#byPlaceholder.size) return text;

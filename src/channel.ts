@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { ConversationRow, InboxRow } from '../adapters/store/store.js';
 import type { DeliveryStore } from '../adapters/store/deliveries.js';
+import type { ChannelStateStore } from '../adapters/store/channel-state.js';
 import type { AccessControl } from './access.js';
 import type { ApprovalService } from './approvals/service.js';
 import type { Config } from './config.js';
@@ -36,6 +37,8 @@ export interface ListenContext {
   approvals: ApprovalService;
   access: AccessControl;
   http: HttpServer;
+  /** Durable per-channel key/value state (opt-outs, cursors...), shared by every process. */
+  state: ChannelStateStore;
   config: Config;
   log: Logger;
 }
@@ -49,6 +52,8 @@ export interface ChannelListener {
 
 export interface DeliverContext {
   deliveries: DeliveryStore;
+  /** Durable per-channel key/value state (opt-outs, cursors...), shared by every process. */
+  state: ChannelStateStore;
   config: Config;
   log: Logger;
 }

@@ -94,9 +94,9 @@ export class Gateway {
           tools: () => (mcp ? [...tools, ...mcp.tools()] : tools),
           metrics,
           deliverers: new Map(channels.filter((c) => c.deliverer).map((c) => [c.name, c.deliverer!])),
-          deliverContext: { deliveries: infra.deliveries, config, log },
+          deliverContext: { deliveries: infra.deliveries, state: infra.channelState, config, log },
         });
-        for (const c of channels) await c.deliverer?.start?.({ deliveries: infra.deliveries, config, log: log.child({ channel: c.name }) });
+        for (const c of channels) await c.deliverer?.start?.({ deliveries: infra.deliveries, state: infra.channelState, config, log: log.child({ channel: c.name }) });
         worker.start();
         log.info({ mode: infra.mode, concurrency: config.queue.concurrency, worker: worker.id }, 'switchboard worker started');
       }
@@ -112,7 +112,7 @@ export class Gateway {
         const ingress = new Ingress(infra.store, infra.queue, log, { access, approvals });
         registerHttpChannel(http, { config, auth, store: infra.store, bus: infra.bus, ingress, approvals });
         registerMcpServer(http, { auth, store: infra.store, bus: infra.bus, ingress, approvals });
-        for (const c of channels) await c.listener?.start({ ingress, approvals, access, http, config, log: log.child({ channel: c.name }) });
+        for (const c of channels) await c.listener?.start({ ingress, approvals, access, http, state: infra.channelState, config, log: log.child({ channel: c.name }) });
         await http.start();
         log.info({ url: http.url, mode: infra.mode }, 'switchboard is listening');
       }

@@ -19,6 +19,7 @@ import { migrate } from '../adapters/store/migrate.js';
 import { AccessStore } from '../adapters/store/access.js';
 import { ApprovalStore } from '../adapters/store/approvals.js';
 import { DeliveryStore } from '../adapters/store/deliveries.js';
+import { ChannelStateStore } from '../adapters/store/channel-state.js';
 import { Store } from '../adapters/store/store.js';
 import type { TimerJob } from './approvals/service.js';
 import { ConfigError, type Config } from './config.js';
@@ -31,6 +32,7 @@ export interface Infra {
   approvals: ApprovalStore;
   access: AccessStore;
   deliveries: DeliveryStore;
+  channelState: ChannelStateStore;
   queue: JobQueue<DrainJob>;
   /** Deadlines (approval expiry): delayed jobs, durable on Redis. */
   timers: JobQueue<TimerJob>;
@@ -85,6 +87,7 @@ export async function openInfra(cfg: Config): Promise<Infra> {
     approvals: new ApprovalStore(db),
     access: new AccessStore(db),
     deliveries: new DeliveryStore(db),
+    channelState: new ChannelStateStore(db),
     queue,
     timers,
     bus,
