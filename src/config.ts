@@ -116,6 +116,13 @@ export const configSchema = z
       })
       .strict()
       .prefault({}),
+    moat: z
+      .object({
+        /** What to do with secrets in a user's message: redact them before the model sees them, or block the message. */
+        secrets: z.enum(['redact', 'block']).default('redact'),
+      })
+      .strict()
+      .prefault({}),
     approvals: z
       .object({
         /** How long an approval request waits before it expires (fail-closed: not run). */

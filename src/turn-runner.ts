@@ -5,7 +5,7 @@ import type { ApprovalStore } from '../adapters/store/approvals.js';
 import type { ConversationRow, InboxRow, Store, StoredMessage, TurnRow } from '../adapters/store/store.js';
 import { checkClaims, type ClaimFinding, type TraceEntry } from '../moat/honesty.js';
 import { planTools } from '../moat/planner.js';
-import { Redactor } from '../moat/secrets.js';
+import { Redactor, scanText } from '../moat/secrets.js';
 import type { Attempt, ProviderChain } from '../providers/chain.js';
 import { jsonSchemaOf, type AnyTool } from '../tools/contract.js';
 import { workspaceFor } from '../tools/workspace.js';
@@ -103,6 +103,20 @@ export async function runTurn(
   }
   const chain = deps.chain;
   const parked = isParkedState(turn.state) ? turn.state : null;
+
+  // Secret policy "block": a message carrying a secret never reaches the model.
+  if (deps.config.moat.secrets === 'block' && !parked) {
+    const kinds = [...new Set(prompts.flatMap((p) => scanText(typeof p.content === 'string' ? p.content : '').map((f) => f.kind)))];
+    if (kinds.length) {
+      const refusal = `Your message was not sent to the model: it contains what looks like a secret (${kinds.join(', ')}). Remove it and try again.`;
+      emit({ type: 'text_delta', turnId, delta: refusal });
+      await flush();
+      const usage = { input: 0, output: 0, totalTokens: 0, cost: 0 };
+      const closed = await deps.store.finishTurn({ turnId, status: 'done', messages: [], finishReason: 'blocked_secret', usage });
+      if (closed.finished) emit({ type: 'done', turnId, text: refusal, finishReason: 'blocked_secret', usage });
+      return closed.finished ? closed.pending : null;
+    }
+  }
   const contextMessages = oneOff ? contextToMessages(oneOff, chain) : { messages: [] as Message[], system: [] as string[] };
   const systemPrompt = deps.prompts.compose({ channel: conv.channel, agent, memory: context.memory, extraSystem: contextMessages.system });
 
