@@ -40,6 +40,8 @@ export interface AgentRunInput {
   stopWhen?: () => boolean;
   /** Applied to the context on its way to the provider (secret redaction). */
   toProvider?: (context: Context) => Context;
+  /** Before each model call: what the model sees of the messages (compaction). */
+  transformContext?: (messages: Message[], signal?: AbortSignal) => Promise<Message[]>;
 }
 
 export interface AgentRunCallbacks extends ChainHooks {
@@ -125,6 +127,7 @@ export async function runAgent(input: AgentRunInput, cb: AgentRunCallbacks): Pro
     ...(input.maxTokens ? { maxTokens: input.maxTokens } : {}),
     ...(input.temperature !== undefined ? { temperature: input.temperature } : {}),
     ...(input.sessionId ? { sessionId: input.sessionId } : {}),
+    ...(input.transformContext ? { transformContext: async (msgs: AgentMessage[], signal?: AbortSignal) => input.transformContext!(msgs.filter(isLlmMessage), signal) } : {}),
   };
   const streamFn = (_model: unknown, context: Context, options?: Parameters<ProviderChain['stream']>[1]) =>
     input.chain.stream(input.toProvider ? input.toProvider(context) : context, options ?? {}, {

@@ -116,6 +116,15 @@ export const configSchema = z
       })
       .strict()
       .prefault({}),
+    compaction: z
+      .object({
+        /** Compact when the context would exceed this share of the model's window. */
+        threshold: z.number().gt(0).lt(1).default(0.7),
+        /** Share of the window kept as recent messages after compacting. */
+        keepRecent: z.number().gt(0).lt(1).default(0.3),
+      })
+      .strict()
+      .prefault({}),
     moat: z
       .object({
         /** What to do with secrets in a user's message: redact them before the model sees them, or block the message. */

@@ -10,6 +10,7 @@ import type { Attempt, ProviderChain } from '../providers/chain.js';
 import { jsonSchemaOf, type AnyTool } from '../tools/contract.js';
 import { workspaceFor } from '../tools/workspace.js';
 import { runAgent } from './agent-loop.js';
+import { estimateTokens, InTurnCompactor, safeCut, summarize } from './compaction.js';
 import { answerHint } from './approvals/parse.js';
 import type { ApprovalService } from './approvals/service.js';
 import type { Config } from './config.js';
@@ -38,6 +39,10 @@ export interface TurnDeps {
 /** What the turn starts from: the transcript window and memory notes (loaded with the turn row). */
 export interface TurnContext {
   history: StoredMessage[];
+  /** Message ids of history, for recording how far a compaction reached. */
+  historyIds?: number[];
+  /** The running summary of what history no longer shows. */
+  summary?: string | null;
   memory: string[];
 }
 
@@ -118,7 +123,29 @@ export async function runTurn(
     }
   }
   const contextMessages = oneOff ? contextToMessages(oneOff, chain) : { messages: [] as Message[], system: [] as string[] };
-  const systemPrompt = deps.prompts.compose({ channel: conv.channel, agent, memory: context.memory, extraSystem: contextMessages.system });
+  const window = chain.primary.contextWindow;
+  const compaction = deps.config.compaction;
+
+  // Compaction at the start of the turn: the oldest part of the history becomes the running summary.
+  let history = context.history as unknown as Message[];
+  let summary = context.summary ?? null;
+  const baseSystem = deps.prompts.compose({ channel: conv.channel, agent, memory: context.memory, extraSystem: contextMessages.system });
+  if (!parked && estimateTokens([...history, ...contextMessages.messages, ...prompts], baseSystem) > compaction.threshold * window) {
+    const n = safeCut(history, Math.floor(compaction.keepRecent * window));
+    const upto = context.historyIds?.[n - 1];
+    if (n > 0 && upto !== undefined) {
+      const s = await summarize(chain, history.slice(0, n), summary, signal);
+      if (s) {
+        await deps.store.saveSummary(conv.id, upto, s);
+        summary = s;
+        history = history.slice(n);
+        deps.log.info({ conversation: conv.id, summarized: n }, 'compacted the conversation');
+      } else deps.log.warn({ conversation: conv.id }, 'the summarizer failed; the transcript is kept and compaction retried later');
+    }
+  }
+  const systemPrompt = summary ? `${baseSystem}\n\nSummary of the earlier conversation (older messages are not shown):\n${summary}` : baseSystem;
+  // ...and between model calls inside the turn (long tool loops), or when a provider says the context overflowed.
+  const compactor = new InTurnCompactor(chain, window, compaction, null, (info) => deps.log.info({ turn: turnId, ...info }, 'compacted inside the turn'));
 
   // The moat around the model: secrets never reach the provider (stable placeholders instead).
   const redactor = new Redactor();
@@ -170,7 +197,7 @@ export async function runTurn(
   const result = await runAgent(
     {
       systemPrompt,
-      history: [...sanitizeHistory(context.history as unknown as Message[]), ...contextMessages.messages],
+      history: [...sanitizeHistory(history), ...contextMessages.messages],
       prompts,
       tools: tools.agentTools(),
       chain,
@@ -184,6 +211,7 @@ export async function runTurn(
       afterToolCall: tools.afterToolCall,
       stopWhen: () => tools.parked.length > 0,
       toProvider,
+      transformContext: (messages, sig) => compactor.transform(messages, systemPrompt, sig),
     },
     {
       onText: (delta) => emit({ type: 'text_delta', turnId, delta }),
@@ -191,6 +219,10 @@ export async function runTurn(
       onToolEnd: (e) => emit({ type: 'tool_end', turnId, ...e }),
       onReset: (reason) => emit({ type: 'reset', turnId, reason }),
       onNotice: (text) => emit({ type: 'notice', turnId, text }),
+      onContextOverflow: async (ctx) => {
+        const messages = await compactor.transform(ctx.messages, systemPrompt, signal, true);
+        return messages.length < ctx.messages.length ? { ...ctx, messages } : null;
+      },
       onAttempt: (a) => {
         attempts.push(a);
         deps.metrics?.providerAttempts.inc({ slot: a.slot, outcome: a.error });

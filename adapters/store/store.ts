@@ -54,6 +54,13 @@ export interface AcceptResult {
   duplicate: boolean;
 }
 
+interface BeginRow {
+  turn: TurnRow;
+  history: Array<{ id: number; m: StoredMessage }>;
+  summary: string | null;
+  memory: string[];
+}
+
 export interface BeginTurn {
   conversationId: string;
   worker: string;
@@ -274,10 +281,13 @@ export class Store {
    * in the same round trip, what it starts from: the transcript window and the
    * memory notes. Returns undefined when the turn to resume is already closed.
    */
-  async beginTurn(b: BeginTurn): Promise<{ turn: TurnRow; history: StoredMessage[]; memory: string[] } | undefined> {
+  async beginTurn(b: BeginTurn): Promise<{ turn: TurnRow; history: StoredMessage[]; historyIds: number[]; summary: string | null; memory: string[] } | undefined> {
     const context = `
-      case when $5::boolean then coalesce((select json_agg(h.content order by h.id) from (
-        select id, content from messages where conversation_id = $2 order by id desc limit $6) h), '[]'::json) else '[]'::json end as history,
+      case when $5::boolean then coalesce((select json_agg(json_build_object('id', h.id, 'm', h.content) order by h.id) from (
+        select id, content from messages
+        where conversation_id = $2 and id > (select summary_upto from conversations where id = $2)
+        order by id desc limit $6) h), '[]'::json) else '[]'::json end as history,
+      (select summary from conversations where id = $2) as summary,
       coalesce((select json_agg(mm.body order by mm.id) from (
         select id, body from memory
         where scope = 'global' or (scope = 'conversation' and scope_key = $2) or (scope = 'sender' and scope_key = $7)
@@ -285,7 +295,7 @@ export class Store {
     // Both statements number their parameters alike: $1 turn, $2 conversation, $3 worker, $4 inbox ids, $5-$8 context.
     const params = [b.resumeTurnId ?? 't_' + randomUUID(), b.conversationId, b.worker, b.inboxIds, b.withHistory, b.historyLimit, b.senderId, b.memoryLimit];
     const r = b.resumeTurnId
-      ? await this.db.query<{ turn: TurnRow; history: StoredMessage[]; memory: string[] }>(
+      ? await this.db.query<BeginRow>(
           `with t as (
              update turns set attempt = attempt + 1, worker = $3
              where id = $1 and conversation_id = $2 and status = 'running' and cardinality($4::bigint[]) >= 0 -- ($4 unused when resuming)
@@ -294,7 +304,7 @@ export class Store {
            select row_to_json(t) as turn, ${context} from t`,
           params,
         )
-      : await this.db.query<{ turn: TurnRow; history: StoredMessage[]; memory: string[] }>(
+      : await this.db.query<BeginRow>(
           `with t as (
              insert into turns (id, conversation_id, seq, status, worker)
              values ($1, $2, coalesce((select max(seq) from turns where conversation_id = $2), 0) + 1, 'running', $3)
@@ -309,7 +319,12 @@ export class Store {
     if (!row) return undefined;
     const t = row.turn;
     const turn: TurnRow = { ...t, started_at: new Date(t.started_at), finished_at: t.finished_at ? new Date(t.finished_at) : null };
-    return { turn, history: row.history, memory: row.memory };
+    return { turn, history: row.history.map((h) => h.m), historyIds: row.history.map((h) => Number(h.id)), summary: row.summary, memory: row.memory };
+  }
+
+  /** Records a compaction: the running summary now covers the messages up to uptoId. */
+  async saveSummary(conversationId: string, uptoId: number, summary: string): Promise<boolean> {
+    return (await this.db.query(`update conversations set summary = $2, summary_upto = $3 where id = $1 and summary_upto < $3`, [conversationId, summary, uptoId])).rowCount === 1;
   }
 
   async turn(id: string): Promise<TurnRow | undefined> {

@@ -1,0 +1,60 @@
+import { ApplicationCommandType, MessageFlags, Routes, type ChatInputCommandInteraction, type Client, type RESTPutAPIApplicationCommandsJSONBody } from 'discord.js';
+import type { Logger } from 'pino';
+import type { AccessControl } from '../../src/access.js';
+import type { ApprovalService } from '../../src/approvals/service.js';
+import type { DiscordPlace, Generations } from './conversations.js';
+
+/** The slash commands: /new (a fresh conversation here) and /status (a short report). */
+export const COMMANDS: RESTPutAPIApplicationCommandsJSONBody = [
+  { name: 'new', description: 'Start a fresh conversation with the assistant here', type: ApplicationCommandType.ChatInput },
+  { name: 'status', description: 'Show whether the assistant is connected and which conversation this is', type: ApplicationCommandType.ChatInput },
+];
+
+/** Registers the commands (globally, or in the given guilds: instant there). */
+export async function registerCommands(client: Client<true>, guildIds: string[], log: Logger): Promise<void> {
+  const appId = client.application.id;
+  try {
+    if (guildIds.length === 0) await client.rest.put(Routes.applicationCommands(appId), { body: COMMANDS });
+    for (const g of guildIds) await client.rest.put(Routes.applicationGuildCommands(appId, g), { body: COMMANDS });
+    log.info({ guilds: guildIds.length ? guildIds : 'global' }, 'slash commands registered');
+  } catch (err) {
+    log.warn({ err }, 'could not register the slash commands');
+  }
+}
+
+async function placeOfInteraction(i: ChatInputCommandInteraction): Promise<DiscordPlace> {
+  let ch = i.channel;
+  if (!ch && i.guildId && i.channelId) ch = (await i.client.channels.fetch(i.channelId).catch(() => null)) as typeof ch;
+  const parentId = ch && ch.isThread() ? ch.parentId : null;
+  return { guildId: i.guildId ?? null, channelId: i.channelId, parentId };
+}
+
+export async function handleCommand(
+  i: ChatInputCommandInteraction,
+  deps: { gens: Generations; access: AccessControl; approvals: ApprovalService; log: Logger },
+): Promise<void> {
+  const verdict = await deps.access.check('discord', i.user.id);
+  if (!verdict.allowed) {
+    await i.reply({ content: verdict.reply ?? 'Sorry, you may not use this assistant.', flags: MessageFlags.Ephemeral });
+    return;
+  }
+  const place = await placeOfInteraction(i);
+  if (i.commandName === 'new') {
+    const key = deps.gens.renew(place, i.id);
+    deps.log.info({ key, user: i.user.id }, 'new conversation started with /new');
+    await i.reply({ content: 'Started a new conversation: what comes next here begins fresh.' });
+    return;
+  }
+  if (i.commandName === 'status') {
+    const ping = i.client.ws.ping;
+    const pending = (await deps.approvals.pending().catch(() => [])).filter((a) => a.channel === 'discord').length;
+    const gen = deps.gens.generation(place);
+    const since = gen && /^\d+$/.test(gen) ? ` (started fresh <t:${Math.floor(Number((BigInt(gen) >> 22n) + 1420070400000n) / 1000)}:R>)` : '';
+    await i.reply({
+      content: `Connected${ping >= 0 ? ` (gateway ping ${ping} ms)` : ''}. This conversation: \`${deps.gens.key(place)}\`${since}. Approvals waiting: ${pending}.`,
+      flags: MessageFlags.Ephemeral,
+    });
+    return;
+  }
+  await i.reply({ content: `Unknown command /${i.commandName}.`, flags: MessageFlags.Ephemeral });
+}

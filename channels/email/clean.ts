@@ -1,0 +1,68 @@
+import { convert } from 'html-to-text';
+
+const ATTRIBUTION_START = /^(on|am|le|el|il|op|den|på|em)\s/i;
+const ATTRIBUTION_END = /(wrote|writes|schrieb|a écrit|escribió|ha scritto|schreef|skrev|escreveu)\s*:\s*$/i;
+const SEPARATOR = /^(-{2,}\s*(original message|forwarded message|ursprüngliche nachricht|message d'origine|mensaje original)\s*-{2,}|_{10,})$/i;
+const OUTLOOK_FROM = /^\*?(from|von|de|da|van)\s*:\*?\s/i;
+const OUTLOOK_SENT = /^\*?(sent|date|gesendet|datum|envoyé|enviado|inviato|verzonden)\s*:\*?\s/i;
+const MOBILE_SIGNATURE = /^(sent from my |get outlook for |sent from (yahoo|mail) for )/i;
+
+/** "On Mon, 1 Jan 2024, Ann <ann@x> wrote:" starting at line i (clients wrap it over up to three lines). */
+function isAttribution(lines: string[], i: number): boolean {
+  if (!ATTRIBUTION_START.test(lines[i]!.trim())) return false;
+  let joined = '';
+  for (let k = i; k < Math.min(lines.length, i + 3); k++) {
+    joined += ` ${lines[k]!.trim()}`;
+    if (ATTRIBUTION_END.test(joined)) return true;
+    if (!lines[k]!.trim()) return false;
+  }
+  return false;
+}
+
+/** Outlook's quoted header block: "From: …" with "Sent: …"/"Date: …" a few lines below. */
+function isOutlookHeader(lines: string[], i: number): boolean {
+  if (!OUTLOOK_FROM.test(lines[i]!.trim())) return false;
+  for (let k = i + 1; k < Math.min(lines.length, i + 5); k++) if (OUTLOOK_SENT.test(lines[k]!.trim())) return true;
+  return false;
+}
+
+/**
+ * The new text of a reply: quoted lines ("> …") dropped, and everything from
+ * the quoted history ("On … wrote:", Outlook's "From: … Sent: …", "-----Original
+ * Message-----") or the signature ("-- ") on cut off.
+ */
+export function stripQuotesAndSignature(text: string): string {
+  const lines = text.replace(/\r\n?/g, '\n').split('\n');
+  const out: string[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i]!;
+    const t = line.trim();
+    if (line.replace(/\s+$/, '') === '--' || line === '-- ') break;
+    if (SEPARATOR.test(t) || isAttribution(lines, i) || isOutlookHeader(lines, i)) break;
+    if (t.startsWith('>')) continue;
+    if (MOBILE_SIGNATURE.test(t) && lines.slice(i + 1).every((l) => !l.trim())) break;
+    out.push(line.replace(/\s+$/, ''));
+  }
+  return out.join('\n').replace(/\n{3,}/g, '\n\n').trim();
+}
+
+/** HTML mail as plain text: no images, no styles, quoted blocks left out. */
+export function htmlToPlain(html: string): string {
+  return convert(html, {
+    wordwrap: false,
+    selectors: [
+      { selector: 'img', format: 'skip' },
+      { selector: 'style', format: 'skip' },
+      { selector: 'script', format: 'skip' },
+      { selector: 'head', format: 'skip' },
+      { selector: 'blockquote', format: 'skip' },
+      { selector: 'div.gmail_quote', format: 'skip' },
+      { selector: 'div#divRplyFwdMsg', format: 'skip' },
+      { selector: 'a', options: { hideLinkHrefIfSameAsText: true } },
+      { selector: 'h1', options: { uppercase: false } },
+      { selector: 'h2', options: { uppercase: false } },
+      { selector: 'h3', options: { uppercase: false } },
+      { selector: 'table', format: 'dataTable' },
+    ],
+  });
+}

@@ -1,0 +1,110 @@
+import { z } from 'zod';
+import { ConfigError } from '../../src/config.js';
+
+const retrySchema = z
+  .object({
+    /** Sends tried per reply before the turn is failed (and retried later by the queue). */
+    attempts: z.number().int().positive().default(5),
+    minMs: z.number().int().positive().default(1_000),
+    maxMs: z.number().int().positive().default(30_000),
+  })
+  .strict()
+  .prefault({});
+
+export const emailConfigSchema = z
+  .object({
+    /** Our address: the From of every reply; mail from it is never answered. */
+    address: z.email(),
+    /** Display name on replies. */
+    name: z.string().default('Switchboard'),
+    imap: z
+      .object({
+        host: z.string().min(1),
+        port: z.number().int().positive().default(993),
+        /** Implicit TLS (993). false: plain connection, STARTTLS when the server offers it. */
+        secure: z.boolean().default(true),
+        user: z.string().min(1),
+        /** The environment variable that holds the IMAP password. */
+        passwordEnv: z.string().min(1).default('EMAIL_IMAP_PASSWORD'),
+        mailbox: z.string().min(1).default('INBOX'),
+        rejectUnauthorized: z.boolean().default(true),
+      })
+      .strict(),
+    smtp: z
+      .object({
+        host: z.string().min(1),
+        port: z.number().int().positive().default(587),
+        /** Implicit TLS (465). false: STARTTLS when offered (required with requireTLS). */
+        secure: z.boolean().default(false),
+        requireTLS: z.boolean().default(false),
+        /** Default: imap.user. */
+        user: z.string().min(1).optional(),
+        /** The environment variable that holds the SMTP password; unset in the environment: the IMAP password. */
+        passwordEnv: z.string().min(1).default('EMAIL_SMTP_PASSWORD'),
+        /** false: send without authenticating (a relay that trusts the network). */
+        auth: z.boolean().default(true),
+        rejectUnauthorized: z.boolean().default(true),
+        retry: retrySchema,
+      })
+      .strict(),
+    /** Run the mailbox listener in this process. Set false on every ingress but one when several run. */
+    poll: z.boolean().default(true),
+    processed: z
+      .object({
+        /** flag: keep processed mail in the mailbox with our keyword; move: also move it to `folder`. */
+        action: z.enum(['flag', 'move']).default('flag'),
+        folder: z.string().min(1).default('Processed'),
+        /** Also mark processed mail \Seen. */
+        markSeen: z.boolean().default(true),
+        /** The IMAP keyword that marks mail we have handled. */
+        keyword: z
+          .string()
+          .regex(/^\$?[A-Za-z0-9_.-]+$/)
+          .default('$SwitchboardSeen'),
+      })
+      .strict()
+      .prefault({}),
+    /** First start on a mailbox: also answer the mail already in it (default: only mail that arrives from now on). */
+    backfill: z.boolean().default(false),
+    /** Trust a sender (operator approvals, the allowlist) only when the receiving server's Authentication-Results pass for the From domain. */
+    requireAuthenticatedSender: z.boolean().default(false),
+    /** The authserv-id of the receiving server's Authentication-Results header; unset: the topmost header is the server's. */
+    authServId: z.string().min(1).optional(),
+    reconnect: z
+      .object({ minMs: z.number().int().positive().default(1_000), maxMs: z.number().int().positive().default(60_000) })
+      .strict()
+      .prefault({}),
+    /** Besides IDLE: look for new mail this often (also retries mail that failed). */
+    syncIntervalMs: z.number().int().positive().default(60_000),
+    /** The single-poller lease, kept in the channel state. */
+    lease: z
+      .object({ ttlMs: z.number().int().positive().default(30_000), settleMs: z.number().int().nonnegative().default(500) })
+      .strict()
+      .prefault({}),
+    /** Larger messages are read only up to this many bytes. */
+    maxMessageBytes: z.number().int().positive().default(10 * 1024 * 1024),
+    /** Longest message text handed to the agent (the rest is cut with a note). */
+    maxTextChars: z.number().int().positive().default(20_000),
+  })
+  .strict();
+
+export type EmailSettings = z.infer<typeof emailConfigSchema>;
+
+export interface EmailConfig extends EmailSettings {
+  secrets: { imapPassword: string; smtpPassword?: string };
+}
+
+/** Validates channels.email and reads its secrets from the environment. */
+export function parseEmailConfig(raw: unknown, env: Record<string, string | undefined>): EmailConfig {
+  const r = emailConfigSchema.safeParse(raw ?? {});
+  if (!r.success) {
+    const issue = r.error.issues[0]!;
+    const path = issue.path.map(String).join('.');
+    throw new ConfigError(`invalid configuration at "channels.email${path ? `.${path}` : ''}": ${issue.message}`);
+  }
+  const c = r.data;
+  const imapPassword = env[c.imap.passwordEnv];
+  if (!imapPassword) throw new ConfigError(`invalid configuration at "channels.email.imap.passwordEnv": the environment variable ${c.imap.passwordEnv} is not set`);
+  const smtpPassword = c.smtp.auth ? (env[c.smtp.passwordEnv] ?? imapPassword) : undefined;
+  return { ...c, address: c.address.toLowerCase(), secrets: { imapPassword, ...(smtpPassword !== undefined ? { smtpPassword } : {}) } };
+}

@@ -1,0 +1,131 @@
+import type { Attachment } from '../../src/envelope.js';
+import { slackToPlain } from './format.js';
+
+export interface BotIdentity {
+  userId: string;
+  botId?: string;
+  teamId?: string;
+}
+
+/** Where the answer goes: InboundMessage.replyTo for this channel. */
+export interface SlackReplyTo {
+  channel: string;
+  /** The thread to answer in; absent for a top-level DM (answered at top level). */
+  thread_ts?: string;
+  /** The message being answered. */
+  ts: string;
+  team?: string;
+  /** The sender (native streaming outside DMs names its recipient). */
+  user: string;
+  dm: boolean;
+}
+
+export interface Taken {
+  kind: 'take';
+  externalId: string;
+  channel: string;
+  team?: string;
+  user: string;
+  ts: string;
+  /** The conversation's thread: DMs only when the message is in one; channels always (a mention starts one). */
+  thread?: string;
+  dm: boolean;
+  mention: boolean;
+  /** A channel message in a thread without a mention: taken only if the bot is in that thread. */
+  needsThread: boolean;
+  edited: boolean;
+  text: string;
+  attachments: Attachment[];
+  replyTo: SlackReplyTo;
+}
+
+export type Classified = Taken | { kind: 'ignore'; reason: string };
+
+const TAKEN_SUBTYPES = new Set([undefined, 'file_share', 'thread_broadcast', 'me_message']);
+
+interface SlackFile {
+  name?: string;
+  title?: string;
+  mimetype?: string;
+  size?: number;
+  url_private?: string;
+  permalink?: string;
+}
+
+interface SlackMessage {
+  type?: string;
+  subtype?: string;
+  user?: string;
+  bot_id?: string;
+  text?: string;
+  ts?: string;
+  thread_ts?: string;
+  client_msg_id?: string;
+  team?: string;
+  channel?: string;
+  channel_type?: string;
+  files?: SlackFile[];
+  message?: SlackMessage;
+  previous_message?: SlackMessage;
+}
+
+/**
+ * Decides what a `message` or `app_mention` event is to the bot, without I/O:
+ * DMs are taken; in channels a mention is taken (and starts or continues a
+ * thread, which is the conversation), a thread reply without one is taken only
+ * if the bot is in the thread (the caller checks); the bot's own and other
+ * bots' messages are ignored. Edits: the edited message is classified like a
+ * new one under the ORIGINAL message's id, so an edit of a message already
+ * taken is a duplicate (ignored), and an edit that adds a mention is taken.
+ * Deletions are ignored (a deleted message already taken is still answered).
+ */
+export function classify(ev: SlackMessage, teamId: string | undefined, bot: BotIdentity): Classified {
+  let m = ev;
+  let edited = false;
+  if (ev.subtype === 'message_deleted') return { kind: 'ignore', reason: 'deleted' };
+  if (ev.subtype === 'message_changed') {
+    if (!ev.message) return { kind: 'ignore', reason: 'edit without a message' };
+    if (ev.message.subtype === 'tombstone') return { kind: 'ignore', reason: 'deleted thread root' };
+    if (ev.previous_message && ev.previous_message.text === ev.message.text) return { kind: 'ignore', reason: 'edit without a text change' };
+    m = { ...ev.message, channel: ev.channel, channel_type: ev.channel_type };
+    edited = true;
+  }
+  if (m.bot_id || m.subtype === 'bot_message' || (m.user && m.user === bot.userId)) return { kind: 'ignore', reason: 'bot message' };
+  if (!TAKEN_SUBTYPES.has(m.subtype)) return { kind: 'ignore', reason: `subtype ${m.subtype}` };
+  const channel = m.channel ?? ev.channel;
+  if (!m.user || !channel || !m.ts) return { kind: 'ignore', reason: 'no sender, channel or ts' };
+  const dm = m.channel_type === 'im' || (m.channel_type === undefined && channel.startsWith('D'));
+  const mention = ev.type === 'app_mention' || (!!bot.userId && (m.text ?? '').includes(`<@${bot.userId}`));
+  const inThread = !!m.thread_ts && m.thread_ts !== m.ts;
+  if (!dm && !mention && !inThread) return { kind: 'ignore', reason: 'channel message not addressed to the bot' };
+  const text = slackToPlain(m.text ?? '', bot.userId);
+  const attachments = (m.files ?? []).map(fileToAttachment);
+  if (!text && !attachments.length) return { kind: 'ignore', reason: 'empty' };
+  const team = m.team ?? teamId ?? bot.teamId;
+  const thread = dm ? (inThread ? m.thread_ts : undefined) : (m.thread_ts ?? m.ts);
+  return {
+    kind: 'take',
+    externalId: m.client_msg_id ?? `${channel}:${m.ts}`,
+    channel,
+    ...(team ? { team } : {}),
+    user: m.user,
+    ts: m.ts,
+    ...(thread ? { thread } : {}),
+    dm,
+    mention,
+    needsThread: !dm && !mention,
+    edited,
+    text,
+    attachments,
+    replyTo: { channel, ...(thread ? { thread_ts: thread } : {}), ts: m.ts, ...(team ? { team } : {}), user: m.user, dm },
+  };
+}
+
+function fileToAttachment(f: SlackFile): Attachment {
+  return {
+    name: f.name ?? f.title ?? 'file',
+    ...(f.mimetype ? { contentType: f.mimetype } : {}),
+    ...(typeof f.size === 'number' ? { size: f.size } : {}),
+    ...(f.url_private || f.permalink ? { url: (f.url_private ?? f.permalink)! } : {}),
+  };
+}

@@ -1,0 +1,178 @@
+import { createHash } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { ChannelDeliverer, DeliverContext, TurnDelivery, TurnTarget } from '../../src/channel.js';
+import type { TurnEvent } from '../../src/events.js';
+import type { MessageSender } from './client.js';
+import type { SmsConfig } from './config.js';
+import { toPlainText } from './format.js';
+import { OptOuts } from './optout.js';
+import { sendWithRetry, UNSUBSCRIBED } from './send.js';
+import { splitMessage } from './split.js';
+import type { SmsStore } from './store.js';
+
+/** Who a turn answers, from the inbox row the listener wrote. */
+export function replyTarget(target: TurnTarget): { to: string; from?: string } | null {
+  const row = target.batch[0];
+  if (!row) return null;
+  const r = row.reply_to ?? {};
+  const to = typeof r.to === 'string' ? r.to : row.sender.id;
+  const from = typeof r.from === 'string' ? r.from : undefined;
+  return to ? { to, ...(from ? { from } : {}) } : null;
+}
+
+/**
+ * The worker side: SMS cannot stream, so a turn's text is buffered and sent
+ * when the turn flushes (close()), as plain text split into numbered messages
+ * of at most maxMessageChars, one after the other. Notices go out as they come.
+ */
+export class SmsDeliverer implements ChannelDeliverer {
+  constructor(
+    private readonly cfg: SmsConfig,
+    private readonly store: SmsStore,
+    private readonly sender: () => MessageSender,
+  ) {}
+
+  async start(ctx: DeliverContext): Promise<void> {
+    this.store.bind(ctx.deliveries);
+  }
+
+  open(target: TurnTarget, ctx: DeliverContext): TurnDelivery {
+    this.store.bind(ctx.deliveries);
+    return new SmsTurnDelivery(this.cfg, this.store, this.sender, target, ctx.log.child({ channel: 'sms', turn: target.turnId }));
+  }
+}
+
+/**
+ * One turn attempt. Every message sent is recorded (turn id, `<number>#<hash of
+ * the text>`), so a retried attempt that produces the same text skips what
+ * already went out instead of texting it twice (SMS cannot be edited), while a
+ * turn resumed after an approval, which says something new, sends it.
+ */
+class SmsTurnDelivery implements TurnDelivery {
+  private text = '';
+  private closed = false;
+  private chain: Promise<void> = Promise.resolve();
+  private failure: unknown = null;
+  private readonly optOuts: OptOuts;
+  private readonly to: { to: string; from?: string } | null;
+
+  constructor(
+    private readonly cfg: SmsConfig,
+    private readonly store: SmsStore,
+    private readonly sender: () => MessageSender,
+    private readonly target: TurnTarget,
+    private readonly log: Logger,
+  ) {
+    this.optOuts = new OptOuts(store);
+    this.to = replyTarget(target);
+  }
+
+  event(e: TurnEvent): void {
+    if (this.closed) return;
+    try {
+      switch (e.type) {
+        case 'text_delta':
+          this.text += e.delta;
+          break;
+        case 'reset':
+          // Nothing of this attempt's text has been sent yet: forget it.
+          this.text = '';
+          break;
+        case 'notice':
+          this.enqueue(e.text);
+          break;
+        case 'error':
+          if (!this.text.trim()) this.text = `Sorry, something went wrong: ${e.message}`;
+          break;
+        default:
+          // tool_start/tool_end: no status lines on SMS. approval_requested: the turn
+          // also streams "Reply YES CODE or NO CODE" as text, which is sent with the rest.
+          break;
+      }
+    } catch (err) {
+      this.log.error({ err }, 'sms: event handling failed');
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return this.chain;
+    this.closed = true;
+    const text = this.text;
+    this.text = '';
+    this.enqueue(text);
+    await this.chain;
+    if (this.failure) {
+      const f = this.failure;
+      this.failure = null;
+      throw f;
+    }
+  }
+
+  /** Sends in order: each text waits for the one before. */
+  private enqueue(text: string): void {
+    this.chain = this.chain.then(async () => {
+      if (this.failure) return;
+      try {
+        await this.deliver(text);
+      } catch (err) {
+        this.failure = err;
+      }
+    });
+  }
+
+  private async deliver(markdown: string): Promise<void> {
+    const plain = toPlainText(markdown);
+    if (!plain) return;
+    const dest = this.to;
+    const { turnId } = this.target;
+    const deliveries = this.store.deliveries;
+    if (!dest) {
+      this.log.error('sms: the turn has no number to answer');
+      return;
+    }
+    const parts = splitMessage(plain, this.cfg.maxMessageChars);
+    const statusCallback = this.cfg.statusCallbacks ? `${this.cfg.publicUrl}${this.cfg.statusPath}?t=${encodeURIComponent(turnId)}` : undefined;
+    let lastSid: string | null = null;
+    for (const [i, body] of parts.entries()) {
+      const key = `${dest.to}#${createHash('sha256').update(body).digest('hex').slice(0, 16)}`;
+      const prior = await deliveries.get(turnId, 'sms', key);
+      if (prior?.state === 'sent') {
+        this.log.debug({ part: i + 1, of: parts.length }, 'sms: already sent by an earlier attempt of this turn');
+        lastSid = prior.platform_message_id;
+        continue;
+      }
+      if (await this.optOuts.isOptedOut(dest.to)) {
+        this.log.info({ sent: i, of: parts.length }, 'sms: the recipient opted out (STOP); not sending');
+        await deliveries.record(turnId, 'sms', dest.to, { state: 'suppressed:opted_out', body: plain });
+        return;
+      }
+      const from = this.cfg.messagingServiceSid ? { messagingServiceSid: this.cfg.messagingServiceSid } : dest.from ? { from: dest.from } : null;
+      if (!from) {
+        this.log.error('sms: no number to send from (the inbound message named none, and no messagingServiceSid is configured)');
+        await deliveries.record(turnId, 'sms', dest.to, { state: 'failed:no_sender', body: plain });
+        return;
+      }
+      const r = await sendWithRetry(
+        this.sender(),
+        { to: dest.to, ...from, body, ...(statusCallback ? { statusCallback } : {}) },
+        { attempts: this.cfg.sendAttempts, baseMs: this.cfg.retryBaseMs, maxMs: this.cfg.retryMaxMs, log: this.log },
+      ).catch(async (err: unknown) => {
+        // Retries ran out: record it, and throw from close() so the whole turn is retried later
+        // (what was sent is skipped then).
+        await deliveries.record(turnId, 'sms', dest.to, { state: 'retrying', body: plain }).catch(() => {});
+        throw err;
+      });
+      if (!r.ok) {
+        const code = r.failure.code ?? r.failure.status ?? 'unknown';
+        this.log.warn({ code: r.failure.code, status: r.failure.status, part: i + 1, of: parts.length }, `sms: not delivered (permanent failure): ${r.failure.message}`);
+        await deliveries.record(turnId, 'sms', key, { state: `failed:${code}`, body });
+        await deliveries.record(turnId, 'sms', dest.to, { state: `failed:${code}`, body: plain });
+        if (r.failure.code === UNSUBSCRIBED) await this.optOuts.set(dest.to, true, `Twilio error ${UNSUBSCRIBED}`);
+        return;
+      }
+      lastSid = r.sid;
+      await deliveries.record(turnId, 'sms', key, { platformMessageId: r.sid, state: 'sent', body });
+    }
+    await deliveries.record(turnId, 'sms', dest.to, { platformMessageId: lastSid, state: 'sent', body: plain });
+  }
+}

@@ -1,0 +1,178 @@
+import type { Logger } from 'pino';
+import type { ChannelListener, ListenContext } from '../../src/channel.js';
+import { conversationKey, type Attachment, type InboundMessage } from '../../src/envelope.js';
+import { BodyTooLargeError, type RequestContext } from '../../src/http/server.js';
+import type { SmsConfig } from './config.js';
+import { keywordOf } from './keywords.js';
+import { OptOuts } from './optout.js';
+import { SeenIds } from './seen.js';
+import { param, parseForm, signedUrl, verifyTwilioRequest, type FormParams } from './signature.js';
+import { StatusLog } from './status.js';
+import type { SmsStore } from './store.js';
+import { sendPlain, sendTwiml } from './twiml.js';
+
+/**
+ * The ingress side: two webhook routes on the gateway's HTTP server. Inbound
+ * messages are verified (X-Twilio-Signature over the public URL), deduplicated
+ * by MessageSid, handled (keywords, then Ingress.receive: access, approval
+ * answers, the durable inbox) and answered at once with TwiML, empty or with a
+ * short reply; the agent's answer goes out later through the deliverer.
+ */
+export class SmsListener implements ChannelListener {
+  private ctx?: ListenContext;
+  private log?: Logger;
+  private readonly seen = new SeenIds();
+  private readonly optOuts: OptOuts;
+  private readonly statuses: StatusLog;
+  private started = false;
+
+  constructor(
+    private readonly cfg: SmsConfig,
+    private readonly store: SmsStore,
+  ) {
+    this.optOuts = new OptOuts(store);
+    this.statuses = new StatusLog(store);
+  }
+
+  async start(ctx: ListenContext): Promise<void> {
+    this.ctx = ctx;
+    this.log = ctx.log;
+    await this.store.ensure(ctx.config, ctx.log);
+    if (!this.store.available) ctx.log.warn('sms: no delivery store here: STOP/START and status callbacks cannot be recorded');
+    ctx.http.route('POST', this.cfg.inboundPath, (r) => this.guard(r, (p) => this.inbound(p)));
+    ctx.http.route('POST', this.cfg.statusPath, (r) => this.guard(r, (p, url) => this.status(p, url)));
+    this.started = true;
+    ctx.log.info({ inbound: signedUrl(this.cfg.publicUrl, this.cfg.inboundPath), status: this.cfg.statusCallbacks ? signedUrl(this.cfg.publicUrl, this.cfg.statusPath) : undefined }, 'sms webhooks ready');
+  }
+
+  async close(): Promise<void> {
+    this.started = false;
+    await this.store.close();
+  }
+
+  health(): { ok: boolean; message?: string } {
+    if (!this.started) return { ok: false, message: 'sms webhooks not registered' };
+    if (!this.store.available) return { ok: false, message: 'no store for opt-outs' };
+    return { ok: true };
+  }
+
+  /** Body, signature and account checks shared by both routes; no exception escapes. */
+  private async guard({ req, res, url, body }: RequestContext, handle: (p: FormParams, url: URL) => Promise<string | null>): Promise<void> {
+    const log = this.log!;
+    try {
+      let raw: Buffer;
+      try {
+        raw = await body();
+      } catch (err) {
+        if (err instanceof BodyTooLargeError) return sendPlain(res, 413, 'request too large');
+        throw err;
+      }
+      const params = parseForm(raw);
+      const full = signedUrl(this.cfg.publicUrl, req.url ?? url.pathname);
+      if (!verifyTwilioRequest(req, this.cfg.authToken, full, params)) {
+        log.warn({ path: url.pathname, signed: Boolean(req.headers['x-twilio-signature']) }, 'sms: refused a webhook with a bad or missing X-Twilio-Signature');
+        return sendPlain(res, 403, 'invalid signature');
+      }
+      const account = param(params, 'AccountSid');
+      if (account !== this.cfg.accountSid) {
+        log.warn({ path: url.pathname }, 'sms: refused a webhook for another account');
+        return sendPlain(res, 403, 'wrong account');
+      }
+      const reply = await handle(params, url);
+      sendTwiml(res, reply);
+    } catch (err) {
+      log.error({ err, path: url.pathname }, 'sms: webhook failed');
+      if (!res.headersSent) sendPlain(res, 500, 'internal error');
+      else res.end();
+    }
+  }
+
+  private async inbound(p: FormParams): Promise<string | null> {
+    const log = this.log!;
+    const sid = param(p, 'MessageSid') ?? param(p, 'SmsMessageSid');
+    const from = param(p, 'From');
+    const to = param(p, 'To');
+    if (!sid || !from || !to) {
+      log.warn('sms: inbound webhook without MessageSid, From or To');
+      return null;
+    }
+    // Twilio signs no timestamp: a replayed or retried request is recognized by its MessageSid.
+    if (!this.seen.claim(sid)) {
+      log.info({ sid }, 'sms: MessageSid already handled; ignoring the repeat');
+      return null;
+    }
+    try {
+      return await this.handleMessage(p, sid, from, to);
+    } catch (err) {
+      this.seen.release(sid); // not handled: Twilio's retry must be
+      throw err;
+    }
+  }
+
+  private async handleMessage(p: FormParams, sid: string, from: string, to: string): Promise<string | null> {
+    const ctx = this.ctx!;
+    const log = this.log!;
+    const text = param(p, 'Body') ?? '';
+    const keyword = keywordOf(text);
+    if (keyword === 'stop') {
+      await this.optOuts.set(from, true, text.trim().toUpperCase());
+      log.info({ sid }, 'sms: number opted out (STOP)');
+      return this.cfg.stopReply || null;
+    }
+    if (keyword === 'start') {
+      await this.optOuts.set(from, false, text.trim().toUpperCase());
+      log.info({ sid }, 'sms: number opted in again (START)');
+      return this.cfg.startReply || null;
+    }
+    if (keyword === 'help') return this.cfg.helpText || null;
+    if (await this.optOuts.isOptedOut(from)) {
+      // It could not be answered: not run through the agent. START lifts the opt-out.
+      log.info({ sid }, 'sms: message from an opted-out number dropped (it must send START first)');
+      return null;
+    }
+    const msg: InboundMessage = {
+      channel: 'sms',
+      externalId: sid,
+      conversationKey: conversationKey({ channel: 'sms', workspace: to, chat: from }),
+      sender: { id: from },
+      text,
+      attachments: attachments(p),
+      replyTo: { to: from, from: to },
+      receivedAt: new Date(),
+    };
+    const outcome = await ctx.ingress.receive(msg);
+    switch (outcome.kind) {
+      case 'accepted':
+        if (outcome.duplicate) log.info({ sid }, 'sms: duplicate MessageSid; already in the inbox');
+        return null;
+      case 'refused':
+        return outcome.reply ?? null;
+      case 'answered':
+        return outcome.reply;
+    }
+  }
+
+  private async status(p: FormParams, url: URL): Promise<null> {
+    const sid = param(p, 'MessageSid') ?? param(p, 'SmsSid');
+    const status = param(p, 'MessageStatus') ?? param(p, 'SmsStatus');
+    if (!sid || !status) return null;
+    const to = param(p, 'To');
+    const errorCode = param(p, 'ErrorCode');
+    const turn = url.searchParams.get('t') || 'status';
+    await this.statuses.record(turn, sid, status, { ...(to ? { to } : {}), ...(errorCode ? { errorCode } : {}) });
+    if (errorCode === '21610' && to) await this.optOuts.set(to, true, 'Twilio error 21610 (status callback)');
+    if (errorCode) this.log!.warn({ sid, status, errorCode }, 'sms: message not delivered');
+    return null;
+  }
+}
+
+function attachments(p: FormParams): Attachment[] {
+  const n = Math.min(Number(param(p, 'NumMedia') ?? 0) || 0, 10);
+  const out: Attachment[] = [];
+  for (let i = 0; i < n; i++) {
+    const url = param(p, `MediaUrl${i}`);
+    const contentType = param(p, `MediaContentType${i}`);
+    out.push({ name: `media-${i}`, ...(contentType ? { contentType } : {}), ...(url ? { url } : {}) });
+  }
+  return out;
+}

@@ -1,0 +1,67 @@
+import type { Logger } from 'pino';
+import type { MessageSender } from './client.js';
+
+export interface SendFailure {
+  /** HTTP status from the REST API (none for a network failure). */
+  status?: number;
+  /** Twilio error code (21610 unsubscribed, 21211 invalid number, 20429 too many requests...). */
+  code?: number;
+  message: string;
+}
+
+/** Twilio errors that mean "this recipient will not get it" (logged, recorded, not retried). */
+export const UNSUBSCRIBED = 21610;
+
+/** Retries ran out on a transient failure: the turn should be retried later. */
+export class TransientSendError extends Error {
+  constructor(readonly failure: SendFailure) {
+    super(`sms send failed: ${failure.message}`);
+    this.name = 'TransientSendError';
+  }
+}
+
+export type SendResult = { ok: true; sid: string; status: string } | { ok: false; failure: SendFailure };
+
+/** Reads what the twilio client threw (RestException {status, code}; network errors carry neither). */
+export function describeFailure(err: unknown): SendFailure {
+  const e = err as { status?: unknown; code?: unknown; message?: unknown };
+  const status = typeof e?.status === 'number' ? e.status : undefined;
+  const code = typeof e?.code === 'number' ? e.code : undefined;
+  return { ...(status !== undefined ? { status } : {}), ...(code !== undefined ? { code } : {}), message: String(e?.message ?? err) };
+}
+
+/** 429, 5xx and failures without an HTTP answer (connection refused, reset, timeout) may succeed later. */
+export function isTransient(f: SendFailure): boolean {
+  return f.status === undefined || f.status === 429 || f.status >= 500 || f.code === 20429;
+}
+
+export interface RetryOptions {
+  attempts: number;
+  baseMs: number;
+  maxMs: number;
+  log: Logger;
+  sleep?: (ms: number) => Promise<void>;
+}
+
+/**
+ * One message, with retries: transient failures back off exponentially (with
+ * jitter) up to `attempts` tries, then throw TransientSendError; permanent ones
+ * come back as {ok: false} at once.
+ */
+export async function sendWithRetry(sender: MessageSender, msg: Parameters<MessageSender['create']>[0], opts: RetryOptions): Promise<SendResult> {
+  const sleep = opts.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const m = await sender.create(msg);
+      return { ok: true, sid: m.sid, status: m.status };
+    } catch (err) {
+      const failure = describeFailure(err);
+      if (!isTransient(failure)) return { ok: false, failure };
+      if (attempt >= opts.attempts) throw new TransientSendError(failure);
+      const delay = Math.min(opts.maxMs, opts.baseMs * 2 ** (attempt - 1));
+      const ms = Math.round(delay * (0.75 + Math.random() * 0.5));
+      opts.log.warn({ status: failure.status, code: failure.code, attempt, retryInMs: ms }, `sms send failed, retrying: ${failure.message}`);
+      await sleep(ms);
+    }
+  }
+}
