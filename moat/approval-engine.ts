@@ -24,6 +24,8 @@ export interface ToolCallRequest {
   args: unknown;
   /** For tools that run a shell command: the command line, for the classifier. */
   command?: string;
+  /** The tool's own guard vets each call (e.g. memory writes and the memory guard). */
+  selfGuarded?: boolean;
 }
 
 /** "Always allow" from an operator: bound to a tool and a normalized pattern of its arguments. */
@@ -72,7 +74,7 @@ export function decide(call: ToolCallRequest, policy: ApprovalPolicy): ApprovalV
   const rule = policy.rules.find((r) => r.tool === call.tool && patternMatches(r.pattern, pattern));
   if (rule) return { decision: 'allow', tier, reasons: [...reasons, `allowed by an operator rule (${rule.pattern})`], rule, rulePermitted: true };
 
-  const allowed = autoAllowed(effect, tier, policy.autonomy);
+  const allowed = autoAllowed(effect, tier, policy.autonomy) || (call.selfGuarded === true && policy.autonomy !== 'strict');
   if (!allowed) reasons.push(`${effect} at ${tier} tier needs approval at autonomy "${policy.autonomy}"`);
   return { decision: allowed ? 'allow' : 'ask', tier, reasons, rulePermitted: true };
 }

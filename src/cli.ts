@@ -4,6 +4,7 @@ import { ConfigError, loadConfig } from './config.js';
 import { doctor, formatDoctor } from './doctor.js';
 import { Gateway, type Roles } from './gateway.js';
 import { runApprovals } from './cli-approvals.js';
+import { runMemory } from './cli-memory.js';
 import { runMoat } from './cli-moat.js';
 import { openDb } from './infra.js';
 import { createLogger } from './log.js';
@@ -17,6 +18,7 @@ commands:
   migrate   apply database migrations
   approvals list | approve CODE [--always] | deny CODE   answer approvals through the running gateway
             (SWITCHBOARD_URL, SWITCHBOARD_OPERATOR_KEY)
+  memory list | set NOTE | forget ID   durable notes, through the running gateway (operator key)
   moat      the guards on their own: classify | check-url | scan | claims (see switchboard moat --help)
   doctor    check the configuration, connections and provider slots (with cooldowns); print the effective configuration
             --probe: also send one tiny request to each provider slot
@@ -29,6 +31,7 @@ export async function main(argv: string[]): Promise<number> {
   // The guards have their own verbs and options.
   if (argv[0] === 'moat') return runMoat(argv.slice(1));
   if (argv[0] === 'approvals') return runApprovals(argv.slice(1));
+  if (argv[0] === 'memory') return runMemory(argv.slice(1));
   let parsed;
   try {
     parsed = parseArgs({ args: argv, allowPositionals: true, options: { json: { type: 'boolean' }, probe: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } });

@@ -22,6 +22,7 @@ import { Metrics } from './metrics.js';
 import { AccessControl } from './access.js';
 import type { ChannelInstance } from './channel.js';
 import { configureChannels } from './channels.js';
+import { ConversationCommands } from './commands.js';
 
 export interface Roles {
   /** Channel listeners and the HTTP server. */
@@ -109,8 +110,9 @@ export class Gateway {
           channels: Object.fromEntries(channels.filter((c) => c.listener).map((c) => [c.name, c.listener!.health()])),
         }), () => channels.filter((c) => c.listener).map((c) => ({ name: c.name, ...c.listener!.health() })));
         const access = new AccessControl(infra.access, config);
-        const ingress = new Ingress(infra.store, infra.queue, log, { access, approvals });
-        registerHttpChannel(http, { config, auth, store: infra.store, bus: infra.bus, ingress, approvals });
+        const commands = new ConversationCommands(infra.store, infra.bus, provider);
+        const ingress = new Ingress(infra.store, infra.queue, log, { access, approvals, commands });
+        registerHttpChannel(http, { config, auth, store: infra.store, bus: infra.bus, ingress, approvals, commands });
         registerMcpServer(http, { auth, store: infra.store, bus: infra.bus, ingress, approvals });
         for (const c of channels) await c.listener?.start({ ingress, approvals, access, http, state: infra.channelState, config, log: log.child({ channel: c.name }) });
         await http.start();

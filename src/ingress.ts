@@ -4,6 +4,7 @@ import type { AcceptResult, Store } from '../adapters/store/store.js';
 import type { AccessControl } from './access.js';
 import { parseApprovalAnswer } from './approvals/parse.js';
 import type { ApprovalService } from './approvals/service.js';
+import { parseCommand, type ConversationCommands } from './commands.js';
 import type { InboundMessage } from './envelope.js';
 import type { DrainJob } from './worker.js';
 
@@ -15,8 +16,8 @@ export type IngressOutcome =
 
 /**
  * The ingress side of every channel. receive() is the whole pipeline of a chat
- * channel: access policy, then approval answers ("YES K7Q4P") go to the
- * approvals, then the message is written to the durable inbox (a redelivered
+ * channel: access policy, then conversation commands (/new, /status, /stop) and
+ * approval answers ("YES K7Q4P") are answered directly, then the message is written to the durable inbox (a redelivered
  * event is a no-op) and a drain is enqueued for its conversation. Once the
  * message is accepted it is durable, whatever happens to the queue: if the
  * enqueue fails, the workers' recovery sweep drains the inbox later.
@@ -26,7 +27,7 @@ export class Ingress {
     private readonly store: Store,
     private readonly queue: JobQueue<DrainJob>,
     private readonly log: Logger,
-    private readonly opts: { access?: AccessControl; approvals?: ApprovalService; enqueueTimeoutMs?: number } = {},
+    private readonly opts: { access?: AccessControl; approvals?: ApprovalService; commands?: ConversationCommands; enqueueTimeoutMs?: number } = {},
   ) {}
 
   async receive(msg: InboundMessage, agent = 'default'): Promise<IngressOutcome> {
@@ -37,6 +38,8 @@ export class Ingress {
         return { kind: 'refused', ...(v.reply ? { reply: v.reply } : {}) };
       }
     }
+    const cmd = this.opts.commands ? parseCommand(msg.text) : null;
+    if (cmd) return { kind: 'answered', reply: await this.opts.commands!.run(cmd, msg.conversationKey), ok: true };
     const answer = this.opts.approvals ? parseApprovalAnswer(msg.text) : null;
     if (answer) {
       const approvals = this.opts.approvals!;

@@ -268,6 +268,11 @@ export async function runTurn(
     text = `Sorry, I could not get an answer from the model provider. ${result.error}. Please try again.`;
     emit({ type: 'text_delta', turnId, delta: text });
   } else {
+    if (result.finishReason === 'aborted') {
+      const note = '\n\n(Stopped.)';
+      text += note;
+      emit({ type: 'text_delta', turnId, delta: note });
+    }
     if (result.finishReason === 'turn_cap') {
       const note = `\n\n(Stopped after ${agent.maxIterations} model calls in one turn.)`;
       text += note;

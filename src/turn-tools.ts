@@ -68,7 +68,10 @@ export class TurnTools {
     if (!tool) return undefined; // the loop reports unknown tools itself
     const args = c.args;
     const command = tool.commandOf?.(args as never);
-    const verdict = decide({ tool: tool.name, ...(tool.effect ? { effect: tool.effect } : {}), args, ...(command !== undefined ? { command } : {}) }, this.d.policy);
+    const verdict = decide(
+      { tool: tool.name, ...(tool.effect ? { effect: tool.effect } : {}), args, ...(command !== undefined ? { command } : {}), ...(tool.selfGuarded ? { selfGuarded: true } : {}) },
+      this.d.policy,
+    );
     if (verdict.decision === 'allow') return undefined;
     if (verdict.decision === 'deny') {
       this.trace.push({ tool: tool.name, args, ok: false, output: `refused: ${verdict.reasons.join('; ')}` });

@@ -7,6 +7,7 @@ import type { InboxRow, Store } from '../adapters/store/store.js';
 import { conversationTopic, EventPublisher } from './event-publisher.js';
 import type { TimerJob } from './approvals/service.js';
 import type { ChannelDeliverer, DeliverContext } from './channel.js';
+import { controlTopic } from './commands.js';
 import { runTurn, type TurnDeps } from './turn-runner.js';
 
 export interface DrainJob {
@@ -101,6 +102,12 @@ export class Worker {
           const turnLog = log.child({ conversation: conversationId, turn: begun.turn.id, attempt: begun.turn.attempt });
           turnLog.debug('turn start');
           let next: InboxRow[] | null;
+          // /stop from any process aborts this turn.
+          const stop = new AbortController();
+          const control = await this.deps.bus.subscribe(controlTopic(conv.key), (e) => {
+            if ((e as { type?: string }).type === 'stop') stop.abort();
+          });
+          const turnSignal = AbortSignal.any([signal, stop.signal]);
           const delivery = this.deps.deliverers.get(conv.channel)?.open({ turnId: begun.turn.id, attempt: begun.turn.attempt, conversation: conv, batch }, this.deps.deliverContext);
           try {
             next = await runTurn(
@@ -113,12 +120,13 @@ export class Worker {
                 publisher.push(e);
                 delivery?.event(e);
               },
-              signal,
+              turnSignal,
               async () => {
                 await delivery?.close();
               },
             );
           } finally {
+            control.close();
             await publisher.drain();
           }
           turnLog.debug('turn done');

@@ -40,6 +40,8 @@ export interface ToolDef<S extends z.ZodType = z.ZodType> {
   outputCapBytes?: number;
   /** For tools that run a shell command: the command line, for the command classifier. */
   commandOf?(args: z.infer<S>): string;
+  /** A guard of its own vets every call (memory writes: the memory guard), so no approval is asked below strict autonomy. */
+  selfGuarded?: boolean;
   execute(args: z.infer<S>, ctx: ToolContext): Promise<ToolOutput | string>;
 }
 
@@ -67,7 +69,8 @@ export function defineTool<S extends z.ZodType>(def: ToolDef<S>): ToolDef<S> {
 
 export function jsonSchemaOf(tool: AnyTool): Record<string, unknown> {
   if ('parameters' in tool) return tool.parameters;
-  const { $schema: _drop, ...schema } = z.toJSONSchema(tool.schema) as Record<string, unknown>;
+  // The model writes the input: fields with defaults are optional there.
+  const { $schema: _drop, ...schema } = z.toJSONSchema(tool.schema, { io: 'input' }) as Record<string, unknown>;
   return schema;
 }
 

@@ -3,6 +3,7 @@ import type { AnyTool } from './contract.js';
 import { fileTools, type WriteScanner } from './builtin/files.js';
 import { memoryTools } from './builtin/memory.js';
 import { resultPageTool } from './builtin/result-page.js';
+import { conversationSearchTool } from './builtin/search.js';
 import { shellExec } from './builtin/shell.js';
 import { currentTime } from './builtin/time.js';
 import { webFetchTool } from './builtin/web-fetch.js';
@@ -25,6 +26,7 @@ export function builtinTools(d: BuiltinDeps): AnyTool[] {
     ...fileTools(d.scanWrite),
     ...memoryTools(d.store, { maxChars: 500, findSecrets: d.findSecrets }),
     resultPageTool(d.store),
+    conversationSearchTool(d.store),
   ] as AnyTool[];
   return d.enabled ? all.filter((t) => d.enabled!.includes(t.name)) : all;
 }

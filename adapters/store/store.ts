@@ -204,6 +204,20 @@ export class Store {
     return r.rows;
   }
 
+  /** Operators: every note, optionally of one scope (and key). */
+  async listMemory(scope?: string, scopeKey?: string, limit = 200): Promise<Array<{ id: number; scope: string; scope_key: string; body: string; created_at: Date }>> {
+    return (
+      await this.db.query<{ id: number; scope: string; scope_key: string; body: string; created_at: Date }>(
+        `select id, scope, scope_key, body, created_at from memory where ($1::text is null or scope = $1) and ($2::text is null or scope_key = $2) order by id desc limit $3`,
+        [scope ?? null, scopeKey ?? null, limit],
+      )
+    ).rows;
+  }
+
+  async deleteMemory(id: number): Promise<boolean> {
+    return (await this.db.query('delete from memory where id = $1', [id])).rowCount === 1;
+  }
+
   async forgetMemory(id: number, conversationId: string, senderId: string): Promise<boolean> {
     return (
       await this.db.query(
@@ -355,6 +369,45 @@ export class Store {
       [olderThanMs],
     );
     return r.rows.map((x) => x.conversation_id);
+  }
+
+  /**
+   * /new: the conversation under this key is set aside (its key gets a suffix), so
+   * the next message with the key starts a fresh one. The old one stays readable.
+   */
+  async archiveConversation(key: string): Promise<boolean> {
+    return (await this.db.query(`update conversations set key = key || '#archived-' || floor(extract(epoch from now()) * 1000)::bigint where key = $1`, [key])).rowCount === 1;
+  }
+
+  /** For /status: totals of a conversation. */
+  async conversationStats(key: string): Promise<{ id: string; turns: number; tokens: number; running: boolean; parked: boolean; pendingApprovals: number } | undefined> {
+    return (
+      await this.db.query<{ id: string; turns: number; tokens: number; running: boolean; parked: boolean; pendingApprovals: number }>(
+        `select c.id,
+                (select count(*)::int from turns t where t.conversation_id = c.id) as turns,
+                (select coalesce(sum((t.usage->>'totalTokens')::bigint), 0)::int from turns t where t.conversation_id = c.id) as tokens,
+                exists (select 1 from turns t where t.conversation_id = c.id and t.status = 'running') as running,
+                exists (select 1 from turns t where t.conversation_id = c.id and t.status = 'parked') as parked,
+                (select count(*)::int from approvals a where a.conversation_id = c.id and a.status = 'pending') as "pendingApprovals"
+         from conversations c where c.key = $1`,
+        [key],
+      )
+    ).rows[0];
+  }
+
+  /** Full-text search over past messages visible to a sender (their conversations) — the conversation_search tool. */
+  async searchMessages(query: string, opts: { senderId?: string; limit?: number } = {}): Promise<Array<{ conversation_id: string; id: number; role: string; snippet: string; created_at: Date }>> {
+    return (
+      await this.db.query<{ conversation_id: string; id: number; role: string; snippet: string; created_at: Date }>(
+        `select m.conversation_id, m.id, m.role, left(coalesce(m.content->>'content', m.content::text), 300) as snippet, m.created_at
+         from messages m
+         where to_tsvector('simple', coalesce(m.content->>'content', '') || ' ' || coalesce(jsonb_path_query_array(m.content, '$.content[*].text')::text, ''))
+               @@ plainto_tsquery('simple', $1)
+           and ($2::text is null or m.conversation_id in (select distinct i.conversation_id from inbox i where i.sender->>'id' = $2))
+         order by m.id desc limit $3`,
+        [query, opts.senderId ?? null, opts.limit ?? 10],
+      )
+    ).rows;
   }
 
   /** Recently active conversations, newest first. */

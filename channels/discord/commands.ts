@@ -2,7 +2,7 @@ import { ApplicationCommandType, MessageFlags, Routes, type ChatInputCommandInte
 import type { Logger } from 'pino';
 import type { AccessControl } from '../../src/access.js';
 import type { ApprovalService } from '../../src/approvals/service.js';
-import type { DiscordPlace, Generations } from './conversations.js';
+import { keyFor, type DiscordPlace, type Generations } from './conversations.js';
 
 /** The slash commands: /new (a fresh conversation here) and /status (a short report). */
 export const COMMANDS: RESTPutAPIApplicationCommandsJSONBody = [
@@ -40,7 +40,7 @@ export async function handleCommand(
   }
   const place = await placeOfInteraction(i);
   if (i.commandName === 'new') {
-    const key = deps.gens.renew(place, i.id);
+    const key = await deps.gens.renew(place, i.id);
     deps.log.info({ key, user: i.user.id }, 'new conversation started with /new');
     await i.reply({ content: 'Started a new conversation: what comes next here begins fresh.' });
     return;
@@ -48,10 +48,10 @@ export async function handleCommand(
   if (i.commandName === 'status') {
     const ping = i.client.ws.ping;
     const pending = (await deps.approvals.pending().catch(() => [])).filter((a) => a.channel === 'discord').length;
-    const gen = deps.gens.generation(place);
+    const gen = await deps.gens.generation(place);
     const since = gen && /^\d+$/.test(gen) ? ` (started fresh <t:${Math.floor(Number((BigInt(gen) >> 22n) + 1420070400000n) / 1000)}:R>)` : '';
     await i.reply({
-      content: `Connected${ping >= 0 ? ` (gateway ping ${ping} ms)` : ''}. This conversation: \`${deps.gens.key(place)}\`${since}. Approvals waiting: ${pending}.`,
+      content: `Connected${ping >= 0 ? ` (gateway ping ${ping} ms)` : ''}. This conversation: \`${keyFor(place, gen)}\`${since}. Approvals waiting: ${pending}.`,
       flags: MessageFlags.Ephemeral,
     });
     return;

@@ -1,5 +1,4 @@
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import type { ChannelStateStore } from '../../adapters/store/channel-state.js';
 import { conversationKey } from '../../src/envelope.js';
 
 /** Where a Discord conversation lives: a DM channel, a guild channel, or a thread of one. */
@@ -21,50 +20,44 @@ export function baseKey(p: DiscordPlace): string {
   });
 }
 
+/** The key of a place in a given generation (none: the base key). */
+export function keyFor(p: DiscordPlace, generation: string | undefined): string {
+  if (!generation) return baseKey(p);
+  return conversationKey({
+    channel: 'discord',
+    workspace: p.guildId ?? '@dm',
+    chat: p.parentId ?? p.channelId,
+    thread: `${p.parentId ? p.channelId : 'main'}~g${generation}`,
+  });
+}
+
 /**
  * /new starts a fresh conversation in a place by giving it a generation: the id
  * of the /new interaction (a snowflake), appended to the thread part of the key
- * ("<thread or main>~g<id>"), so the old conversation keeps its history and the
- * next message opens a new one. The generations live in a small JSON file under
- * the data folder (<dataDir>/discord/generations.json), read at start and
- * rewritten (atomically) on /new.
+ * ("<thread id or main>~g<id>"), so the old conversation keeps its history and
+ * the next message opens a new one. Generations live in the shared channel
+ * state (channel "discord", key "generation:<base key>"), so every ingress
+ * process sees a /new at once; each message reads its place's generation.
  */
 export class Generations {
-  private map = new Map<string, string>();
-  private readonly file: string;
+  constructor(private readonly state: ChannelStateStore) {}
 
-  constructor(dataDir: string) {
-    this.file = join(dataDir, 'discord', 'generations.json');
-    try {
-      const raw = JSON.parse(readFileSync(this.file, 'utf8')) as Record<string, string>;
-      for (const [k, v] of Object.entries(raw)) if (typeof v === 'string') this.map.set(k, v);
-    } catch {
-      /* none yet */
-    }
+  private static stateKey(p: DiscordPlace): string {
+    return `generation:${baseKey(p)}`;
   }
 
-  key(p: DiscordPlace): string {
-    const gen = this.map.get(baseKey(p));
-    if (!gen) return baseKey(p);
-    return conversationKey({
-      channel: 'discord',
-      workspace: p.guildId ?? '@dm',
-      chat: p.parentId ?? p.channelId,
-      thread: `${p.parentId ? p.channelId : 'main'}~g${gen}`,
-    });
+  async generation(p: DiscordPlace): Promise<string | undefined> {
+    const v = await this.state.get<string>('discord', Generations.stateKey(p));
+    return typeof v === 'string' ? v : undefined;
   }
 
-  generation(p: DiscordPlace): string | undefined {
-    return this.map.get(baseKey(p));
+  async key(p: DiscordPlace): Promise<string> {
+    return keyFor(p, await this.generation(p));
   }
 
   /** Starts a new conversation in the place; returns its key. */
-  renew(p: DiscordPlace, generation: string): string {
-    this.map.set(baseKey(p), generation);
-    mkdirSync(dirname(this.file), { recursive: true });
-    const tmp = `${this.file}.${process.pid}.tmp`;
-    writeFileSync(tmp, JSON.stringify(Object.fromEntries(this.map), null, 1));
-    renameSync(tmp, this.file);
-    return this.key(p);
+  async renew(p: DiscordPlace, generation: string): Promise<string> {
+    await this.state.set('discord', Generations.stateKey(p), generation);
+    return keyFor(p, generation);
   }
 }

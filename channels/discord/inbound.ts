@@ -32,7 +32,7 @@ function mentionsBot(message: Message, botId: string): boolean {
  * disabled; guild messages without a mention where one is required (approval
  * answers such as "YES K7Q4P" need none); empty messages.
  */
-export function toInbound(message: Message, botId: string, cfg: DiscordConfig, gens: Generations): InboundMessage | null {
+export async function toInbound(message: Message, botId: string, cfg: DiscordConfig, gens: Generations): Promise<InboundMessage | null> {
   if (message.author.bot || message.webhookId || message.system) return null;
   const place = placeOf(message);
   const isDm = message.guildId === null;
@@ -52,7 +52,7 @@ export function toInbound(message: Message, botId: string, cfg: DiscordConfig, g
   return {
     channel: 'discord',
     externalId: message.id,
-    conversationKey: gens.key(place),
+    conversationKey: await gens.key(place),
     sender: { id: message.author.id, name: member?.displayName ?? message.author.globalName ?? message.author.username },
     text,
     attachments,

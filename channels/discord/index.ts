@@ -1,10 +1,19 @@
-import { ConfigError } from '../../src/config.js';
 import type { ChannelPlugin } from '../../src/channel.js';
+import { parseDiscordConfig } from './config.js';
+import { DiscordDeliverer } from './deliver.js';
+import { DiscordListener } from './listen.js';
 
-/** Placeholder until the discord channel lands: configuring it is an error that says so. */
+/**
+ * Discord: a gateway listener (DMs, guild channels behind a mention, threads as
+ * their own conversations, approval buttons, /new and /status) and a REST
+ * deliverer (reply, then edit as the text streams; split at 2000 characters).
+ * Configuration: channels.discord (see config.ts); the bot token comes from the
+ * environment variable named by botTokenEnv (DISCORD_BOT_TOKEN).
+ */
 export const plugin: ChannelPlugin = {
   name: 'discord',
-  configure() {
-    throw new ConfigError('invalid configuration at "channels.discord": the discord channel is not available in this build yet');
+  configure(raw, env) {
+    const cfg = parseDiscordConfig(raw, env);
+    return { name: 'discord', listener: new DiscordListener(cfg), deliverer: new DiscordDeliverer(cfg) };
   },
 };

@@ -1,22 +1,22 @@
 import { convert } from 'html-to-text';
 
 const ATTRIBUTION_START = /^(on|am|le|el|il|op|den|på|em)\s/i;
-const ATTRIBUTION_END = /(wrote|writes|schrieb|a écrit|escribió|ha scritto|schreef|skrev|escreveu)\s*:\s*$/i;
+const ATTRIBUTION_END = /((wrote|writes|a écrit|escribió|ha scritto|schreef|skrev|escreveu)\s*|schrieb\s.*):\s*$/i;
 const SEPARATOR = /^(-{2,}\s*(original message|forwarded message|ursprüngliche nachricht|message d'origine|mensaje original)\s*-{2,}|_{10,})$/i;
 const OUTLOOK_FROM = /^\*?(from|von|de|da|van)\s*:\*?\s/i;
 const OUTLOOK_SENT = /^\*?(sent|date|gesendet|datum|envoyé|enviado|inviato|verzonden)\s*:\*?\s/i;
 const MOBILE_SIGNATURE = /^(sent from my |get outlook for |sent from (yahoo|mail) for )/i;
 
-/** "On Mon, 1 Jan 2024, Ann <ann@x> wrote:" starting at line i (clients wrap it over up to three lines). */
-function isAttribution(lines: string[], i: number): boolean {
-  if (!ATTRIBUTION_START.test(lines[i]!.trim())) return false;
+/** "On Mon, 1 Jan 2024, Ann <ann@x> wrote:" starting at line i (clients wrap it over up to three lines): how many lines, or 0. */
+function attributionLength(lines: string[], i: number): number {
+  if (!ATTRIBUTION_START.test(lines[i]!.trim())) return 0;
   let joined = '';
   for (let k = i; k < Math.min(lines.length, i + 3); k++) {
     joined += ` ${lines[k]!.trim()}`;
-    if (ATTRIBUTION_END.test(joined)) return true;
-    if (!lines[k]!.trim()) return false;
+    if (ATTRIBUTION_END.test(joined)) return k - i + 1;
+    if (!lines[k]!.trim()) return 0;
   }
-  return false;
+  return 0;
 }
 
 /** Outlook's quoted header block: "From: …" with "Sent: …"/"Date: …" a few lines below. */
@@ -29,7 +29,9 @@ function isOutlookHeader(lines: string[], i: number): boolean {
 /**
  * The new text of a reply: quoted lines ("> …") dropped, and everything from
  * the quoted history ("On … wrote:", Outlook's "From: … Sent: …", "-----Original
- * Message-----") or the signature ("-- ") on cut off.
+ * Message-----") or the signature ("-- ") on cut off. An "On … wrote:" above
+ * any text of the sender's own is a bottom-posted reply: the text below the
+ * quote is kept.
  */
 export function stripQuotesAndSignature(text: string): string {
   const lines = text.replace(/\r\n?/g, '\n').split('\n');
@@ -38,7 +40,16 @@ export function stripQuotesAndSignature(text: string): string {
     const line = lines[i]!;
     const t = line.trim();
     if (line.replace(/\s+$/, '') === '--' || line === '-- ') break;
-    if (SEPARATOR.test(t) || isAttribution(lines, i) || isOutlookHeader(lines, i)) break;
+    const attribution = attributionLength(lines, i);
+    if (attribution) {
+      // Bottom-posting: the quote comes first and the answer below it.
+      if (out.every((l) => !l.trim())) {
+        i += attribution - 1;
+        continue;
+      }
+      break;
+    }
+    if (SEPARATOR.test(t) || isOutlookHeader(lines, i)) break;
     if (t.startsWith('>')) continue;
     if (MOBILE_SIGNATURE.test(t) && lines.slice(i + 1).every((l) => !l.trim())) break;
     out.push(line.replace(/\s+$/, ''));

@@ -74,6 +74,8 @@ export const emailConfigSchema = z
       .object({ minMs: z.number().int().positive().default(1_000), maxMs: z.number().int().positive().default(60_000) })
       .strict()
       .prefault({}),
+    /** IDLE starts this long after the last command (imapflow's default is 15 s, too slow for new mail). */
+    idleDelayMs: z.number().int().positive().default(1_000),
     /** Besides IDLE: look for new mail this often (also retries mail that failed). */
     syncIntervalMs: z.number().int().positive().default(60_000),
     /** The single-poller lease, kept in the channel state. */

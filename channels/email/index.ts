@@ -1,10 +1,20 @@
-import { ConfigError } from '../../src/config.js';
 import type { ChannelPlugin } from '../../src/channel.js';
+import { parseEmailConfig } from './config.js';
+import { EmailDeliverer } from './deliver.js';
+import { EmailListener } from './listen.js';
 
-/** Placeholder until the email channel lands: configuring it is an error that says so. */
+/**
+ * Email: IMAP in (imapflow, IDLE), SMTP out (nodemailer), one conversation
+ * per sender and thread. See config.ts for the keys.
+ */
 export const plugin: ChannelPlugin = {
   name: 'email',
-  configure() {
-    throw new ConfigError('invalid configuration at "channels.email": the email channel is not available in this build yet');
+  configure(raw, env) {
+    const cfg = parseEmailConfig(raw, env);
+    return {
+      name: 'email',
+      ...(cfg.poll ? { listener: new EmailListener(cfg) } : {}),
+      deliverer: new EmailDeliverer(cfg),
+    };
   },
 };

@@ -38,7 +38,7 @@ export class Mailer {
   }
 
   /** A fresh Message-ID in our domain. */
-  newMessageId(hint = randomUUID()): string {
+  newMessageId(hint: string = randomUUID()): string {
     return `<sb.${hint}@${domainOf(this.cfg.address) || 'switchboard.invalid'}>`;
   }
 

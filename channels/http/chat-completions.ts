@@ -14,6 +14,7 @@ import { ChunkWriter } from './sse.js';
 import { TurnWaiter } from './turn-waiter.js';
 import { parseApprovalAnswer } from '../../src/approvals/parse.js';
 import type { ApprovalService } from '../../src/approvals/service.js';
+import { parseCommand, type ConversationCommands } from '../../src/commands.js';
 
 export interface ChatDeps {
   config: Config;
@@ -22,6 +23,7 @@ export interface ChatDeps {
   bus: Bus;
   ingress: Ingress;
   approvals: ApprovalService;
+  commands: ConversationCommands;
 }
 
 export const CONVERSATION_HEADER = 'x-switchboard-conversation';
@@ -59,6 +61,13 @@ export async function chatCompletions(deps: ChatDeps, ctx: RequestContext): Prom
   if (answer) {
     const r = await deps.approvals.answer(answer.code, answer.decision, { channel: 'http', id: principal.id, operator: principal.operator });
     return replyDirectly(res, chat, r.message, { approvalAnswer: { code: answer.code, ok: r.ok, ...(r.ok ? { status: r.approval.status } : { error: r.code }) } });
+  }
+
+  // /new, /status, /stop in a named conversation are answered by the gateway itself.
+  const cmd = name ? parseCommand(chat.messages[chat.messages.length - 1]!.text) : null;
+  if (cmd && name) {
+    const text = await deps.commands.run(cmd, conversationKey({ channel: 'http', workspace: principal.id, chat: name }));
+    return replyDirectly(res, chat, text, { conversation: name, command: cmd });
   }
 
   // A named conversation keeps its history in the gateway and takes only the new

@@ -74,6 +74,42 @@ export function registerOperatorApi(server: HttpServer, deps: OperatorApiDeps): 
     });
   });
 
+  // Durable memory notes, for operators (the CLI's `switchboard memory`).
+  server.route('GET', '/v1/memory', async (ctx) => {
+    const p = who(ctx);
+    if (!p) return;
+    if (!p.operator) return sendError(ctx.res, 403, 'Memory needs an operator key.', { type: 'permission_error', code: 'not_operator' });
+    const q = ctx.url.searchParams;
+    const rows = await deps.store.listMemory(q.get('scope') ?? undefined, q.get('key') ?? undefined);
+    sendJson(ctx.res, 200, { object: 'list', data: rows.map((r) => ({ id: r.id, scope: r.scope, key: r.scope_key, note: r.body, createdAt: new Date(r.created_at).toISOString() })) });
+  });
+  server.route('POST', '/v1/memory', async (ctx) => {
+    const p = who(ctx);
+    if (!p) return;
+    if (!p.operator) return sendError(ctx.res, 403, 'Memory needs an operator key.', { type: 'permission_error', code: 'not_operator' });
+    let body: { scope?: unknown; key?: unknown; note?: unknown };
+    try {
+      body = JSON.parse((await ctx.body()).toString('utf8')) as typeof body;
+    } catch {
+      return sendError(ctx.res, 400, 'The body must be JSON: {"scope", "key", "note"}.', { code: 'invalid_json' });
+    }
+    const scope = body.scope ?? 'global';
+    if (scope !== 'global' && scope !== 'conversation' && scope !== 'sender') return sendError(ctx.res, 400, '"scope" must be global, conversation or sender.', { param: 'scope', code: 'invalid_value' });
+    if (typeof body.note !== 'string' || !body.note.trim() || body.note.length > 2000) return sendError(ctx.res, 400, '"note" must be 1-2000 characters.', { param: 'note', code: 'invalid_value' });
+    const key = scope === 'global' ? '' : typeof body.key === 'string' && body.key ? body.key : null;
+    if (key === null) return sendError(ctx.res, 400, `"key" (the ${scope} id) is required for scope ${scope}.`, { param: 'key', code: 'missing_required_parameter' });
+    const id = await deps.store.addMemory(scope, key, body.note.trim());
+    sendJson(ctx.res, 201, { id, scope, key, note: body.note.trim() });
+  });
+  server.route('DELETE', '/v1/memory/:id', async (ctx) => {
+    const p = who(ctx);
+    if (!p) return;
+    if (!p.operator) return sendError(ctx.res, 403, 'Memory needs an operator key.', { type: 'permission_error', code: 'not_operator' });
+    const id = Number(ctx.params.id);
+    if (!Number.isInteger(id) || !(await deps.store.deleteMemory(id))) return sendError(ctx.res, 404, `No note #${ctx.params.id}.`, { code: 'not_found' });
+    sendJson(ctx.res, 200, { ok: true, id });
+  });
+
   server.route('GET', '/v1/conversations/:conversation/messages', async (ctx) => {
     const p = who(ctx);
     if (!p) return;

@@ -52,7 +52,7 @@ interface SlackFile {
   permalink?: string;
 }
 
-interface SlackMessage {
+export interface SlackMessage {
   type?: string;
   subtype?: string;
   user?: string;

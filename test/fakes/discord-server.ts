@@ -100,6 +100,12 @@ export class FakeDiscord {
   rateLimited = 0;
   identifies = 0;
   resumes = 0;
+  /** A token the fake refuses (401 on every authenticated route, as Discord does for a revoked token). */
+  refuseToken: string | undefined;
+  /** Close the socket with this code on IDENTIFY (4014: a privileged intent such as MessageContent is not enabled). */
+  closeOnIdentify: number | undefined;
+  /** On RESUME, also replay this many user messages the client already had (at-least-once; the channel must not answer twice). */
+  replayOverlap = 0;
   private rules: RateLimitRule[] = [];
   private interactionMessage = new Map<string, string>();
   private server: Server;
@@ -301,6 +307,10 @@ export class FakeDiscord {
 
   private identify(ws: WebSocket): void {
     this.identifies++;
+    if (this.closeOnIdentify) {
+      ws.close(this.closeOnIdentify, 'refused');
+      return;
+    }
     this.socket = ws;
     this.sessionId = `sess-${snowflake()}`;
     this.log = [];
@@ -356,6 +366,10 @@ export class FakeDiscord {
     }
     this.resumes++;
     this.socket = ws;
+    if (this.replayOverlap > 0) {
+      const seen = this.log.filter((e) => e.s <= d.seq && e.t === 'MESSAGE_CREATE' && !(e.d as { author: FakeUser }).author.bot);
+      for (const e of seen.slice(-this.replayOverlap)) this.send(ws, { op: 0, t: e.t, s: e.s, d: e.d });
+    }
     for (const e of this.log) if (e.s > d.seq) this.send(ws, { op: 0, t: e.t, s: e.s, d: e.d });
     this.send(ws, { op: 0, t: 'RESUMED', s: ++this.seq, d: {} });
   }
@@ -409,6 +423,7 @@ export class FakeDiscord {
       );
     }
 
+    if (this.refuseToken && req.headers.authorization === `Bot ${this.refuseToken}`) return reply(401, { message: '401: Unauthorized', code: 0 });
     let m: RegExpExecArray | null;
     if (method === 'GET' && path === '/gateway/bot') {
       return reply(200, { url: this.gatewayUrl, shards: 1, session_start_limit: { total: 1000, remaining: 999, reset_after: 0, max_concurrency: 1 } });

@@ -23,6 +23,8 @@ export interface Dovecot {
   dir: string;
   /** The server's log so far (for failure messages). */
   log(): string;
+  /** Stops the server (every connection drops) and starts it again on the same port and mail. */
+  restart(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -56,6 +58,16 @@ function canConnect(port: number): Promise<boolean> {
       resolve(false);
     });
   });
+}
+
+/** Signals the process group of a dovecot this helper started (the master and every process it forked). */
+function killGroupOf(proc: ChildProcess, signal: NodeJS.Signals = 'SIGKILL'): void {
+  if (!proc.pid) return;
+  try {
+    process.kill(-proc.pid, signal);
+  } catch {
+    /* already gone */
+  }
 }
 
 function idOf(name: string, flag: '-u' | '-g'): number | null {
@@ -133,11 +145,7 @@ service imap-login {
 `,
   );
 
-  const proc: ChildProcess = spawn(bin, ['-F', '-c', conf], { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
-  proc.stdout!.on('data', (d: Buffer) => (output += d.toString()));
-  proc.stderr!.on('data', (d: Buffer) => (output += d.toString()));
-  const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
   const log = () => {
     let file = '';
     try {
@@ -147,17 +155,40 @@ service imap-login {
     }
     return `${output}${file}`;
   };
-
-  const deadline = Date.now() + 15_000;
-  for (;;) {
-    if (proc.exitCode !== null) throw new Error(`dovecot exited (${proc.exitCode}) at start:\n${log()}`);
-    if (await canConnect(port)) break;
-    if (Date.now() > deadline) {
-      proc.kill('SIGKILL');
-      throw new Error(`dovecot did not accept connections on 127.0.0.1:${port}:\n${log()}`);
+  const launch = async (): Promise<{ proc: ChildProcess; exited: Promise<void> }> => {
+    // Its own process group: stopping it ends the mail processes too (they outlive the master otherwise).
+    const proc: ChildProcess = spawn(bin, ['-F', '-c', conf], { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const killGroup = () => killGroupOf(proc);
+    process.once('exit', killGroup);
+    proc.once('exit', () => {
+      killGroup();
+      process.off('exit', killGroup);
+    });
+    proc.stdout!.on('data', (d: Buffer) => (output += d.toString()));
+    proc.stderr!.on('data', (d: Buffer) => (output += d.toString()));
+    const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
+    const deadline = Date.now() + 15_000;
+    for (;;) {
+      if (proc.exitCode !== null) throw new Error(`dovecot exited (${proc.exitCode}) at start:\n${log()}`);
+      if (await canConnect(port)) break;
+      if (Date.now() > deadline) {
+        proc.kill('SIGKILL');
+        throw new Error(`dovecot did not accept connections on 127.0.0.1:${port}:\n${log()}`);
+      }
+      await new Promise((r) => setTimeout(r, 50));
     }
-    await new Promise((r) => setTimeout(r, 50));
-  }
+    return { proc, exited };
+  };
+  const halt = async (running: { proc: ChildProcess; exited: Promise<void> }) => {
+    if (running.proc.exitCode === null && running.proc.signalCode === null) {
+      killGroupOf(running.proc, 'SIGTERM');
+      const t = setTimeout(() => killGroupOf(running.proc), 5_000);
+      await running.exited;
+      clearTimeout(t);
+    }
+    killGroupOf(running.proc);
+  };
+  let running = await launch();
 
   return {
     host: '127.0.0.1',
@@ -166,13 +197,12 @@ service imap-login {
     password,
     dir,
     log,
+    async restart() {
+      await halt(running);
+      running = await launch();
+    },
     async stop() {
-      if (proc.exitCode === null) {
-        proc.kill('SIGTERM');
-        const t = setTimeout(() => proc.kill('SIGKILL'), 5_000);
-        await exited;
-        clearTimeout(t);
-      }
+      await halt(running);
       rmSync(dir, { recursive: true, force: true });
     },
   };

@@ -10,6 +10,7 @@ export function memoryTools(store: Store, opts: { maxChars: number; findSecrets:
     name: 'memory_remember',
     description: 'Keep a short durable note (a fact or preference the user stated, or a tool returned) for later conversations.',
     effect: 'write',
+    selfGuarded: true,
     toolset: 'memory',
     schema: z.object({
       note: z.string().min(1).max(2000),
@@ -39,6 +40,7 @@ export function memoryTools(store: Store, opts: { maxChars: number; findSecrets:
     name: 'memory_forget',
     description: 'Delete a durable note by its number.',
     effect: 'write',
+    selfGuarded: true,
     toolset: 'memory',
     schema: z.object({ id: z.number().int().positive() }),
     async execute({ id }, ctx) {

@@ -1,0 +1,167 @@
+import { DiscordjsError, DiscordjsErrorCodes, Events, MessageFlags, Status, type Client, type GuildMember, type Interaction, type Message } from 'discord.js';
+import type { Logger } from 'pino';
+import { parseApprovalAnswer } from '../../src/approvals/parse.js';
+import type { ChannelListener, ListenContext } from '../../src/channel.js';
+import type { InboundMessage } from '../../src/envelope.js';
+import { handleApprovalClick, hasOperatorRole } from './approvals.js';
+import { createClient } from './client.js';
+import { handleCommand, registerCommands } from './commands.js';
+import type { DiscordSettings } from './config.js';
+import { Generations } from './conversations.js';
+import { toInbound } from './inbound.js';
+
+const LOGIN_WAIT_MS = 15_000;
+
+/**
+ * The ingress side: one gateway connection (discord.js resumes a dropped session
+ * by itself, replaying what it missed; the inbox dedups message ids anyway),
+ * messages to Ingress.receive, button clicks to the approvals, slash commands.
+ */
+export class DiscordListener implements ChannelListener {
+  private client: Client | undefined;
+  private ctx: ListenContext | undefined;
+  private gens: Generations | undefined;
+  private log: Logger | undefined;
+  private closed = false;
+  private lastError: string | undefined;
+  private retry: NodeJS.Timeout | undefined;
+
+  constructor(private readonly cfg: DiscordSettings) {}
+
+  async start(ctx: ListenContext): Promise<void> {
+    this.ctx = ctx;
+    this.log = ctx.log;
+    this.gens = new Generations(ctx.state);
+    const first = this.connect();
+    let timer: NodeJS.Timeout | undefined;
+    const waited = await Promise.race([first.then(() => 'ok' as const), new Promise<'slow'>((r) => (timer = setTimeout(() => r('slow'), LOGIN_WAIT_MS)))]).finally(() => clearTimeout(timer));
+    if (waited === 'slow') {
+      ctx.log.warn('discord is still connecting; the gateway starts meanwhile (see /readyz)');
+      first.catch((err: unknown) => ctx.log.error({ err }, 'discord login failed'));
+    }
+  }
+
+  /** Logs in; a refused token fails start, anything else is retried with backoff. */
+  private async connect(attempt = 0): Promise<void> {
+    if (this.closed) return;
+    const client = createClient(this.cfg);
+    this.client = client;
+    this.wire(client);
+    try {
+      await client.login(this.cfg.token);
+      this.lastError = undefined;
+    } catch (err) {
+      await client.destroy().catch(() => {});
+      if (err instanceof DiscordjsError && err.code === DiscordjsErrorCodes.TokenInvalid) {
+        this.lastError = 'the bot token was refused';
+        throw new Error(`discord: the bot token (${this.cfg.botTokenEnv}) was refused`);
+      }
+      if (/disallowed intents/i.test((err as Error).message)) {
+        this.lastError = 'the Message Content intent is not enabled for this bot';
+        throw new Error('discord: the gateway refused the intents; enable the Message Content intent in the Developer Portal (Bot > Privileged Gateway Intents)');
+      }
+      this.lastError = (err as Error).message;
+      const delay = Math.min(60_000, 1_000 * 2 ** attempt);
+      this.log!.warn({ err, retryInMs: delay }, 'discord login failed; retrying');
+      if (!this.closed) {
+        this.retry = setTimeout(() => void this.connect(attempt + 1).catch((e: unknown) => this.log!.error({ err: e }, 'discord login failed')), delay);
+        this.retry.unref();
+      }
+    }
+  }
+
+  private wire(client: Client): void {
+    const log = this.log!;
+    client.on(Events.MessageCreate, (m) => void this.onMessage(m));
+    client.on(Events.InteractionCreate, (i) => void this.onInteraction(i));
+    client.once(Events.ClientReady, (c) => {
+      log.info({ user: c.user.tag, guilds: c.guilds.cache.size }, 'discord connected');
+      if (this.cfg.registerCommands) void registerCommands(c, this.cfg.commandGuildIds, log);
+    });
+    client.on(Events.ShardDisconnect, (e) => {
+      if (this.closed) return;
+      this.lastError = e.code === 4014 ? 'the Message Content intent is not enabled for this bot (Developer Portal > Bot > Privileged Gateway Intents)' : e.code === 4004 ? 'the bot token was refused' : `closed with code ${e.code}`;
+      log.error({ code: e.code, reason: this.lastError }, 'discord gateway disconnected for good');
+    });
+    client.on(Events.ShardReconnecting, () => {
+      if (!this.closed) log.info('discord gateway reconnecting');
+    });
+    client.on(Events.ShardResume, (_id, replayed) => log.info({ replayed }, 'discord gateway session resumed'));
+    client.on(Events.ShardError, (err) => log.warn({ err }, 'discord gateway error'));
+    client.on(Events.Error, (err) => log.warn({ err }, 'discord client error'));
+    client.on(Events.Warn, (msg) => log.warn({ msg }, 'discord warning'));
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.retry) clearTimeout(this.retry);
+    await this.client?.destroy().catch(() => {});
+  }
+
+  health(): { ok: boolean; message?: string } {
+    const c = this.client;
+    if (!c) return { ok: false, message: 'not started' };
+    if (c.isReady() && c.ws.status === Status.Ready) return { ok: true };
+    const state = Status[c.ws.status] ?? String(c.ws.status);
+    return { ok: false, message: `gateway ${state.toLowerCase()}${this.lastError ? `: ${this.lastError}` : ''}` };
+  }
+
+  // ------------------------------------------------------------------ messages
+
+  private async onMessage(message: Message): Promise<void> {
+    const { ctx, log } = this;
+    if (!ctx || !log || !this.client?.user) return;
+    try {
+      const botId = this.client.user.id;
+      const msg = await this.retrying(() => toInbound(message, botId, this.cfg, this.gens!));
+      if (!msg) return;
+      const reply = await this.receive(message, msg);
+      if (reply) await message.reply({ content: reply.slice(0, 2000), allowedMentions: { parse: [], repliedUser: false } });
+    } catch (err) {
+      log.error({ err, message: message.id }, 'discord message could not be handled');
+    }
+  }
+
+  /** The ingress pipeline (retried: the inbox dedups on the message id), or an operator role's typed approval answer. */
+  private async receive(message: Message, msg: InboundMessage): Promise<string | undefined> {
+    const ctx = this.ctx!;
+    const answer = parseApprovalAnswer(msg.text);
+    if (answer && !ctx.approvals.isOperator('discord', msg.sender.id) && hasOperatorRole(message.member as GuildMember | null, this.cfg.operatorRoles)) {
+      const r = await ctx.approvals.answer(answer.code, answer.decision, { channel: 'discord', id: msg.sender.id, operator: true });
+      return r.message;
+    }
+    const outcome = await this.retrying(() => ctx.ingress.receive(msg));
+    return outcome.kind === 'accepted' ? undefined : outcome.reply;
+  }
+
+  /** Discord does not redeliver a message: a store hiccup is retried (receive is idempotent on the message id). */
+  private async retrying<T>(fn: () => Promise<T>): Promise<T> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await fn();
+      } catch (err) {
+        if (attempt >= 4 || this.closed) throw err;
+        this.log!.warn({ err, attempt }, 'discord message not stored yet; retrying');
+        await new Promise((r) => setTimeout(r, 500 * 2 ** attempt));
+      }
+    }
+  }
+
+  // ------------------------------------------------------------------ interactions
+
+  private async onInteraction(i: Interaction): Promise<void> {
+    const { ctx, log } = this;
+    if (!ctx || !log) return;
+    try {
+      if (i.isButton()) {
+        const handled = await handleApprovalClick(i, { approvals: ctx.approvals, operatorRoles: this.cfg.operatorRoles, log });
+        if (!handled) await i.reply({ content: 'This button is not for me.', flags: MessageFlags.Ephemeral });
+      } else if (i.isChatInputCommand()) {
+        await handleCommand(i, { gens: this.gens!, access: ctx.access, approvals: ctx.approvals, log });
+      }
+    } catch (err) {
+      log.error({ err, interaction: i.id }, 'discord interaction could not be handled');
+      if (i.isRepliable() && !i.replied && !i.deferred) await i.reply({ content: 'Sorry, that did not work; please try again.', flags: MessageFlags.Ephemeral }).catch(() => {});
+    }
+  }
+}

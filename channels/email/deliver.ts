@@ -1,0 +1,119 @@
+import { createHash } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { ChannelDeliverer, DeliverContext, TurnDelivery, TurnTarget } from '../../src/channel.js';
+import type { TurnEvent } from '../../src/events.js';
+import { composeReply, isEmailReplyTo } from './compose.js';
+import type { EmailConfig } from './config.js';
+import { Mailer, PermanentSmtpError } from './smtp.js';
+
+export const CHANNEL = 'email';
+
+/**
+ * Mail cannot be edited, so a turn sends at most one mail per part: its
+ * approval request(s) (`ask:<codes>`) and its answer (`reply`). Each part is
+ * a DeliveryStore row; a retried or resumed attempt of the turn finds the part
+ * already sent and does not send it again. A part whose send was interrupted
+ * is sent again with the same Message-ID (receivers fold duplicates by it).
+ */
+class EmailTurnDelivery implements TurnDelivery {
+  private text = '';
+  private notices: string[] = [];
+  private codes: string[] = [];
+  private sending: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly target: TurnTarget,
+    private readonly ctx: DeliverContext,
+    private readonly mailer: Mailer,
+    private readonly log: Logger,
+  ) {}
+
+  event(e: TurnEvent): void {
+    switch (e.type) {
+      case 'text_delta':
+        this.text += e.delta;
+        break;
+      case 'reset':
+        this.text = '';
+        break;
+      case 'approval_requested':
+        // The request text itself streams as text_delta ("Reply YES K7Q2P…"): nothing to add.
+        this.codes.push(e.approval.code);
+        break;
+      case 'notice':
+        this.notices.push(e.text);
+        break;
+      case 'error':
+        if (!this.text) this.text = `Sorry, something went wrong: ${e.message}`;
+        break;
+      default:
+        break;
+    }
+  }
+
+  close(): Promise<void> {
+    // Takes what is buffered now; a later close() sends only what came after.
+    const body = [this.text.trim(), ...this.notices.map((n) => `_${n}_`)].filter(Boolean).join('\n\n');
+    const part = this.codes.length ? `ask:${[...new Set(this.codes)].sort().join(',')}` : 'reply';
+    this.text = '';
+    this.notices = [];
+    this.codes = [];
+    this.sending = this.sending.catch(() => {}).then(() => (body ? this.send(part, body) : undefined));
+    return this.sending;
+  }
+
+  private async send(part: string, body: string): Promise<void> {
+    const { turnId } = this.target;
+    const row = this.target.batch[this.target.batch.length - 1];
+    const parent = row?.reply_to;
+    if (!isEmailReplyTo(parent)) {
+      this.log.warn({ turn: turnId }, 'no email reply target on the turn; nothing sent');
+      return;
+    }
+    const existing = await this.ctx.deliveries.get(turnId, CHANNEL, part);
+    if (existing?.state === 'sent' || existing?.state === 'failed') {
+      this.log.info({ turn: turnId, part, attempt: this.target.attempt }, 'this part of the turn was already mailed; not sending it twice');
+      return;
+    }
+    const hint = `${turnId}.${createHash('sha256').update(part).digest('hex').slice(0, 10)}`;
+    const messageId = existing?.platform_message_id ?? this.mailer.newMessageId(hint);
+    await this.ctx.deliveries.record(turnId, CHANNEL, part, { platformMessageId: messageId, state: 'sending', body });
+    const mail = composeReply({ from: this.mailer.from, parent, markdown: body, messageId, tag: `turn=${turnId}` });
+    try {
+      await this.mailer.send(mail);
+    } catch (err) {
+      if (err instanceof PermanentSmtpError) {
+        // Retrying the turn would be refused the same way.
+        this.log.error({ err: err.message, turn: turnId, part }, 'the reply was refused by the SMTP server');
+        await this.ctx.deliveries.record(turnId, CHANNEL, part, { state: 'failed' });
+        return;
+      }
+      // Transient and out of attempts: fail the turn so the queue retries it (same Message-ID).
+      this.log.warn({ err: (err as Error).message, turn: turnId, part }, 'could not send the reply; the turn will be retried');
+      throw err;
+    }
+    await this.ctx.deliveries.record(turnId, CHANNEL, part, { platformMessageId: messageId, state: 'sent' });
+    this.log.debug({ turn: turnId, part, messageId }, 'reply mailed');
+  }
+}
+
+export class EmailDeliverer implements ChannelDeliverer {
+  private mailer?: Mailer;
+  private log?: Logger;
+
+  constructor(private readonly cfg: EmailConfig) {}
+
+  async start(ctx: DeliverContext): Promise<void> {
+    this.log = ctx.log;
+    this.mailer = new Mailer(this.cfg, ctx.log);
+  }
+
+  open(target: TurnTarget, ctx: DeliverContext): TurnDelivery {
+    if (!this.mailer) this.mailer = new Mailer(this.cfg, ctx.log);
+    return new EmailTurnDelivery(target, ctx, this.mailer, (this.log ?? ctx.log).child({ channel: CHANNEL }));
+  }
+
+  async close(): Promise<void> {
+    this.mailer?.close();
+  }
+}

@@ -1,0 +1,71 @@
+import type { WebClient } from '@slack/web-api';
+import type { Logger } from 'pino';
+import type { ListenContext } from '../../src/channel.js';
+import { ACTION_IDS, decidedBlocks, outcomeLabel } from './approvals.js';
+import { slackError } from './client.js';
+
+interface BlockActionBody {
+  user?: { id?: string };
+  channel?: { id?: string };
+  container?: { channel_id?: string; message_ts?: string; thread_ts?: string };
+  message?: { ts?: string; thread_ts?: string; text?: string; blocks?: Array<Record<string, unknown>> };
+}
+
+interface ButtonAction {
+  action_id?: string;
+  value?: string;
+}
+
+/**
+ * An Approve / Deny / Always allow click. The approval service decides (only
+ * configured operators may; it audits refusals); the request message then
+ * shows who decided and when, and anyone refused is told in a message only
+ * they see (chat.postEphemeral).
+ */
+export class ApprovalClicks {
+  constructor(
+    private readonly ctx: ListenContext,
+    private readonly client: WebClient,
+    private readonly log: Logger,
+  ) {}
+
+  async onClick(body: BlockActionBody, action: ButtonAction): Promise<void> {
+    const user = body.user?.id;
+    const code = action.value;
+    const decision = ACTION_IDS[action.action_id ?? ''];
+    const channel = body.channel?.id ?? body.container?.channel_id;
+    const ts = body.message?.ts ?? body.container?.message_ts;
+    const threadTs = body.message?.thread_ts ?? body.container?.thread_ts;
+    if (!user || !code || !decision || !channel) return;
+    try {
+      const operator = this.ctx.approvals.isOperator('slack', user);
+      const r = await this.ctx.approvals.answer(code, decision, { channel: 'slack', id: user, operator });
+      if (r.ok) {
+        const a = r.approval;
+        await this.redraw(channel, ts, body, outcomeLabel(a.status, a.always), `slack:${user}`, a.decided_at ? new Date(a.decided_at) : new Date());
+        return;
+      }
+      await this.client.chat
+        .postEphemeral({ channel, user, text: r.message, ...(threadTs ? { thread_ts: threadTs } : {}) })
+        .catch((err: unknown) => this.log.warn({ error: slackError(err) }, 'could not send the ephemeral refusal'));
+      // Decided elsewhere (typed answer, CLI, another operator) or expired: the buttons go.
+      if ((r.code === 'already_decided' || r.code === 'expired') && r.approval) {
+        const a = r.approval;
+        await this.redraw(channel, ts, body, outcomeLabel(a.status, a.always), a.decided_by, a.decided_at ? new Date(a.decided_at) : null);
+      }
+    } catch (err) {
+      this.log.error({ err, code }, 'slack approval click failed');
+    }
+  }
+
+  private async redraw(channel: string, ts: string | undefined, body: BlockActionBody, outcome: { mrkdwn: string; plain: string }, by: string | null, at: Date | null): Promise<void> {
+    if (!ts) return;
+    const blocks = decidedBlocks(body.message?.blocks, outcome.mrkdwn, by, at);
+    const text = `${(body.message?.text ?? 'Approval request').split('. Reply')[0]}: ${outcome.plain}${by ? ` by ${by.replace(/^slack:/, '')}` : ''}.`;
+    try {
+      await this.client.chat.update({ channel, ts, text, blocks: blocks as never });
+    } catch (err) {
+      this.log.warn({ error: slackError(err) }, 'could not update the approval message');
+    }
+  }
+}

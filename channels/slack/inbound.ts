@@ -1,0 +1,96 @@
+import type { WebClient } from '@slack/web-api';
+import type { Logger } from 'pino';
+import type { ListenContext } from '../../src/channel.js';
+import { conversationKey, type InboundMessage } from '../../src/envelope.js';
+import { TtlCache } from './cache.js';
+import { slackError } from './client.js';
+import type { NameResolver } from './names.js';
+import { classify, type BotIdentity, type SlackMessage, type Taken } from './normalize.js';
+import type { EventOutcome } from './receiver.js';
+import type { ThreadMembership } from './threads.js';
+
+/** How long an event id is remembered in this process (Slack retries within minutes). */
+const SEEN_MS = 15 * 60_000;
+
+/**
+ * message and app_mention events → InboundMessage → Ingress.receive. Each
+ * message is handled once per process: Slack's retries, the app_mention +
+ * message pair of one mention, and edits of a message already taken find its
+ * id in the seen-cache (across processes the inbox's unique external id does
+ * the same for accepted messages). A failure to store forgets the id and marks
+ * the event failed, so it is not acknowledged and Slack delivers it again.
+ */
+export class InboundHandler {
+  private readonly seen = new TtlCache<'busy' | 'done'>(50_000);
+
+  constructor(
+    private readonly ctx: ListenContext,
+    private readonly client: WebClient,
+    private readonly bot: BotIdentity,
+    private readonly names: NameResolver,
+    private readonly threads: ThreadMembership,
+    private readonly log: Logger,
+  ) {}
+
+  async onEvent(event: SlackMessage, body: { team_id?: string; event_id?: string }, outcome: EventOutcome | undefined): Promise<void> {
+    let key: string | undefined;
+    try {
+      const c = classify(event, body.team_id, this.bot);
+      if (c.kind === 'ignore') {
+        this.log.debug({ reason: c.reason, event: body.event_id }, 'slack event ignored');
+        return;
+      }
+      key = c.externalId;
+      if (this.seen.has(key)) {
+        this.log.debug({ externalId: key, event: body.event_id }, 'slack message already handled here');
+        key = undefined;
+        return;
+      }
+      this.seen.set(key, 'busy', SEEN_MS);
+      if (c.needsThread && !(await this.threads.isIn(c.channel, c.thread!))) {
+        this.log.debug({ channel: c.channel, thread: c.thread }, 'thread reply in a thread the bot is not in');
+        this.seen.set(key, 'done', SEEN_MS);
+        return;
+      }
+      if (c.mention && !c.dm && c.thread) this.threads.mark(c.channel, c.thread);
+      const name = await this.names.name(c.user);
+      const r = await this.ctx.ingress.receive(this.toInbound(c, name));
+      this.seen.set(key, 'done', SEEN_MS);
+      if (r.kind === 'accepted') {
+        this.log.debug({ externalId: c.externalId, duplicate: r.duplicate, conversation: r.conversationId, edited: c.edited }, 'slack message accepted');
+      } else if (r.kind === 'refused') {
+        // Refusals (allowlist, pairing) go to the sender only where Slack allows it.
+        if (r.reply) void this.tell(c, r.reply, !c.dm);
+      } else {
+        void this.tell(c, r.reply, false);
+      }
+    } catch (err) {
+      if (key) this.seen.delete(key);
+      this.log.error({ err }, 'slack message could not be taken; Slack will deliver it again');
+      if (outcome) outcome.failed = err;
+    }
+  }
+
+  private toInbound(c: Taken, name: string | undefined): InboundMessage {
+    return {
+      channel: 'slack',
+      externalId: c.externalId,
+      conversationKey: conversationKey({ channel: 'slack', ...(c.team ? { workspace: c.team } : {}), chat: c.channel, ...(c.thread ? { thread: c.thread } : {}) }),
+      sender: { id: c.user, ...(name ? { name } : {}) },
+      text: c.text,
+      attachments: c.attachments,
+      replyTo: { ...c.replyTo },
+      receivedAt: new Date(),
+    };
+  }
+
+  private async tell(c: Taken, text: string, ephemeral: boolean): Promise<void> {
+    try {
+      const thread = c.replyTo.thread_ts ? { thread_ts: c.replyTo.thread_ts } : {};
+      if (ephemeral) await this.client.chat.postEphemeral({ channel: c.channel, user: c.user, text, ...thread });
+      else await this.client.chat.postMessage({ channel: c.channel, text, ...thread });
+    } catch (err) {
+      this.log.warn({ error: slackError(err) }, 'could not answer the sender on Slack');
+    }
+  }
+}

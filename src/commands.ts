@@ -1,0 +1,50 @@
+import type { Bus } from '../adapters/bus/port.js';
+import type { Store } from '../adapters/store/store.js';
+import type { ProviderStatus } from '../providers/slot.js';
+
+/** A conversation command typed in any channel. */
+export type CommandName = 'new' | 'status' | 'stop';
+
+export function parseCommand(text: string): CommandName | null {
+  const m = /^\s*\/(new|reset|status|stop|cancel)\b\s*$/i.exec(text);
+  if (!m) return null;
+  const c = m[1]!.toLowerCase();
+  return c === 'reset' ? 'new' : c === 'cancel' ? 'stop' : (c as CommandName);
+}
+
+export function controlTopic(conversationKey: string): string {
+  return `ctl:${conversationKey}`;
+}
+
+/**
+ * /new starts a fresh conversation (the old one is kept, set aside), /status
+ * tells the model, tokens used and pending approvals, /stop aborts the running
+ * turn (the worker running it listens on the conversation's control topic).
+ */
+export class ConversationCommands {
+  constructor(
+    private readonly store: Store,
+    private readonly bus: Bus,
+    private readonly provider: ProviderStatus,
+  ) {}
+
+  async run(cmd: CommandName, conversationKey: string): Promise<string> {
+    switch (cmd) {
+      case 'new':
+        return (await this.store.archiveConversation(conversationKey)) ? 'Started a new conversation: earlier messages are set aside.' : 'This is already a new conversation.';
+      case 'status': {
+        const s = await this.store.conversationStats(conversationKey);
+        const model = this.provider.configured ? this.provider.slots.map((x) => `${x.id} (${x.model})`).join(' → ') : 'no model provider is configured';
+        if (!s) return `Model: ${model}. No messages in this conversation yet.`;
+        const state = s.running ? 'a turn is running' : s.parked ? 'a turn is waiting for an approval' : 'idle';
+        return `Model: ${model}. Turns: ${s.turns}, tokens used: ${s.tokens}. Pending approvals: ${s.pendingApprovals}. Now: ${state}.`;
+      }
+      case 'stop': {
+        const s = await this.store.conversationStats(conversationKey);
+        if (!s?.running) return 'Nothing is running in this conversation.';
+        await this.bus.publish(controlTopic(conversationKey), { type: 'stop' });
+        return 'Stopping the current turn.';
+      }
+    }
+  }
+}

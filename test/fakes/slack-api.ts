@@ -1,0 +1,384 @@
+/**
+ * A fake Slack for tests: the Web API (POST /api/<method>, form-encoded
+ * requests as @slack/web-api sends them, `{ok: true, ...}` answers, every call
+ * recorded) and Socket Mode (apps.connections.open hands out a ws:// URL on the
+ * same server; `hello`, envelopes with envelope_id, acks awaited, server pings).
+ * It keeps the messages the bot posts (also streamed ones) so tests can assert
+ * what a user would see. Helpers sign and post Events API requests.
+ */
+import { createHmac, randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { WebSocketServer, type WebSocket } from 'ws';
+
+export interface SlackCall {
+  method: string;
+  args: Record<string, any>;
+  token?: string;
+  at: number;
+}
+
+export interface FakeMessage {
+  channel: string;
+  ts: string;
+  thread_ts?: string;
+  user: string;
+  bot_id?: string;
+  text: string;
+  blocks?: any[];
+  /** Native stream still open. */
+  streaming: boolean;
+  /** Every text this message has shown, in order (posts, updates, stream appends). */
+  history: string[];
+  tasks: any[];
+  deleted: boolean;
+}
+
+export interface FakeUser {
+  id: string;
+  name: string;
+  display_name?: string;
+  real_name?: string;
+}
+
+export const BOT = { userId: 'UBOT', botId: 'BBOT', team: 'T0TEAM', appId: 'A0APP' };
+export const BOT_TOKEN = 'xoxb-test-bot-token';
+export const APP_TOKEN = 'xapp-test-app-token';
+export const SIGNING_SECRET = 'test-signing-secret-0123456789';
+
+export class FakeSlack {
+  readonly calls: SlackCall[] = [];
+  readonly messages = new Map<string, FakeMessage>();
+  readonly ephemerals: Array<{ channel: string; user: string; text: string; thread_ts?: string }> = [];
+  readonly users = new Map<string, FakeUser>();
+  /** method → Slack error code it answers with. */
+  readonly failing = new Map<string, string>();
+  /** Envelopes acknowledged over the socket, by envelope id. */
+  readonly acks = new Map<string, any>();
+  connections = 0;
+  private server?: Server;
+  private wss?: WebSocketServer;
+  private readonly sockets: WebSocket[] = [];
+  private readonly silenced = new Set<WebSocket>();
+  private readonly waiters = new Map<string, (payload: any) => void>();
+  private pingTimer?: NodeJS.Timeout;
+  private tsCounter = 0;
+  private readonly tsBase = Math.floor(Date.now() / 1000);
+  port = 0;
+
+  constructor(private readonly opts: { pingMs?: number } = {}) {}
+
+  get apiUrl(): string {
+    return `http://127.0.0.1:${this.port}/api/`;
+  }
+
+  get url(): string {
+    return `http://127.0.0.1:${this.port}`;
+  }
+
+  async start(): Promise<void> {
+    this.server = createServer((req, res) => void this.handle(req, res));
+    this.wss = new WebSocketServer({ server: this.server, path: '/socket' });
+    this.wss.on('connection', (ws) => this.onSocket(ws));
+    await new Promise<void>((r) => this.server!.listen(0, '127.0.0.1', () => r()));
+    this.port = (this.server.address() as AddressInfo).port;
+    this.pingTimer = setInterval(() => {
+      for (const ws of this.sockets) if (!this.silenced.has(ws) && ws.readyState === ws.OPEN) ws.ping();
+    }, this.opts.pingMs ?? 500);
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.pingTimer);
+    for (const ws of this.sockets) ws.terminate();
+    this.wss?.close();
+    await new Promise<void>((r) => {
+      this.server?.close(() => r());
+      this.server?.closeAllConnections();
+    });
+  }
+
+  // ---- Web API ---------------------------------------------------------------
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    const raw = Buffer.concat(chunks).toString('utf8');
+    const url = new URL(req.url ?? '/', 'http://x');
+    const m = /^\/api\/(.+)$/.exec(url.pathname);
+    if (!m) {
+      res.writeHead(404).end();
+      return;
+    }
+    const method = m[1]!;
+    const args: Record<string, any> = {};
+    const ct = String(req.headers['content-type'] ?? '');
+    if (ct.includes('application/json')) Object.assign(args, raw ? JSON.parse(raw) : {});
+    else for (const [k, v] of new URLSearchParams(raw)) args[k] = JSON_KEYS.has(k) ? parseValue(v) : v;
+    const auth = String(req.headers.authorization ?? '');
+    const token = auth.startsWith('Bearer ') ? auth.slice(7) : typeof args.token === 'string' ? args.token : undefined;
+    this.calls.push({ method, args, ...(token ? { token } : {}), at: Date.now() });
+    const out = this.answer(method, args, token);
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(out));
+  }
+
+  private answer(method: string, args: Record<string, any>, token?: string): Record<string, unknown> {
+    const fail = this.failing.get(method);
+    if (fail) return { ok: false, error: fail };
+    if (method === 'apps.connections.open') {
+      if (token !== APP_TOKEN) return { ok: false, error: 'invalid_auth' };
+      return { ok: true, url: `ws://127.0.0.1:${this.port}/socket?ticket=${randomUUID()}` };
+    }
+    if (token !== BOT_TOKEN) return { ok: false, error: 'invalid_auth' };
+    switch (method) {
+      case 'auth.test':
+        return { ok: true, url: 'https://test.slack.com/', team: 'Test', user: 'switchboard', team_id: BOT.team, user_id: BOT.userId, bot_id: BOT.botId };
+      case 'users.info': {
+        const u = this.users.get(args.user);
+        if (!u) return { ok: false, error: 'user_not_found' };
+        return { ok: true, user: { id: u.id, name: u.name, real_name: u.real_name ?? u.name, profile: { display_name: u.display_name ?? '', real_name: u.real_name ?? u.name } } };
+      }
+      case 'conversations.replies': {
+        const msgs = [...this.messages.values()].filter((x) => x.channel === args.channel && !x.deleted && (x.ts === args.ts || x.thread_ts === args.ts));
+        return { ok: true, messages: msgs.map((x) => ({ ts: x.ts, thread_ts: x.thread_ts, user: x.user, bot_id: x.bot_id, text: x.text })) };
+      }
+      case 'chat.postMessage': {
+        const msg = this.store({ channel: args.channel, thread_ts: args.thread_ts, text: args.text ?? '', blocks: args.blocks, streaming: false });
+        return { ok: true, channel: msg.channel, ts: msg.ts, message: { ts: msg.ts, text: msg.text } };
+      }
+      case 'chat.update': {
+        const msg = this.messages.get(args.ts);
+        if (!msg || msg.channel !== args.channel || msg.deleted) return { ok: false, error: 'message_not_found' };
+        if (msg.streaming) return { ok: false, error: 'message_is_streaming' };
+        if (args.text !== undefined) msg.text = args.text;
+        if (args.blocks !== undefined) msg.blocks = args.blocks;
+        msg.history.push(msg.text);
+        return { ok: true, channel: msg.channel, ts: msg.ts, text: msg.text };
+      }
+      case 'chat.delete': {
+        const msg = this.messages.get(args.ts);
+        if (!msg || msg.deleted) return { ok: false, error: 'message_not_found' };
+        msg.deleted = true;
+        return { ok: true, channel: msg.channel, ts: msg.ts };
+      }
+      case 'chat.postEphemeral':
+        this.ephemerals.push({ channel: args.channel, user: args.user, text: args.text, ...(args.thread_ts ? { thread_ts: args.thread_ts } : {}) });
+        return { ok: true, message_ts: this.nextTs() };
+      case 'chat.startStream': {
+        if (!args.thread_ts) return { ok: false, error: 'invalid_arguments' };
+        if (!String(args.channel).startsWith('D') && (!args.recipient_user_id || !args.recipient_team_id)) return { ok: false, error: 'missing_recipient_user_id' };
+        const msg = this.store({ channel: args.channel, thread_ts: args.thread_ts, text: '', streaming: true });
+        this.streamIn(msg, args);
+        return { ok: true, channel: msg.channel, ts: msg.ts };
+      }
+      case 'chat.appendStream':
+      case 'chat.stopStream': {
+        const msg = this.messages.get(args.ts);
+        if (!msg || msg.channel !== args.channel) return { ok: false, error: 'message_not_found' };
+        if (!msg.streaming) return { ok: false, error: 'message_not_in_streaming_state' };
+        this.streamIn(msg, args);
+        if (method === 'chat.stopStream') msg.streaming = false;
+        return { ok: true, channel: msg.channel, ts: msg.ts };
+      }
+      default:
+        return { ok: true };
+    }
+  }
+
+  private streamIn(msg: FakeMessage, args: Record<string, any>): void {
+    let add = typeof args.markdown_text === 'string' ? args.markdown_text : '';
+    for (const c of Array.isArray(args.chunks) ? args.chunks : []) {
+      if (c.type === 'markdown_text') add += c.text;
+      else msg.tasks.push(c);
+    }
+    if (add) {
+      msg.text += add;
+      msg.history.push(msg.text);
+    }
+  }
+
+  private store(m: { channel: string; thread_ts?: string; text: string; blocks?: any[]; streaming: boolean; user?: string; ts?: string }): FakeMessage {
+    const msg: FakeMessage = {
+      channel: m.channel,
+      ts: m.ts ?? this.nextTs(),
+      ...(m.thread_ts ? { thread_ts: m.thread_ts } : {}),
+      user: m.user ?? BOT.userId,
+      ...(m.user ? {} : { bot_id: BOT.botId }),
+      text: m.text,
+      ...(m.blocks ? { blocks: m.blocks } : {}),
+      streaming: m.streaming,
+      history: m.text ? [m.text] : [],
+      tasks: [],
+      deleted: false,
+    };
+    this.messages.set(msg.ts, msg);
+    return msg;
+  }
+
+  nextTs(): string {
+    this.tsCounter++;
+    return `${this.tsBase + Math.floor(this.tsCounter / 1000)}.${String(this.tsCounter % 1000).padStart(3, '0')}${String(Math.floor(Math.random() * 1000)).padStart(3, '0')}`;
+  }
+
+  // ---- what a user sees --------------------------------------------------------
+
+  /** The bot's messages (not deleted) in a channel, optionally in one thread, oldest first. */
+  botMessages(channel: string, thread_ts?: string): FakeMessage[] {
+    return [...this.messages.values()].filter((m) => m.channel === channel && m.user === BOT.userId && !m.deleted && (thread_ts === undefined || m.thread_ts === thread_ts));
+  }
+
+  callsOf(method: string): SlackCall[] {
+    return this.calls.filter((c) => c.method === method);
+  }
+
+  // ---- events ------------------------------------------------------------------
+
+  /** A user's message as Slack would send it (also kept, so conversations.replies sees it). */
+  userMessage(p: { user: string; channel: string; text: string; thread_ts?: string; channel_type?: string; files?: any[]; ts?: string; type?: string; clientMsgId?: string | null }): any {
+    const ts = p.ts ?? this.nextTs();
+    if (!this.messages.has(ts)) this.store({ channel: p.channel, text: p.text, streaming: false, user: p.user, ts, ...(p.thread_ts ? { thread_ts: p.thread_ts } : {}) });
+    return {
+      type: p.type ?? 'message',
+      user: p.user,
+      text: p.text,
+      ts,
+      channel: p.channel,
+      channel_type: p.channel_type ?? (p.channel.startsWith('D') ? 'im' : 'channel'),
+      team: BOT.team,
+      event_ts: ts,
+      ...(p.clientMsgId === null ? {} : { client_msg_id: p.clientMsgId ?? randomUUID() }),
+      ...(p.thread_ts ? { thread_ts: p.thread_ts } : {}),
+      ...(p.files ? { files: p.files } : {}),
+    };
+  }
+
+  /** The Events API body (event_callback) around an event. */
+  eventBody(event: any, eventId = `Ev${randomUUID().replace(/-/g, '').slice(0, 10).toUpperCase()}`): any {
+    return {
+      token: 'legacy-verification-token',
+      team_id: BOT.team,
+      api_app_id: BOT.appId,
+      event,
+      type: 'event_callback',
+      event_id: eventId,
+      event_time: Math.floor(Date.now() / 1000),
+      authorizations: [{ enterprise_id: null, team_id: BOT.team, user_id: BOT.userId, is_bot: true, is_enterprise_install: false }],
+      is_ext_shared_channel: false,
+    };
+  }
+
+  /** A button click, as a block_actions payload on the request message. */
+  blockAction(p: { user: string; message: FakeMessage; actionId: string; value: string }): any {
+    return {
+      type: 'block_actions',
+      user: { id: p.user, username: p.user, team_id: BOT.team },
+      api_app_id: BOT.appId,
+      token: 'legacy-verification-token',
+      container: { type: 'message', message_ts: p.message.ts, channel_id: p.message.channel, is_ephemeral: false, ...(p.message.thread_ts ? { thread_ts: p.message.thread_ts } : {}) },
+      trigger_id: 'trigger-1',
+      team: { id: BOT.team, domain: 'test' },
+      channel: { id: p.message.channel, name: 'chan' },
+      message: { type: 'message', user: BOT.userId, bot_id: BOT.botId, ts: p.message.ts, text: p.message.text, blocks: p.message.blocks, ...(p.message.thread_ts ? { thread_ts: p.message.thread_ts } : {}) },
+      response_url: `${this.url}/response/1`,
+      actions: [{ type: 'button', action_id: p.actionId, block_id: 'b', value: p.value, action_ts: String(Date.now() / 1000) }],
+    };
+  }
+
+  // ---- Socket Mode -------------------------------------------------------------
+
+  private onSocket(ws: WebSocket): void {
+    this.connections++;
+    this.sockets.push(ws);
+    ws.on('message', (data) => {
+      let msg: any;
+      try {
+        msg = JSON.parse(String(data));
+      } catch {
+        return;
+      }
+      if (msg.envelope_id) {
+        this.acks.set(msg.envelope_id, msg.payload ?? {});
+        this.waiters.get(msg.envelope_id)?.(msg.payload ?? {});
+      }
+    });
+    ws.on('close', () => {
+      const i = this.sockets.indexOf(ws);
+      if (i >= 0) this.sockets.splice(i, 1);
+    });
+    ws.on('error', () => {});
+    ws.send(JSON.stringify({ type: 'hello', num_connections: 1, debug_info: { host: 'fake', approximate_connection_time: 18060 }, connection_info: { app_id: BOT.appId } }));
+  }
+
+  /** Open, answering sockets. */
+  get liveSockets(): number {
+    return this.sockets.filter((s) => !this.silenced.has(s) && s.readyState === s.OPEN).length;
+  }
+
+  /** Sends an envelope on the newest live socket; resolves with the ack's payload (rejects after timeoutMs). */
+  sendEnvelope(type: 'events_api' | 'interactive', payload: any, opts: { retryAttempt?: number; timeoutMs?: number; envelopeId?: string } = {}): Promise<any> {
+    const ws = [...this.sockets].reverse().find((s) => !this.silenced.has(s) && s.readyState === s.OPEN);
+    if (!ws) return Promise.reject(new Error('no live socket mode connection'));
+    const envelope_id = opts.envelopeId ?? randomUUID();
+    const acked = new Promise<any>((resolve, reject) => {
+      const t = setTimeout(() => {
+        this.waiters.delete(envelope_id);
+        reject(new Error(`envelope ${envelope_id} not acknowledged`));
+      }, opts.timeoutMs ?? 5_000);
+      this.waiters.set(envelope_id, (p) => {
+        clearTimeout(t);
+        this.waiters.delete(envelope_id);
+        resolve(p);
+      });
+    });
+    ws.send(
+      JSON.stringify(
+        type === 'events_api'
+          ? { envelope_id, type, payload, accepts_response_payload: false, retry_attempt: opts.retryAttempt ?? 0, retry_reason: opts.retryAttempt ? 'timeout' : '' }
+          : { envelope_id, type, payload, accepts_response_payload: true },
+      ),
+    );
+    return acked;
+  }
+
+  /** The newest connection goes deaf: no pings, no pongs, nothing read or sent (a half-dead TCP connection). */
+  silence(): void {
+    const ws = [...this.sockets].reverse().find((s) => !this.silenced.has(s));
+    if (!ws) return;
+    this.silenced.add(ws);
+    (ws as unknown as { _socket: Socket })._socket.pause();
+  }
+}
+
+const JSON_KEYS = new Set(['blocks', 'chunks', 'attachments', 'metadata']);
+
+function parseValue(v: string): unknown {
+  if ((v.startsWith('[') && v.endsWith(']')) || (v.startsWith('{') && v.endsWith('}'))) {
+    try {
+      return JSON.parse(v);
+    } catch {
+      return v;
+    }
+  }
+  return v;
+}
+
+/** Signs and posts an Events API / interactivity request like Slack does. */
+export async function postSigned(
+  url: string,
+  body: unknown,
+  opts: { secret?: string; timestamp?: number; retryNum?: number; form?: boolean; signature?: string } = {},
+): Promise<{ status: number; text: string }> {
+  const raw = opts.form ? new URLSearchParams({ payload: JSON.stringify(body) }).toString() : JSON.stringify(body);
+  const ts = String(opts.timestamp ?? Math.floor(Date.now() / 1000));
+  const sig = opts.signature ?? `v0=${createHmac('sha256', opts.secret ?? SIGNING_SECRET).update(`v0:${ts}:${raw}`).digest('hex')}`;
+  const r = await fetch(url, {
+    method: 'POST',
+    headers: {
+      'content-type': opts.form ? 'application/x-www-form-urlencoded' : 'application/json',
+      'x-slack-request-timestamp': ts,
+      'x-slack-signature': sig,
+      ...(opts.retryNum !== undefined ? { 'x-slack-retry-num': String(opts.retryNum), 'x-slack-retry-reason': 'http_timeout' } : {}),
+    },
+    body: raw,
+  });
+  return { status: r.status, text: await r.text() };
+}

@@ -1,0 +1,149 @@
+/**
+ * The Slack deliverer on its own, against the fake Slack Web API: retried
+ * attempts edit what an earlier attempt posted, long replies are split, the
+ * status line while tools run, and the fallback when native streaming is not
+ * available.
+ */
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { DeliveryRow, DeliveryStore } from '../adapters/store/deliveries.js';
+import type { InboxRow } from '../adapters/store/store.js';
+import { parseSlackConfig } from '../channels/slack/config.js';
+import { SlackDeliverer } from '../channels/slack/deliver.js';
+import type { DeliverContext, TurnTarget } from '../src/channel.js';
+import type { Config } from '../src/config.js';
+import type { TurnEvent } from '../src/events.js';
+import { createLogger } from '../src/log.js';
+import { BOT, BOT_TOKEN, FakeSlack } from './fakes/slack-api.js';
+
+class MemoryDeliveries {
+  rows: DeliveryRow[] = [];
+  async get(turnId: string, channel: string, target: string) {
+    return this.rows.find((r) => r.turn_id === turnId && r.channel === channel && r.target === target);
+  }
+  async forTurn(turnId: string) {
+    return this.rows.filter((r) => r.turn_id === turnId);
+  }
+  async record(turnId: string, channel: string, target: string, f: { platformMessageId?: string | null; state: string; body?: string | null }) {
+    let r = await this.get(turnId, channel, target);
+    if (!r) {
+      r = { id: this.rows.length + 1, turn_id: turnId, channel, target, platform_message_id: null, state: f.state, body: null, updated_at: new Date() };
+      this.rows.push(r);
+    }
+    r.platform_message_id = f.platformMessageId ?? r.platform_message_id;
+    r.state = f.state;
+    r.body = f.body ?? r.body;
+    return r;
+  }
+}
+
+describe('slack deliverer', () => {
+  let slack: FakeSlack;
+  let deliveries: MemoryDeliveries;
+  let ctx: DeliverContext;
+  let n = 0;
+  const deliverer = (extra: Record<string, unknown> = {}) => {
+    const d = new SlackDeliverer(parseSlackConfig({ apiUrl: slack.apiUrl, updateIntervalMs: 200, streamIntervalMs: 50, ...extra }, { SLACK_BOT_TOKEN: BOT_TOKEN }));
+    return d;
+  };
+  const target = (channel: string, thread: string | undefined, turnId: string, attempt = 1): TurnTarget => ({
+    turnId,
+    attempt,
+    conversation: { id: 'c1', key: `slack/${BOT.team}/${channel}/${thread ?? '-'}`, channel: 'slack', owner: null, agent: 'default', created_at: new Date() },
+    batch: [
+      {
+        id: 1,
+        conversation_id: 'c1',
+        channel: 'slack',
+        external_id: 'x',
+        sender: { id: 'UALICE' },
+        text: 'q',
+        attachments: [],
+        reply_to: { channel, ...(thread ? { thread_ts: thread } : {}), ts: thread ?? '1.1', team: BOT.team, user: 'UALICE', dm: channel.startsWith('D') },
+        context: null,
+        received_at: new Date(),
+        turn_id: null,
+        consumed_at: null,
+      } as InboxRow,
+    ],
+  });
+  const run = async (d: SlackDeliverer, t: TurnTarget, events: Array<Omit<TurnEvent, 'turnId'> | number>, close = true) => {
+    const del = d.open(t, ctx);
+    for (const e of events) {
+      if (typeof e === 'number') await new Promise((r) => setTimeout(r, e));
+      else del.event({ ...e, turnId: t.turnId } as TurnEvent);
+    }
+    if (close) await del.close();
+    return del;
+  };
+
+  beforeAll(async () => {
+    slack = new FakeSlack();
+    await slack.start();
+  });
+  beforeEach(() => {
+    deliveries = new MemoryDeliveries();
+    ctx = { deliveries: deliveries as unknown as DeliveryStore, config: {} as Config, log: createLogger('silent') };
+    slack.failing.clear();
+    n++;
+  });
+  afterAll(async () => {
+    await slack?.close();
+  });
+
+  it('a retried attempt edits the message the first attempt left streaming, instead of posting again', async () => {
+    const d = deliverer();
+    const thread = `${n}.000100`;
+    const ch = `C${n}`;
+    await run(d, target(ch, thread, `t${n}`), [{ type: 'text_delta', delta: 'first attempt, half' }, 200], false); // the worker died here
+    expect(slack.botMessages(ch, thread)).toHaveLength(1);
+    expect(slack.botMessages(ch, thread)[0]!.streaming).toBe(true);
+    await run(d, target(ch, thread, `t${n}`, 2), [{ type: 'text_delta', delta: 'second attempt, whole answer' }]);
+    const msgs = slack.botMessages(ch, thread);
+    expect(msgs).toHaveLength(1);
+    expect(msgs[0]!.text).toBe('second attempt, whole answer');
+    expect(msgs[0]!.streaming).toBe(false);
+    expect(deliveries.rows.map((r) => [r.target, r.state])).toEqual([[`msg:${ch}:0`, 'done']]);
+  });
+
+  it('splits a long reply into several messages in the thread', async () => {
+    const d = deliverer({ maxMessageChars: 300 });
+    const thread = `${n}.000100`;
+    const ch = `C${n}`;
+    const words = Array.from({ length: 200 }, (_, i) => `w${i}`);
+    const events: Array<Omit<TurnEvent, 'turnId'> | number> = [];
+    for (let i = 0; i < words.length; i += 20) events.push({ type: 'text_delta', delta: words.slice(i, i + 20).join(' ') + ' ' }, 20);
+    await run(d, target(ch, thread, `t${n}`), events);
+    const msgs = slack.botMessages(ch, thread);
+    expect(msgs.length).toBeGreaterThanOrEqual(3);
+    expect(msgs.every((m) => !m.streaming && m.text.length <= 300)).toBe(true);
+    expect(msgs.map((m) => m.text).join(' ').split(/\s+/).filter(Boolean)).toEqual(words);
+  });
+
+  it('shows a status line while a tool runs (edit mode) and task updates (native)', async () => {
+    const ch = `D${n}`;
+    const d = deliverer();
+    const del = await run(d, target(ch, undefined, `t${n}`), [{ type: 'text_delta', delta: 'Let me check.' }, { type: 'tool_start', toolCallId: 'k1', name: 'shell_exec', args: {} }, 400], false);
+    const m = slack.botMessages(ch)[0]!;
+    expect(m.text).toMatch(/Let me check\.\n\n_:gear: Running `shell_exec`…_/);
+    del.event({ type: 'tool_end', turnId: `t${n}`, toolCallId: 'k1', name: 'shell_exec', isError: false });
+    del.event({ type: 'text_delta', turnId: `t${n}`, delta: ' Done.' });
+    await del.close();
+    expect(slack.messages.get(m.ts)!.text).toBe('Let me check. Done.');
+
+    const thread = `${n}.000200`;
+    await run(deliverer(), target('C9', thread, `t${n}b`), [{ type: 'tool_start', toolCallId: 'k2', name: 'web_fetch', args: {} }, 100, { type: 'tool_end', toolCallId: 'k2', name: 'web_fetch', isError: false }, { type: 'text_delta', delta: 'Fetched.' }]);
+    const native = slack.botMessages('C9', thread)[0]!;
+    expect(native.tasks.map((t) => [t.id, t.status])).toEqual([['k2', 'in_progress'], ['k2', 'complete']]);
+    expect(native.text).toBe('Fetched.');
+  });
+
+  it('falls back to posting and editing when native streaming is not available', async () => {
+    slack.failing.set('chat.startStream', 'unknown_method');
+    const thread = `${n}.000100`;
+    const ch = `C${n}`;
+    await run(deliverer(), target(ch, thread, `t${n}`), [{ type: 'text_delta', delta: 'plain **edit**' }, 50, { type: 'text_delta', delta: ' mode' }]);
+    const msgs = slack.botMessages(ch, thread);
+    expect(msgs).toHaveLength(1);
+    expect(msgs[0]!.text).toBe('plain *edit* mode');
+  });
+});

@@ -1,0 +1,18 @@
+import { z } from 'zod';
+import type { Store } from '../../adapters/store/store.js';
+import { defineTool } from '../contract.js';
+
+/** Full-text search over this person's past conversations (Postgres FTS). */
+export function conversationSearchTool(store: Store) {
+  return defineTool({
+    name: 'conversation_search',
+    description: "Search this person's past conversations for words or a phrase.",
+    effect: 'read',
+    toolset: 'memory',
+    schema: z.object({ query: z.string().min(2).max(200), limit: z.number().int().positive().max(25).default(10) }),
+    async execute({ query, limit }, ctx) {
+      const hits = await store.searchMessages(query, { senderId: ctx.senderId, limit });
+      return hits.length ? hits.map((h) => `[${new Date(h.created_at).toISOString().slice(0, 10)} ${h.conversation_id} #${h.id} ${h.role}] ${h.snippet}`).join('\n') : 'nothing found';
+    },
+  });
+}
