@@ -39,6 +39,8 @@ export interface ListenContext {
   http: HttpServer;
   /** Durable per-channel key/value state (opt-outs, cursors...), shared by every process. */
   state: ChannelStateStore;
+  /** What turns posted on platforms (status callbacks land here). */
+  deliveries: DeliveryStore;
   config: Config;
   log: Logger;
 }

@@ -114,7 +114,7 @@ export class Gateway {
         const ingress = new Ingress(infra.store, infra.queue, log, { access, approvals, commands });
         registerHttpChannel(http, { config, auth, store: infra.store, bus: infra.bus, ingress, approvals, commands });
         registerMcpServer(http, { auth, store: infra.store, bus: infra.bus, ingress, approvals });
-        for (const c of channels) await c.listener?.start({ ingress, approvals, access, http, state: infra.channelState, config, log: log.child({ channel: c.name }) });
+        for (const c of channels) await c.listener?.start({ ingress, approvals, access, http, state: infra.channelState, deliveries: infra.deliveries, config, log: log.child({ channel: c.name }) });
         await http.start();
         log.info({ url: http.url, mode: infra.mode }, 'switchboard is listening');
       }

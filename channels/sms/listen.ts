@@ -37,7 +37,7 @@ export class SmsListener implements ChannelListener {
   async start(ctx: ListenContext): Promise<void> {
     this.ctx = ctx;
     this.log = ctx.log;
-    await this.store.ensure(ctx.config, ctx.log);
+    this.store.bind(ctx.deliveries);
     if (!this.store.available) ctx.log.warn('sms: no delivery store here: STOP/START and status callbacks cannot be recorded');
     ctx.http.route('POST', this.cfg.inboundPath, (r) => this.guard(r, (p) => this.inbound(p)));
     ctx.http.route('POST', this.cfg.statusPath, (r) => this.guard(r, (p, url) => this.status(p, url)));
