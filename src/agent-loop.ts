@@ -40,6 +40,8 @@ export interface AgentRunInput {
   stopWhen?: () => boolean;
   /** Applied to the context on its way to the provider (secret redaction). */
   toProvider?: (context: Context) => Context;
+  /** steer mode: messages that arrived meanwhile, injected before the next model call. */
+  getSteeringMessages?: () => Promise<Message[]>;
   /** Before each model call: what the model sees of the messages (compaction). */
   transformContext?: (messages: Message[], signal?: AbortSignal) => Promise<Message[]>;
 }
@@ -127,6 +129,7 @@ export async function runAgent(input: AgentRunInput, cb: AgentRunCallbacks): Pro
     ...(input.maxTokens ? { maxTokens: input.maxTokens } : {}),
     ...(input.temperature !== undefined ? { temperature: input.temperature } : {}),
     ...(input.sessionId ? { sessionId: input.sessionId } : {}),
+    ...(input.getSteeringMessages ? { getSteeringMessages: input.getSteeringMessages } : {}),
     ...(input.transformContext ? { transformContext: async (msgs: AgentMessage[], signal?: AbortSignal) => input.transformContext!(msgs.filter(isLlmMessage), signal) } : {}),
   };
   const streamFn = (_model: unknown, context: Context, options?: Parameters<ProviderChain['stream']>[1]) =>

@@ -1,16 +1,26 @@
 import type { Bus } from '../adapters/bus/port.js';
 import type { Store } from '../adapters/store/store.js';
 import type { ProviderStatus } from '../providers/slot.js';
+import { QUEUE_MODES, type QueueMode } from './queue-mode.js';
 
 /** A conversation command typed in any channel. */
-export type CommandName = 'new' | 'status' | 'stop';
+export type CommandName = 'new' | 'status' | 'stop' | `mode:${string}`;
 
 export function parseCommand(text: string): CommandName | null {
+  const mode = /^\s*\/mode\s+(\w+)\s*$/i.exec(text);
+  if (mode) return `mode:${mode[1]!.toLowerCase()}`;
   const m = /^\s*\/(new|reset|status|stop|cancel)\b\s*$/i.exec(text);
   if (!m) return null;
   const c = m[1]!.toLowerCase();
   return c === 'reset' ? 'new' : c === 'cancel' ? 'stop' : (c as CommandName);
 }
+
+const MODE_WORDS: Record<QueueMode, string> = {
+  followup: 'each get their own answer, in order',
+  collect: 'be answered together once you pause',
+  steer: 'be taken into the answer I am working on',
+  interrupt: 'stop what I am doing and be answered right away',
+};
 
 export function controlTopic(conversationKey: string): string {
   return `ctl:${conversationKey}`;
@@ -29,7 +39,12 @@ export class ConversationCommands {
   ) {}
 
   async run(cmd: CommandName, conversationKey: string): Promise<string> {
-    switch (cmd) {
+    if (cmd.startsWith('mode:')) {
+      const mode = cmd.slice(5);
+      if (!(QUEUE_MODES as readonly string[]).includes(mode)) return `Unknown mode "${mode}": use ${QUEUE_MODES.join(', ')}.`;
+      return (await this.store.setQueueMode(conversationKey, mode)) ? `Messages sent while I am working will now ${MODE_WORDS[mode as QueueMode]}.` : 'Send a first message, then set the mode.';
+    }
+    switch (cmd as 'new' | 'status' | 'stop') {
       case 'new':
         return (await this.store.archiveConversation(conversationKey)) ? 'Started a new conversation: earlier messages are set aside.' : 'This is already a new conversation.';
       case 'status': {

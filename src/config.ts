@@ -116,6 +116,19 @@ export const configSchema = z
       })
       .strict()
       .prefault({}),
+    conversations: z
+      .object({
+        /** What happens to messages that arrive while a turn runs: steer | followup | collect | interrupt. */
+        queueMode: z.enum(['steer', 'followup', 'collect', 'interrupt']).default('followup'),
+        /** Per-channel defaults (a conversation can change its own with /mode). */
+        queueModeByChannel: z.record(z.string(), z.enum(['steer', 'followup', 'collect', 'interrupt'])).default({}),
+        /** collect: start once no message arrived for this long. */
+        collectQuietMs: z.number().int().nonnegative().default(1_500),
+        /** Most messages waiting in one conversation; beyond it the new one is dropped and the sender told. */
+        maxWaiting: z.number().int().positive().default(20),
+      })
+      .strict()
+      .prefault({}),
     compaction: z
       .object({
         /** Compact when the context would exceed this share of the model's window. */

@@ -111,7 +111,7 @@ export class Gateway {
         }), () => channels.filter((c) => c.listener).map((c) => ({ name: c.name, ...c.listener!.health() })));
         const access = new AccessControl(infra.access, config);
         const commands = new ConversationCommands(infra.store, infra.bus, provider);
-        const ingress = new Ingress(infra.store, infra.queue, log, { access, approvals, commands });
+        const ingress = new Ingress(infra.store, infra.queue, log, { access, approvals, commands, conversations: { config, bus: infra.bus } });
         registerHttpChannel(http, { config, auth, store: infra.store, bus: infra.bus, ingress, approvals, commands });
         registerMcpServer(http, { auth, store: infra.store, bus: infra.bus, ingress, approvals });
         for (const c of channels) await c.listener?.start({ ingress, approvals, access, http, state: infra.channelState, deliveries: infra.deliveries, config, log: log.child({ channel: c.name }) });

@@ -4,7 +4,10 @@ import type { AcceptResult, Store } from '../adapters/store/store.js';
 import type { AccessControl } from './access.js';
 import { parseApprovalAnswer } from './approvals/parse.js';
 import type { ApprovalService } from './approvals/service.js';
-import { parseCommand, type ConversationCommands } from './commands.js';
+import type { Bus } from '../adapters/bus/port.js';
+import { controlTopic, parseCommand, type ConversationCommands } from './commands.js';
+import type { Config } from './config.js';
+import { queueModeFor } from './queue-mode.js';
 import type { InboundMessage } from './envelope.js';
 import type { DrainJob } from './worker.js';
 
@@ -27,7 +30,14 @@ export class Ingress {
     private readonly store: Store,
     private readonly queue: JobQueue<DrainJob>,
     private readonly log: Logger,
-    private readonly opts: { access?: AccessControl; approvals?: ApprovalService; commands?: ConversationCommands; enqueueTimeoutMs?: number } = {},
+    private readonly opts: {
+      access?: AccessControl;
+      approvals?: ApprovalService;
+      commands?: ConversationCommands;
+      /** For queue modes and the cap on waiting messages. */
+      conversations?: { config: Config; bus: Bus };
+      enqueueTimeoutMs?: number;
+    } = {},
   ) {}
 
   async receive(msg: InboundMessage, agent = 'default'): Promise<IngressOutcome> {
@@ -46,7 +56,19 @@ export class Ingress {
       const r = await approvals.answer(answer.code, answer.decision, { channel: msg.channel, id: msg.sender.id, operator: approvals.isOperator(msg.channel, msg.sender.id) });
       return { kind: 'answered', reply: r.message, ok: r.ok };
     }
-    return { kind: 'accepted', ...(await this.accept(msg, agent)) };
+    const conv = this.opts.conversations;
+    if (!conv) return { kind: 'accepted', ...(await this.accept(msg, agent)) };
+    // A cap on waiting messages: beyond it the new one is dropped, and the sender told.
+    const w = await this.store.waitingCount(msg.conversationKey);
+    if (w.waiting >= conv.config.conversations.maxWaiting) {
+      return { kind: 'refused', reply: `Too many messages are already waiting in this conversation (${w.waiting}); this one was dropped. Please wait for my answer.` };
+    }
+    const accepted = await this.accept(msg, agent);
+    // interrupt: the running turn stops; the next one answers everything waiting.
+    if (!accepted.duplicate && w.running && queueModeFor(conv.config, msg.channel, w.mode) === 'interrupt') {
+      await conv.bus.publish(controlTopic(msg.conversationKey), { type: 'stop', reason: 'interrupted by a new message' }).catch(() => {});
+    }
+    return { kind: 'accepted', ...accepted };
   }
 
   /** The durable write and the enqueue, without access checks (the HTTP API authenticates by key). */

@@ -11,6 +11,7 @@ import { jsonSchemaOf, type AnyTool } from '../tools/contract.js';
 import { workspaceFor } from '../tools/workspace.js';
 import { runAgent } from './agent-loop.js';
 import { estimateTokens, InTurnCompactor, safeCut, summarize } from './compaction.js';
+import { queueModeFor } from './queue-mode.js';
 import { answerHint } from './approvals/parse.js';
 import type { ApprovalService } from './approvals/service.js';
 import type { Config } from './config.js';
@@ -188,6 +189,24 @@ export async function runTurn(
   });
   if (parked) tools.trace.push(...parked.trace);
 
+  // steer: messages that arrive meanwhile join this turn at its next model call, and
+  // tool calls not started yet are skipped so the new message is heard first.
+  const steering = queueModeFor(deps.config, conv.channel, conv.queue_mode) === 'steer';
+  const beforeToolCall: typeof tools.beforeToolCall = async (c) => {
+    if (steering && (await deps.store.waitingCount(conv.key)).waiting > 0) {
+      return { block: true, reason: 'Skipped: the user sent a new message, which comes first. Call it again if it is still needed.' };
+    }
+    return tools.beforeToolCall(c);
+  };
+  const getSteeringMessages = steering
+    ? async (): Promise<Message[]> => {
+        const rows = await deps.store.claimInto(turnId, conv.id);
+        if (!rows.length) return [];
+        emit({ type: 'turn_start', turnId, conversationId: conv.id, inboxIds: rows.map((r) => r.id), attempt: turn.attempt });
+        return rows.map(toUserMessage);
+      }
+    : undefined;
+
   // Resuming a parked turn: the decided calls get their results first.
   let resumed: Message[] | undefined;
   if (parked) resumed = [...parked.messages, ...(await decidedResults(deps, tools, parked.pending, turnId, emit))];
@@ -207,8 +226,9 @@ export async function runTurn(
       ...(signal ? { signal } : {}),
       sessionId: conv.id,
       ...(resumed ? { resumed } : {}),
-      beforeToolCall: tools.beforeToolCall,
+      beforeToolCall,
       afterToolCall: tools.afterToolCall,
+      ...(getSteeringMessages ? { getSteeringMessages } : {}),
       stopWhen: () => tools.parked.length > 0,
       toProvider,
       transformContext: (messages, sig) => compactor.transform(messages, systemPrompt, sig),

@@ -8,6 +8,7 @@ import { conversationTopic, EventPublisher } from './event-publisher.js';
 import type { TimerJob } from './approvals/service.js';
 import type { ChannelDeliverer, DeliverContext } from './channel.js';
 import { controlTopic } from './commands.js';
+import { queueModeFor, type QueueMode } from './queue-mode.js';
 import { runTurn, type TurnDeps } from './turn-runner.js';
 
 export interface DrainJob {
@@ -86,7 +87,20 @@ export class Worker {
         let pending = state.pending;
         for (let n = 0; n < TURNS_PER_JOB; n++) {
           if (pending.length === 0) return;
-          const batch = pickBatch(pending);
+          const mode = queueModeFor(config, conv.channel, conv.queue_mode);
+          if (mode === 'collect' && !pending.some((r) => r.turn_id)) {
+            // Wait for a pause: answer the burst together.
+            const newest = Math.max(...pending.map((r) => new Date(r.received_at).getTime()));
+            const wait = config.conversations.collectQuietMs - (Date.now() - newest);
+            if (wait > 0) {
+              await new Promise((r) => setTimeout(r, wait));
+              const again = await store.drainState(conversationId);
+              if (!again || again.parked) return;
+              pending = again.pending;
+              if (Math.max(...pending.map((r) => new Date(r.received_at).getTime())) > newest) continue;
+            }
+          }
+          const batch = pickBatch(pending, mode);
           // One round trip opens (or resumes) the turn and loads what it starts from.
           const begun = await store.beginTurn({
             conversationId,
@@ -158,8 +172,13 @@ export class Worker {
   }
 }
 
-/** A resumed turn keeps the rows it claimed; otherwise the oldest message gets a turn of its own. */
-export function pickBatch(pending: InboxRow[]): InboxRow[] {
+/**
+ * A resumed turn keeps the rows it claimed; otherwise the oldest message gets a
+ * turn of its own (followup, steer), or everything waiting is answered at once
+ * (collect, interrupt).
+ */
+export function pickBatch(pending: InboxRow[], mode: QueueMode = 'followup'): InboxRow[] {
   const claimed = pending.find((r) => r.turn_id)?.turn_id;
-  return claimed ? pending.filter((r) => r.turn_id === claimed) : [pending[0]!];
+  if (claimed) return pending.filter((r) => r.turn_id === claimed);
+  return mode === 'collect' || mode === 'interrupt' ? pending.filter((r) => !r.turn_id) : [pending[0]!];
 }

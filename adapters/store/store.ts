@@ -11,6 +11,7 @@ export interface ConversationRow {
   channel: string;
   owner: string | null;
   agent: string;
+  queue_mode?: string | null;
   created_at: Date;
 }
 
@@ -408,6 +409,32 @@ export class Store {
         [query, opts.senderId ?? null, opts.limit ?? 10],
       )
     ).rows;
+  }
+
+  /** Steering: claims messages that arrived during the turn into it. */
+  async claimInto(turnId: string, conversationId: string): Promise<InboxRow[]> {
+    return (
+      await this.db.query<InboxRow>(
+        `update inbox set turn_id = $1 where conversation_id = $2 and turn_id is null and consumed_at is null returning *`,
+        [turnId, conversationId],
+      )
+    ).rows.sort((a, b) => a.id - b.id);
+  }
+
+  /** Messages waiting in a conversation (not yet taken by a turn). */
+  async waitingCount(conversationKey: string): Promise<{ waiting: number; running: boolean; mode: string | null }> {
+    const r = await this.db.query<{ waiting: number; running: boolean; mode: string | null }>(
+      `select (select count(*)::int from inbox i where i.conversation_id = c.id and i.turn_id is null and i.consumed_at is null) as waiting,
+              exists (select 1 from turns t where t.conversation_id = c.id and t.status = 'running') as running,
+              c.queue_mode as mode
+       from conversations c where c.key = $1`,
+      [conversationKey],
+    );
+    return r.rows[0] ?? { waiting: 0, running: false, mode: null };
+  }
+
+  async setQueueMode(conversationKey: string, mode: string): Promise<boolean> {
+    return (await this.db.query('update conversations set queue_mode = $2 where key = $1', [conversationKey, mode])).rowCount === 1;
   }
 
   /** Recently active conversations, newest first. */
