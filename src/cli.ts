@@ -4,6 +4,7 @@ import { ConfigError, loadConfig } from './config.js';
 import { doctor, formatDoctor } from './doctor.js';
 import { Gateway, type Roles } from './gateway.js';
 import { runApprovals } from './cli-approvals.js';
+import { runChat } from './cli-chat.js';
 import { runMemory } from './cli-memory.js';
 import { runMoat } from './cli-moat.js';
 import { openDb } from './infra.js';
@@ -15,6 +16,7 @@ commands:
   start     run everything in one process (embedded queue and PGlite when REDIS_URL/DATABASE_URL are unset)
   ingress   run the channel listeners and the HTTP server only (needs REDIS_URL and DATABASE_URL)
   worker    run turn workers only (needs REDIS_URL and DATABASE_URL)
+  chat      a terminal chat with a running gateway (SWITCHBOARD_URL, SWITCHBOARD_API_KEY; inline approvals with SWITCHBOARD_OPERATOR_KEY)
   migrate   apply database migrations
   approvals list | approve CODE [--always] | deny CODE   answer approvals through the running gateway
             (SWITCHBOARD_URL, SWITCHBOARD_OPERATOR_KEY)
@@ -32,6 +34,7 @@ export async function main(argv: string[]): Promise<number> {
   if (argv[0] === 'moat') return runMoat(argv.slice(1));
   if (argv[0] === 'approvals') return runApprovals(argv.slice(1));
   if (argv[0] === 'memory') return runMemory(argv.slice(1));
+  if (argv[0] === 'chat') return runChat(argv.slice(1));
   let parsed;
   try {
     parsed = parseArgs({ args: argv, allowPositionals: true, options: { json: { type: 'boolean' }, probe: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } });

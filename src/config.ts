@@ -179,6 +179,13 @@ export const configSchema = z
       })
       .strict()
       .prefault({}),
+    skills: z
+      .object({
+        /** A folder of operator playbooks (markdown, optional `summary:` front matter), next to the bundled prompts/skills. */
+        dir: z.string().optional(),
+      })
+      .strict()
+      .prefault({}),
     /** MCP servers whose tools the agent may use (see tools/mcp/config.ts). */
     mcp: mcpConfigSchema,
     tools: z

@@ -23,6 +23,7 @@ import { AccessControl } from './access.js';
 import type { ChannelInstance } from './channel.js';
 import { configureChannels } from './channels.js';
 import { ConversationCommands } from './commands.js';
+import { loadSkills, skillsPromptBlock, skillTools } from './skills.js';
 
 export interface Roles {
   /** Channel listeners and the HTTP server. */
@@ -64,7 +65,8 @@ export class Gateway {
     const chain: ProviderChain | null = slots.length ? new FallbackChain(slots, infra.cooldowns, config.fallback) : null;
     const metrics = new Metrics();
     const approvals = new ApprovalService({ approvals: infra.approvals, store: infra.store, queue: infra.queue, timers: infra.timers, config, log });
-    const tools = builtinTools({
+    const skills = loadSkills(config.skills.dir);
+    const tools = [...skillTools(() => skills), ...builtinTools({
       store: infra.store,
       scanWrite: (text) => {
         const f = scanText(text, { contact: false });
@@ -72,7 +74,7 @@ export class Gateway {
       },
       findSecrets: (text) => scanText(text).length > 0,
       ...(config.tools.enabled ? { enabled: config.tools.enabled } : {}),
-    });
+    })];
     // MCP servers connect in the background: a slow or dead one never blocks start or a turn.
     const mcp = roles.worker ? new McpManager(config.mcp.servers, { log: log.child({ component: 'mcp' }) }) : undefined;
     mcp?.start();
@@ -87,7 +89,7 @@ export class Gateway {
           bus: infra.bus,
           locks: infra.locks,
           chain,
-          prompts: new PromptComposer(),
+          prompts: new PromptComposer(undefined, skillsPromptBlock(skills)),
           config,
           log,
           approvals,

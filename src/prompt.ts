@@ -10,7 +10,11 @@ import type { AgentConfig } from './config.js';
 export class PromptComposer {
   private readonly cache = new Map<string, string>();
 
-  constructor(private readonly dir = promptsDir) {}
+  constructor(
+    private readonly dir = promptsDir,
+    /** The playbook summaries (skills), listed after the rules. */
+    private readonly skillsBlock = '',
+  ) {}
 
   private file(rel: string): string {
     let v = this.cache.get(rel);
@@ -23,7 +27,7 @@ export class PromptComposer {
   }
 
   compose(opts: { channel: string; agent: AgentConfig; memory?: string[]; extraSystem?: string[] }): string {
-    const parts = [this.file('identity.md'), this.file('rules.md'), this.file(join('channels', `${opts.channel}.md`))];
+    const parts = [this.file('identity.md'), this.file('rules.md'), this.file(join('channels', `${opts.channel}.md`)), this.skillsBlock];
     if (opts.agent.instructions) parts.push(opts.agent.instructions.trim());
     for (const s of opts.extraSystem ?? []) if (s.trim()) parts.push(s.trim());
     if (opts.memory?.length) parts.push(['Memory (notes kept from earlier conversations):', ...opts.memory.map((m) => `- ${m}`)].join('\n'));

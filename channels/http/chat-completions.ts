@@ -140,6 +140,12 @@ export async function chatCompletions(deps: ChatDeps, ctx: RequestContext): Prom
           notices.push(e.text);
           out.meta({ notice: e.text });
           break;
+        case 'tool_start':
+          out.meta({ tool: { name: e.name, status: 'started' } });
+          break;
+        case 'tool_end':
+          out.meta({ tool: { name: e.name, status: e.isError ? 'failed' : 'done' } });
+          break;
         case 'text_delta':
           out.text(e.delta);
           break;
