@@ -5,6 +5,7 @@
  * available.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { ChannelStateStore } from '../adapters/store/channel-state.js';
 import type { DeliveryRow, DeliveryStore } from '../adapters/store/deliveries.js';
 import type { InboxRow } from '../adapters/store/store.js';
 import { parseSlackConfig } from '../channels/slack/config.js';
@@ -66,7 +67,7 @@ describe('slack deliverer', () => {
       } as InboxRow,
     ],
   });
-  const run = async (d: SlackDeliverer, t: TurnTarget, events: Array<Omit<TurnEvent, 'turnId'> | number>, close = true) => {
+  const run = async (d: SlackDeliverer, t: TurnTarget, events: Array<Record<string, unknown> | number>, close = true) => {
     const del = d.open(t, ctx);
     for (const e of events) {
       if (typeof e === 'number') await new Promise((r) => setTimeout(r, e));
@@ -82,7 +83,7 @@ describe('slack deliverer', () => {
   });
   beforeEach(() => {
     deliveries = new MemoryDeliveries();
-    ctx = { deliveries: deliveries as unknown as DeliveryStore, config: {} as Config, log: createLogger('silent') };
+    ctx = { deliveries: deliveries as unknown as DeliveryStore, state: {} as ChannelStateStore, config: {} as Config, log: createLogger('silent') };
     slack.failing.clear();
     n++;
   });
@@ -110,7 +111,7 @@ describe('slack deliverer', () => {
     const thread = `${n}.000100`;
     const ch = `C${n}`;
     const words = Array.from({ length: 200 }, (_, i) => `w${i}`);
-    const events: Array<Omit<TurnEvent, 'turnId'> | number> = [];
+    const events: Array<Record<string, unknown> | number> = [];
     for (let i = 0; i < words.length; i += 20) events.push({ type: 'text_delta', delta: words.slice(i, i + 20).join(' ') + ' ' }, 20);
     await run(d, target(ch, thread, `t${n}`), events);
     const msgs = slack.botMessages(ch, thread);

@@ -2,6 +2,7 @@ import type { WebClient } from '@slack/web-api';
 import type { Logger } from 'pino';
 import type { ListenContext } from '../../src/channel.js';
 import { conversationKey, type InboundMessage } from '../../src/envelope.js';
+import type { AnsweredLog } from './answered.js';
 import { TtlCache } from './cache.js';
 import { slackError } from './client.js';
 import type { NameResolver } from './names.js';
@@ -29,10 +30,11 @@ export class InboundHandler {
     private readonly bot: BotIdentity,
     private readonly names: NameResolver,
     private readonly threads: ThreadMembership,
+    private readonly answered: AnsweredLog,
     private readonly log: Logger,
   ) {}
 
-  async onEvent(event: SlackMessage, body: { team_id?: string; event_id?: string }, outcome: EventOutcome | undefined): Promise<void> {
+  async onEvent(event: SlackMessage, body: { team_id?: string; event_id?: string }, outcome: EventOutcome | undefined, retryNum?: number): Promise<void> {
     let key: string | undefined;
     try {
       const c = classify(event, body.team_id, this.bot);
@@ -47,6 +49,12 @@ export class InboundHandler {
         return;
       }
       this.seen.set(key, 'busy', SEEN_MS);
+      // A retry another process may have answered already (inbox messages are covered by the inbox).
+      if (retryNum && (await this.answered.has(key))) {
+        this.log.debug({ externalId: key, event: body.event_id }, 'slack retry of a message answered already');
+        this.seen.set(key, 'done', SEEN_MS);
+        return;
+      }
       if (c.needsThread && !(await this.threads.isIn(c.channel, c.thread!))) {
         this.log.debug({ channel: c.channel, thread: c.thread }, 'thread reply in a thread the bot is not in');
         this.seen.set(key, 'done', SEEN_MS);
@@ -60,8 +68,10 @@ export class InboundHandler {
         this.log.debug({ externalId: c.externalId, duplicate: r.duplicate, conversation: r.conversationId, edited: c.edited }, 'slack message accepted');
       } else if (r.kind === 'refused') {
         // Refusals (allowlist, pairing) go to the sender only where Slack allows it.
+        await this.answered.add(key);
         if (r.reply) void this.tell(c, r.reply, !c.dm);
       } else {
+        await this.answered.add(key);
         void this.tell(c, r.reply, false);
       }
     } catch (err) {

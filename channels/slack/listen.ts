@@ -3,6 +3,7 @@ import type { WebClient } from '@slack/web-api';
 import type { Logger } from 'pino';
 import type { ChannelListener, ListenContext } from '../../src/channel.js';
 import { ApprovalClicks } from './actions.js';
+import { AnsweredLog } from './answered.js';
 import { ACTION_RE } from './approvals.js';
 import { slackError, webClient, webClientOptions } from './client.js';
 import { requireListenSecret, type SlackConfig } from './config.js';
@@ -93,11 +94,12 @@ export class SlackListener implements ChannelListener {
     });
     const names = new NameResolver(this.client!, this.cfg.nameCacheMs, log);
     const threads = new ThreadMembership(this.client!, () => bot, log);
-    const inbound = new InboundHandler(ctx, this.client!, bot, names, threads, log);
+    const inbound = new InboundHandler(ctx, this.client!, bot, names, threads, new AnsweredLog(ctx.state, log), log);
     const clicks = new ApprovalClicks(ctx, this.client!, log);
     const outcomeOf = (context: Record<string, unknown>) => context.sbOutcome as EventOutcome | undefined;
-    app.event('message', async ({ event, body, context }) => inbound.onEvent(event as unknown as SlackMessage, body, outcomeOf(context)));
-    app.event('app_mention', async ({ event, body, context }) => inbound.onEvent(event as unknown as SlackMessage, body, outcomeOf(context)));
+    const retryOf = (context: Record<string, unknown>) => (typeof context.retryNum === 'number' ? context.retryNum : undefined);
+    app.event('message', async ({ event, body, context }) => inbound.onEvent(event as unknown as SlackMessage, body, outcomeOf(context), retryOf(context)));
+    app.event('app_mention', async ({ event, body, context }) => inbound.onEvent(event as unknown as SlackMessage, body, outcomeOf(context), retryOf(context)));
     app.action(ACTION_RE, async ({ ack, body, action }) => {
       await ack();
       await clicks.onClick(body as never, action as never);

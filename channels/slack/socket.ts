@@ -147,8 +147,15 @@ export class SocketConnection {
     };
     try {
       if (env.type === 'events_api') {
-        // Acknowledged once handled; a failure stays unacknowledged so Slack delivers it again.
-        if (await this.relay.event(env.body, env.retry_num, env.retry_reason)) await ack();
+        // Acknowledged once handled (or after ackTimeoutMs: Slack wants it within 3 s); a failure before
+        // then stays unacknowledged so Slack delivers it again.
+        let timer: NodeJS.Timeout | undefined;
+        const late = new Promise<'late'>((resolve) => {
+          timer = setTimeout(() => resolve('late'), this.cfg.ackTimeoutMs);
+        });
+        const handled = await Promise.race([this.relay.event(env.body, env.retry_num, env.retry_reason), late]);
+        clearTimeout(timer);
+        if (handled !== false) await ack();
         return;
       }
       if (env.type === 'interactive' || env.type === 'slash_commands') {
