@@ -95,12 +95,18 @@ describe('discord approvals', () => {
   });
 
   it('an answer typed in a channel ("yes CODE") needs no mention', async () => {
-    const { userMessage, code } = await requestApproval('echo typed >> typed.txt');
+    // Chatter that only looks like an answer is not one.
+    const chatter = w.fake.userMessage({ channelId: GENERAL, author: BOB, content: 'no mercy' });
+    const { userMessage, request, code } = await requestApproval('echo typed >> typed.txt');
     const typed = w.fake.userMessage({ channelId: GENERAL, author: OPERATOR, content: `yes ${code}` });
     const reply = await eventually(async () => repliesTo(GENERAL, typed)[0]);
     expect(reply.content).toMatch(new RegExp(`${code} approved`));
     await w.answered(userMessage);
     expect(repliesTo(APPROVE, userMessage)[1]!.content).toMatch(/exit code 0/);
+    expect(repliesTo(GENERAL, chatter)).toEqual([]);
+    expect(await w.inboxRows(chatter)).toEqual([]);
+    // Decided without a click: the resumed turn takes the stale buttons off the request.
+    expect(w.fake.messages.get(request.id)!.components).toEqual([]);
   });
 });
 

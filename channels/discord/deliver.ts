@@ -231,7 +231,11 @@ export class DiscordTurnDelivery implements TurnDelivery {
         const body = JSON.parse(row.body ?? '{}') as Partial<RecordBody>;
         const phase = typeof body.phase === 'number' ? body.phase : 0;
         if (row.state === 'parked') {
+          // The decision resumed the turn: its continuation is a new reply. The request's buttons go (a decision
+          // made elsewhere, over the HTTP API or the CLI, left them there; a click already removed them).
           this.phase = phase + 1;
+          const last = body.ids?.at(-1);
+          if (last) await this.rest.patch(Routes.channelMessage(this.target!.channelId, last), { body: { components: [] } }).catch((err: unknown) => this.log.debug({ err }, 'could not clear the approval buttons'));
         } else {
           this.phase = phase;
           this.msgs = (body.ids ?? []).map((id) => ({ id, content: '\u0000', components: '?', editedAt: 0 }));

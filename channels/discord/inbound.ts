@@ -29,16 +29,18 @@ function mentionsBot(message: Message, botId: string): boolean {
 /**
  * Normalizes a message into the envelope, or null when the channel should not
  * answer it: bots (itself included), webhooks and system messages; DMs when
- * disabled; guild messages without a mention where one is required (approval
- * answers such as "YES K7Q4P" need none); empty messages.
+ * disabled; guild messages without a mention where one is required (except what
+ * reads as an approval answer, "YES K7Q4P": returned with answerOnly, for the
+ * listener to check the code is pending); empty messages.
  */
-export async function toInbound(message: Message, botId: string, cfg: DiscordConfig, gens: Generations): Promise<InboundMessage | null> {
+export async function toInbound(message: Message, botId: string, cfg: DiscordConfig, gens: Generations): Promise<{ msg: InboundMessage; answerOnly: boolean } | null> {
   if (message.author.bot || message.webhookId || message.system) return null;
   const place = placeOf(message);
   const isDm = message.guildId === null;
   if (isDm && !cfg.dms) return null;
   const stripped = message.content.replace(new RegExp(`<@!?${botId}>`, 'g'), ' ').replace(/[ \t]+/g, ' ').trim();
-  if (!isDm && mentionRequired(cfg, place.channelId, place.parentId) && !mentionsBot(message, botId) && !parseApprovalAnswer(stripped)) return null;
+  const answerOnly = !isDm && mentionRequired(cfg, place.channelId, place.parentId) && !mentionsBot(message, botId);
+  if (answerOnly && !parseApprovalAnswer(stripped)) return null;
   const text = message.channel ? cleanContent(stripped, message.channel) : stripped;
   const attachments = [...message.attachments.values()].map((a) => ({
     name: a.name,
@@ -49,7 +51,7 @@ export async function toInbound(message: Message, botId: string, cfg: DiscordCon
   if (!text && attachments.length === 0) return null;
   const replyTo: DiscordReplyTo = { channelId: message.channelId, messageId: message.id, guildId: message.guildId ?? null };
   const member = message.member;
-  return {
+  const msg: InboundMessage = {
     channel: 'discord',
     externalId: message.id,
     conversationKey: await gens.key(place),
@@ -59,4 +61,5 @@ export async function toInbound(message: Message, botId: string, cfg: DiscordCon
     replyTo: { ...replyTo },
     receivedAt: message.createdAt,
   };
+  return { msg, answerOnly };
 }

@@ -113,8 +113,14 @@ export class DiscordListener implements ChannelListener {
     if (!ctx || !log || !this.client?.user) return;
     try {
       const botId = this.client.user.id;
-      const msg = await this.retrying(() => toInbound(message, botId, this.cfg, this.gens!));
-      if (!msg) return;
+      const inbound = await this.retrying(() => toInbound(message, botId, this.cfg, this.gens!));
+      if (!inbound) return;
+      const { msg, answerOnly } = inbound;
+      // Unaddressed chatter that merely looks like "no mercy": only a pending code makes it an answer.
+      if (answerOnly) {
+        const code = parseApprovalAnswer(msg.text)?.code;
+        if (!code || !(await this.ctx!.approvals.pending()).some((a) => a.code === code)) return;
+      }
       const reply = await this.receive(message, msg);
       if (reply) await message.reply({ content: reply.slice(0, 2000), allowedMentions: { parse: [], repliedUser: false } });
     } catch (err) {
