@@ -7,6 +7,7 @@ import { runApprovals } from './cli-approvals.js';
 import { runChat } from './cli-chat.js';
 import { runMemory } from './cli-memory.js';
 import { runMoat } from './cli-moat.js';
+import { runWebhooks } from './cli-webhooks.js';
 import { openDb } from './infra.js';
 import { createLogger } from './log.js';
 
@@ -17,6 +18,7 @@ commands:
   ingress   run the channel listeners and the HTTP server only (needs REDIS_URL and DATABASE_URL)
   worker    run turn workers only (needs REDIS_URL and DATABASE_URL)
   chat      a terminal chat with a running gateway (SWITCHBOARD_URL, SWITCHBOARD_API_KEY; inline approvals with SWITCHBOARD_OPERATOR_KEY)
+  webhooks  list | add ID URL --secret-env VAR --events E1,E2 | dead-letters   outbound event subscribers
   migrate   apply database migrations
   approvals list | approve CODE [--always] | deny CODE   answer approvals through the running gateway
             (SWITCHBOARD_URL, SWITCHBOARD_OPERATOR_KEY)
@@ -35,6 +37,7 @@ export async function main(argv: string[]): Promise<number> {
   if (argv[0] === 'approvals') return runApprovals(argv.slice(1));
   if (argv[0] === 'memory') return runMemory(argv.slice(1));
   if (argv[0] === 'chat') return runChat(argv.slice(1));
+  if (argv[0] === 'webhooks') return runWebhooks(argv.slice(1));
   let parsed;
   try {
     parsed = parseArgs({ args: argv, allowPositionals: true, options: { json: { type: 'boolean' }, probe: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } });

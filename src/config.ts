@@ -179,6 +179,29 @@ export const configSchema = z
       })
       .strict()
       .prefault({}),
+    webhooks: z
+      .object({
+        /** Subscribers to outbound events (more can be added with `switchboard webhooks add`). */
+        subscribers: z
+          .array(
+            z
+              .object({
+                id: z.string().regex(/^[a-zA-Z0-9_-]+$/),
+                url: z.string().url(),
+                secretEnv: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/),
+                events: z.array(z.enum(['turn.completed', 'turn.failed', 'approval.requested', 'approval.decided', 'provider.fallback', '*'])).min(1),
+                /** Private address ranges this subscriber may be reached on (the SSRF guard refuses them otherwise). */
+                allowCidrs: z.array(z.string()).default([]),
+              })
+              .strict(),
+          )
+          .default([]),
+        /** Tries per event before it is dead-lettered. */
+        maxAttempts: z.number().int().positive().default(6),
+        backoffMs: z.number().int().positive().default(2_000),
+      })
+      .strict()
+      .prefault({}),
     skills: z
       .object({
         /** A folder of operator playbooks (markdown, optional `summary:` front matter), next to the bundled prompts/skills. */

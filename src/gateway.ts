@@ -24,6 +24,8 @@ import type { ChannelInstance } from './channel.js';
 import { configureChannels } from './channels.js';
 import { ConversationCommands } from './commands.js';
 import { loadSkills, skillsPromptBlock, skillTools } from './skills.js';
+import { EventHub } from './webhooks/events.js';
+import { registerWebhookApi } from './webhooks/api.js';
 
 export interface Roles {
   /** Channel listeners and the HTTP server. */
@@ -64,7 +66,8 @@ export class Gateway {
     const infra = await openInfra(config);
     const chain: ProviderChain | null = slots.length ? new FallbackChain(slots, infra.cooldowns, config.fallback) : null;
     const metrics = new Metrics();
-    const approvals = new ApprovalService({ approvals: infra.approvals, store: infra.store, queue: infra.queue, timers: infra.timers, config, log });
+    const events = new EventHub({ queue: infra.events, store: infra.webhooks, config, log, env });
+    const approvals = new ApprovalService({ approvals: infra.approvals, store: infra.store, queue: infra.queue, timers: infra.timers, config, log, events });
     const skills = loadSkills(config.skills.dir);
     const tools = [...skillTools(() => skills), ...builtinTools({
       store: infra.store,
@@ -98,6 +101,8 @@ export class Gateway {
           metrics,
           deliverers: new Map(channels.filter((c) => c.deliverer).map((c) => [c.name, c.deliverer!])),
           deliverContext: { deliveries: infra.deliveries, state: infra.channelState, config, log },
+          events,
+          eventQueue: infra.events,
         });
         for (const c of channels) await c.deliverer?.start?.({ deliveries: infra.deliveries, state: infra.channelState, config, log: log.child({ channel: c.name }) });
         worker.start();
@@ -116,6 +121,7 @@ export class Gateway {
         const ingress = new Ingress(infra.store, infra.queue, log, { access, approvals, commands, conversations: { config, bus: infra.bus } });
         registerHttpChannel(http, { config, auth, store: infra.store, bus: infra.bus, ingress, approvals, commands });
         registerMcpServer(http, { auth, store: infra.store, bus: infra.bus, ingress, approvals });
+        registerWebhookApi(http, auth, infra.webhooks, events);
         for (const c of channels) await c.listener?.start({ ingress, approvals, access, http, state: infra.channelState, deliveries: infra.deliveries, config, log: log.child({ channel: c.name }) });
         await http.start();
         log.info({ url: http.url, mode: infra.mode }, 'switchboard is listening');

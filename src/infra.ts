@@ -20,6 +20,8 @@ import { AccessStore } from '../adapters/store/access.js';
 import { ApprovalStore } from '../adapters/store/approvals.js';
 import { DeliveryStore } from '../adapters/store/deliveries.js';
 import { ChannelStateStore } from '../adapters/store/channel-state.js';
+import { WebhookStore } from '../adapters/store/webhooks.js';
+import type { EventJob } from './webhooks/events.js';
 import { Store } from '../adapters/store/store.js';
 import type { TimerJob } from './approvals/service.js';
 import { ConfigError, type Config } from './config.js';
@@ -33,7 +35,10 @@ export interface Infra {
   access: AccessStore;
   deliveries: DeliveryStore;
   channelState: ChannelStateStore;
+  webhooks: WebhookStore;
   queue: JobQueue<DrainJob>;
+  /** Outbound event webhooks: one job per event and subscriber, retried, then dead-lettered. */
+  events: JobQueue<EventJob>;
   /** Deadlines (approval expiry): delayed jobs, durable on Redis. */
   timers: JobQueue<TimerJob>;
   bus: Bus;
@@ -64,6 +69,8 @@ export async function openInfra(cfg: Config): Promise<Infra> {
   const q = cfg.queue;
   let queue: JobQueue<DrainJob>;
   let timers: JobQueue<TimerJob>;
+  let events: JobQueue<EventJob>;
+  const eventRetry = { attempts: cfg.webhooks.maxAttempts, backoffMs: cfg.webhooks.backoffMs };
   let bus: Bus;
   let locks: LockService;
   let cooldowns: CooldownStore;
@@ -71,12 +78,14 @@ export async function openInfra(cfg: Config): Promise<Infra> {
     const bull = { prefix: q.prefix, attempts: q.attempts, backoffMs: q.backoffMs, lockDurationMs: q.lockDurationMs, stalledIntervalMs: q.stalledIntervalMs };
     queue = new BullQueue<DrainJob>('drain', cfg.redisUrl, bull);
     timers = new BullQueue<TimerJob>('timers', cfg.redisUrl, bull);
+    events = new BullQueue<EventJob>('events', cfg.redisUrl, { ...bull, ...eventRetry });
     bus = new RedisStreamsBus(cfg.redisUrl, { prefix: q.prefix });
     locks = new RedisLocks(cfg.redisUrl, q.prefix);
     cooldowns = new RedisCooldowns(cfg.redisUrl, q.prefix);
   } else {
     queue = new MemoryQueue<DrainJob>({ attempts: q.attempts, backoffMs: q.backoffMs });
     timers = new MemoryQueue<TimerJob>({ attempts: q.attempts, backoffMs: q.backoffMs });
+    events = new MemoryQueue<EventJob>(eventRetry);
     bus = new MemoryBus();
     locks = new MemoryLocks();
     cooldowns = new MemoryCooldowns();
@@ -88,14 +97,17 @@ export async function openInfra(cfg: Config): Promise<Infra> {
     access: new AccessStore(db),
     deliveries: new DeliveryStore(db),
     channelState: new ChannelStateStore(db),
+    webhooks: new WebhookStore(db),
     queue,
     timers,
+    events,
     bus,
     locks,
     cooldowns,
     async close() {
       await queue.close();
       await timers.close();
+      await events.close();
       await bus.close();
       await locks.close();
       await cooldowns.close();

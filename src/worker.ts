@@ -9,6 +9,7 @@ import type { TimerJob } from './approvals/service.js';
 import type { ChannelDeliverer, DeliverContext } from './channel.js';
 import { controlTopic } from './commands.js';
 import { queueModeFor, type QueueMode } from './queue-mode.js';
+import type { EventHub, EventJob } from './webhooks/events.js';
 import { runTurn, type TurnDeps } from './turn-runner.js';
 
 export interface DrainJob {
@@ -19,6 +20,9 @@ export interface WorkerDeps extends TurnDeps {
   /** Channel deliverers by channel name (the HTTP channel delivers through the bus alone). */
   deliverers: Map<string, ChannelDeliverer>;
   deliverContext: DeliverContext;
+  /** Outbound event webhooks (turn.completed, provider.fallback...). */
+  events?: EventHub;
+  eventQueue?: JobQueue<EventJob>;
   queue: JobQueue<DrainJob>;
   timers: JobQueue<TimerJob>;
   bus: Bus;
@@ -48,6 +52,8 @@ export class Worker {
     queue.process(async (job) => this.drain(job.data.conversationId, job.signal), { concurrency: config.queue.concurrency });
     // Approval deadlines: fail-closed expiry resumes the parked turn.
     this.deps.timers.process(async () => void (await this.deps.approvals.expire()), { concurrency: 1 });
+    const hub = this.deps.events;
+    if (hub) this.deps.eventQueue?.process(async (job) => hub.deliver(job.data, job.attempt), { concurrency: 4 });
     // At start, anything left unconsumed by a previous life is drained right away.
     void this.sweep(0);
     this.sweepTimer = setInterval(() => void this.sweep(config.queue.recoverAfterMs), config.queue.recoverIntervalMs);
@@ -133,6 +139,11 @@ export class Worker {
               (e) => {
                 publisher.push(e);
                 delivery?.event(e);
+                if (e.type === 'done' && this.deps.events) {
+                  const data = { conversation: conv.id, conversationKey: conv.key, channel: conv.channel, turn: e.turnId, finishReason: e.finishReason, text: e.text, usage: e.usage, slot: e.provider?.slot ?? null };
+                  if (e.finishReason !== 'approval_pending') this.deps.events.emit(e.finishReason === 'error' ? 'turn.failed' : 'turn.completed', data);
+                  if (e.provider?.fallbackActivated) this.deps.events.emit('provider.fallback', { ...data, attempts: e.provider.attempts });
+                }
               },
               turnSignal,
               async () => {

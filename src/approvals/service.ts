@@ -5,6 +5,7 @@ import type { Store } from '../../adapters/store/store.js';
 import type { Config } from '../config.js';
 import type { DrainJob } from '../worker.js';
 import type { AnswerDecision } from './parse.js';
+import type { EventHub } from '../webhooks/events.js';
 
 export interface TimerJob {
   kind: 'expire-approval';
@@ -37,6 +38,7 @@ export class ApprovalService {
       timers: JobQueue<TimerJob>;
       config: Config;
       log: Logger;
+      events?: EventHub;
     },
   ) {}
 
@@ -48,6 +50,7 @@ export class ApprovalService {
     const expiresAt = new Date(Date.now() + this.deps.config.approvals.timeoutMs);
     const row = await this.deps.approvals.create({ ...a, expiresAt });
     await this.deps.approvals.audit(a.requester ?? 'unknown', 'approval.requested', row.code, { approval: row.id, tool: row.tool, tier: row.tier, turn: row.turn_id });
+    this.deps.events?.emit('approval.requested', { code: row.code, conversation: row.conversation_id, turn: row.turn_id, tool: row.tool, arguments: row.args, tier: row.tier, expiresAt: new Date(row.expires_at).toISOString() });
     const delay = Math.max(0, new Date(row.expires_at).getTime() - Date.now()) + 250;
     await this.deps.timers.add({ kind: 'expire-approval', approvalId: row.id }, { delayMs: delay }).catch((err: unknown) => {
       // The periodic sweep expires it anyway.
@@ -87,6 +90,7 @@ export class ApprovalService {
     const a = outcome.approval;
     if (a.always) await approvals.addRule(a.tool, a.pattern, who);
     await approvals.audit(who, `approval.${a.status}`, normalized, { approval: a.id, always: a.always, via: actor.channel });
+    this.deps.events?.emit('approval.decided', { code: a.code, conversation: a.conversation_id, tool: a.tool, status: a.status, always: a.always, by: who });
     await this.resumeIfReady(a.turn_id);
     const verb = a.status === 'approved' ? (a.always ? 'approved, and always allowed from now on' : 'approved') : 'refused';
     return { ok: true, approval: a, message: `${normalized} ${verb} by ${actor.id}.` };
@@ -97,6 +101,7 @@ export class ApprovalService {
     const expired = await this.deps.approvals.expireDue();
     for (const a of expired) {
       await this.deps.approvals.audit('deadline', 'approval.expired', a.code, { approval: a.id });
+      this.deps.events?.emit('approval.decided', { code: a.code, conversation: a.conversation_id, tool: a.tool, status: 'expired', by: 'deadline' });
       await this.resumeIfReady(a.turn_id);
     }
     return expired.length;

@@ -1,0 +1,67 @@
+import type { Logger } from 'pino';
+import { safeFetch } from '../../moat/ssrf.js';
+import type { ChannelDeliverer, DeliverContext, TurnDelivery, TurnTarget } from '../../src/channel.js';
+import type { TurnEvent } from '../../src/events.js';
+import type { WebhookChannelConfig } from './config.js';
+import { signedHeaders } from './signature.js';
+
+/**
+ * Replies go to the webhook's callback URL (from configuration; from the
+ * request only where allowed), through the SSRF guard, signed, retried with
+ * backoff, and recorded on the turn's delivery row.
+ */
+export class WebhookDeliverer implements ChannelDeliverer {
+  constructor(
+    private readonly cfg: WebhookChannelConfig,
+    private readonly secrets: Map<string, string>,
+  ) {}
+
+  open(target: TurnTarget, ctx: DeliverContext): TurnDelivery {
+    const replyTo = (target.batch[0]?.reply_to ?? {}) as { hook?: string; callbackUrl?: string };
+    const hook = this.cfg.hooks.find((h) => h.name === replyTo.hook);
+    let text = '';
+    let finish = '';
+    const events: string[] = [];
+    return {
+      event: (e: TurnEvent) => {
+        if (e.type === 'text_delta') text += e.delta;
+        else if (e.type === 'reset') text = '';
+        else if (e.type === 'approval_requested') events.push(`approval:${e.approval.code}`);
+        else if (e.type === 'done') {
+          text = e.text;
+          finish = e.finishReason;
+        }
+      },
+      close: async () => {
+        if (!hook) return;
+        const url = (hook.allowRequestCallback && replyTo.callbackUrl) || hook.callbackUrl;
+        if (!url) return;
+        const body = JSON.stringify({ conversation: target.conversation.key, turn: target.turnId, text, finishReason: finish || 'stop', approvals: events });
+        await deliver(url, body, this.secrets.get(hook.name)!, hook.allowCallbackCidrs, this.cfg, ctx, target, ctx.log);
+      },
+    };
+  }
+}
+
+async function deliver(url: string, body: string, secret: string, allowCidrs: string[], cfg: WebhookChannelConfig, ctx: DeliverContext, target: TurnTarget, log: Logger): Promise<void> {
+  const prior = await ctx.deliveries.get(target.turnId, 'webhook', url);
+  if (prior?.state === 'delivered') return; // a retried turn does not call back twice
+  let lastError = '';
+  for (let attempt = 1; attempt <= cfg.callbackAttempts; attempt++) {
+    try {
+      const res = await safeFetch(url, { method: 'POST', headers: signedHeaders(secret, body), body, allowCidrs, timeoutMs: 10_000, maxRedirects: 0 });
+      if (res.status >= 200 && res.status < 300) {
+        await ctx.deliveries.record(target.turnId, 'webhook', url, { state: 'delivered', body: `HTTP ${res.status} after ${attempt} attempt(s)` });
+        return;
+      }
+      lastError = `HTTP ${res.status}`;
+      if (res.status < 500 && res.status !== 429) break; // the receiver refused it: retrying will not help
+    } catch (err) {
+      lastError = (err as Error).message;
+      if ((err as Error).name === 'SsrfBlockedError') break;
+    }
+    await new Promise((r) => setTimeout(r, cfg.callbackBackoffMs * 2 ** (attempt - 1)));
+  }
+  log.warn({ url, turn: target.turnId, error: lastError }, 'webhook callback failed');
+  await ctx.deliveries.record(target.turnId, 'webhook', url, { state: 'failed', body: lastError });
+}

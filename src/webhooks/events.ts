@@ -1,0 +1,83 @@
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { JobQueue } from '../../adapters/queue/port.js';
+import type { WebhookStore } from '../../adapters/store/webhooks.js';
+import { signedHeaders } from '../../channels/webhook/signature.js';
+import { safeFetch } from '../../moat/ssrf.js';
+import type { Config } from '../config.js';
+
+export const EVENT_TYPES = ['turn.completed', 'turn.failed', 'approval.requested', 'approval.decided', 'provider.fallback'] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
+
+export interface OutboundEvent {
+  id: string;
+  type: EventType;
+  at: string;
+  data: Record<string, unknown>;
+}
+
+export interface EventJob {
+  subscriber: string;
+  event: OutboundEvent;
+}
+
+interface Subscriber {
+  id: string;
+  url: string;
+  secretEnv: string;
+  events: string[];
+  allowCidrs: string[];
+}
+
+/**
+ * Outbound event webhooks. emit() only enqueues (a turn never waits for a
+ * subscriber); the queue delivers each event to each subscriber, signed,
+ * retried with backoff, and dead-letters it after webhooks.maxAttempts.
+ */
+export class EventHub {
+  constructor(
+    private readonly deps: { queue: JobQueue<EventJob>; store: WebhookStore; config: Config; log: Logger; env: Record<string, string | undefined> },
+  ) {}
+
+  private async subscribers(): Promise<Subscriber[]> {
+    const fromConfig = this.deps.config.webhooks.subscribers.map((s) => ({ ...s, allowCidrs: s.allowCidrs }));
+    const fromDb = (await this.deps.store.subscribers()).map((s) => ({ id: s.id, url: s.url, secretEnv: s.secret_env, events: s.events, allowCidrs: [] as string[] }));
+    return [...fromConfig, ...fromDb.filter((d) => !fromConfig.some((c) => c.id === d.id))];
+  }
+
+  /** Never throws and never waits for delivery. */
+  emit(type: EventType, data: Record<string, unknown>): void {
+    void (async () => {
+      const event: OutboundEvent = { id: `evt_${randomUUID()}`, type, at: new Date().toISOString(), data };
+      for (const s of await this.subscribers()) {
+        if (s.events.includes(type) || s.events.includes('*')) await this.deps.queue.add({ subscriber: s.id, event });
+      }
+    })().catch((err: unknown) => this.deps.log.warn({ err, type }, 'could not queue an outbound event'));
+  }
+
+  /** The queue's handler: one delivery attempt; throws to retry; dead-letters on the last. */
+  async deliver(job: EventJob, attempt: number): Promise<void> {
+    const s = (await this.subscribers()).find((x) => x.id === job.subscriber);
+    if (!s) return;
+    const secret = this.deps.env[s.secretEnv];
+    const max = this.deps.config.webhooks.maxAttempts;
+    let error = '';
+    if (!secret) error = `environment variable ${s.secretEnv} is not set`;
+    else {
+      const body = JSON.stringify(job.event);
+      try {
+        const res = await safeFetch(s.url, { method: 'POST', headers: { ...signedHeaders(secret, body), 'x-switchboard-event': job.event.type, 'x-switchboard-delivery': job.event.id }, body, allowCidrs: s.allowCidrs, timeoutMs: 10_000, maxRedirects: 0 });
+        if (res.status >= 200 && res.status < 300) return;
+        error = `HTTP ${res.status}`;
+      } catch (err) {
+        error = (err as Error).message;
+      }
+    }
+    if (attempt >= max) {
+      await this.deps.store.deadLetter(s.id, job.event, error, attempt);
+      this.deps.log.warn({ subscriber: s.id, event: job.event.type, error }, 'webhook event dead-lettered');
+      return;
+    }
+    throw new Error(error);
+  }
+}

@@ -1,0 +1,141 @@
+/** Webhooks in (signed, replay-proof, idempotent, callback through the SSRF guard) and out (events, retried, dead-lettered). */
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sign, verify } from '../channels/webhook/signature.js';
+import type { Gateway } from '../src/gateway.js';
+import { FakeLlm, lastUserText, reply } from './fakes/fake-llm.js';
+import { eventually, openaiClient, startGateway, testConfig } from './support/gateway.js';
+
+const SECRET = 'webhook-secret-0123456789';
+const OPERATOR_KEY = 'op-key-hooks-0001';
+
+interface Received {
+  body: any;
+  headers: IncomingMessage['headers'];
+}
+
+async function receiver(status: () => number): Promise<{ server: Server; url: string; got: Received[] }> {
+  const got: Received[] = [];
+  const server = createServer((req, res) => {
+    let raw = '';
+    req.on('data', (d) => (raw += d));
+    req.on('end', () => {
+      const code = status();
+      if (code === 200) got.push({ body: JSON.parse(raw), headers: req.headers });
+      res.writeHead(code).end();
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return { server, url: `http://127.0.0.1:${(server.address() as { port: number }).port}/hook`, got };
+}
+
+describe('webhooks', () => {
+  let fake: FakeLlm;
+  let gw: Gateway;
+  let callback: Awaited<ReturnType<typeof receiver>>;
+  let flaky: Awaited<ReturnType<typeof receiver>>;
+  let dead: Awaited<ReturnType<typeof receiver>>;
+  let flakyCalls = 0;
+  beforeAll(async () => {
+    process.env.SB_HOOK_SECRET = SECRET;
+    process.env.SB_EVENTS_SECRET = 'events-secret-0123456789';
+    fake = new FakeLlm();
+    await fake.start();
+    fake.respond((req) => reply(`hooked: ${lastUserText(req.body)}`));
+    callback = await receiver(() => 200);
+    flaky = await receiver(() => (++flakyCalls <= 3 ? 500 : 200));
+    dead = await receiver(() => 503);
+    gw = await startGateway(
+      testConfig(fake, {}, {
+        http: { operatorKeys: [OPERATOR_KEY] },
+        channels: {
+          webhook: {
+            hooks: [
+              { name: 'crm', secretEnv: 'SB_HOOK_SECRET', callbackUrl: callback.url, allowCallbackCidrs: ['127.0.0.1/32'] },
+              { name: 'internal', secretEnv: 'SB_HOOK_SECRET', callbackUrl: 'http://127.0.0.1:9/nowhere' },
+            ],
+            callbackBackoffMs: 50,
+          },
+        },
+        webhooks: {
+          maxAttempts: 4,
+          backoffMs: 50,
+          subscribers: [
+            { id: 'flaky', url: flaky.url, secretEnv: 'SB_EVENTS_SECRET', events: ['turn.completed'], allowCidrs: ['127.0.0.1/32'] },
+            { id: 'dead', url: dead.url, secretEnv: 'SB_EVENTS_SECRET', events: ['turn.completed'], allowCidrs: ['127.0.0.1/32'] },
+          ],
+        },
+      }),
+    );
+  });
+  afterAll(async () => {
+    await gw?.close();
+    await fake?.close();
+    for (const r of [callback, flaky, dead]) r?.server.close();
+  });
+
+  const post = (name: string, body: unknown, opts: { ts?: number; secret?: string; headers?: Record<string, string> } = {}) => {
+    const raw = JSON.stringify(body);
+    const ts = opts.ts ?? Math.floor(Date.now() / 1000);
+    return fetch(`${gw.url}/v1/webhooks/${name}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-switchboard-timestamp': String(ts), 'x-switchboard-signature': sign(opts.secret ?? SECRET, ts, raw), ...opts.headers },
+      body: raw,
+    });
+  };
+
+  it('answers a signed message at once and delivers the reply, signed, to the configured callback', async () => {
+    const r = await post('crm', { text: 'new lead: ACME', conversation: 'lead-1' });
+    expect(r.status).toBe(202);
+    await eventually(async () => callback.got.length === 1);
+    const got = callback.got[0]!;
+    expect(got.body).toMatchObject({ text: 'hooked: new lead: ACME', finishReason: 'stop' });
+    expect(verify(SECRET, got.headers, Buffer.from(JSON.stringify(got.body)), 300).ok).toBe(true);
+  });
+
+  it('refuses forged, expired and replayed signatures', async () => {
+    expect((await post('crm', { text: 'x' }, { secret: 'wrong-secret-000000000' })).status).toBe(401);
+    expect((await post('crm', { text: 'x' }, { ts: Math.floor(Date.now() / 1000) - 3600 })).status).toBe(401);
+    expect((await fetch(`${gw.url}/v1/webhooks/crm`, { method: 'POST', body: '{"text":"x"}' })).status).toBe(401);
+    // A captured request replayed later than the window is refused even with its valid signature.
+    const raw = JSON.stringify({ text: 'captured' });
+    const old = Math.floor(Date.now() / 1000) - 600;
+    const replay = await fetch(`${gw.url}/v1/webhooks/crm`, { method: 'POST', headers: { 'x-switchboard-timestamp': String(old), 'x-switchboard-signature': sign(SECRET, old, raw) }, body: raw });
+    expect(replay.status).toBe(401);
+    expect((await post('nope', { text: 'x' })).status).toBe(404);
+  });
+
+  it('answers a retried delivery (same idempotency key) once', async () => {
+    const before = fake.requests.length;
+    const n = callback.got.length;
+    for (let i = 0; i < 3; i++) expect((await post('crm', { text: 'only once please', conversation: 'idem' }, { headers: { 'idempotency-key': 'delivery-77' } })).status).toBe(202);
+    await eventually(async () => callback.got.length === n + 1);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(fake.requests.length - before).toBe(1);
+    expect(callback.got.length).toBe(n + 1);
+  });
+
+  it('refuses a callback to a private address (and a callback URL taken from the request)', async () => {
+    expect((await post('crm', { text: 'x', callbackUrl: 'http://169.254.169.254/latest' })).status).toBe(400);
+    expect((await post('internal', { text: 'call me back inside' })).status).toBe(202);
+    const row = await eventually(async () => (await gw.infra.store.db.query<{ state: string; body: string }>(`select state, body from deliveries where channel = 'webhook' and target like '%127.0.0.1:9%'`)).rows[0]);
+    expect(row.state).toBe('failed');
+    expect(row.body).toMatch(/private|loopback|refused/i);
+  });
+
+  it('delivers events to a subscriber that fails three times on the fourth try, and dead-letters a dead one', async () => {
+    await openaiClient(gw.url!).chat.completions.create({ model: 'default', messages: [{ role: 'user', content: 'an event please' }] });
+    await eventually(async () => flaky.got.some((g) => g.body.data.text === 'hooked: an event please'), 20_000);
+    const ev = flaky.got.find((g) => g.body.data.text === 'hooked: an event please')!;
+    expect(ev.body.type).toBe('turn.completed');
+    expect(ev.headers['x-switchboard-event']).toBe('turn.completed');
+    expect(flakyCalls).toBeGreaterThanOrEqual(4);
+    const letters = await eventually(async () => {
+      const r = await fetch(`${gw.url}/v1/events/dead-letters`, { headers: { authorization: `Bearer ${OPERATOR_KEY}` } });
+      const b = (await r.json()) as { data: Array<{ subscriber: string; attempts: number; error: string; event: { type: string } }> };
+      return b.data.find((d) => d.subscriber === 'dead' && d.event.type === 'turn.completed');
+    }, 20_000);
+    expect(letters).toMatchObject({ attempts: 4, error: 'HTTP 503' });
+    expect(dead.got).toHaveLength(0);
+  });
+});
