@@ -9,7 +9,7 @@ import {
   type BeforeToolCallContext,
   type BeforeToolCallResult,
 } from '@mariozechner/pi-agent-core';
-import type { AssistantMessage, Context, Message } from '@mariozechner/pi-ai';
+import { createAssistantMessageEventStream, type AssistantMessage, type Context, type Message } from '@mariozechner/pi-ai';
 import type { ProviderChain, ChainHooks } from '../providers/chain.js';
 import type { FinishReason, TurnUsage } from './events.js';
 
@@ -42,6 +42,8 @@ export interface AgentRunInput {
   toProvider?: (context: Context) => Context;
   /** steer mode: messages that arrived meanwhile, injected before the next model call. */
   getSteeringMessages?: () => Promise<Message[]>;
+  /** Per-turn budget, checked before each model call (0: none). */
+  budget?: { tokens: number; costUsd: number; spent?: TurnUsage };
   /** Before each model call: what the model sees of the messages (compaction). */
   transformContext?: (messages: Message[], signal?: AbortSignal) => Promise<Message[]>;
 }
@@ -132,8 +134,24 @@ export async function runAgent(input: AgentRunInput, cb: AgentRunCallbacks): Pro
     ...(input.getSteeringMessages ? { getSteeringMessages: input.getSteeringMessages } : {}),
     ...(input.transformContext ? { transformContext: async (msgs: AgentMessage[], signal?: AbortSignal) => input.transformContext!(msgs.filter(isLlmMessage), signal) } : {}),
   };
-  const streamFn = (_model: unknown, context: Context, options?: Parameters<ProviderChain['stream']>[1]) =>
-    input.chain.stream(input.toProvider ? input.toProvider(context) : context, options ?? {}, {
+  let budgetHit = false;
+  const streamFn = (_model: unknown, context: Context, options?: Parameters<ProviderChain['stream']>[1]) => {
+    // The budget is checked before each model call: a call that would start past it is not made.
+    const b = input.budget;
+    const spentTokens = usage.totalTokens + (b?.spent?.totalTokens ?? 0);
+    const spentCost = usage.cost + (b?.spent?.cost ?? 0);
+    if (b && ((b.tokens && spentTokens >= b.tokens) || (b.costUsd && spentCost >= b.costUsd))) {
+      budgetHit = true;
+      const out = createAssistantMessageEventStream();
+      const model = input.chain.primary;
+      out.push({
+        type: 'error',
+        reason: 'aborted',
+        error: { role: 'assistant', content: [], api: model.api, provider: model.provider, model: model.id, usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } }, stopReason: 'aborted', errorMessage: 'turn budget reached', timestamp: Date.now() },
+      });
+      return out;
+    }
+    return input.chain.stream(input.toProvider ? input.toProvider(context) : context, options ?? {}, {
       ...cb,
       // The chain withdraws the partial message: forget its text too.
       onReset: (reason) => {
@@ -142,6 +160,7 @@ export async function runAgent(input: AgentRunInput, cb: AgentRunCallbacks): Pro
         cb.onReset?.(reason);
       },
     });
+  };
   const context = { systemPrompt: input.systemPrompt, messages: [...input.history] as AgentMessage[], tools: input.tools };
   let added: Message[];
   if (input.resumed) {
@@ -157,7 +176,8 @@ export async function runAgent(input: AgentRunInput, cb: AgentRunCallbacks): Pro
   if (last?.stopReason === 'error') {
     finishReason = 'error';
     error = last.errorMessage ?? 'the model provider failed';
-  } else if (last?.stopReason === 'aborted') finishReason = 'aborted';
+  } else if (budgetHit) finishReason = 'budget';
+  else if (last?.stopReason === 'aborted') finishReason = 'aborted';
   else if (last?.stopReason === 'length') finishReason = 'length';
   else if (capped && last?.stopReason === 'toolUse') finishReason = 'turn_cap';
   return { newMessages: added, finishReason, text, usage, ...(error ? { error } : {}) };

@@ -129,6 +129,22 @@ export const configSchema = z
       })
       .strict()
       .prefault({}),
+    limits: z
+      .object({
+        /** Messages per sender: a burst of `burst`, refilled at `perMinute`. 0 turns a limit off. */
+        sender: z.object({ burst: z.number().int().nonnegative().default(20), perMinute: z.number().nonnegative().default(30) }).strict().prefault({}),
+        /** Messages per conversation. */
+        conversation: z.object({ burst: z.number().int().nonnegative().default(30), perMinute: z.number().nonnegative().default(60) }).strict().prefault({}),
+        /** Apply the sender and conversation limits to the HTTP API too (per API key); chat channels always. */
+        applyToHttp: z.boolean().default(false),
+        /** Turns running at once across every worker (0: no cap beyond each worker's concurrency). */
+        globalConcurrentTurns: z.number().int().nonnegative().default(0),
+        /** Per-turn budgets, checked before each model call (0: none). */
+        turnTokens: z.number().int().nonnegative().default(0),
+        turnCostUsd: z.number().nonnegative().default(0),
+      })
+      .strict()
+      .prefault({}),
     compaction: z
       .object({
         /** Compact when the context would exceed this share of the model's window. */

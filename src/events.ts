@@ -50,6 +50,6 @@ export type TurnEvent =
     }
   | { type: 'error'; turnId: string; message: string; code: string };
 
-export type FinishReason = 'stop' | 'length' | 'turn_cap' | 'error' | 'aborted' | 'no_provider' | 'approval_pending' | 'blocked_secret';
+export type FinishReason = 'stop' | 'length' | 'turn_cap' | 'error' | 'aborted' | 'no_provider' | 'approval_pending' | 'blocked_secret' | 'budget';
 
 export type TurnEventType = TurnEvent['type'];

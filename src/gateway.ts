@@ -25,6 +25,7 @@ import { configureChannels } from './channels.js';
 import { ConversationCommands } from './commands.js';
 import { loadSkills, skillsPromptBlock, skillTools } from './skills.js';
 import { EventHub } from './webhooks/events.js';
+import { RateLimits } from './limits.js';
 import { registerWebhookApi } from './webhooks/api.js';
 
 export interface Roles {
@@ -118,8 +119,9 @@ export class Gateway {
         }), () => channels.filter((c) => c.listener).map((c) => ({ name: c.name, ...c.listener!.health() })));
         const access = new AccessControl(infra.access, config);
         const commands = new ConversationCommands(infra.store, infra.bus, provider);
-        const ingress = new Ingress(infra.store, infra.queue, log, { access, approvals, commands, conversations: { config, bus: infra.bus } });
-        registerHttpChannel(http, { config, auth, store: infra.store, bus: infra.bus, ingress, approvals, commands });
+        const limits = new RateLimits(infra.rateLimiter, config);
+        const ingress = new Ingress(infra.store, infra.queue, log, { access, approvals, commands, conversations: { config, bus: infra.bus }, limits });
+        registerHttpChannel(http, { config, auth, store: infra.store, bus: infra.bus, ingress, approvals, commands, limits });
         registerMcpServer(http, { auth, store: infra.store, bus: infra.bus, ingress, approvals });
         registerWebhookApi(http, auth, infra.webhooks, events);
         for (const c of channels) await c.listener?.start({ ingress, approvals, access, http, state: infra.channelState, deliveries: infra.deliveries, config, log: log.child({ channel: c.name }) });

@@ -21,6 +21,9 @@ import { ApprovalStore } from '../adapters/store/approvals.js';
 import { DeliveryStore } from '../adapters/store/deliveries.js';
 import { ChannelStateStore } from '../adapters/store/channel-state.js';
 import { WebhookStore } from '../adapters/store/webhooks.js';
+import { MemoryRateLimiter } from '../adapters/ratelimit/memory.js';
+import type { RateLimiter } from '../adapters/ratelimit/port.js';
+import { RedisRateLimiter } from '../adapters/ratelimit/redis.js';
 import type { EventJob } from './webhooks/events.js';
 import { Store } from '../adapters/store/store.js';
 import type { TimerJob } from './approvals/service.js';
@@ -43,6 +46,7 @@ export interface Infra {
   timers: JobQueue<TimerJob>;
   bus: Bus;
   locks: LockService;
+  rateLimiter: RateLimiter;
   /** Provider slot cooldowns, shared by all workers on Redis. */
   cooldowns: CooldownStore;
   close(): Promise<void>;
@@ -74,21 +78,24 @@ export async function openInfra(cfg: Config): Promise<Infra> {
   let bus: Bus;
   let locks: LockService;
   let cooldowns: CooldownStore;
+  let rateLimiter: RateLimiter;
   if (cfg.redisUrl) {
     const bull = { prefix: q.prefix, attempts: q.attempts, backoffMs: q.backoffMs, lockDurationMs: q.lockDurationMs, stalledIntervalMs: q.stalledIntervalMs };
-    queue = new BullQueue<DrainJob>('drain', cfg.redisUrl, bull);
+    queue = new BullQueue<DrainJob>('drain', cfg.redisUrl, { ...bull, globalConcurrency: cfg.limits.globalConcurrentTurns });
     timers = new BullQueue<TimerJob>('timers', cfg.redisUrl, bull);
     events = new BullQueue<EventJob>('events', cfg.redisUrl, { ...bull, ...eventRetry });
     bus = new RedisStreamsBus(cfg.redisUrl, { prefix: q.prefix });
     locks = new RedisLocks(cfg.redisUrl, q.prefix);
     cooldowns = new RedisCooldowns(cfg.redisUrl, q.prefix);
+    rateLimiter = new RedisRateLimiter(cfg.redisUrl, q.prefix);
   } else {
-    queue = new MemoryQueue<DrainJob>({ attempts: q.attempts, backoffMs: q.backoffMs });
+    queue = new MemoryQueue<DrainJob>({ attempts: q.attempts, backoffMs: q.backoffMs, globalConcurrency: cfg.limits.globalConcurrentTurns });
     timers = new MemoryQueue<TimerJob>({ attempts: q.attempts, backoffMs: q.backoffMs });
     events = new MemoryQueue<EventJob>(eventRetry);
     bus = new MemoryBus();
     locks = new MemoryLocks();
     cooldowns = new MemoryCooldowns();
+    rateLimiter = new MemoryRateLimiter();
   }
   return {
     mode,
@@ -104,6 +111,7 @@ export async function openInfra(cfg: Config): Promise<Infra> {
     bus,
     locks,
     cooldowns,
+    rateLimiter,
     async close() {
       await queue.close();
       await timers.close();
@@ -111,6 +119,7 @@ export async function openInfra(cfg: Config): Promise<Infra> {
       await bus.close();
       await locks.close();
       await cooldowns.close();
+      await rateLimiter.close();
       await db.close();
     },
   };

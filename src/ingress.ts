@@ -8,6 +8,7 @@ import type { Bus } from '../adapters/bus/port.js';
 import { controlTopic, parseCommand, type ConversationCommands } from './commands.js';
 import type { Config } from './config.js';
 import { queueModeFor } from './queue-mode.js';
+import type { RateLimits } from './limits.js';
 import type { InboundMessage } from './envelope.js';
 import type { DrainJob } from './worker.js';
 
@@ -36,6 +37,7 @@ export class Ingress {
       commands?: ConversationCommands;
       /** For queue modes and the cap on waiting messages. */
       conversations?: { config: Config; bus: Bus };
+      limits?: RateLimits;
       enqueueTimeoutMs?: number;
     } = {},
   ) {}
@@ -47,6 +49,10 @@ export class Ingress {
         this.log.info({ channel: msg.channel, sender: msg.sender.id }, 'message refused by the access policy');
         return { kind: 'refused', ...(v.reply ? { reply: v.reply } : {}) };
       }
+    }
+    if (this.opts.limits) {
+      const l = await this.opts.limits.check(msg.channel, msg.sender.id, msg.conversationKey);
+      if (!l.allowed) return { kind: 'refused', reply: l.message };
     }
     const cmd = this.opts.commands ? parseCommand(msg.text) : null;
     if (cmd) return { kind: 'answered', reply: await this.opts.commands!.run(cmd, msg.conversationKey), ok: true };

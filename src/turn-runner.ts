@@ -232,6 +232,7 @@ export async function runTurn(
       stopWhen: () => tools.parked.length > 0,
       toProvider,
       transformContext: (messages, sig) => compactor.transform(messages, systemPrompt, sig),
+      budget: { tokens: deps.config.limits.turnTokens, costUsd: deps.config.limits.turnCostUsd, ...(parked ? { spent: parked.usage } : {}) },
     },
     {
       onText: (delta) => emit({ type: 'text_delta', turnId, delta }),
@@ -288,6 +289,11 @@ export async function runTurn(
     text = `Sorry, I could not get an answer from the model provider. ${result.error}. Please try again.`;
     emit({ type: 'text_delta', turnId, delta: text });
   } else {
+    if (result.finishReason === 'budget') {
+      const note = `\n\n(Stopped: this turn reached its budget${deps.config.limits.turnTokens ? ` of ${deps.config.limits.turnTokens} tokens` : ''}${deps.config.limits.turnCostUsd ? ` or $${deps.config.limits.turnCostUsd}` : ''}.)`;
+      text += note;
+      emit({ type: 'text_delta', turnId, delta: note });
+    }
     if (result.finishReason === 'aborted') {
       const note = '\n\n(Stopped.)';
       text += note;

@@ -37,6 +37,8 @@ export class BullQueue<T> implements JobQueue<T> {
       },
     });
     this.queue.on('error', () => {});
+    // A cap shared by every worker process, kept in Redis by BullMQ.
+    if (settings.globalConcurrency) void this.queue.setGlobalConcurrency(settings.globalConcurrency).catch(() => {});
   }
 
   private conn(): Redis {

@@ -54,7 +54,8 @@ export class MemoryQueue<T> implements JobQueue<T> {
 
   process(handler: JobHandler<T>, opts: WorkerOptions): void {
     this.handler = handler;
-    this.concurrency = Math.max(1, opts.concurrency);
+    const cap = this.settings.globalConcurrency;
+    this.concurrency = Math.max(1, cap ? Math.min(cap, opts.concurrency) : opts.concurrency);
     this.pump();
   }
 

@@ -37,4 +37,6 @@ export interface JobQueue<T> {
 export interface QueueSettings {
   attempts: number;
   backoffMs: number;
+  /** Jobs running at once across every worker process (0 or unset: no cap). */
+  globalConcurrency?: number;
 }

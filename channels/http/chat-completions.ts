@@ -15,6 +15,7 @@ import { TurnWaiter } from './turn-waiter.js';
 import { parseApprovalAnswer } from '../../src/approvals/parse.js';
 import type { ApprovalService } from '../../src/approvals/service.js';
 import { parseCommand, type ConversationCommands } from '../../src/commands.js';
+import type { RateLimits } from '../../src/limits.js';
 
 export interface ChatDeps {
   config: Config;
@@ -24,6 +25,7 @@ export interface ChatDeps {
   ingress: Ingress;
   approvals: ApprovalService;
   commands: ConversationCommands;
+  limits?: RateLimits;
 }
 
 export const CONVERSATION_HEADER = 'x-switchboard-conversation';
@@ -54,6 +56,14 @@ export async function chatCompletions(deps: ChatDeps, ctx: RequestContext): Prom
   } catch (err) {
     if (err instanceof RequestError) return sendError(res, err.status, err.message, { param: err.param, code: err.code });
     throw err;
+  }
+
+  if (deps.limits && deps.config.limits.applyToHttp) {
+    const l = await deps.limits.check('http', principal.id, conversationKey({ channel: 'http', workspace: principal.id, chat: name ?? 'oneoff' }));
+    if (!l.allowed) {
+      res.setHeader('retry-after', String(Math.max(1, Math.ceil(l.retryAfterMs / 1000))));
+      return sendError(res, 429, l.message, { type: 'rate_limit_error', code: 'rate_limit_exceeded' });
+    }
   }
 
   // "YES K7Q2P" / "NO K7Q2P" in the chat answers an approval; it is not a message for the agent.
