@@ -104,6 +104,11 @@ async function serve(roles: Roles): Promise<number> {
   const force = () => process.exit(1);
   process.once('SIGTERM', force);
   process.once('SIGINT', force);
-  await gw.close();
+  // Stop taking work and let running turns finish, within the deadline; a turn still running
+  // then is retried by another worker (its row and inbox claim are durable), so nothing is lost.
+  const deadline = new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), cfg.shutdownTimeoutMs).unref());
+  const outcome = await Promise.race([gw.close().then(() => 'closed' as const), deadline]);
+  if (outcome === 'timeout') log.warn({ timeoutMs: cfg.shutdownTimeoutMs }, 'shutdown deadline reached; unfinished turns will be retried');
+  else log.info('shut down cleanly');
   return 0;
 }

@@ -253,6 +253,8 @@ export const configSchema = z
       })
       .strict()
       .prefault({}),
+    /** On SIGTERM/SIGINT, how long running turns may take to finish before the process exits anyway (they are then retried elsewhere). */
+    shutdownTimeoutMs: z.number().int().positive().default(30_000),
     log: z
       .object({ level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info') })
       .strict()

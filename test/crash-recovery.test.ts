@@ -90,6 +90,44 @@ describe('a worker killed mid-turn', () => {
   });
 });
 
+describe('a worker told to stop (SIGTERM) in the middle of a turn', () => {
+  let fake: FakeLlm;
+  let redis: TestRedis;
+  let pgdb: TestDatabase;
+  const procs: GatewayProcess[] = [];
+  beforeAll(async () => {
+    fake = new FakeLlm();
+    await fake.start();
+    fake.respond(() => reply(LONG_ANSWER, 40));
+    redis = await TestRedis.start();
+    pgdb = await createTestDatabase();
+  });
+  afterAll(async () => {
+    await Promise.all(procs.map((p) => p.kill('SIGKILL')));
+    await fake?.close();
+    await redis?.stop();
+    await pgdb?.drop();
+  });
+
+  it('finishes the running turn, takes no new one, and exits cleanly', async () => {
+    const env = { REDIS_URL: redis.url, DATABASE_URL: pgdb.url, SWITCHBOARD_HTTP_PORT: '0', SWITCHBOARD_API_KEYS: API_KEY, OPENAI_BASE_URL: fake.openaiBaseUrl, OPENAI_API_KEY: 'fake', SWITCHBOARD_MODEL: 'fake-model' };
+    const ingress = await GatewayProcess.spawn('ingress', env);
+    const worker = await GatewayProcess.spawn('worker', env);
+    procs.push(ingress, worker);
+    const stream = await openaiClient(ingress.url!, API_KEY, { 'X-Switchboard-Conversation': 'sigterm' }).chat.completions.create({ model: 'default', stream: true, messages: [{ role: 'user', content: 'go' }] });
+    let text = '';
+    let exited: Promise<number | null> | undefined;
+    for await (const ch of stream) {
+      text += ch.choices[0]?.delta?.content ?? '';
+      if (!exited && text.split(' ').length >= 5) exited = worker.kill('SIGTERM');
+    }
+    expect(text).toBe(LONG_ANSWER); // the turn finished although the worker was told to stop
+    expect(await exited).toBe(0);
+    expect(worker.logs.some((l) => l.includes('shut down cleanly'))).toBe(true);
+    expect(fake.requests).toHaveLength(1); // not run twice
+  });
+});
+
 describe('Redis restarting', () => {
   let fake: FakeLlm;
   let redis: TestRedis;
