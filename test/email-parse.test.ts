@@ -59,6 +59,8 @@ describe('email: cleaning the text', () => {
     expect(yes!.text).toBe('YES K7Q2P');
     const fresh = await read({ from: 'op@example.com', subject: 'YES K7Q2P', text: '' });
     expect(fresh!.text).toBe('YES K7Q2P');
+    const cmd = await read({ from: 'ann@example.com', subject: 'start over', text: '/new' });
+    expect(cmd!.text).toBe('/new');
     const q = await read({ from: 'ann@example.com', subject: 'Weather', text: 'Will it rain?' });
     expect(q!.text).toBe('Subject: Weather\n\nWill it rain?');
     const b = 'bnd';

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { simpleParser, type AddressObject } from 'mailparser';
 import type { Attachment } from '../../src/envelope.js';
 import { parseApprovalAnswer } from '../../src/approvals/parse.js';
+import { parseCommand } from '../../src/commands.js';
 import { senderAuthenticated } from './auth-results.js';
 import { htmlToPlain, stripQuotesAndSignature } from './clean.js';
 import { RawHeaders, messageIds, normalizeMessageId } from './headers.js';
@@ -62,7 +63,8 @@ export async function readMail(raw: Buffer, opts: ReadOptions): Promise<InboundM
   const body = p.text?.trim() ? p.text : p.html ? htmlToPlain(p.html) : '';
   let text = stripQuotesAndSignature(body);
   const bareSubject = subject.replace(/^\s*(re|aw|sv)\s*:\s*/i, '');
-  if (!parseApprovalAnswer(text)) {
+  // Approval answers and conversation commands (/new, /status…) must stay on the first line.
+  if (!parseApprovalAnswer(text) && !parseCommand(text)) {
     if (!text && parseApprovalAnswer(bareSubject)) text = bareSubject;
     // A new thread's subject is often the question itself.
     else if (subject && !inReplyTo && !references.length && !hasReplyPrefix(subject)) text = text ? `Subject: ${subject}\n\n${text}` : subject;

@@ -45,18 +45,18 @@ async function freePort(): Promise<number> {
   });
 }
 
+/** True once the server sends its IMAP greeting. */
 function canConnect(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const sock = createConnection({ host: '127.0.0.1', port });
-    sock.once('data', () => {
+    const done = (ok: boolean) => {
+      clearTimeout(timer);
       sock.destroy();
-      resolve(true);
-    });
-    sock.once('error', () => resolve(false));
-    sock.setTimeout(1_000, () => {
-      sock.destroy();
-      resolve(false);
-    });
+      resolve(ok);
+    };
+    const timer = setTimeout(() => done(false), 1_000);
+    sock.once('data', (d: Buffer) => done(d.toString().startsWith('* OK')));
+    sock.once('error', () => done(false));
   });
 }
 
@@ -80,6 +80,10 @@ export async function startDovecot(opts: { user?: string; password?: string } = 
   if (!bin) {
     throw new Error('dovecot is not installed: the email tests need a real IMAP server. Install it with `apt-get install -y dovecot-imapd` (Debian/Ubuntu).');
   }
+  const version = spawnSync(bin, ['--version'], { encoding: 'utf8' }).stdout.trim();
+  if (!/^2\.3\./.test(version)) {
+    throw new Error(`dovecot ${version || '(unknown version)'} found at ${bin}; this helper writes a Dovecot 2.3 configuration (Debian 12 "bookworm": apt-get install -y dovecot-imapd).`);
+  }
   const user = opts.user ?? 'bot@example.test';
   const password = opts.password ?? 'bot-password-1';
   const dir = mkdtempSync(join(tmpdir(), 'sb-dovecot-'));
@@ -102,7 +106,8 @@ export async function startDovecot(opts: { user?: string; password?: string } = 
     identity = `mail_uid = ${uid}\nmail_gid = ${gid}\nfirst_valid_uid = 1\nfirst_valid_gid = 1\n`;
   } else {
     const me = userInfo().username;
-    identity = `default_internal_user = ${me}\ndefault_internal_group = ${userInfo().gid}\ndefault_login_user = ${me}\n`;
+    const group = spawnSync('id', ['-gn'], { encoding: 'utf8' }).stdout.trim();
+    identity = `default_internal_user = ${me}\ndefault_internal_group = ${group}\ndefault_login_user = ${me}\n`;
   }
 
   const conf = join(dir, 'dovecot.conf');
@@ -141,6 +146,10 @@ service imap-login {
   inet_listener imaps {
     port = 0
   }
+  chroot =
+}
+service anvil {
+  chroot =
 }
 `,
   );
@@ -172,7 +181,7 @@ service imap-login {
       if (proc.exitCode !== null) throw new Error(`dovecot exited (${proc.exitCode}) at start:\n${log()}`);
       if (await canConnect(port)) break;
       if (Date.now() > deadline) {
-        proc.kill('SIGKILL');
+        killGroupOf(proc);
         throw new Error(`dovecot did not accept connections on 127.0.0.1:${port}:\n${log()}`);
       }
       await new Promise((r) => setTimeout(r, 50));
