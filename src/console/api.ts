@@ -1,0 +1,67 @@
+import type { Infra } from '../infra.js';
+import type { ApiKeyAuth } from '../../channels/http/auth.js';
+import { sendError } from '../../channels/http/errors.js';
+import type { ProviderChain } from '../../providers/chain.js';
+import { conversationTopic } from '../event-publisher.js';
+import { sendJson, type HttpServer } from '../http/server.js';
+import { CONSOLE_HTML } from './page.js';
+
+/**
+ * The operator console: a page served by the gateway (GET /console) and the two
+ * endpoints it reads — a state snapshot it polls, and a live stream of one
+ * conversation's turn events. Everything but the page needs an operator key.
+ */
+export function registerConsole(server: HttpServer, deps: { auth: ApiKeyAuth; infra: Infra; chain: ProviderChain | null }): void {
+  const { infra } = deps;
+  server.route('GET', '/console', ({ res }) => {
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store', 'content-security-policy': "default-src 'self'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; connect-src 'self'" });
+    res.end(CONSOLE_HTML);
+  });
+
+  server.route('GET', '/v1/console/state', async ({ req, res }) => {
+    if (!deps.auth.authenticate(req)?.operator) return sendError(res, 401, 'The console needs an operator key.', { code: 'invalid_api_key' });
+    const db = infra.store.db;
+    const [conversations, latencies, queue, approvals, slots] = await Promise.all([
+      db.query<{ id: string; key: string; channel: string; updated_at: Date; status: string | null; turns: number }>(
+        `select c.id, c.key, c.channel, c.updated_at,
+                (select t.status from turns t where t.conversation_id = c.id order by t.seq desc limit 1) as status,
+                (select count(*)::int from turns t where t.conversation_id = c.id) as turns
+         from conversations c order by c.updated_at desc limit 30`,
+      ),
+      db.query<{ ms: number; finished_at: Date }>(
+        `select extract(epoch from (finished_at - started_at)) * 1000 as ms, finished_at from turns where finished_at is not null order by finished_at desc limit 60`,
+      ),
+      infra.queue.counts().catch(() => null),
+      infra.approvals.pending(),
+      deps.chain ? deps.chain.health().catch(() => []) : Promise.resolve([]),
+    ]);
+    sendJson(res, 200, {
+      conversations: conversations.rows.map((c) => ({ id: c.id, key: c.key, channel: c.channel, updatedAt: new Date(c.updated_at).toISOString(), status: c.status, turns: c.turns })),
+      latencies: latencies.rows.reverse().map((l) => Math.round(Number(l.ms))),
+      queue,
+      approvals: approvals.map((a) => ({ code: a.code, tool: a.tool, tier: a.tier, arguments: a.args, conversation: a.conversation_id, expiresAt: new Date(a.expires_at).toISOString(), alwaysPermitted: a.rule_permitted })),
+      slots,
+    });
+  });
+
+  // Server-sent events of one conversation's turns, for watching it live.
+  server.route('GET', '/v1/console/conversations/:id/events', async ({ req, res, params, url }) => {
+    const key = url.searchParams.get('key');
+    if (!deps.auth.authenticate(req)?.operator && !(key && isOperatorKey(deps.auth, key))) return sendError(res, 401, 'The console needs an operator key.', { code: 'invalid_api_key' });
+    const conv = await infra.store.conversation(params.id!);
+    if (!conv) return sendError(res, 404, 'no such conversation', { code: 'not_found' });
+    res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' });
+    res.write(': live\n\n');
+    const sub = await infra.bus.subscribe(conversationTopic(conv.key), (e) => res.write(`data: ${JSON.stringify(e)}\n\n`));
+    const ping = setInterval(() => res.write(': ping\n\n'), 15_000);
+    res.on('close', () => {
+      clearInterval(ping);
+      sub.close();
+    });
+  });
+}
+
+/** EventSource cannot send headers: the page passes the key as a query parameter on this one stream. */
+function isOperatorKey(auth: ApiKeyAuth, key: string): boolean {
+  return auth.authenticate({ headers: { authorization: `Bearer ${key}` } } as never)?.operator === true;
+}
