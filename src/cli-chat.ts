@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { createInterface } from 'node:readline/promises';
+import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 
 export const CHAT_USAGE = `usage: switchboard chat [--conversation ID] [--model AGENT]
@@ -33,12 +33,18 @@ export async function runChat(argv: string[], env: Record<string, string | undef
   const model = parsed.values.model ?? 'default';
   const say = (s: string) => io.output.write(s);
   const rl = createInterface({ input: io.input, output: io.output, terminal: false });
+  // Lines typed while an answer is still streaming are kept, not lost.
+  const lines = rl[Symbol.asyncIterator]();
+  const ask = async (): Promise<string | null> => {
+    const r = await lines.next().catch(() => ({ done: true, value: undefined }));
+    return r.done ? null : (r.value as string);
+  };
   let lastMessageId = await latestMessageId(base, key, conversation);
   say(`conversation ${conversation} at ${base} — /quit to leave\n`);
 
   for (;;) {
     say('you> ');
-    const line = await rl.question('').catch(() => null);
+    const line = await ask();
     if (line === null) break;
     const text = line.trim();
     if (!text) continue;
@@ -72,7 +78,7 @@ export async function runChat(argv: string[], env: Record<string, string | undef
     // Approvals inline: answer, then show what the resumed turn said.
     while (approval && operatorKey) {
       say(`approval ${approval.code} (${approval.tier}) for ${approval.tool}: [y]es / [n]o / [a]lways / [s]kip? `);
-      const a = ((await rl.question('').catch(() => 's')) ?? 's').trim().toLowerCase();
+      const a = ((await ask()) ?? 's').trim().toLowerCase();
       const decision = a.startsWith('y') ? 'approve' : a.startsWith('a') ? 'always' : a.startsWith('n') ? 'deny' : null;
       if (!decision) break;
       const r = await fetch(`${base}/v1/approvals/${approval.code}`, { method: 'POST', headers: { authorization: `Bearer ${operatorKey}`, 'content-type': 'application/json' }, body: JSON.stringify({ decision }) });
