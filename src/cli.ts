@@ -3,6 +3,7 @@ import { migrate } from '../adapters/store/migrate.js';
 import { ConfigError, loadConfig } from './config.js';
 import { doctor, formatDoctor } from './doctor.js';
 import { Gateway, type Roles } from './gateway.js';
+import { runAccess } from './cli-access.js';
 import { runApprovals } from './cli-approvals.js';
 import { runChat } from './cli-chat.js';
 import { runMemory } from './cli-memory.js';
@@ -22,6 +23,7 @@ commands:
   migrate   apply database migrations
   approvals list | approve CODE [--always] | deny CODE   answer approvals through the running gateway
             (SWITCHBOARD_URL, SWITCHBOARD_OPERATOR_KEY)
+  access list | approve CODE | allow CHANNEL SENDER | deny CHANNEL SENDER   pairing and allowlists (operator key)
   memory list | set NOTE | forget ID   durable notes, through the running gateway (operator key)
   moat      the guards on their own: classify | check-url | scan | claims (see switchboard moat --help)
   doctor    check the configuration, connections and provider slots (with cooldowns); print the effective configuration
@@ -38,6 +40,7 @@ export async function main(argv: string[]): Promise<number> {
   if (argv[0] === 'memory') return runMemory(argv.slice(1));
   if (argv[0] === 'chat') return runChat(argv.slice(1));
   if (argv[0] === 'webhooks') return runWebhooks(argv.slice(1));
+  if (argv[0] === 'access') return runAccess(argv.slice(1));
   let parsed;
   try {
     parsed = parseArgs({ args: argv, allowPositionals: true, options: { json: { type: 'boolean' }, probe: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } });

@@ -27,6 +27,7 @@ import { loadSkills, skillsPromptBlock, skillTools } from './skills.js';
 import { EventHub } from './webhooks/events.js';
 import { RateLimits } from './limits.js';
 import { registerConsole } from './console/api.js';
+import { registerAccessApi } from './access-api.js';
 import { registerWebhookApi } from './webhooks/api.js';
 
 export interface Roles {
@@ -126,6 +127,7 @@ export class Gateway {
         registerMcpServer(http, { auth, store: infra.store, bus: infra.bus, ingress, approvals });
         registerWebhookApi(http, auth, infra.webhooks, events);
         registerConsole(http, { auth, infra, chain });
+        registerAccessApi(http, auth, infra.access);
         for (const c of channels) await c.listener?.start({ ingress, approvals, access, http, state: infra.channelState, deliveries: infra.deliveries, config, log: log.child({ channel: c.name }) });
         await http.start();
         log.info({ url: http.url, mode: infra.mode }, 'switchboard is listening');

@@ -21,7 +21,7 @@ export function registerConsole(server: HttpServer, deps: { auth: ApiKeyAuth; in
   server.route('GET', '/v1/console/state', async ({ req, res }) => {
     if (!deps.auth.authenticate(req)?.operator) return sendError(res, 401, 'The console needs an operator key.', { code: 'invalid_api_key' });
     const db = infra.store.db;
-    const [conversations, latencies, queue, approvals, slots] = await Promise.all([
+    const [conversations, latencies, queue, approvals, slots, pairing] = await Promise.all([
       db.query<{ id: string; key: string; channel: string; updated_at: Date; status: string | null; turns: number }>(
         `select c.id, c.key, c.channel, c.updated_at,
                 (select t.status from turns t where t.conversation_id = c.id order by t.seq desc limit 1) as status,
@@ -34,6 +34,7 @@ export function registerConsole(server: HttpServer, deps: { auth: ApiKeyAuth; in
       infra.queue.counts().catch(() => null),
       infra.approvals.pending(),
       deps.chain ? deps.chain.health().catch(() => []) : Promise.resolve([]),
+      infra.access.list('pending'),
     ]);
     sendJson(res, 200, {
       conversations: conversations.rows.map((c) => ({ id: c.id, key: c.key, channel: c.channel, updatedAt: new Date(c.updated_at).toISOString(), status: c.status, turns: c.turns })),
@@ -41,6 +42,7 @@ export function registerConsole(server: HttpServer, deps: { auth: ApiKeyAuth; in
       queue,
       approvals: approvals.map((a) => ({ code: a.code, tool: a.tool, tier: a.tier, arguments: a.args, conversation: a.conversation_id, expiresAt: new Date(a.expires_at).toISOString(), alwaysPermitted: a.rule_permitted })),
       slots,
+      pairing: pairing.filter((p) => p.expires_at && new Date(p.expires_at) > new Date()).map((p) => ({ channel: p.channel, sender: p.sender, code: p.code })),
     });
   });
 

@@ -20,7 +20,7 @@ button.ok{border-color:#2f8f4e;color:#2f8f4e}button.no{border-color:#b3362d;colo
 <header><h1>Switchboard console</h1><span id="who"></span></header>
 <div id="login"><p>Operator key: <input id="key" type="password" size="32"> <button id="go">Open</button></p><p id="loginerr" class="bad"></p></div>
 <main id="app" hidden>
-<section><h2>Pending approvals</h2><table id="approvals"><tbody></tbody></table><p id="noappr">none</p><p id="apprmsg"></p></section>
+<section><h2>Pending approvals</h2><table id="approvals"><tbody></tbody></table><p id="noappr">none</p><p id="apprmsg"></p><h2 style="margin-top:10px">Pairing requests</h2><table id="pairing"><tbody></tbody></table></section>
 <section><h2>Health</h2><div id="health"></div><h2 style="margin-top:10px">Recent turn latency (ms)</h2><svg id="chart" width="100%" height="80" viewBox="0 0 300 80" preserveAspectRatio="none"></svg><div id="chartlabel"></div></section>
 <section><h2>Conversations</h2><table id="convs"><thead><tr><th>conversation</th><th>channel</th><th>turns</th><th>last turn</th></tr></thead><tbody></tbody></table></section>
 <section><h2>Live: <span id="livename">pick a conversation</span></h2><div id="live"></div></section>
@@ -49,6 +49,14 @@ async function refresh() {
       tr.lastChild.appendChild(b);
     }
     ab.appendChild(tr);
+  }
+  const pb = $('#pairing tbody'); pb.innerHTML = '';
+  for (const p of s.pairing) {
+    const tr = document.createElement('tr');
+    tr.innerHTML = '<td>' + esc(p.channel) + '</td><td>' + esc(p.sender) + '</td><td><b>' + esc(p.code) + '</b></td><td></td>';
+    const b = document.createElement('button'); b.textContent = 'Allow'; b.className = 'ok'; b.dataset.pair = p.code;
+    b.onclick = async () => { const x = await api('/v1/access/pairing/' + p.code, { method: 'POST' }); const j = await x.json(); $('#apprmsg').textContent = j.ok ? p.sender + ' may talk to the agent now' : j.error.message; refresh(); };
+    tr.lastChild.appendChild(b); pb.appendChild(tr);
   }
   const q = s.queue ? Object.entries(s.queue).map(([k, v]) => k + ' ' + v).join(', ') : 'unknown';
   $('#health').innerHTML = '<div>queue: ' + esc(q) + '</div>' + (s.slots.length ? s.slots.map((x) => '<div>slot ' + esc(x.id) + ' (' + esc(x.model) + '): <span class="' + (x.cooling ? 'bad">cooling' : 'good">ready') + '</span></div>').join('') : '<div class="bad">no provider slots</div>');

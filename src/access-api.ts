@@ -1,0 +1,40 @@
+import type { AccessStore } from '../adapters/store/access.js';
+import type { ApiKeyAuth } from '../channels/http/auth.js';
+import { sendError } from '../channels/http/errors.js';
+import { sendJson, type HttpServer } from './http/server.js';
+
+/** Operators approve pairing codes and allow or deny senders (the CLI's `switchboard access`, and the console). */
+export function registerAccessApi(server: HttpServer, auth: ApiKeyAuth, store: AccessStore): void {
+  const op = (req: Parameters<ApiKeyAuth['authenticate']>[0]) => auth.authenticate(req);
+  server.route('GET', '/v1/access', async ({ req, res, url }) => {
+    if (!op(req)?.operator) return sendError(res, 403, 'Access control needs an operator key.', { type: 'permission_error', code: 'not_operator' });
+    const status = url.searchParams.get('status');
+    const rows = await store.list(status === 'pending' || status === 'allowed' || status === 'denied' ? status : undefined);
+    sendJson(res, 200, {
+      object: 'list',
+      data: rows.map((r) => ({ channel: r.channel, sender: r.sender, status: r.status, ...(r.status === 'pending' ? { code: r.code, expiresAt: r.expires_at ? new Date(r.expires_at).toISOString() : null } : {}), decidedBy: r.decided_by })),
+    });
+  });
+  server.route('POST', '/v1/access/pairing/:code', async ({ req, res, params }) => {
+    const p = op(req);
+    if (!p?.operator) return sendError(res, 403, 'Pairing needs an operator key.', { type: 'permission_error', code: 'not_operator' });
+    const row = await store.approvePairing(params.code!.toUpperCase(), `http:${p.id}`);
+    if (!row) return sendError(res, 404, `No pending pairing request with code ${params.code!.toUpperCase()} (unknown or expired).`, { code: 'unknown_code' });
+    sendJson(res, 200, { ok: true, channel: row.channel, sender: row.sender, status: row.status });
+  });
+  server.route('POST', '/v1/access', async ({ req, res, body }) => {
+    const p = op(req);
+    if (!p?.operator) return sendError(res, 403, 'Access control needs an operator key.', { type: 'permission_error', code: 'not_operator' });
+    let b: { channel?: unknown; sender?: unknown; status?: unknown };
+    try {
+      b = JSON.parse((await body()).toString('utf8')) as typeof b;
+    } catch {
+      return sendError(res, 400, 'The body must be JSON: {"channel", "sender", "status": "allowed" | "denied"}.', { code: 'invalid_json' });
+    }
+    if (typeof b.channel !== 'string' || typeof b.sender !== 'string' || (b.status !== 'allowed' && b.status !== 'denied')) {
+      return sendError(res, 400, '"channel", "sender" and "status" ("allowed" or "denied") are required.', { code: 'invalid_value' });
+    }
+    await store.setStatus(b.channel, b.sender, b.status, `http:${p.id}`);
+    sendJson(res, 200, { ok: true, channel: b.channel, sender: b.sender, status: b.status });
+  });
+}
