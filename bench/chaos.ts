@@ -33,8 +33,8 @@ async function main(): Promise<void> {
   const redis = await TestRedis.start();
   const db = await createTestDatabase();
   const dir = mkdtempSync(join(tmpdir(), 'sb-chaos-'));
-  writeFileSync(join(dir, 'c.json'), JSON.stringify({ queue: { lockDurationMs: 3000, stalledIntervalMs: 1500, recoverAfterMs: 5000, recoverIntervalMs: 2000, concurrency: 64 }, tools: { planner: false }, log: { level: 'warn' } }));
-  const env = { REDIS_URL: redis.url, DATABASE_URL: db.url, SWITCHBOARD_CONFIG: join(dir, 'c.json'), SWITCHBOARD_DATA: dir, SWITCHBOARD_HTTP_PORT: '0', SWITCHBOARD_API_KEYS: KEY, OPENAI_BASE_URL: fake.openaiBaseUrl, OPENAI_API_KEY: 'fake', SWITCHBOARD_MODEL: 'fake-model', SWITCHBOARD_LOG_LEVEL: 'warn' };
+  writeFileSync(join(dir, 'c.json'), JSON.stringify({ queue: { lockDurationMs: 3000, stalledIntervalMs: 1500, recoverAfterMs: 5000, recoverIntervalMs: 2000, concurrency: 64 }, tools: { planner: false } }));
+  const env = { REDIS_URL: redis.url, DATABASE_URL: db.url, SWITCHBOARD_CONFIG: join(dir, 'c.json'), SWITCHBOARD_DATA: dir, SWITCHBOARD_HTTP_PORT: '0', SWITCHBOARD_API_KEYS: KEY, OPENAI_BASE_URL: fake.openaiBaseUrl, OPENAI_API_KEY: 'fake', SWITCHBOARD_MODEL: 'fake-model', SWITCHBOARD_LOG_LEVEL: 'info' };
   const ingresses = await Promise.all([GatewayProcess.spawn('ingress', env), GatewayProcess.spawn('ingress', env)]);
   const workers = await Promise.all([GatewayProcess.spawn('worker', env), GatewayProcess.spawn('worker', env)]);
   const conversations = Number(values.conversations);

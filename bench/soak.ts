@@ -23,7 +23,7 @@ async function main(): Promise<void> {
   fake.respond((req) => [{ kind: 'text', text: `echo: ${lastUserText(req.body)} ${'word '.repeat(20)}` }]);
   const redis = await TestRedis.start();
   const db = await createTestDatabase();
-  const env = { REDIS_URL: redis.url, DATABASE_URL: db.url, SWITCHBOARD_HTTP_PORT: '0', SWITCHBOARD_API_KEYS: KEY, OPENAI_BASE_URL: fake.openaiBaseUrl, OPENAI_API_KEY: 'fake', SWITCHBOARD_MODEL: 'fake-model', SWITCHBOARD_LOG_LEVEL: 'warn' };
+  const env = { REDIS_URL: redis.url, DATABASE_URL: db.url, SWITCHBOARD_HTTP_PORT: '0', SWITCHBOARD_API_KEYS: KEY, OPENAI_BASE_URL: fake.openaiBaseUrl, OPENAI_API_KEY: 'fake', SWITCHBOARD_MODEL: 'fake-model', SWITCHBOARD_LOG_LEVEL: 'info' };
   const procs = [await GatewayProcess.spawn('ingress', env), await GatewayProcess.spawn('worker', env), await GatewayProcess.spawn('worker', env)];
   const names = ['ingress', 'worker-1', 'worker-2'];
   const url = procs[0]!.url!;
