@@ -207,8 +207,8 @@ export class FallbackChain implements ProviderChain {
       }, ms);
     let phase = arm(t.connectMs, 'connect');
     const total = arm(t.totalMs, 'total');
-    const { result: upstream, observation } = observeHttp(() =>
-      this.streamFn(slot.model, context, { ...options, signal, apiKey: slot.apiKey, maxRetries: 0, timeoutMs: t.totalMs }),
+    const { result: upstream, observation, release } = observeHttp((marker) =>
+      this.streamFn(slot.model, context, { ...options, headers: { ...options.headers, ...marker }, signal, apiKey: slot.apiKey, maxRetries: 0, timeoutMs: t.totalMs }),
     );
     let forwardedContent = false;
     try {
@@ -236,6 +236,7 @@ export class FallbackChain implements ProviderChain {
       clearTimeout(total);
     }
     const message = await upstream.result();
+    release();
     if (message.stopReason !== 'error' && message.stopReason !== 'aborted') return { message, forwardedContent } as const;
     let cls: ErrorClass;
     if (timedOut) {

@@ -1,13 +1,16 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
+import { randomUUID } from 'node:crypto';
 import { parseRetryAfter, type HttpObservation } from './errors.js';
 
 /**
  * pi-ai reports a failed call only as an error message: no status field, no
- * headers. The SDKs it drives all call globalThis.fetch, so a thin wrapper,
- * active only inside observeHttp(), records the status and Retry-After of the
- * responses made for one model call. Outside observeHttp() it passes through.
+ * headers. The SDKs it drives all call globalThis.fetch, so a thin wrapper
+ * records the status and Retry-After of the responses made for one model call.
+ * The call is recognized by a marker header (given to pi-ai as an extra header
+ * and removed before the request leaves), not by AsyncLocalStorage, whose
+ * promise hooks would tax every promise in the process.
  */
-const als = new AsyncLocalStorage<HttpObservation>();
+export const CALL_HEADER = 'x-switchboard-call';
+const pending = new Map<string, HttpObservation>();
 let installed = false;
 
 function install(): void {
@@ -15,7 +18,16 @@ function install(): void {
   installed = true;
   const original = globalThis.fetch;
   const wrapped: typeof fetch = async (input, init) => {
-    const obs = als.getStore();
+    let obs: HttpObservation | undefined;
+    if (init?.headers) {
+      const headers = new Headers(init.headers);
+      const id = headers.get(CALL_HEADER);
+      if (id) {
+        obs = pending.get(id);
+        headers.delete(CALL_HEADER);
+        init = { ...init, headers };
+      }
+    }
     const res = await original(input, init);
     if (obs) {
       obs.status = res.status;
@@ -27,9 +39,14 @@ function install(): void {
   globalThis.fetch = wrapped;
 }
 
-/** Runs fn with a fresh observation that the fetches it starts fill in. */
-export function observeHttp<T>(fn: () => T): { result: T; observation: HttpObservation } {
+/**
+ * Runs fn with a fresh observation: fn must pass `headers` to the model call.
+ * The observation is filled in as the call's responses arrive; release() forgets it.
+ */
+export function observeHttp<T>(fn: (headers: Record<string, string>) => T): { result: T; observation: HttpObservation; release: () => void } {
   install();
+  const id = randomUUID();
   const observation: HttpObservation = {};
-  return { result: als.run(observation, fn), observation };
+  pending.set(id, observation);
+  return { result: fn({ [CALL_HEADER]: id }), observation, release: () => void pending.delete(id) };
 }

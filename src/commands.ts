@@ -22,8 +22,13 @@ const MODE_WORDS: Record<QueueMode, string> = {
   interrupt: 'stop what I am doing and be answered right away',
 };
 
-export function controlTopic(conversationKey: string): string {
-  return `ctl:${conversationKey}`;
+/** One control topic for the whole gateway: each worker process subscribes once and aborts the turns it runs. */
+export const CONTROL_TOPIC = 'ctl';
+
+export interface ControlEvent {
+  type: 'stop';
+  conversationKey: string;
+  reason?: string;
 }
 
 /**
@@ -57,7 +62,7 @@ export class ConversationCommands {
       case 'stop': {
         const s = await this.store.conversationStats(conversationKey);
         if (!s?.running) return 'Nothing is running in this conversation.';
-        await this.bus.publish(controlTopic(conversationKey), { type: 'stop' });
+        await this.bus.publish(CONTROL_TOPIC, { type: 'stop', conversationKey } satisfies ControlEvent);
         return 'Stopping the current turn.';
       }
     }

@@ -62,7 +62,7 @@ export class Gateway {
       throw new ConfigError('invalid configuration at "redisUrl" (REDIS_URL): separate ingress and worker processes need REDIS_URL and DATABASE_URL; use `switchboard start` for the embedded default');
     }
     const { slots, reason } = buildSlots(config, env);
-    const channels = configureChannels(config, env);
+    const channels = await configureChannels(config, env);
     const provider = providerStatus(slots, reason);
     if (!slots.length) log.warn({ reason }, 'no model provider is configured: the gateway will answer every message with a notice saying so');
 

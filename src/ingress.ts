@@ -5,7 +5,7 @@ import type { AccessControl } from './access.js';
 import { parseApprovalAnswer } from './approvals/parse.js';
 import type { ApprovalService } from './approvals/service.js';
 import type { Bus } from '../adapters/bus/port.js';
-import { controlTopic, parseCommand, type ConversationCommands } from './commands.js';
+import { CONTROL_TOPIC, parseCommand, type ControlEvent, type ConversationCommands } from './commands.js';
 import type { Config } from './config.js';
 import { queueModeFor } from './queue-mode.js';
 import type { RateLimits } from './limits.js';
@@ -72,7 +72,7 @@ export class Ingress {
     const accepted = await this.accept(msg, agent);
     // interrupt: the running turn stops; the next one answers everything waiting.
     if (!accepted.duplicate && w.running && queueModeFor(conv.config, msg.channel, w.mode) === 'interrupt') {
-      await conv.bus.publish(controlTopic(msg.conversationKey), { type: 'stop', reason: 'interrupted by a new message' }).catch(() => {});
+      await conv.bus.publish(CONTROL_TOPIC, { type: 'stop', conversationKey: msg.conversationKey, reason: 'interrupted by a new message' } satisfies ControlEvent).catch(() => {});
     }
     return { kind: 'accepted', ...accepted };
   }

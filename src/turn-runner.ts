@@ -150,7 +150,16 @@ export async function runTurn(
 
   // The moat around the model: secrets never reach the provider (stable placeholders instead).
   const redactor = new Redactor();
-  const toProvider = (c: Context): Context => ({ ...c, messages: c.messages.map((m) => redactMessage(m, redactor)) });
+  // Messages are the same objects from one model call to the next: each is scanned once.
+  const redacted = new WeakMap<Message, Message>();
+  const toProvider = (c: Context): Context => ({
+    ...c,
+    messages: c.messages.map((m) => {
+      let r = redacted.get(m);
+      if (!r) redacted.set(m, (r = redactMessage(m, redactor)));
+      return r;
+    }),
+  });
 
   // Tools: the planner offers only those the request needs (the full set when unsure).
   const all = deps.tools();
@@ -178,7 +187,8 @@ export async function runTurn(
         toolOutputs: tools.trace.filter((t) => t.ok).map((t) => t.output ?? ''),
       }),
     },
-    policy: { autonomy: deps.config.approvals.autonomy, rules: all.length ? await deps.approvalStore.rules() : [] },
+    // Operator rules are read when a call first needs a decision, not on every turn.
+    policy: { autonomy: deps.config.approvals.autonomy, rules: () => deps.approvalStore.rules() },
     redactor,
     store: deps.store,
     approvals: deps.approvals,

@@ -31,12 +31,14 @@ export class TurnTools {
   readonly requested: ApprovalRow[] = [];
   readonly trace: TraceEntry[] = [];
   private readonly byName: Map<string, AnyTool>;
+  private rules?: Promise<ApprovalPolicy['rules']>;
 
   constructor(
     private readonly d: {
       tools: AnyTool[];
       ctx: ToolContext;
-      policy: ApprovalPolicy;
+      /** Rules are loaded lazily, once per turn. */
+      policy: { autonomy: ApprovalPolicy['autonomy']; rules: () => Promise<ApprovalPolicy['rules']> };
       redactor: Redactor;
       store: Store;
       approvals: ApprovalService;
@@ -68,9 +70,10 @@ export class TurnTools {
     if (!tool) return undefined; // the loop reports unknown tools itself
     const args = c.args;
     const command = tool.commandOf?.(args as never);
+    this.rules ??= this.d.policy.rules();
     const verdict = decide(
       { tool: tool.name, ...(tool.effect ? { effect: tool.effect } : {}), args, ...(command !== undefined ? { command } : {}), ...(tool.selfGuarded ? { selfGuarded: true } : {}) },
-      this.d.policy,
+      { autonomy: this.d.policy.autonomy, rules: await this.rules },
     );
     if (verdict.decision === 'allow') return undefined;
     if (verdict.decision === 'deny') {

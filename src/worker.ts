@@ -7,7 +7,7 @@ import type { InboxRow, Store } from '../adapters/store/store.js';
 import { conversationTopic, EventPublisher } from './event-publisher.js';
 import type { TimerJob } from './approvals/service.js';
 import type { ChannelDeliverer, DeliverContext } from './channel.js';
-import { controlTopic } from './commands.js';
+import { CONTROL_TOPIC, type ControlEvent } from './commands.js';
 import { queueModeFor, type QueueMode } from './queue-mode.js';
 import type { EventHub, EventJob } from './webhooks/events.js';
 import { runTurn, type TurnDeps } from './turn-runner.js';
@@ -44,6 +44,9 @@ export class Worker {
   readonly id = `${hostname()}:${process.pid}`;
   private sweepTimer?: NodeJS.Timeout;
   private readonly running = new Set<Promise<void>>();
+  /** Turns running here, by conversation key, for /stop. */
+  private readonly stoppers = new Map<string, AbortController>();
+  private controlSub?: { close(): void };
 
   constructor(private readonly deps: WorkerDeps) {}
 
@@ -54,6 +57,12 @@ export class Worker {
     this.deps.timers.process(async () => void (await this.deps.approvals.expire()), { concurrency: 1 });
     const hub = this.deps.events;
     if (hub) this.deps.eventQueue?.process(async (job) => hub.deliver(job.data, job.attempt), { concurrency: 4 });
+    void this.deps.bus
+      .subscribe(CONTROL_TOPIC, (e) => {
+        const c = e as ControlEvent;
+        if (c.type === 'stop') this.stoppers.get(c.conversationKey)?.abort();
+      })
+      .then((sub) => (this.controlSub = sub));
     // At start, anything left unconsumed by a previous life is drained right away.
     void this.sweep(0);
     this.sweepTimer = setInterval(() => void this.sweep(config.queue.recoverAfterMs), config.queue.recoverIntervalMs);
@@ -122,11 +131,10 @@ export class Worker {
           const turnLog = log.child({ conversation: conversationId, turn: begun.turn.id, attempt: begun.turn.attempt });
           turnLog.debug('turn start');
           let next: InboxRow[] | null;
-          // /stop from any process aborts this turn.
+          // /stop (or an interrupting message) from any process aborts this turn.
           const stop = new AbortController();
-          const control = await this.deps.bus.subscribe(controlTopic(conv.key), (e) => {
-            if ((e as { type?: string }).type === 'stop') stop.abort();
-          });
+          this.stoppers.set(conv.key, stop);
+          const control = { close: () => this.stoppers.get(conv.key) === stop && this.stoppers.delete(conv.key) };
           const turnSignal = AbortSignal.any([signal, stop.signal]);
           const delivery = this.deps.deliverers.get(conv.channel)?.open({ turnId: begun.turn.id, attempt: begun.turn.attempt, conversation: conv, batch }, this.deps.deliverContext);
           try {
@@ -179,6 +187,7 @@ export class Worker {
 
   async close(): Promise<void> {
     if (this.sweepTimer) clearInterval(this.sweepTimer);
+    this.controlSub?.close();
     await Promise.allSettled([...this.running]);
   }
 }

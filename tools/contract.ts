@@ -67,10 +67,18 @@ export function defineTool<S extends z.ZodType>(def: ToolDef<S>): ToolDef<S> {
   return def;
 }
 
+const schemas = new WeakMap<object, Record<string, unknown>>();
+
+/** The JSON Schema the model sees (computed once per tool). */
 export function jsonSchemaOf(tool: AnyTool): Record<string, unknown> {
   if ('parameters' in tool) return tool.parameters;
-  // The model writes the input: fields with defaults are optional there.
-  const { $schema: _drop, ...schema } = z.toJSONSchema(tool.schema, { io: 'input' }) as Record<string, unknown>;
+  let schema = schemas.get(tool);
+  if (!schema) {
+    // The model writes the input: fields with defaults are optional there.
+    const { $schema: _drop, ...rest } = z.toJSONSchema(tool.schema, { io: 'input' }) as Record<string, unknown>;
+    schema = rest;
+    schemas.set(tool, schema);
+  }
   return schema;
 }
 

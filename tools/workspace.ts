@@ -4,8 +4,13 @@ import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { ToolError } from './contract.js';
 
 /** The folder of one conversation's files; file and shell tools never leave it. */
+/** The workspace path of a conversation (created by the first tool that needs it). */
 export function workspaceFor(dataDir: string, conversationId: string): string {
-  const dir = resolve(dataDir, 'workspaces', conversationId.replace(/[^A-Za-z0-9._-]/g, '_'));
+  return resolve(dataDir, 'workspaces', conversationId.replace(/[^A-Za-z0-9._-]/g, '_'));
+}
+
+/** Creates the workspace if needed; returns its real path. */
+export function ensureWorkspace(dir: string): string {
   mkdirSync(dir, { recursive: true });
   return realpathSync(dir);
 }
@@ -14,7 +19,8 @@ export function workspaceFor(dataDir: string, conversationId: string): string {
  * Resolves a path the model gave to a real path inside the workspace. Absolute
  * paths, `..` that climbs out, and symlinks whose target is outside are refused.
  */
-export async function confine(workspace: string, path: string, opts: { mustExist?: boolean } = {}): Promise<string> {
+export async function confine(dir: string, path: string, opts: { mustExist?: boolean } = {}): Promise<string> {
+  const workspace = ensureWorkspace(dir);
   if (!path || path.includes('\0')) throw new ToolError('path is empty or contains a NUL byte');
   if (isAbsolute(path) || /^[a-zA-Z]:[\\/]/.test(path) || path.startsWith('~')) throw new ToolError(`absolute paths are not allowed: "${path}" (paths are relative to the workspace)`);
   const target = resolve(workspace, path);

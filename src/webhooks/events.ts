@@ -39,7 +39,15 @@ export class EventHub {
     private readonly deps: { queue: JobQueue<EventJob>; store: WebhookStore; config: Config; log: Logger; env: Record<string, string | undefined> },
   ) {}
 
-  private async subscribers(): Promise<Subscriber[]> {
+  private cache?: { at: number; list: Promise<Subscriber[]> };
+
+  /** Subscribers from configuration and the store, re-read at most every 5 s (emit() runs on every turn). */
+  private subscribers(): Promise<Subscriber[]> {
+    if (!this.cache || Date.now() - this.cache.at > 5_000) this.cache = { at: Date.now(), list: this.load() };
+    return this.cache.list;
+  }
+
+  private async load(): Promise<Subscriber[]> {
     const fromConfig = this.deps.config.webhooks.subscribers.map((s) => ({ ...s, allowCidrs: s.allowCidrs }));
     const fromDb = (await this.deps.store.subscribers()).map((s) => ({ id: s.id, url: s.url, secretEnv: s.secret_env, events: s.events, allowCidrs: [] as string[] }));
     return [...fromConfig, ...fromDb.filter((d) => !fromConfig.some((c) => c.id === d.id))];

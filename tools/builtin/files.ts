@@ -2,7 +2,7 @@ import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
 import { z } from 'zod';
 import { defineTool, ToolError } from '../contract.js';
-import { confine } from '../workspace.js';
+import { confine, ensureWorkspace } from '../workspace.js';
 
 /** Secret scanning of what tools write: injected so this folder does not depend on the moat's policy. */
 export type WriteScanner = (text: string) => { kinds: string[] } | null;
@@ -48,7 +48,7 @@ export function fileTools(scanWrite: WriteScanner) {
       const p = await confine(ctx.workspace, path);
       await mkdir(dirname(p), { recursive: true });
       await writeFile(p, content);
-      return `wrote ${Buffer.byteLength(content)} bytes to ${relative(ctx.workspace, p)}`;
+      return `wrote ${Buffer.byteLength(content)} bytes to ${relative(ensureWorkspace(ctx.workspace), p)}`;
     },
   });
 
@@ -83,7 +83,7 @@ export function fileTools(scanWrite: WriteScanner) {
         for (const e of await readdir(dir, { withFileTypes: true })) {
           if (out.length >= 500) return;
           const full = join(dir, e.name);
-          out.push(relative(ctx.workspace, full) + (e.isDirectory() ? '/' : e.isSymbolicLink() ? ' (symlink)' : ''));
+          out.push(relative(ensureWorkspace(ctx.workspace), full) + (e.isDirectory() ? '/' : e.isSymbolicLink() ? ' (symlink)' : ''));
           if (e.isDirectory()) await walk(full);
         }
       };

@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { z } from 'zod';
 import { defineTool, ToolError } from '../contract.js';
+import { ensureWorkspace } from '../workspace.js';
 
 const MAX_OUTPUT = 64 * 1024;
 
@@ -22,7 +23,8 @@ export const shellExec = defineTool({
   commandOf: (args) => args.command,
   execute({ command, timeoutSeconds }, ctx) {
     return new Promise((resolve, reject) => {
-      const child = spawn('bash', ['-c', command], { cwd: ctx.workspace, env: scrubbedEnv(ctx.workspace), detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+      const workspace = ensureWorkspace(ctx.workspace);
+      const child = spawn('bash', ['-c', command], { cwd: workspace, env: scrubbedEnv(workspace), detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
       let out = '';
       let dropped = 0;
       const take = (b: Buffer) => {
