@@ -85,6 +85,13 @@ export class HttpServer {
     try {
       await handler(ctx);
     } catch (err) {
+      if (isUnavailable(err)) {
+        // The store or queue is restarting: say so, and when to try again (nothing was accepted).
+        this.opts.log.warn({ err: (err as Error).message, path: url.pathname }, 'a backing service is unavailable');
+        if (!res.headersSent) sendJson(res, 503, { error: { message: 'A backing service (database or queue) is unavailable right now; nothing was accepted. Retry shortly.', type: 'server_error', param: null, code: 'service_unavailable' } }, { 'retry-after': '1' });
+        else res.end();
+        return;
+      }
       this.opts.log.error({ err, path: url.pathname }, 'request failed');
       if (!res.headersSent) sendJson(res, 500, { error: { message: 'internal error', type: 'server_error', param: null, code: null } });
       else res.end();
@@ -101,6 +108,13 @@ export class HttpServer {
       setTimeout(() => s.closeAllConnections(), 2_000).unref();
     });
   }
+}
+
+/** Connection-level failures of Postgres or Redis (restarting, unreachable), as opposed to bugs. */
+export function isUnavailable(err: unknown): boolean {
+  const e = err as { code?: string; message?: string };
+  if (e?.code && ['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', '57P01', '57P02', '57P03', '08000', '08001', '08003', '08006'].includes(e.code)) return true;
+  return /Connection terminated|connection is closed|Connection is closed|server closed the connection|the database system is (starting up|shutting down)/i.test(e?.message ?? '');
 }
 
 export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {

@@ -51,6 +51,11 @@ export async function runLoad(o: LoadOptions): Promise<LoadResult> {
                 signal: AbortSignal.timeout(o.requestTimeoutMs ?? 60_000),
               });
               const body = (await res.json()) as { choices?: Array<{ message: { content: string } }> };
+              // A 5xx (a backing service restarting) is retried with the same key, like a careful client.
+              if (res.status >= 500 && attempt < 8) {
+                await new Promise((r) => setTimeout(r, 500));
+                continue;
+              }
               if (res.ok && body.choices?.[0]?.message.content === `echo: ${text}`) ok++;
               else failed++;
               break;
