@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { ConversationRow, InboxRow } from '../adapters/store/store.js';
 import type { DeliveryStore } from '../adapters/store/deliveries.js';
 import type { ChannelStateStore } from '../adapters/store/channel-state.js';
+import type { LockService } from '../adapters/lock/port.js';
 import type { AccessControl } from './access.js';
 import type { ApprovalService } from './approvals/service.js';
 import type { Config } from './config.js';
@@ -41,6 +42,8 @@ export interface ListenContext {
   state: ChannelStateStore;
   /** What turns posted on platforms (status callbacks land here). */
   deliveries: DeliveryStore;
+  /** Leases shared by every process (one poller per mailbox...). */
+  locks: LockService;
   config: Config;
   log: Logger;
 }

@@ -128,7 +128,7 @@ export class Gateway {
         registerWebhookApi(http, auth, infra.webhooks, events);
         registerConsole(http, { auth, infra, chain });
         registerAccessApi(http, auth, infra.access);
-        for (const c of channels) await c.listener?.start({ ingress, approvals, access, http, state: infra.channelState, deliveries: infra.deliveries, config, log: log.child({ channel: c.name }) });
+        for (const c of channels) await c.listener?.start({ ingress, approvals, access, http, state: infra.channelState, deliveries: infra.deliveries, locks: infra.locks, config, log: log.child({ channel: c.name }) });
         await http.start();
         log.info({ url: http.url, mode: infra.mode }, 'switchboard is listening');
       }

@@ -78,7 +78,7 @@ export const emailConfigSchema = z
     idleDelayMs: z.number().int().positive().default(1_000),
     /** Besides IDLE: look for new mail this often (also retries mail that failed). */
     syncIntervalMs: z.number().int().positive().default(60_000),
-    /** The single-poller lease, kept in the channel state. */
+    /** The single-poller lease (the gateway's lock service; settleMs is no longer used). */
     lease: z
       .object({ ttlMs: z.number().int().positive().default(30_000), settleMs: z.number().int().nonnegative().default(500) })
       .strict()

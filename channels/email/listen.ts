@@ -45,7 +45,7 @@ export class EmailListener implements ChannelListener {
     this.ctx = ctx;
     this.log = ctx.log;
     this.mailer = new Mailer(this.cfg, ctx.log);
-    this.lease = new PollerLease(ctx.state, this.key, this.cfg.lease.ttlMs, this.cfg.lease.settleMs);
+    this.lease = new PollerLease(ctx.locks, this.key, this.cfg.lease.ttlMs);
     this.cursors = new CursorStore(ctx.state, this.key);
     // Connecting happens in the background: a mail server that is down must not stop the gateway.
     this.loop = this.run();

@@ -1,5 +1,4 @@
-import { hostname } from 'node:os';
-import { randomUUID } from 'node:crypto';
+import type { Lease, LockService } from '../../adapters/lock/port.js';
 import type { ChannelStateStore } from '../../adapters/store/channel-state.js';
 
 const CHANNEL = 'email';
@@ -27,56 +26,36 @@ export class CursorStore {
   }
 }
 
-interface LeaseValue {
-  owner: string;
-  expiresAt: number;
-}
-
 /**
- * Best-effort single poller per mailbox, kept in the channel state (which has
- * no compare-and-set): write our claim, wait `settleMs`, read it back; the
- * last writer holds it. Renewed while held; a dead holder's claim expires.
- * Two processes starting within the same few milliseconds could both poll
- * briefly: the inbox's unique Message-ID keeps that from answering twice.
+ * Exactly one poller per mailbox across every process: the gateway's lock
+ * service (Redis SET NX with expiry; in process when embedded), held while
+ * polling and renewed; a dead holder's lease expires after ttlMs.
  */
 export class PollerLease {
-  readonly owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  private lease: Lease | null = null;
 
   constructor(
-    private readonly state: ChannelStateStore,
+    private readonly locks: LockService,
     private readonly key: string,
     private readonly ttlMs: number,
-    private readonly settleMs: number,
   ) {}
 
-  private get stateKey(): string {
-    return `lease:${this.key}`;
-  }
-
-  /** The current holder other than us, if its claim is alive. */
-  async holder(): Promise<string | undefined> {
-    const cur = await this.state.get<LeaseValue>(CHANNEL, this.stateKey);
-    return cur && cur.owner !== this.owner && cur.expiresAt > Date.now() ? cur.owner : undefined;
-  }
-
   async acquire(): Promise<boolean> {
-    if (await this.holder()) return false;
-    await this.state.set(CHANNEL, this.stateKey, { owner: this.owner, expiresAt: Date.now() + this.ttlMs } satisfies LeaseValue);
-    if (this.settleMs) await new Promise((r) => setTimeout(r, this.settleMs));
-    const after = await this.state.get<LeaseValue>(CHANNEL, this.stateKey);
-    return after?.owner === this.owner;
+    this.lease ??= await this.locks.tryAcquire(`email-poller:${this.key}`, this.ttlMs);
+    return this.lease !== null;
   }
 
-  /** false: another process holds it now. */
+  /** false: the lease was lost (expired and taken by another process). */
   async renew(): Promise<boolean> {
-    const cur = await this.state.get<LeaseValue>(CHANNEL, this.stateKey);
-    if (cur && cur.owner !== this.owner) return false;
-    await this.state.set(CHANNEL, this.stateKey, { owner: this.owner, expiresAt: Date.now() + this.ttlMs } satisfies LeaseValue);
-    return true;
+    if (!this.lease) return false;
+    const ok = await this.lease.renew();
+    if (!ok) this.lease = null;
+    return ok;
   }
 
   async release(): Promise<void> {
-    const cur = await this.state.get<LeaseValue>(CHANNEL, this.stateKey);
-    if (cur?.owner === this.owner) await this.state.delete(CHANNEL, this.stateKey);
+    const l = this.lease;
+    this.lease = null;
+    await l?.release();
   }
 }
