@@ -151,6 +151,8 @@ export const configSchema = z
         threshold: z.number().gt(0).lt(1).default(0.7),
         /** Share of the window kept as recent messages after compacting. */
         keepRecent: z.number().gt(0).lt(1).default(0.3),
+        /** Id of a (cheaper) provider slot that writes the summaries first; the rest of the chain backs it up. */
+        summarizerSlot: z.string().optional(),
       })
       .strict()
       .prefault({}),

@@ -62,12 +62,18 @@ export class Gateway {
       throw new ConfigError('invalid configuration at "redisUrl" (REDIS_URL): separate ingress and worker processes need REDIS_URL and DATABASE_URL; use `switchboard start` for the embedded default');
     }
     const { slots, reason } = buildSlots(config, env);
+    if (config.compaction.summarizerSlot && !slots.some((x) => x.id === config.compaction.summarizerSlot)) {
+      throw new ConfigError(`invalid configuration at "compaction.summarizerSlot": no provider slot "${config.compaction.summarizerSlot}"`);
+    }
     const channels = await configureChannels(config, env);
     const provider = providerStatus(slots, reason);
     if (!slots.length) log.warn({ reason }, 'no model provider is configured: the gateway will answer every message with a notice saying so');
 
     const infra = await openInfra(config);
     const chain: ProviderChain | null = slots.length ? new FallbackChain(slots, infra.cooldowns, config.fallback) : null;
+    // Summaries go to a cheaper slot first when one is named; the others back it up.
+    const cheap = config.compaction.summarizerSlot;
+    const summarizer = chain && cheap ? new FallbackChain([...slots.filter((x) => x.id === cheap), ...slots.filter((x) => x.id !== cheap)], infra.cooldowns, config.fallback) : chain;
     const metrics = new Metrics();
     const events = new EventHub({ queue: infra.events, store: infra.webhooks, config, log, env });
     const approvals = new ApprovalService({ approvals: infra.approvals, store: infra.store, queue: infra.queue, timers: infra.timers, config, log, events });
@@ -95,6 +101,7 @@ export class Gateway {
           bus: infra.bus,
           locks: infra.locks,
           chain,
+          summarizer,
           prompts: new PromptComposer(undefined, skillsPromptBlock(skills)),
           config,
           log,

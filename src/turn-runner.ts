@@ -27,6 +27,8 @@ export const NO_PROVIDER_REPLY =
 export interface TurnDeps {
   store: Store;
   chain: ProviderChain | null;
+  /** The chain that writes summaries (compaction.summarizerSlot first); the main chain when unset. */
+  summarizer?: ProviderChain | null;
   prompts: PromptComposer;
   config: Config;
   approvals: ApprovalService;
@@ -135,7 +137,7 @@ export async function runTurn(
     const n = safeCut(history, Math.floor(compaction.keepRecent * window));
     const upto = context.historyIds?.[n - 1];
     if (n > 0 && upto !== undefined) {
-      const s = await summarize(chain, history.slice(0, n), summary, signal);
+      const s = await summarize(deps.summarizer ?? chain, history.slice(0, n), summary, signal);
       if (s) {
         await deps.store.saveSummary(conv.id, upto, s);
         summary = s;
@@ -146,7 +148,7 @@ export async function runTurn(
   }
   const systemPrompt = summary ? `${baseSystem}\n\nSummary of the earlier conversation (older messages are not shown):\n${summary}` : baseSystem;
   // ...and between model calls inside the turn (long tool loops), or when a provider says the context overflowed.
-  const compactor = new InTurnCompactor(chain, window, compaction, null, (info) => deps.log.info({ turn: turnId, ...info }, 'compacted inside the turn'));
+  const compactor = new InTurnCompactor(deps.summarizer ?? chain, window, compaction, null, (info) => deps.log.info({ turn: turnId, ...info }, 'compacted inside the turn'));
 
   // The moat around the model: secrets never reach the provider (stable placeholders instead).
   const redactor = new Redactor();

@@ -137,3 +137,41 @@ describe('safe cut points', () => {
     expect(estimateTokens(msgs)).toBeGreaterThan(400);
   });
 });
+
+describe('a cheaper summarizer slot', () => {
+  let main: FakeLlm;
+  let cheap: FakeLlm;
+  let gw: Gateway;
+  beforeAll(async () => {
+    main = new FakeLlm();
+    cheap = new FakeLlm();
+    await Promise.all([main.start(), cheap.start()]);
+    main.respond((req) => (isSummarizer(req) ? reply('SUMMARY from the main model') : reply(`main: ${lastUserText(req.body)}`)));
+    cheap.respond(() => reply('SUMMARY from the cheap model'));
+    process.env.SB_MAIN_KEY = 'k';
+    gw = await startGateway(
+      testConfig(null, {}, {
+        providers: [
+          { id: 'main', api: 'openai-completions', model: 'm', baseUrl: main.openaiBaseUrl, apiKeyEnv: 'SB_MAIN_KEY', contextWindow: WINDOW },
+          { id: 'cheap', api: 'openai-completions', model: 'c', baseUrl: cheap.openaiBaseUrl, apiKeyEnv: 'SB_MAIN_KEY', contextWindow: WINDOW },
+        ],
+        compaction: { summarizerSlot: 'cheap' },
+        tools: { planner: false },
+      }),
+    );
+  });
+  afterAll(async () => {
+    await gw?.close();
+    await Promise.all([main?.close(), cheap?.close()]);
+  });
+
+  it('writes summaries with the configured slot, and answers with the first', async () => {
+    const client = openaiClient(gw.url!, undefined, { 'X-Switchboard-Conversation': 'cheap-sum' });
+    for (let i = 0; i < 3; i++) await client.chat.completions.create({ model: 'default', messages: [{ role: 'user', content: `${i}: ${'long words here '.repeat(250)}` }] });
+    const r = await client.chat.completions.create({ model: 'default', messages: [{ role: 'user', content: 'and now?' }] });
+    expect(r.choices[0]!.message.content).toBe('main: and now?');
+    expect(cheap.requests.some(isSummarizer)).toBe(true);
+    expect(main.requests.some(isSummarizer)).toBe(false);
+    expect(JSON.stringify(main.requests.at(-1)!.body.messages)).toContain('SUMMARY from the cheap model');
+  });
+});
