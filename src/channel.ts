@@ -6,7 +6,7 @@ import type { LockService } from '../adapters/lock/port.js';
 import type { AccessControl } from './access.js';
 import type { ApprovalService } from './approvals/service.js';
 import type { Config } from './config.js';
-import type { TurnEvent } from './events.js';
+import type { ApprovalInfo, TurnEvent } from './events.js';
 import type { HttpServer } from './http/server.js';
 import type { Ingress } from './ingress.js';
 
@@ -76,6 +76,11 @@ export interface ChannelDeliverer {
   start?(ctx: DeliverContext): Promise<void>;
   /** One delivery per turn attempt. Events arrive in order; close() flushes and resolves once delivered. */
   open(target: TurnTarget, ctx: DeliverContext): TurnDelivery;
+  /**
+   * Posts an approval request to an operator place on this platform (a channel
+   * id, a phone number...): approvals.operatorChannel. Buttons where the platform has them.
+   */
+  notifyApproval?(target: string, approval: ApprovalInfo, text: string, ctx: DeliverContext): Promise<void>;
   close?(): Promise<void>;
 }
 

@@ -173,6 +173,8 @@ export const configSchema = z
         requesterMay: z.array(z.enum(['safe', 'caution'])).default([]),
         /** Operator identities per channel (user ids, phone numbers, email addresses). */
         operators: z.record(z.string(), z.array(z.string())).default({}),
+        /** Where requests are also posted for operators: a channel and its place (Slack/Discord channel id). */
+        operatorChannel: z.object({ channel: z.string(), target: z.string() }).strict().optional(),
       })
       .strict()
       .prefault({}),

@@ -76,7 +76,29 @@ export class Gateway {
     const summarizer = chain && cheap ? new FallbackChain([...slots.filter((x) => x.id === cheap), ...slots.filter((x) => x.id !== cheap)], infra.cooldowns, config.fallback) : chain;
     const metrics = new Metrics();
     const events = new EventHub({ queue: infra.events, store: infra.webhooks, config, log, env });
-    const approvals = new ApprovalService({ approvals: infra.approvals, store: infra.store, queue: infra.queue, timers: infra.timers, config, log, events });
+    const opCh = config.approvals.operatorChannel;
+    const opDeliverer = opCh ? channels.find((c) => c.name === opCh.channel)?.deliverer : undefined;
+    if (opCh && !opDeliverer?.notifyApproval) throw new ConfigError(`invalid configuration at "approvals.operatorChannel.channel": "${opCh.channel}" is not a configured channel that can post approval requests (slack, discord)`);
+    const approvals = new ApprovalService({
+      approvals: infra.approvals,
+      store: infra.store,
+      queue: infra.queue,
+      timers: infra.timers,
+      config,
+      log,
+      events,
+      ...(opCh && opDeliverer?.notifyApproval
+        ? {
+            notify: (a) =>
+              opDeliverer.notifyApproval!(
+                opCh.target,
+                { code: a.code, tool: a.tool, tier: a.tier, expiresAt: new Date(a.expires_at).toISOString(), args: a.args, reasons: a.reasons },
+                `Approval needed (${a.tier}) to run ${a.tool} ${JSON.stringify(a.args).slice(0, 300)} in conversation ${a.conversation_id} — code ${a.code}.`,
+                { deliveries: infra.deliveries, state: infra.channelState, config, log },
+              ),
+          }
+        : {}),
+    });
     const skills = loadSkills(config.skills.dir);
     const tools = [...skillTools(() => skills), ...builtinTools({
       store: infra.store,

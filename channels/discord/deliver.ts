@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { DiscordAPIError, Routes, type APIMessage, type REST } from 'discord.js';
 import type { Logger } from 'pino';
 import type { ChannelDeliverer, DeliverContext, TurnDelivery, TurnTarget } from '../../src/channel.js';
-import type { TurnEvent } from '../../src/events.js';
+import type { ApprovalInfo, TurnEvent } from '../../src/events.js';
 import { approvalRows } from './approvals.js';
 import { createRest } from './client.js';
 import type { DiscordSettings } from './config.js';
@@ -24,6 +24,15 @@ export class DiscordDeliverer implements ChannelDeliverer {
 
   async start(): Promise<void> {
     this.rest ??= createRest(this.cfg);
+  }
+
+  /** approvals.operatorChannel: the request, with its buttons, in an operators' Discord channel. */
+  async notifyApproval(target: string, approval: ApprovalInfo, text: string): Promise<void> {
+    this.rest ??= createRest(this.cfg);
+    const rule = approval.tier !== 'dangerous';
+    await this.rest.post(Routes.channelMessages(target), {
+      body: { content: text.slice(0, 2000), components: approvalRows([{ code: approval.code, tool: approval.tool, alwaysPermitted: rule }]) },
+    });
   }
 
   open(target: TurnTarget, ctx: DeliverContext): TurnDelivery {

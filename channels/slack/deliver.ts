@@ -30,6 +30,12 @@ export class SlackDeliverer implements ChannelDeliverer {
     this.client ??= webClient(this.cfg, ctx.log);
   }
 
+  /** approvals.operatorChannel: the request, with its buttons, in an operators' Slack channel. */
+  async notifyApproval(target: string, approval: ApprovalInfo, _text: string, ctx: DeliverContext): Promise<void> {
+    this.client ??= webClient(this.cfg, ctx.log);
+    await this.client.chat.postMessage({ channel: target, ...approvalBlocks(approval) });
+  }
+
   open(target: TurnTarget, ctx: DeliverContext): TurnDelivery {
     this.client ??= webClient(this.cfg, ctx.log);
     const log = ctx.log.child({ channel: 'slack', turn: target.turnId, attempt: target.attempt });

@@ -39,6 +39,8 @@ export class ApprovalService {
       config: Config;
       log: Logger;
       events?: EventHub;
+      /** Posts a request to the operator channel (approvals.operatorChannel); never blocks the turn. */
+      notify?: (approval: ApprovalRow) => Promise<void>;
     },
   ) {}
 
@@ -50,6 +52,7 @@ export class ApprovalService {
     const expiresAt = new Date(Date.now() + this.deps.config.approvals.timeoutMs);
     const row = await this.deps.approvals.create({ ...a, expiresAt });
     await this.deps.approvals.audit(a.requester ?? 'unknown', 'approval.requested', row.code, { approval: row.id, tool: row.tool, tier: row.tier, turn: row.turn_id });
+    if (this.deps.notify) void this.deps.notify(row).catch((err: unknown) => this.deps.log.warn({ err: (err as Error).message, approval: row.code }, 'could not post the approval request to the operator channel'));
     this.deps.events?.emit('approval.requested', { code: row.code, conversation: row.conversation_id, turn: row.turn_id, tool: row.tool, arguments: row.args, tier: row.tier, expiresAt: new Date(row.expires_at).toISOString() });
     const delay = Math.max(0, new Date(row.expires_at).getTime() - Date.now()) + 250;
     await this.deps.timers.add({ kind: 'expire-approval', approvalId: row.id }, { delayMs: delay }).catch((err: unknown) => {
