@@ -47,3 +47,24 @@ describe('the operator channel', () => {
     await expect(startGateway(testConfig(llm, {}, { approvals: { operatorChannel: { channel: 'sms', target: '+15550000000' } } }))).rejects.toThrow(/approvals\.operatorChannel\.channel/);
   });
 });
+
+describe('the operator channel on Discord', () => {
+  it('posts the request with Approve/Refuse buttons carrying the code', async () => {
+    const { FakeDiscord } = await import('./fakes/discord-server.js');
+    const { parseDiscordConfig } = await import('../channels/discord/config.js');
+    const { DiscordDeliverer } = await import('../channels/discord/deliver.js');
+    const fake = new FakeDiscord();
+    await fake.start();
+    try {
+      fake.addGuild('800000000000000001', 'ops', [{ id: '800000000000000002', name: 'approvals' }]);
+      const deliverer = new DiscordDeliverer(parseDiscordConfig({ apiBaseUrl: fake.apiUrl }, { DISCORD_BOT_TOKEN: 'fake-bot-token' }));
+      await deliverer.notifyApproval('800000000000000002', { code: 'K7Q4P', tool: 'shell_exec', tier: 'caution', expiresAt: new Date().toISOString(), args: { command: 'ls' }, reasons: [] }, 'Approval needed — code K7Q4P.');
+      const posted = await eventually(async () => fake.botMessages('800000000000000002')[0]);
+      expect(posted.content).toContain('K7Q4P');
+      expect(JSON.stringify(posted.components)).toContain('sb-approval:approve:K7Q4P');
+      await deliverer.close();
+    } finally {
+      await fake.close();
+    }
+  });
+});
