@@ -1,5 +1,8 @@
 /** Webhooks in (signed, replay-proof, idempotent, callback through the SSRF guard) and out (events, retried, dead-lettered). */
+import { spawn } from 'node:child_process';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { join } from 'node:path';
+import { packageRoot } from '../src/paths.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sign, verify } from '../channels/webhook/signature.js';
 import type { Gateway } from '../src/gateway.js';
@@ -137,5 +140,25 @@ describe('webhooks', () => {
     }, 20_000);
     expect(letters).toMatchObject({ attempts: 4, error: 'HTTP 503' });
     expect(dead.got).toHaveLength(0);
+  });
+
+  it('operators add subscribers and read dead letters from the CLI', async () => {
+    const cli = (...args: string[]) =>
+      new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
+        const p = spawn(process.execPath, [join(packageRoot, 'bin', 'switchboard.js'), 'webhooks', ...args], { env: { PATH: process.env.PATH ?? '', SWITCHBOARD_URL: gw.url!, SWITCHBOARD_OPERATOR_KEY: OPERATOR_KEY } });
+        let stdout = '';
+        let stderr = '';
+        p.stdout.on('data', (d) => (stdout += d));
+        p.stderr.on('data', (d) => (stderr += d));
+        p.on('close', (status) => resolve({ status, stdout, stderr }));
+      });
+    const added = await cli('add', 'audit', 'https://audit.example.com/hook', '--secret-env', 'SB_EVENTS_SECRET', '--events', 'approval.requested,approval.decided');
+    expect(added).toMatchObject({ status: 0, stdout: 'subscribed audit\n' });
+    const list = JSON.parse((await cli('list', '--json')).stdout) as Array<{ id: string; events: string[] }>;
+    expect(list).toEqual([expect.objectContaining({ id: 'audit', events: ['approval.requested', 'approval.decided'] })]);
+    expect((await cli('add', 'bad', 'https://x.example.com', '--secret-env', 'S', '--events', 'turn.exploded')).status).toBe(1);
+    expect((await cli('add', 'missing-args')).status).toBe(2);
+    const letters = JSON.parse((await cli('dead-letters', '--json')).stdout) as Array<{ subscriber: string }>;
+    expect(letters.some((l) => l.subscriber === 'dead')).toBe(true);
   });
 });
