@@ -1,3 +1,4 @@
+import { gatewayClient } from './cli-http.js';
 import { parseArgs } from 'node:util';
 
 export const APPROVALS_USAGE = `usage: switchboard approvals <list | approve CODE [--always] | deny CODE> [--json]
@@ -16,40 +17,24 @@ export async function runApprovals(argv: string[], env: Record<string, string | 
   }
   const [verb, code, ...extra] = parsed.positionals;
   const json = parsed.values.json === true;
-  const base = (env.SWITCHBOARD_URL ?? 'http://127.0.0.1:8787').replace(/\/+$/, '');
-  const key = env.SWITCHBOARD_OPERATOR_KEY;
   if (!verb || extra.length || (verb === 'list' ? code !== undefined : !code) || !['list', 'approve', 'deny'].includes(verb)) {
     err.write(`${APPROVALS_USAGE}\n`);
     return 2;
   }
-  if (!key) {
-    err.write('switchboard approvals: set SWITCHBOARD_OPERATOR_KEY to an operator key (SWITCHBOARD_OPERATOR_KEYS on the gateway)\n');
-    return 2;
-  }
-  const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
-  let res: Response;
-  try {
-    res =
-      verb === 'list'
-        ? await fetch(`${base}/v1/approvals`, { headers })
-        : await fetch(`${base}/v1/approvals/${encodeURIComponent(code!)}`, { method: 'POST', headers, body: JSON.stringify({ decision: verb === 'deny' ? 'deny' : parsed.values.always ? 'always' : 'approve' }) });
-  } catch (e) {
-    err.write(`switchboard approvals: cannot reach the gateway at ${base}: ${(e as Error).message}\n`);
-    return 1;
-  }
-  const body = (await res.json().catch(() => ({}))) as { data?: Array<Record<string, unknown>>; message?: string; error?: { message: string; code?: string } };
-  if (!res.ok) {
-    if (json) out.write(JSON.stringify({ ok: false, status: res.status, error: body.error ?? null }) + '\n');
-    else err.write(`switchboard approvals: ${body.error?.message ?? `HTTP ${res.status}`}\n`);
-    return 1;
-  }
+  const gw = gatewayClient('approvals', env, { out, err, json });
+  if (!gw) return 2;
+  const body =
+    verb === 'list'
+      ? await gw.call<{ data?: Array<Record<string, unknown>> }>('/v1/approvals')
+      : await gw.call<{ message?: string }>(`/v1/approvals/${encodeURIComponent(code!)}`, { body: { decision: verb === 'deny' ? 'deny' : parsed.values.always ? 'always' : 'approve' } });
+  if (!body) return 1;
   if (verb === 'list') {
-    const data = body.data ?? [];
+    const data = (body as { data?: Array<Record<string, unknown>> }).data ?? [];
     if (json) out.write(JSON.stringify(data) + '\n');
     else if (!data.length) out.write('no pending approvals\n');
     else for (const a of data) out.write(`${a.code}  ${a.tier}  ${a.tool} ${JSON.stringify(a.arguments)}  conversation ${a.conversation}  expires ${a.expiresAt}\n`);
     return 0;
   }
-  out.write(json ? JSON.stringify(body) + '\n' : `${body.message}\n`);
+  out.write(json ? JSON.stringify(body) + '\n' : `${(body as { message?: string }).message}\n`);
   return 0;
 }

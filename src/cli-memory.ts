@@ -1,3 +1,4 @@
+import { gatewayClient } from './cli-http.js';
 import { parseArgs } from 'node:util';
 
 export const MEMORY_USAGE = `usage: switchboard memory <list [--scope S] [--key K] | set NOTE [--scope global|conversation|sender] [--key K] | forget ID> [--json]
@@ -20,28 +21,16 @@ export async function runMemory(argv: string[], env: Record<string, string | und
     err.write(`${MEMORY_USAGE}\n`);
     return 2;
   }
-  const base = (env.SWITCHBOARD_URL ?? 'http://127.0.0.1:8787').replace(/\/+$/, '');
-  if (!env.SWITCHBOARD_OPERATOR_KEY) {
-    err.write('switchboard memory: set SWITCHBOARD_OPERATOR_KEY to an operator key\n');
-    return 2;
-  }
-  const headers = { authorization: `Bearer ${env.SWITCHBOARD_OPERATOR_KEY}`, 'content-type': 'application/json' };
-  let res: Response;
-  try {
-    if (verb === 'list') {
-      const q = new URLSearchParams({ ...(scope ? { scope } : {}), ...(key ? { key } : {}) });
-      res = await fetch(`${base}/v1/memory?${q}`, { headers });
-    } else if (verb === 'set') res = await fetch(`${base}/v1/memory`, { method: 'POST', headers, body: JSON.stringify({ note: arg, scope: scope ?? 'global', key }) });
-    else res = await fetch(`${base}/v1/memory/${encodeURIComponent(arg!)}`, { method: 'DELETE', headers });
-  } catch (e) {
-    err.write(`switchboard memory: cannot reach the gateway at ${base}: ${(e as Error).message}\n`);
-    return 1;
-  }
-  const body = (await res.json().catch(() => ({}))) as { data?: Array<{ id: number; scope: string; key: string; note: string }>; error?: { message: string }; id?: number };
-  if (!res.ok) {
-    err.write(`switchboard memory: ${body.error?.message ?? `HTTP ${res.status}`}\n`);
-    return 1;
-  }
+  const gw = gatewayClient('memory', env, { out, err });
+  if (!gw) return 2;
+  type Notes = { data?: Array<{ id: number; scope: string; key: string; note: string }>; id?: number };
+  const body =
+    verb === 'list'
+      ? await gw.call<Notes>(`/v1/memory?${new URLSearchParams({ ...(scope ? { scope } : {}), ...(key ? { key } : {}) })}`)
+      : verb === 'set'
+        ? await gw.call<Notes>('/v1/memory', { body: { note: arg, scope: scope ?? 'global', key } })
+        : await gw.call<Notes>(`/v1/memory/${encodeURIComponent(arg!)}`, { method: 'DELETE' });
+  if (!body) return 1;
   if (json) out.write(JSON.stringify(verb === 'list' ? body.data : body) + '\n');
   else if (verb === 'list') out.write((body.data ?? []).map((n) => `#${n.id} ${n.scope}${n.key ? `:${n.key}` : ''}  ${n.note}`).join('\n') + (body.data?.length ? '\n' : 'no notes\n'));
   else out.write(verb === 'set' ? `saved #${body.id}\n` : `forgot #${arg}\n`);

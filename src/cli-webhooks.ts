@@ -1,3 +1,4 @@
+import { gatewayClient } from './cli-http.js';
 import { parseArgs } from 'node:util';
 
 export const WEBHOOKS_USAGE = `usage: switchboard webhooks <list | add ID URL --secret-env VAR --events E1,E2 | dead-letters> [--json]
@@ -15,30 +16,17 @@ export async function runWebhooks(argv: string[], env: Record<string, string | u
     return 2;
   }
   const [verb, id, url] = parsed.positionals;
-  const key = env.SWITCHBOARD_OPERATOR_KEY;
-  const base = (env.SWITCHBOARD_URL ?? 'http://127.0.0.1:8787').replace(/\/+$/, '');
   if (!verb || !['list', 'add', 'dead-letters'].includes(verb) || (verb === 'add' && (!id || !url || !parsed.values['secret-env'] || !parsed.values.events))) {
     err.write(`${WEBHOOKS_USAGE}\n`);
     return 2;
   }
-  if (!key) {
-    err.write('switchboard webhooks: set SWITCHBOARD_OPERATOR_KEY to an operator key\n');
-    return 2;
-  }
-  const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
-  const res = await (verb === 'add'
-    ? fetch(`${base}/v1/events/subscribers`, { method: 'POST', headers, body: JSON.stringify({ id, url, secretEnv: parsed.values['secret-env'], events: parsed.values.events!.split(',').map((x) => x.trim()) }) })
-    : fetch(`${base}/v1/events/${verb === 'list' ? 'subscribers' : 'dead-letters'}`, { headers })
-  ).catch((e: unknown) => e as Error);
-  if (res instanceof Error) {
-    err.write(`switchboard webhooks: cannot reach the gateway at ${base}: ${res.message}\n`);
-    return 1;
-  }
-  const body = (await res.json().catch(() => ({}))) as { data?: unknown[]; error?: { message: string } };
-  if (!res.ok) {
-    err.write(`switchboard webhooks: ${body.error?.message ?? `HTTP ${res.status}`}\n`);
-    return 1;
-  }
+  const gw = gatewayClient('webhooks', env, { out, err });
+  if (!gw) return 2;
+  const body = await gw.call<{ data?: unknown[] }>(
+    verb === 'add' ? '/v1/events/subscribers' : `/v1/events/${verb === 'list' ? 'subscribers' : 'dead-letters'}`,
+    verb === 'add' ? { body: { id, url, secretEnv: parsed.values['secret-env'], events: parsed.values.events!.split(',').map((x) => x.trim()) } } : {},
+  );
+  if (!body) return 1;
   if (parsed.values.json) out.write(JSON.stringify(body.data ?? body) + '\n');
   else if (verb === 'add') out.write(`subscribed ${id}\n`);
   else out.write((body.data ?? []).map((x) => JSON.stringify(x)).join('\n') + '\n');

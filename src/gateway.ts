@@ -154,7 +154,7 @@ export class Gateway {
         const ingress = new Ingress(infra.store, infra.queue, log, { access, approvals, commands, conversations: { config, bus: infra.bus }, limits });
         registerHttpChannel(http, { config, auth, store: infra.store, bus: infra.bus, ingress, approvals, commands, limits });
         registerMcpServer(http, { auth, store: infra.store, bus: infra.bus, ingress, approvals });
-        registerWebhookApi(http, auth, infra.webhooks, events);
+        registerWebhookApi(http, auth, infra.webhooks);
         registerConsole(http, { auth, infra, chain });
         registerAccessApi(http, auth, infra.access);
         for (const c of channels) await c.listener?.start({ ingress, approvals, access, http, state: infra.channelState, deliveries: infra.deliveries, locks: infra.locks, config, log: log.child({ channel: c.name }) });

@@ -60,7 +60,7 @@ export function infraMode(cfg: Config): Infra['mode'] {
 
 export async function openDb(cfg: Config): Promise<Db> {
   if (cfg.databaseUrl) return openPostgres(cfg.databaseUrl);
-  const dir = resolve(cfg.dataDir, 'pglite');
+  const dir = pgliteDir(cfg);
   mkdirSync(dir, { recursive: true });
   return openPglite(dir);
 }

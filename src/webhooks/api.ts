@@ -2,10 +2,10 @@ import type { WebhookStore } from '../../adapters/store/webhooks.js';
 import type { ApiKeyAuth } from '../../channels/http/auth.js';
 import { sendError } from '../../channels/http/errors.js';
 import { sendJson, type HttpServer } from '../http/server.js';
-import { EVENT_TYPES, type EventHub } from './events.js';
+import { EVENT_TYPES } from './events.js';
 
 /** Operators manage event subscribers and see dead letters (what `switchboard webhooks` talks to). */
-export function registerWebhookApi(server: HttpServer, auth: ApiKeyAuth, store: WebhookStore, _hub: EventHub): void {
+export function registerWebhookApi(server: HttpServer, auth: ApiKeyAuth, store: WebhookStore): void {
   const operator = (req: Parameters<ApiKeyAuth['authenticate']>[0]) => auth.authenticate(req)?.operator === true;
   server.route('GET', '/v1/events/subscribers', async ({ req, res }) => {
     if (!operator(req)) return sendError(res, 403, 'Webhook subscribers need an operator key.', { type: 'permission_error', code: 'not_operator' });
