@@ -2,17 +2,24 @@
  * Gateway latency and throughput, beside the floor (the same requests sent
  * straight to the fake LLM). Prints figures; asserts nothing.
  *
- *   npm run build && node dist/bench/gateway.js [--levels 1,8,32,64] [--requests 400] [--tokens 20] [--topology split,all]
+ *   npm run build && node dist/bench/gateway.js [--levels 1,8,32,64] [--requests 400] [--tokens 20] [--topology split,all] [--warmup 3000] [--detail]
+ *
+ * Each gateway first serves --warmup requests at concurrency 64, unmeasured: a
+ * long-running gateway has its hot code optimized by V8, and a cold one spends
+ * seconds compiling (a 1,000-request run measured ~20% fewer turns per second).
+ * --detail adds Redis commands per turn by command.
  *
  * Needs redis-server on PATH and a local PostgreSQL (SWITCHBOARD_TEST_PG, default
  * postgres://postgres@127.0.0.1:5432/postgres): it makes and drops its own database.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import http from 'node:http';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
+import { Redis } from 'ioredis';
+import pg from 'pg';
 import { packageRoot } from '../src/paths.js';
 import { createTestDatabase } from '../test/support/postgres.js';
 import { TestRedis } from '../test/support/redis.js';
@@ -23,6 +30,8 @@ const { values } = parseArgs({
     requests: { type: 'string', default: '400' },
     tokens: { type: 'string', default: '20' },
     topology: { type: 'string', default: 'split,all' },
+    detail: { type: 'boolean', default: false },
+    warmup: { type: 'string', default: '3000' },
   },
 });
 const LEVELS = values.levels!.split(',').map(Number);
@@ -36,7 +45,9 @@ interface Proc {
 }
 
 function startProc(name: string, args: string[], env: Record<string, string>, ready: RegExp): Promise<Proc> {
-  const proc = spawn(process.execPath, args, { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  // BENCH_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") goes to every gateway process.
+  const nodeArgs = name === 'fake-llm' ? [] : (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const proc = spawn(process.execPath, [...nodeArgs, ...args], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   const p: Proc = { name, proc };
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`${name} did not start`)), 30_000);
@@ -58,6 +69,54 @@ function startProc(name: string, args: string[], env: Record<string, string>, re
 function rssMb(pid: number): number {
   const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return m ? Math.round(Number(m[1]) / 1024) : NaN;
+}
+
+/** CPU time (user + system) a process has used so far, in ms. */
+function cpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // utime, stime in clock ticks (USER_HZ 100)
+}
+
+/**
+ * CPU of every Postgres process (backends and background writers: a turn's cost
+ * includes the WAL writer's), sampled every 200 ms so that a backend the pool
+ * closes mid-level still counts up to its last sample.
+ */
+class PgCpuSampler {
+  private readonly seen = new Map<number, number>();
+  private readonly timer = setInterval(() => this.sample(), 200);
+  sample(): void {
+    for (const name of readdirSync('/proc')) {
+      if (!/^\d+$/.test(name)) continue;
+      const pid = Number(name);
+      try {
+        if (this.seen.has(pid) || readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'postgres') this.seen.set(pid, cpuMs(pid));
+      } catch {
+        /* gone: keep its last sample */
+      }
+    }
+  }
+  total(): number {
+    this.sample();
+    return [...this.seen.values()].reduce((a, b) => a + b, 0);
+  }
+  stop(): void {
+    clearInterval(this.timer);
+  }
+}
+const pgSampler = new PgCpuSampler();
+
+/** What Redis and this database's Postgres backends have done so far: CPU ms and commands/transactions. */
+async function serviceCounters(redis: Redis, db: pg.Client): Promise<{ redisCpu: number; redisCalls: number; redisByCommand: Map<string, number>; pgCpu: number; pgXacts: number }> {
+  const cpu = await redis.info('cpu');
+  const redisCpu = ['used_cpu_sys', 'used_cpu_user'].reduce((a, k) => a + Number(new RegExp(`${k}:([\\d.]+)`).exec(cpu)?.[1] ?? 0) * 1000, 0);
+  const stats = await redis.info('commandstats');
+  const redisByCommand = new Map([...stats.matchAll(/cmdstat_([^:]+):calls=(\d+)/g)].map((m) => [m[1]!, Number(m[2])]));
+  const redisCalls = [...redisByCommand.values()].reduce((a, b) => a + b, 0);
+  void db;
+  const pgCpu = pgSampler.total();
+  const x = await db.query<{ n: string }>('select xact_commit + xact_rollback as n from pg_stat_database where datname = current_database()');
+  return { redisCpu, redisCalls, redisByCommand, pgCpu, pgXacts: Number(x.rows[0]!.n) };
 }
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
@@ -161,20 +220,51 @@ async function main(): Promise<void> {
         procs.push(await startProc('all-in-one', [bin, 'start'], env, /switchboard is listening/));
       }
       const base = procs[0]!.url!;
+      const redisProbe = new Redis(redis.url);
+      const dbProbe = new pg.Client({ connectionString: db.url });
+      await dbProbe.connect();
       await new Promise((r) => setTimeout(r, 1000));
       const idle = procs.map((p) => `${p.name} ${rssMb(p.proc.pid!)} MB`).join(', ');
       console.log(`\n${topology === 'split' ? 'gateway: 1 ingress + 2 workers' : 'gateway: all-in-one'} (Redis + Postgres); idle RSS: ${idle}`);
+      const warm = await drive(base, '/v1/chat/completions', { authorization: `Bearer ${KEY}` }, 64, Number(values.warmup), 'warmup');
+      console.log(`warm-up: ${values.warmup} requests at c=64, ${warm.perSec.toFixed(0)} turns/s${warm.errors ? `, ${warm.errors} errors` : ''}`);
       for (const c of LEVELS) {
         await drive(base, '/v1/chat/completions', { authorization: `Bearer ${KEY}` }, c, Math.min(50, REQUESTS), `warm-${c}`);
-        const r = await drive(base, '/v1/chat/completions', { authorization: `Bearer ${KEY}` }, c, Math.max(REQUESTS, c * 20), `load-${c}`);
+        const n = Math.max(REQUESTS, c * 20);
+        const pids = [...procs.map((p) => p.proc.pid!), fake.proc.pid!];
+        const cpu0 = pids.map(cpuMs);
+        const self0 = process.cpuUsage();
+        const svc0 = await serviceCounters(redisProbe, dbProbe);
+        const r = await drive(base, '/v1/chat/completions', { authorization: `Bearer ${KEY}` }, c, n, `load-${c}`);
+        const selfCpu = process.cpuUsage(self0);
+        const svc1 = await serviceCounters(redisProbe, dbProbe);
+        const perTurn = pids.map((pid, i) => (cpuMs(pid) - cpu0[i]!) / n);
         console.log(row('gateway', r));
+        console.log(
+          `${'cpu/turn'.padEnd(10)} c=${String(c).padEnd(3)} ${[...procs.map((p) => p.name), 'fake-llm'].map((name, i) => `${name} ${perTurn[i]!.toFixed(2)} ms`).join(', ')}, bench client ${((selfCpu.user + selfCpu.system) / 1000 / n).toFixed(2)} ms, ` +
+            `redis ${((svc1.redisCpu - svc0.redisCpu) / n).toFixed(2)} ms (${((svc1.redisCalls - svc0.redisCalls) / n).toFixed(1)} commands), ` +
+            `postgres ${((svc1.pgCpu - svc0.pgCpu) / n).toFixed(2)} ms (${((svc1.pgXacts - svc0.pgXacts) / n).toFixed(1)} transactions)`,
+        );
+        if (values.detail)
+          console.log(
+            `${'redis/turn'.padEnd(10)} c=${String(c).padEnd(3)} ` +
+              [...svc1.redisByCommand]
+                .map(([k, v]) => [k, (v - (svc0.redisByCommand.get(k) ?? 0)) / n] as const)
+                .filter(([, v]) => v >= 0.1)
+                .sort((a, b) => b[1] - a[1])
+                .map(([k, v]) => `${k} ${v.toFixed(1)}`)
+                .join(', '),
+          );
         const fl = floor[c]!;
         console.log(`${'added'.padEnd(10)} c=${String(c).padEnd(3)} ttft p50 ${(pct(r.ttft, 50) - pct(fl.ttft, 50)).toFixed(1).padStart(7)} p99 ${(pct(r.ttft, 99) - pct(fl.ttft, 99)).toFixed(1).padStart(7)} ms`);
       }
+      redisProbe.disconnect();
+      await dbProbe.end();
       console.log(`RSS after load: ${procs.map((p) => `${p.name} ${rssMb(p.proc.pid!)} MB`).join(', ')}`);
     } finally {
       for (const p of procs) p.proc.kill('SIGTERM');
-      await new Promise((r) => setTimeout(r, 500));
+      const deadline = Date.now() + 10_000;
+      while (Date.now() < deadline && procs.some((p) => p.proc.exitCode === null && p.proc.signalCode === null)) await new Promise((r) => setTimeout(r, 100));
       for (const p of procs) if (p.proc.exitCode === null) p.proc.kill('SIGKILL');
       await redis.stop();
       await db.drop().catch(() => {});
@@ -182,6 +272,7 @@ async function main(): Promise<void> {
   }
   fake.proc.kill('SIGTERM');
   agent.destroy();
+  pgSampler.stop();
 }
 
 main().then(

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { parseRetryAfter, type HttpObservation } from './errors.js';
+import { canUseModelFetch, modelFetch } from './model-fetch.js';
 
 /**
  * pi-ai reports a failed call only as an error message: no status field, no
@@ -7,7 +8,8 @@ import { parseRetryAfter, type HttpObservation } from './errors.js';
  * records the status and Retry-After of the responses made for one model call.
  * The call is recognized by a marker header (given to pi-ai as an extra header
  * and removed before the request leaves), not by AsyncLocalStorage, whose
- * promise hooks would tax every promise in the process.
+ * promise hooks would tax every promise in the process. Marked calls also take
+ * the lean node:http transport (model-fetch.ts).
  */
 export const CALL_HEADER = 'x-switchboard-call';
 const pending = new Map<string, HttpObservation>();
@@ -28,7 +30,7 @@ function install(): void {
         init = { ...init, headers };
       }
     }
-    const res = await original(input, init);
+    const res = obs && canUseModelFetch(input, init) ? await modelFetch(input as string | URL, init) : await original(input, init);
     if (obs) {
       obs.status = res.status;
       const ms = res.headers.get('retry-after-ms');
