@@ -10,11 +10,9 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { FakeLlm, lastUserText } from '../test/fakes/fake-llm.js';
 import { GatewayProcess } from '../test/support/gateway.js';
 import { checkInvariants, pct, runLoad } from '../test/support/load.js';
-import { createTestDatabase } from '../test/support/postgres.js';
-import { TestRedis } from '../test/support/redis.js';
+import { startBenchStack } from './support.js';
 
 const { values } = parseArgs({
   options: {
@@ -27,14 +25,10 @@ const { values } = parseArgs({
 const KEY = 'sk-chaos-key-0001';
 
 async function main(): Promise<void> {
-  const fake = new FakeLlm({ recordRequests: false });
-  await fake.start();
-  fake.respond((req) => [{ kind: 'text', text: `echo: ${lastUserText(req.body)}` }]);
-  const redis = await TestRedis.start();
-  const db = await createTestDatabase();
+  const stack = await startBenchStack(KEY);
   const dir = mkdtempSync(join(tmpdir(), 'sb-chaos-'));
   writeFileSync(join(dir, 'c.json'), JSON.stringify({ queue: { lockDurationMs: 3000, stalledIntervalMs: 1500, recoverAfterMs: 5000, recoverIntervalMs: 2000, concurrency: 64 }, tools: { planner: false } }));
-  const env = { REDIS_URL: redis.url, DATABASE_URL: db.url, SWITCHBOARD_CONFIG: join(dir, 'c.json'), SWITCHBOARD_DATA: dir, SWITCHBOARD_HTTP_PORT: '0', SWITCHBOARD_API_KEYS: KEY, OPENAI_BASE_URL: fake.openaiBaseUrl, OPENAI_API_KEY: 'fake', SWITCHBOARD_MODEL: 'fake-model', SWITCHBOARD_LOG_LEVEL: 'info' };
+  const env = { ...stack.env, SWITCHBOARD_CONFIG: join(dir, 'c.json'), SWITCHBOARD_DATA: dir };
   const ingresses = await Promise.all([GatewayProcess.spawn('ingress', env), GatewayProcess.spawn('ingress', env)]);
   const workers = await Promise.all([GatewayProcess.spawn('worker', env), GatewayProcess.spawn('worker', env)]);
   const conversations = Number(values.conversations);
@@ -57,7 +51,7 @@ async function main(): Promise<void> {
   const result = await runLoad({ urls: ingresses.map((g) => g.url!), apiKey: KEY, conversations, messagesPerConversation: perConv, concurrency: Number(values.concurrency), prefix: 'chaos', requestTimeoutMs: 120_000 });
   stop = true;
   await chaos;
-  const inv = await checkInvariants(db.url, 'chaos');
+  const inv = await checkInvariants(stack.db.url, 'chaos');
   console.log(`workers killed:        ${kills}`);
   console.log(`messages sent:         ${result.sent} (answered correctly: ${result.answeredOk}, failed requests: ${result.failedRequests})`);
   console.log(`messages lost:         ${inv.lost}`);
@@ -66,9 +60,7 @@ async function main(): Promise<void> {
   console.log(`throughput:            ${((result.sent / result.wallMs) * 1000).toFixed(1)} messages/s over ${(result.wallMs / 1000).toFixed(1)} s`);
   console.log(`latency (ms):          p50 ${pct(result.latenciesMs, 50)}  p90 ${pct(result.latenciesMs, 90)}  p99 ${pct(result.latenciesMs, 99)}  max ${Math.max(...result.latenciesMs)}`);
   for (const p of [...ingresses, ...workers]) await p.kill('SIGKILL');
-  await fake.close();
-  await redis.stop();
-  await db.drop().catch(() => {});
+  await stack.close();
 }
 
 main().then(

@@ -13,7 +13,6 @@
  * postgres://postgres@127.0.0.1:5432/postgres): it makes and drops its own database.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
 import http from 'node:http';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -23,6 +22,8 @@ import pg from 'pg';
 import { packageRoot } from '../src/paths.js';
 import { createTestDatabase } from '../test/support/postgres.js';
 import { TestRedis } from '../test/support/redis.js';
+import { pct } from '../test/support/load.js';
+import { cpuMs, PgCpuSampler, rssMb } from './support.js';
 
 const { values } = parseArgs({
   options: {
@@ -66,54 +67,15 @@ function startProc(name: string, args: string[], env: Record<string, string>, re
   });
 }
 
-function rssMb(pid: number): number {
-  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return m ? Math.round(Number(m[1]) / 1024) : NaN;
-}
-
-/** CPU time (user + system) a process has used so far, in ms. */
-function cpuMs(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // utime, stime in clock ticks (USER_HZ 100)
-}
-
-/**
- * CPU of every Postgres process (backends and background writers: a turn's cost
- * includes the WAL writer's), sampled every 200 ms so that a backend the pool
- * closes mid-level still counts up to its last sample.
- */
-class PgCpuSampler {
-  private readonly seen = new Map<number, number>();
-  private readonly timer = setInterval(() => this.sample(), 200);
-  sample(): void {
-    for (const name of readdirSync('/proc')) {
-      if (!/^\d+$/.test(name)) continue;
-      const pid = Number(name);
-      try {
-        if (this.seen.has(pid) || readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'postgres') this.seen.set(pid, cpuMs(pid));
-      } catch {
-        /* gone: keep its last sample */
-      }
-    }
-  }
-  total(): number {
-    this.sample();
-    return [...this.seen.values()].reduce((a, b) => a + b, 0);
-  }
-  stop(): void {
-    clearInterval(this.timer);
-  }
-}
 const pgSampler = new PgCpuSampler();
 
-/** What Redis and this database's Postgres backends have done so far: CPU ms and commands/transactions. */
+/** What Redis and Postgres have done so far: CPU ms, Redis commands (by name), this database's transactions. */
 async function serviceCounters(redis: Redis, db: pg.Client): Promise<{ redisCpu: number; redisCalls: number; redisByCommand: Map<string, number>; pgCpu: number; pgXacts: number }> {
   const cpu = await redis.info('cpu');
   const redisCpu = ['used_cpu_sys', 'used_cpu_user'].reduce((a, k) => a + Number(new RegExp(`${k}:([\\d.]+)`).exec(cpu)?.[1] ?? 0) * 1000, 0);
   const stats = await redis.info('commandstats');
   const redisByCommand = new Map([...stats.matchAll(/cmdstat_([^:]+):calls=(\d+)/g)].map((m) => [m[1]!, Number(m[2])]));
   const redisCalls = [...redisByCommand.values()].reduce((a, b) => a + b, 0);
-  void db;
   const pgCpu = pgSampler.total();
   const x = await db.query<{ n: string }>('select xact_commit + xact_rollback as n from pg_stat_database where datname = current_database()');
   return { redisCpu, redisCalls, redisByCommand, pgCpu, pgXacts: Number(x.rows[0]!.n) };
@@ -139,11 +101,6 @@ function streamOnce(base: string, path: string, body: string, headers: Record<st
     req.on('error', reject);
     req.end(body);
   });
-}
-
-function pct(xs: number[], p: number): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!;
 }
 
 interface LevelResult {

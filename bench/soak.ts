@@ -5,25 +5,17 @@
  *
  *   npm run build && node dist/bench/soak.js [--minutes 30] [--rate 50] [--interval-s 60]
  */
-import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { FakeLlm, lastUserText } from '../test/fakes/fake-llm.js';
 import { GatewayProcess } from '../test/support/gateway.js';
 import { pct } from '../test/support/load.js';
-import { createTestDatabase } from '../test/support/postgres.js';
-import { TestRedis } from '../test/support/redis.js';
+import { rssMb, startBenchStack } from './support.js';
 
 const { values } = parseArgs({ options: { minutes: { type: 'string', default: '30' }, rate: { type: 'string', default: '50' }, 'interval-s': { type: 'string', default: '60' } } });
 const KEY = 'sk-soak-key-00001';
-const rss = (pid: number) => Math.round(Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024);
 
 async function main(): Promise<void> {
-  const fake = new FakeLlm({ recordRequests: false });
-  await fake.start();
-  fake.respond((req) => [{ kind: 'text', text: `echo: ${lastUserText(req.body)} ${'word '.repeat(20)}` }]);
-  const redis = await TestRedis.start();
-  const db = await createTestDatabase();
-  const env = { REDIS_URL: redis.url, DATABASE_URL: db.url, SWITCHBOARD_HTTP_PORT: '0', SWITCHBOARD_API_KEYS: KEY, OPENAI_BASE_URL: fake.openaiBaseUrl, OPENAI_API_KEY: 'fake', SWITCHBOARD_MODEL: 'fake-model', SWITCHBOARD_LOG_LEVEL: 'info' };
+  const stack = await startBenchStack(KEY, ` ${'word '.repeat(20)}`);
+  const env = stack.env;
   const procs = [await GatewayProcess.spawn('ingress', env), await GatewayProcess.spawn('worker', env), await GatewayProcess.spawn('worker', env)];
   const names = ['ingress', 'worker-1', 'worker-2'];
   const url = procs[0]!.url!;
@@ -37,7 +29,7 @@ async function main(): Promise<void> {
     const lat = window;
     window = [];
     const m = ((Date.now() - (endAt - Number(values.minutes) * 60_000)) / 60_000).toFixed(1);
-    console.log(`t=${m.padStart(5)} min  rss ${procs.map((p) => rss(p.proc.pid!)).join(' / ')}  latency p50 ${pct(lat, 50)} p99 ${pct(lat, 99)} ms  (${lat.length} turns, ${errors} errors)`);
+    console.log(`t=${m.padStart(5)} min  rss ${procs.map((p) => rssMb(p.proc.pid!)).join(' / ')}  latency p50 ${pct(lat, 50)} p99 ${pct(lat, 99)} ms  (${lat.length} turns, ${errors} errors)`);
   }, Number(values['interval-s']) * 1000);
   const inflight = new Set<Promise<void>>();
   while (Date.now() < endAt) {
@@ -60,11 +52,9 @@ async function main(): Promise<void> {
   }
   await Promise.all(inflight);
   clearInterval(report);
-  console.log(`done: ${n} messages, ${errors} errors; final rss ${procs.map((p) => rss(p.proc.pid!)).join(' / ')} MB`);
+  console.log(`done: ${n} messages, ${errors} errors; final rss ${procs.map((p) => rssMb(p.proc.pid!)).join(' / ')} MB`);
   for (const p of procs) await p.kill('SIGKILL');
-  await fake.close();
-  await redis.stop();
-  await db.drop().catch(() => {});
+  await stack.close();
 }
 
 main().then(

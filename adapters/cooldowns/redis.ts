@@ -2,14 +2,14 @@ import type { Redis } from 'ioredis';
 import { createRedis } from '../redis.js';
 import type { CooldownState, CooldownStore } from './port.js';
 
+/** How long a read of the cooldowns is reused in this process. */
+const READ_CACHE_MS = 500;
+
 /**
  * Cooldowns in one Redis hash per slot, so every worker process sees a slot
  * that any of them found failing. Strikes are counted atomically (HINCRBY);
  * the hash expires a while after the cooldown so old strikes fade.
  */
-/** How long a read of the cooldowns is reused in this process. */
-const READ_CACHE_MS = 500;
-
 export class RedisCooldowns implements CooldownStore {
   private readonly redis: Redis;
   private generation = 0;
@@ -56,13 +56,13 @@ export class RedisCooldowns implements CooldownStore {
     );
   }
 
+  /** After a write: drops the copy, and keeps a read that was in flight from being cached. */
   private invalidate(): void {
     this.generation++;
     this.cache.clear();
   }
 
   async fail(slot: string, ms: (strikes: number) => number, reason: string): Promise<CooldownState> {
-    this.invalidate();
     const key = this.key(slot);
     const strikes = await this.redis.hincrby(key, 'strikes', 1);
     const duration = ms(strikes);
@@ -73,7 +73,6 @@ export class RedisCooldowns implements CooldownStore {
   }
 
   async clear(slot: string): Promise<void> {
-    this.invalidate();
     await this.redis.del(this.key(slot));
     this.invalidate();
   }
