@@ -47,6 +47,8 @@ export interface TurnContext {
   /** The running summary of what history no longer shows. */
   summary?: string | null;
   memory: string[];
+  /** The drain's lease, given up when the turn closes with nothing else waiting. */
+  lease?: string;
 }
 
 /** A parked turn's loop state, kept on its row until its approvals are decided. */
@@ -105,7 +107,7 @@ export async function runTurn(
     emit({ type: 'text_delta', turnId, delta: NO_PROVIDER_REPLY });
     await flush();
     const usage = { input: 0, output: 0, totalTokens: 0, cost: 0 };
-    const closed = await deps.store.finishTurn({ turnId, status: 'done', messages: prompts as StoredMessage[], finishReason: 'no_provider', usage });
+    const closed = await deps.store.finishTurn({ turnId, status: 'done', messages: prompts as StoredMessage[], finishReason: 'no_provider', usage, lease: context.lease });
     if (closed.finished) emit({ type: 'done', turnId, text: NO_PROVIDER_REPLY, finishReason: 'no_provider', usage });
     return closed.finished ? closed.pending : null;
   }
@@ -120,7 +122,7 @@ export async function runTurn(
       emit({ type: 'text_delta', turnId, delta: refusal });
       await flush();
       const usage = { input: 0, output: 0, totalTokens: 0, cost: 0 };
-      const closed = await deps.store.finishTurn({ turnId, status: 'done', messages: [], finishReason: 'blocked_secret', usage });
+      const closed = await deps.store.finishTurn({ turnId, status: 'done', messages: [], finishReason: 'blocked_secret', usage, lease: context.lease });
       if (closed.finished) emit({ type: 'done', turnId, text: refusal, finishReason: 'blocked_secret', usage });
       return closed.finished ? closed.pending : null;
     }
@@ -339,6 +341,7 @@ export async function runTurn(
     usage: usage as unknown as Record<string, unknown>,
     provider: provider as unknown as Record<string, unknown>,
     ...(honesty.length ? { honesty } : {}),
+    lease: context.lease,
   });
   if (!closed.finished) return null; // another attempt closed it first: it has told the user
   emit({ type: 'done', turnId, text, finishReason, usage, provider });

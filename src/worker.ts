@@ -1,14 +1,14 @@
+import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import type { Bus } from '../adapters/bus/port.js';
-import { acquire, type LockService } from '../adapters/lock/port.js';
+import type { LockService } from '../adapters/lock/port.js';
 import type { JobQueue } from '../adapters/queue/port.js';
-import type { InboxRow, Store } from '../adapters/store/store.js';
+import type { InboxRow, StartTurn } from '../adapters/store/store.js';
 import { conversationTopic, EventPublisher } from './event-publisher.js';
 import type { TimerJob } from './approvals/service.js';
 import type { ChannelDeliverer, DeliverContext } from './channel.js';
 import { CONTROL_TOPIC, type ControlEvent } from './commands.js';
-import { queueModeFor, type QueueMode } from './queue-mode.js';
 import type { EventHub, EventJob } from './webhooks/events.js';
 import { runTurn, type TurnDeps } from './turn-runner.js';
 
@@ -35,7 +35,7 @@ const TURNS_PER_JOB = 20;
 
 /**
  * The worker side: drains conversations. A drain job names a conversation; the
- * worker takes the conversation's lease, then runs turns for its unconsumed
+ * worker takes the conversation's lease with its first turn, then runs turns for its unconsumed
  * inbox rows in order, one message per turn, resuming a turn whose previous
  * worker died. A periodic sweep re-drains conversations whose inbox rows have
  * waited too long, so a lost job never loses a message.
@@ -48,7 +48,12 @@ export class Worker {
   private readonly stoppers = new Map<string, AbortController>();
   private controlSub?: { close(): void };
 
-  constructor(private readonly deps: WorkerDeps) {}
+  /** Transcript window per agent, for the statement that opens a turn. */
+  private readonly historyLimits: Record<string, number>;
+
+  constructor(private readonly deps: WorkerDeps) {
+    this.historyLimits = Object.fromEntries(Object.entries(deps.config.agents).map(([name, a]) => [name, a.historyLimit]));
+  }
 
   start(): void {
     const { queue, config } = this.deps;
@@ -84,51 +89,66 @@ export class Worker {
   }
 
   async drain(conversationId: string, signal: AbortSignal): Promise<void> {
-    const { store, locks, config, log } = this.deps;
+    const { store, config, log } = this.deps;
     const ttl = config.queue.lockDurationMs;
-    // The queue already keeps one drain per conversation; the lease also covers a
-    // job wrongly judged stalled while its worker is alive but slow.
-    const lease = await acquire(locks, `conv:${conversationId}`, ttl, ttl + 5_000, signal);
-    if (!lease) throw new Error(`conversation ${conversationId} is busy elsewhere`);
-    const renew = setInterval(() => void lease.renew().catch(() => {}), Math.max(250, Math.floor(ttl / 3)));
+    // The queue keeps one active and one waiting drain per conversation, and the
+    // waiting one may start on another worker: the lease (on the conversation
+    // row, taken in the same statement that opens the turn) lets one drain run.
+    const lease = randomUUID();
+    let held = false;
+    const start = (claim: StartTurn['claim']) =>
+      store.startTurn({
+        conversationId,
+        worker: this.id,
+        lease,
+        leaseMs: ttl,
+        claim,
+        modes: { default: config.conversations.queueMode, byChannel: config.conversations.queueModeByChannel },
+        historyLimits: this.historyLimits,
+        memoryLimit: 20,
+      });
+    const renew = setInterval(() => void (held && store.renewLease(conversationId, lease, ttl).catch(() => {})), Math.max(250, Math.floor(ttl / 3)));
     const work = (async () => {
       try {
-        const state = await store.drainState(conversationId);
-        // A parked turn holds the conversation until its approvals are decided.
-        if (!state || state.parked) return;
-        const conv = state.conversation;
-        const agent = config.agents[conv.agent] ?? config.agents.default!;
+        let s = await start('auto');
+        // Another drain holds the lease: wait for it (or for its lease to expire, if its worker died).
+        const busyUntil = Date.now() + ttl + 5_000;
+        for (let delay = 10; !s.conversation; delay = Math.min(delay * 2, 250)) {
+          if (!s.hasWork) return; // nothing waits, or a parked turn holds the conversation
+          if (Date.now() >= busyUntil || signal.aborted) throw new Error(`conversation ${conversationId} is busy elsewhere`);
+          await new Promise((r) => setTimeout(r, delay));
+          s = await start('auto');
+        }
+        held = true;
+        const conv = s.conversation;
         const publisher = new EventPublisher(this.deps.bus, conversationTopic(conv.key));
-        let pending = state.pending;
-        for (let n = 0; n < TURNS_PER_JOB; n++) {
-          if (pending.length === 0) return;
-          const mode = queueModeFor(config, conv.channel, conv.queue_mode);
-          if (mode === 'collect' && !pending.some((r) => r.turn_id)) {
-            // Wait for a pause: answer the burst together.
-            const newest = Math.max(...pending.map((r) => new Date(r.received_at).getTime()));
-            const wait = config.conversations.collectQuietMs - (Date.now() - newest);
-            if (wait > 0) {
-              await new Promise((r) => setTimeout(r, wait));
-              const again = await store.drainState(conversationId);
-              if (!again || again.parked) return;
-              pending = again.pending;
-              if (Math.max(...pending.map((r) => new Date(r.received_at).getTime())) > newest) continue;
+        let stale = false;
+        for (let n = 0; ; ) {
+          if (!s.conversation) return; // nothing left (the lease is given back below)
+          if (!s.turn || !s.batch || !s.context) {
+            const pending = s.pending;
+            if (s.mode === 'collect' && !pending.some((r) => r.turn_id)) {
+              // Wait for a pause: answer the burst together.
+              const newest = Math.max(...pending.map((r) => r.received_at.getTime()));
+              const wait = config.conversations.collectQuietMs - (Date.now() - newest);
+              if (wait > 0) {
+                await new Promise((r) => setTimeout(r, wait));
+                s = await start('none');
+                if (s.conversation && Math.max(...s.pending.map((r) => r.received_at.getTime())) > newest) continue;
+              }
+              s = await start('all');
+              continue;
             }
+            // The statement read a snapshot from before the previous holder closed
+            // its turn: read again, now holding the lease.
+            if (stale) throw new Error(`inbox rows of closed turn ${pending.find((r) => r.turn_id)?.turn_id ?? '?'} are unconsumed`);
+            stale = true;
+            s = await start('auto');
+            continue;
           }
-          const batch = pickBatch(pending, mode);
-          // One round trip opens (or resumes) the turn and loads what it starts from.
-          const begun = await store.beginTurn({
-            conversationId,
-            worker: this.id,
-            inboxIds: batch.map((r) => r.id),
-            ...(batch[0]!.turn_id ? { resumeTurnId: batch[0]!.turn_id } : {}),
-            withHistory: !batch[0]!.context,
-            historyLimit: agent.historyLimit,
-            senderId: batch[0]!.sender.id,
-            memoryLimit: 20,
-          });
-          if (!begun) throw new Error(`inbox rows of closed turn ${batch[0]!.turn_id} are unconsumed`);
-          const turnLog = log.child({ conversation: conversationId, turn: begun.turn.id, attempt: begun.turn.attempt });
+          stale = false;
+          const { turn, batch, context } = s;
+          const turnLog = log.child({ conversation: conversationId, turn: turn.id, attempt: turn.attempt });
           turnLog.debug('turn start');
           let next: InboxRow[] | null;
           // /stop (or an interrupting message) from any process aborts this turn.
@@ -136,14 +156,14 @@ export class Worker {
           this.stoppers.set(conv.key, stop);
           const control = { close: () => this.stoppers.get(conv.key) === stop && this.stoppers.delete(conv.key) };
           const turnSignal = AbortSignal.any([signal, stop.signal]);
-          const delivery = this.deps.deliverers.get(conv.channel)?.open({ turnId: begun.turn.id, attempt: begun.turn.attempt, conversation: conv, batch }, this.deps.deliverContext);
+          const delivery = this.deps.deliverers.get(conv.channel)?.open({ turnId: turn.id, attempt: turn.attempt, conversation: conv, batch }, this.deps.deliverContext);
           try {
             next = await runTurn(
               this.deps,
               conv,
-              begun.turn,
+              turn,
               batch,
-              begun,
+              { ...context, lease },
               (e) => {
                 publisher.push(e);
                 delivery?.event(e);
@@ -163,18 +183,20 @@ export class Worker {
             await publisher.drain();
           }
           turnLog.debug('turn done');
-          if (next === null) {
-            // Parked (or closed elsewhere): look again, the conversation may be waiting.
-            const again = await store.drainState(conversationId);
-            if (!again || again.parked) return;
-            pending = again.pending;
-          } else pending = next;
+          // Closing the turn with nothing else waiting gave the lease back.
+          if (next?.length === 0) {
+            held = false;
+            return;
+          }
+          if (++n >= TURNS_PER_JOB) break;
+          // Parked, closed elsewhere, or more waiting: the next statement tells.
+          s = await start('auto');
         }
         // More waiting than one job should take in a row: let other conversations run.
         await this.deps.queue.add({ conversationId }, { dedupKey: conversationId });
       } finally {
         clearInterval(renew);
-        await lease.release().catch(() => {});
+        if (held) await store.releaseLease(conversationId, lease).catch(() => {});
       }
     })();
     this.running.add(work);
@@ -190,15 +212,4 @@ export class Worker {
     this.controlSub?.close();
     await Promise.allSettled([...this.running]);
   }
-}
-
-/**
- * A resumed turn keeps the rows it claimed; otherwise the oldest message gets a
- * turn of its own (followup, steer), or everything waiting is answered at once
- * (collect, interrupt).
- */
-export function pickBatch(pending: InboxRow[], mode: QueueMode = 'followup'): InboxRow[] {
-  const claimed = pending.find((r) => r.turn_id)?.turn_id;
-  if (claimed) return pending.filter((r) => r.turn_id === claimed);
-  return mode === 'collect' || mode === 'interrupt' ? pending.filter((r) => !r.turn_id) : [pending[0]!];
 }

@@ -16,7 +16,7 @@ import { BullQueue } from '../adapters/queue/bullmq.js';
 import { MemoryQueue } from '../adapters/queue/memory.js';
 import type { JobQueue } from '../adapters/queue/port.js';
 import { migrate } from '../adapters/store/migrate.js';
-import { Store } from '../adapters/store/store.js';
+import { Store, type StartTurn } from '../adapters/store/store.js';
 import type { InboundMessage } from '../src/envelope.js';
 import { createTestDatabase, type TestDatabase } from './support/postgres.js';
 import { TestRedis } from './support/redis.js';
@@ -283,33 +283,47 @@ describe.each(backends)('ports contract: $name', (backend) => {
       expect(rows.find((r) => r.external_id === 'dup-1')!.text).toBe('hello');
     });
 
-    const begin = (conversationId: string, extra: Partial<Parameters<Store['beginTurn']>[0]> = {}) =>
-      store.beginTurn({ conversationId, worker: 'w1', inboxIds: [], withHistory: true, historyLimit: 50, senderId: 'u1', memoryLimit: 5, ...extra });
+    const start = (conversationId: string, extra: Partial<StartTurn> = {}) =>
+      store.startTurn({
+        conversationId,
+        worker: 'w1',
+        lease: 'lease-1',
+        leaseMs: 30_000,
+        claim: 'auto',
+        modes: { default: 'followup', byChannel: {} },
+        historyLimits: { default: 50 },
+        memoryLimit: 5,
+        ...extra,
+      });
 
-    it('runs a turn: claim, resume, finish once, transcript in order', async () => {
+    it('runs a turn: lease, claim, resume, finish once, transcript in order', async () => {
       const key = 'http/-/turns/-';
       const m1 = await store.accept(msg('t-1', key, 'first'));
       const m2 = await store.accept(msg('t-2', key, 'second'));
       const conv = m1.conversationId;
-      const begun = (await begin(conv, { inboxIds: [m1.inboxId] }))!;
-      const turn = begun.turn;
+      const begun = await start(conv);
+      expect(begun.conversation).toMatchObject({ id: conv, key, channel: 'http' });
+      expect(begun.conversation!.created_at).toBeInstanceOf(Date);
+      const turn = begun.turn!;
       expect(turn).toMatchObject({ seq: 1, status: 'running', attempt: 1, worker: 'w1' });
       expect(turn.started_at).toBeInstanceOf(Date);
-      expect(begun.history).toEqual([]);
-      const state = (await store.drainState(conv))!;
-      expect(state.conversation).toMatchObject({ id: conv, key, channel: 'http' });
-      expect(state.pending.map((r) => [r.id, r.text, r.turn_id])).toEqual([
-        [m1.inboxId, 'first', turn.id],
-        [m2.inboxId, 'second', null],
-      ]);
-      expect(state.pending[0]!.received_at).toBeInstanceOf(Date);
-      const resumed = await begin(conv, { resumeTurnId: turn.id, worker: 'w2' });
-      expect(resumed!.turn).toMatchObject({ id: turn.id, attempt: 2, worker: 'w2' });
+      expect(begun.batch!.map((r) => [r.id, r.text, r.turn_id])).toEqual([[m1.inboxId, 'first', turn.id]]); // followup: the oldest only
+      expect(begun.context!.history).toEqual([]);
+      expect(begun.pending.map((r) => r.id)).toEqual([m1.inboxId, m2.inboxId]);
+      expect(begun.pending[0]!.received_at).toBeInstanceOf(Date);
+      // Another drain finds the lease taken: nothing is claimed or begun for it.
+      const other = await start(conv, { lease: 'lease-2', worker: 'w2' });
+      expect(other).toMatchObject({ conversation: null, hasWork: true });
+      expect(other.turn).toBeUndefined();
+      // The holder (after a crash: its retry with the same lease) resumes the claimed turn.
+      const resumed = await start(conv, { worker: 'w2' });
+      expect(resumed.turn).toMatchObject({ id: turn.id, attempt: 2, worker: 'w2' });
+      expect(resumed.batch!.map((r) => r.id)).toEqual([m1.inboxId]);
       const messages = [
         { role: 'user', content: 'first', timestamp: 1 },
         { role: 'assistant', content: [{ type: 'text', text: 'reply one' }], timestamp: 2 },
       ];
-      const closed = await store.finishTurn({ turnId: turn.id, status: 'done', messages, finishReason: 'stop', usage: { input: 1 } });
+      const closed = await store.finishTurn({ turnId: turn.id, status: 'done', messages, finishReason: 'stop', usage: { input: 1 }, lease: 'lease-1' });
       expect(closed.finished).toBe(true);
       expect(closed.pending.map((r) => r.text)).toEqual(['second']); // what is still waiting
       // A second close (a duplicate attempt) writes nothing.
@@ -317,26 +331,73 @@ describe.each(backends)('ports contract: $name', (backend) => {
       expect(await store.transcript(conv)).toEqual(messages);
       expect(await store.turnReply(turn.id)).toBe('reply one');
       expect((await store.pending(conv)).map((r) => r.text)).toEqual(['second']);
-      const t2 = (await begin(conv, { inboxIds: [m2.inboxId] }))!;
-      expect(t2.turn.seq).toBe(2);
-      expect(t2.history).toEqual(messages); // the next turn starts from the transcript
-      expect(await begin(conv, { resumeTurnId: turn.id })).toBeUndefined(); // closed turns are not resumed
+      // Something still waited, so the lease is still held.
+      expect((await start(conv, { lease: 'lease-2' })).conversation).toBeNull();
+      const t2 = await start(conv);
+      expect(t2.turn!.seq).toBe(2);
+      expect(t2.context!.history).toEqual(messages); // the next turn starts from the transcript
+      // Closing the last waiting message gives the lease back.
+      await store.finishTurn({ turnId: t2.turn!.id, status: 'done', messages: [], finishReason: 'stop', lease: 'lease-1' });
+      expect(await start(conv, { lease: 'lease-2' })).toMatchObject({ conversation: null, hasWork: false }); // nothing waits: no lease taken
+      await store.accept(msg('t-3', key, 'third'));
+      const t3 = await start(conv, { lease: 'lease-2' });
+      expect(t3.conversation).not.toBeNull();
+      expect(t3.batch!.map((r) => r.text)).toEqual(['third']);
+      // Released explicitly, the lease can be taken by another drain.
+      await store.releaseLease(conv, 'lease-2');
+      expect((await start(conv, { lease: 'lease-3' })).turn).toMatchObject({ id: t3.turn!.id, attempt: 2 });
+      expect(await store.renewLease(conv, 'lease-3', 30_000)).toBe(true);
+      expect(await store.renewLease(conv, 'lease-2', 30_000)).toBe(false);
+    });
+
+    it('takes an expired lease; claims by queue mode; holds back while a turn is parked', async () => {
+      const key = 'http/-/modes/-';
+      const a = await store.accept(msg('q-1', key, 'a'));
+      await store.accept(msg('q-2', key, 'b'));
+      const conv = a.conversationId;
+      // A lease whose drain died is taken once it has expired.
+      const dead = await start(conv, { lease: 'dead', leaseMs: 1, claim: 'none' });
+      expect(dead.conversation).not.toBeNull();
+      expect(dead.turn).toBeUndefined(); // none: lease and state only
+      await sleep(20);
+      // collect claims nothing until the drain has waited for a pause ...
+      const collect = await start(conv, { modes: { default: 'followup', byChannel: { http: 'collect' } } });
+      expect(collect.conversation).not.toBeNull();
+      expect(collect.mode).toBe('collect');
+      expect(collect.turn).toBeUndefined();
+      // ... then answers everything waiting at once.
+      const all = await start(conv, { claim: 'all' });
+      expect(all.batch!.map((r) => r.text)).toEqual(['a', 'b']);
+      await store.parkTurn(all.turn!.id, { parked: true });
+      await store.releaseLease(conv, 'lease-1');
+      await store.accept(msg('q-3', key, 'c'));
+      // A parked turn holds the conversation: no lease, no work.
+      expect(await start(conv)).toMatchObject({ conversation: null, hasWork: false });
+      await store.unparkTurn(all.turn!.id);
+      const back = await start(conv);
+      expect(back.turn).toMatchObject({ id: all.turn!.id, attempt: 2 });
+      expect(back.batch!.map((r) => r.text)).toEqual(['a', 'b']);
     });
 
     it('loads the newest transcript window, oldest first, and memory notes with the turn', async () => {
       const m = await store.accept(msg('win-1', 'http/-/window/-'));
-      const t = (await begin(m.conversationId, { inboxIds: [m.inboxId] }))!;
+      const t = (await start(m.conversationId)).turn!;
       const messages = Array.from({ length: 10 }, (_, i) => ({ role: 'user', content: `m${i}`, timestamp: i }));
-      await store.finishTurn({ turnId: t.turn.id, status: 'done', messages, finishReason: 'stop' });
+      await store.finishTurn({ turnId: t.id, status: 'done', messages, finishReason: 'stop', lease: 'lease-1' });
       const win = await store.transcript(m.conversationId, 3);
       expect(win.map((x) => (x as unknown as { content: string }).content)).toEqual(['m7', 'm8', 'm9']);
       await store.db.query(`insert into memory (scope, scope_key, body) values ('global', '', 'g1'), ('sender', 'u1', 's1'), ('sender', 'u2', 'other'), ('conversation', $1, 'c1')`, [m.conversationId]);
-      const m2 = await store.accept(msg('win-2', 'http/-/window/-'));
-      const t2 = (await begin(m.conversationId, { inboxIds: [m2.inboxId], historyLimit: 3 }))!;
-      expect(t2.history.map((x) => (x as unknown as { content: string }).content)).toEqual(['m7', 'm8', 'm9']);
-      expect(t2.memory).toEqual(['g1', 's1', 'c1']);
-      const noHistory = (await begin(m.conversationId, { resumeTurnId: t2.turn.id, withHistory: false }))!;
-      expect(noHistory.history).toEqual([]);
+      await store.accept(msg('win-2', 'http/-/window/-'));
+      const t2 = await start(m.conversationId, { historyLimits: { default: 50, small: 3 } });
+      expect(t2.context!.history).toHaveLength(10); // the conversation's agent is "default"
+      await store.db.query(`update conversations set agent = 'small' where id = $1`, [m.conversationId]);
+      const t2again = await start(m.conversationId, { historyLimits: { default: 50, small: 3 } }); // resumes, with the agent's window
+      expect(t2again.turn!.id).toBe(t2.turn!.id);
+      expect(t2again.context!.history.map((x) => (x as unknown as { content: string }).content)).toEqual(['m7', 'm8', 'm9']);
+      expect(t2again.context!.memory).toEqual(['g1', 's1', 'c1']);
+      // A one-off conversation's context comes with its message: no transcript.
+      const oneOff = await store.accept({ ...msg('win-3', 'http/-/window-oneoff/-'), context: [{ role: 'user', text: 'earlier' }] });
+      expect((await start(oneOff.conversationId)).context!.history).toEqual([]);
     });
 
     it('finds conversations whose inbox rows waited too long', async () => {

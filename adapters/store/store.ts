@@ -55,24 +55,53 @@ export interface AcceptResult {
   duplicate: boolean;
 }
 
-interface BeginRow {
-  turn: TurnRow;
+interface StartRow {
+  conversation: (ConversationRow & { created_at: string }) | null;
+  mode: string | null;
+  has_work: boolean;
+  pending: InboxRow[];
+  turn: TurnRow | null;
+  batch: InboxRow[];
   history: Array<{ id: number; m: StoredMessage }>;
   summary: string | null;
   memory: string[];
 }
 
-export interface BeginTurn {
+export interface StartTurn {
   conversationId: string;
   worker: string;
-  /** Rows a new turn claims. */
-  inboxIds: number[];
-  /** Set to resume this (unfinished) turn instead of starting one. */
-  resumeTurnId?: string;
-  withHistory: boolean;
-  historyLimit: number;
-  senderId: string;
+  /** This drain's lease token, and how long the lease lasts unless renewed. */
+  lease: string;
+  leaseMs: number;
+  /** Which rows a new turn claims (a turn that already claimed rows is always resumed, except with `none`). */
+  claim: 'auto' | 'all' | 'none';
+  /** Queue modes from the configuration; a conversation's own mode wins. */
+  modes: { default: string; byChannel: Record<string, string> };
+  /** Transcript window by agent name (`default` for an unknown agent). */
+  historyLimits: Record<string, number>;
   memoryLimit: number;
+}
+
+/** What the turn starts from: the transcript window and memory notes. */
+export interface StartContext {
+  history: StoredMessage[];
+  historyIds: number[];
+  summary: string | null;
+  memory: string[];
+}
+
+export interface StartedTurn {
+  /** Set when this drain holds the lease. */
+  conversation: ConversationRow | null;
+  mode: string | null;
+  /** Something waits and no turn is parked (whether or not the lease was free). */
+  hasWork: boolean;
+  /** The unconsumed rows, oldest first, as the statement found them (before its claim). */
+  pending: InboxRow[];
+  /** The opened or resumed turn, the rows it answers, and its context. */
+  turn?: TurnRow;
+  batch?: InboxRow[];
+  context?: StartContext;
 }
 
 export interface FinishTurn {
@@ -85,6 +114,8 @@ export interface FinishTurn {
   provider?: Record<string, unknown>;
   /** Claims the honesty check corrected. */
   honesty?: unknown[];
+  /** The drain's lease: released in the same statement when nothing else waits. */
+  lease?: string;
 }
 
 /**
@@ -139,23 +170,6 @@ export class Store {
 
   async conversation(id: string): Promise<ConversationRow | undefined> {
     return (await this.db.query<ConversationRow>('select * from conversations where id = $1', [id])).rows[0];
-  }
-
-  /**
-   * What a drain needs in one round trip: the conversation and its unconsumed
-   * inbox rows, oldest first (rows with turn_id belong to an unfinished turn).
-   */
-  async drainState(conversationId: string): Promise<{ conversation: ConversationRow; pending: InboxRow[]; parked: boolean } | undefined> {
-    const r = await this.db.query<ConversationRow & { pending: InboxRow[]; parked: boolean }>(
-      `select c.*, coalesce((select json_agg(i order by i.id) from inbox i where i.conversation_id = c.id and i.consumed_at is null), '[]'::json) as pending,
-              exists (select 1 from turns t where t.conversation_id = c.id and t.status = 'parked') as parked
-       from conversations c where c.id = $1`,
-      [conversationId],
-    );
-    const row = r.rows[0];
-    if (!row) return undefined;
-    const { pending, parked, ...conversation } = row;
-    return { conversation, pending: pending.map(inboxFromJson), parked };
   }
 
   /** Parks a running turn: its loop state waits here for approvals; the conversation waits with it. */
@@ -257,7 +271,8 @@ export class Store {
    * Closes a turn atomically: appends its messages, marks its inbox rows consumed,
    * records usage. Writes nothing if the turn was already closed (finished: false).
    * Also returns the conversation's other unconsumed rows, so a drain needs no
-   * extra round trip to learn whether more work is waiting.
+   * extra round trip to learn whether more work is waiting; when none wait, it
+   * also gives up the drain's lease.
    */
   async finishTurn(f: FinishTurn): Promise<{ finished: boolean; pending: InboxRow[] }> {
     const r = await this.db.query<{ id: string; pending: InboxRow[] }>(
@@ -272,9 +287,15 @@ export class Store {
          order by e.n
        ), i as (
          update inbox set consumed_at = now() where turn_id = (select id from t) and consumed_at is null
+       ), rest as (
+         select p.* from inbox p, t
+         where p.conversation_id = t.conversation_id and p.consumed_at is null and p.turn_id is distinct from t.id
+       ), rel as (
+         -- A message accepted after this statement's snapshot enqueues its own drain, which finds the lease free.
+         update conversations set lease_token = null, lease_until = null
+         where id = (select conversation_id from t) and lease_token = $9 and not exists (select 1 from rest)
        )
-       select t.id, coalesce((select json_agg(p order by p.id) from inbox p
-                              where p.conversation_id = t.conversation_id and p.consumed_at is null and p.turn_id is distinct from t.id), '[]'::json) as pending
+       select t.id, coalesce((select json_agg(p order by p.id) from rest p), '[]'::json) as pending
        from t`,
       [
         f.turnId,
@@ -285,6 +306,7 @@ export class Store {
         f.provider ? JSON.stringify(f.provider) : null,
         JSON.stringify(f.messages),
         f.honesty?.length ? JSON.stringify(f.honesty) : null,
+        f.lease ?? null,
       ],
     );
     const row = r.rows[0];
@@ -292,49 +314,111 @@ export class Store {
   }
 
   /**
-   * Opens a turn (new: claims the rows; resumed: bumps the attempt) and returns,
-   * in the same round trip, what it starts from: the transcript window and the
-   * memory notes. Returns undefined when the turn to resume is already closed.
+   * One statement that starts a drain's next turn. It takes (or renews) the
+   * conversation's lease for `lease`, but only when something waits and no
+   * turn is parked; then resumes the turn that claimed the oldest waiting rows,
+   * or opens a turn claiming rows as the queue mode says (`auto`: collect
+   * claims none, interrupt all, the others the oldest one; `all`; `none` only
+   * renews the lease and reads the state); and returns what the turn starts
+   * from (transcript window, summary, memory). Reads come from the statement's
+   * snapshot; the writes re-check their rows, so a snapshot that a previous
+   * lease holder overtook makes the turn come back empty (call again) rather
+   * than claim rows twice.
    */
-  async beginTurn(b: BeginTurn): Promise<{ turn: TurnRow; history: StoredMessage[]; historyIds: number[]; summary: string | null; memory: string[] } | undefined> {
-    const context = `
-      case when $5::boolean then coalesce((select json_agg(json_build_object('id', h.id, 'm', h.content) order by h.id) from (
-        select id, content from messages
-        where conversation_id = $2 and id > (select summary_upto from conversations where id = $2)
-        order by id desc limit $6) h), '[]'::json) else '[]'::json end as history,
-      (select summary from conversations where id = $2) as summary,
-      coalesce((select json_agg(mm.body order by mm.id) from (
-        select id, body from memory
-        where scope = 'global' or (scope = 'conversation' and scope_key = $2) or (scope = 'sender' and scope_key = $7)
-        order by id desc limit $8) mm), '[]'::json) as memory`;
-    // Both statements number their parameters alike: $1 turn, $2 conversation, $3 worker, $4 inbox ids, $5-$8 context.
-    const params = [b.resumeTurnId ?? 't_' + randomUUID(), b.conversationId, b.worker, b.inboxIds, b.withHistory, b.historyLimit, b.senderId, b.memoryLimit];
-    const r = b.resumeTurnId
-      ? await this.db.query<BeginRow>(
-          `with t as (
-             update turns set attempt = attempt + 1, worker = $3
-             where id = $1 and conversation_id = $2 and status = 'running' and cardinality($4::bigint[]) >= 0 -- ($4 unused when resuming)
-             returning *
-           )
-           select row_to_json(t) as turn, ${context} from t`,
-          params,
-        )
-      : await this.db.query<BeginRow>(
-          `with t as (
-             insert into turns (id, conversation_id, seq, status, worker)
-             values ($1, $2, coalesce((select max(seq) from turns where conversation_id = $2), 0) + 1, 'running', $3)
-             returning *
-           ), claim as (
-             update inbox set turn_id = $1 where id = any($4::bigint[]) and turn_id is null and consumed_at is null
-           )
-           select row_to_json(t) as turn, ${context} from t`,
-          params,
-        );
-    const row = r.rows[0];
-    if (!row) return undefined;
+  async startTurn(b: StartTurn): Promise<StartedTurn> {
+    const r = await this.db.query<StartRow>(
+      `with c0 as (select * from conversations where id = $2),
+       mode as (
+         select coalesce(case when c0.queue_mode in ('steer', 'followup', 'collect', 'interrupt') then c0.queue_mode end,
+                         $6::jsonb -> 'byChannel' ->> c0.channel, $6::jsonb ->> 'default') as m from c0
+       ),
+       pend as (select * from inbox where conversation_id = $2 and consumed_at is null),
+       parked as (select exists (select 1 from turns where conversation_id = $2 and status = 'parked') as p),
+       c as (
+         update conversations set lease_token = $4, lease_until = now() + $5::int * interval '1 millisecond'
+         where id = $2 and exists (select 1 from pend) and not (select p from parked)
+           and (lease_token is null or lease_token = $4 or lease_until < now())
+         returning *
+       ),
+       claimed as (select turn_id from pend where turn_id is not null order by id limit 1),
+       resumed as (
+         update turns set attempt = attempt + 1, worker = $3
+         where id = (select turn_id from claimed) and conversation_id = $2 and status = 'running'
+           and $7 <> 'none' and exists (select 1 from c)
+         returning *
+       ),
+       policy as (
+         select case when $7 <> 'auto' then $7 when m = 'collect' then 'none' when m = 'interrupt' then 'all' else 'one' end as p from mode
+       ),
+       claim as (
+         update inbox set turn_id = $1
+         where id in (select id from pend where turn_id is null order by id limit case when (select p from policy) = 'one' then 1 end)
+           and turn_id is null and consumed_at is null
+           and (select p from policy) <> 'none' and exists (select 1 from c) and not exists (select 1 from claimed)
+         returning *
+       ),
+       created as (
+         insert into turns (id, conversation_id, seq, status, worker)
+         select $1, $2, coalesce((select max(seq) from turns where conversation_id = $2), 0) + 1, 'running', $3
+         where exists (select 1 from claim)
+         returning *
+       ),
+       t as (select * from resumed union all select * from created),
+       batch as (select * from claim union all select p.* from pend p where p.turn_id = (select id from resumed)),
+       head as (select context, sender from batch order by id limit 1)
+       select
+         (select row_to_json(c) from c) as conversation,
+         (select m from mode) as mode,
+         exists (select 1 from pend) and not (select p from parked) as has_work,
+         coalesce((select json_agg(p order by p.id) from pend p), '[]'::json) as pending,
+         (select row_to_json(t) from t) as turn,
+         coalesce((select json_agg(b order by b.id) from batch b), '[]'::json) as batch,
+         case when exists (select 1 from t) and (select context from head) is null then coalesce((select json_agg(json_build_object('id', h.id, 'm', h.content) order by h.id) from (
+           select id, content from messages
+           where conversation_id = $2 and id > (select summary_upto from c)
+           order by id desc limit coalesce(($8::jsonb ->> (select agent from c))::int, ($8::jsonb ->> 'default')::int)) h), '[]'::json) else '[]'::json end as history,
+         (select summary from c) as summary,
+         case when exists (select 1 from t) then coalesce((select json_agg(mm.body order by mm.id) from (
+           select id, body from memory
+           where scope = 'global' or (scope = 'conversation' and scope_key = $2) or (scope = 'sender' and scope_key = (select sender ->> 'id' from head))
+           order by id desc limit $9) mm), '[]'::json) else '[]'::json end as memory`,
+      [
+        't_' + randomUUID(),
+        b.conversationId,
+        b.worker,
+        b.lease,
+        b.leaseMs,
+        JSON.stringify({ default: b.modes.default, byChannel: b.modes.byChannel }),
+        b.claim,
+        JSON.stringify(b.historyLimits),
+        b.memoryLimit,
+      ],
+    );
+    const row = r.rows[0]!;
+    const started: StartedTurn = {
+      conversation: row.conversation ? conversationFromJson(row.conversation) : null,
+      mode: row.mode,
+      hasWork: row.has_work,
+      pending: row.pending.map(inboxFromJson),
+    };
+    if (!row.turn) return started;
     const t = row.turn;
-    const turn: TurnRow = { ...t, started_at: new Date(t.started_at), finished_at: t.finished_at ? new Date(t.finished_at) : null };
-    return { turn, history: row.history.map((h) => h.m), historyIds: row.history.map((h) => Number(h.id)), summary: row.summary, memory: row.memory };
+    return {
+      ...started,
+      turn: { ...t, started_at: new Date(t.started_at), finished_at: t.finished_at ? new Date(t.finished_at) : null },
+      batch: row.batch.map(inboxFromJson),
+      context: { history: row.history.map((h) => h.m), historyIds: row.history.map((h) => Number(h.id)), summary: row.summary, memory: row.memory },
+    };
+  }
+
+  /** Keeps a drain's lease; false when it is no longer this drain's. */
+  async renewLease(conversationId: string, lease: string, leaseMs: number): Promise<boolean> {
+    const r = await this.db.query(`update conversations set lease_until = now() + $3::int * interval '1 millisecond' where id = $1 and lease_token = $2`, [conversationId, lease, leaseMs]);
+    return r.rowCount === 1;
+  }
+
+  async releaseLease(conversationId: string, lease: string): Promise<void> {
+    await this.db.query('update conversations set lease_token = null, lease_until = null where id = $1 and lease_token = $2', [conversationId, lease]);
   }
 
   /** Records a compaction: the running summary now covers the messages up to uptoId. */
@@ -460,6 +544,12 @@ export function assistantText(m: StoredMessage): string {
     .filter((c) => c.type === 'text')
     .map((c) => c.text ?? '')
     .join('');
+}
+
+/** A conversation row that came back as JSON; the lease columns stay in the store. */
+function conversationFromJson(c: ConversationRow & { created_at: string | Date; lease_token?: unknown; lease_until?: unknown }): ConversationRow {
+  const { lease_token: _t, lease_until: _u, ...rest } = c;
+  return { ...rest, created_at: new Date(c.created_at) };
 }
 
 /** An inbox row that came back inside a json_agg: restore the types pg would give. */
