@@ -7,7 +7,7 @@ import { checkClaims, type ClaimFinding, type TraceEntry } from '../moat/honesty
 import { planTools } from '../moat/planner.js';
 import { Redactor, scanText } from '../moat/secrets.js';
 import type { Attempt, ProviderChain } from '../providers/chain.js';
-import { jsonSchemaOf, type AnyTool } from '../tools/contract.js';
+import { schemaCharsOf, type AnyTool } from '../tools/contract.js';
 import { workspaceFor } from '../tools/workspace.js';
 import { runAgent } from './agent-loop.js';
 import { estimateTokens, InTurnCompactor, safeCut, summarize } from './compaction.js';
@@ -171,7 +171,7 @@ export async function runTurn(
   if (deps.config.tools.planner && all.length) {
     const plan = planTools(
       prompts.map((p) => (typeof p.content === 'string' ? p.content : '')).join('\n'),
-      all.map((t) => ({ name: t.name, description: t.description, ...(t.toolset ? { toolset: t.toolset } : {}), schemaChars: JSON.stringify(jsonSchemaOf(t)).length })),
+      all.map((t) => ({ name: t.name, description: t.description, ...(t.toolset ? { toolset: t.toolset } : {}), schemaChars: schemaCharsOf(t) })),
     );
     // A resumed turn keeps every tool its parked calls may need.
     const keep = new Set([...plan.tools, ...(parked?.pending.map((p) => p.tool) ?? [])]);

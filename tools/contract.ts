@@ -82,6 +82,15 @@ export function jsonSchemaOf(tool: AnyTool): Record<string, unknown> {
   return schema;
 }
 
+const schemaSizes = new WeakMap<object, number>();
+
+/** How many characters the tool's schema adds to a request (the planner weighs it on every turn). */
+export function schemaCharsOf(tool: AnyTool): number {
+  let n = schemaSizes.get(tool);
+  if (n === undefined) schemaSizes.set(tool, (n = JSON.stringify(jsonSchemaOf(tool)).length));
+  return n;
+}
+
 /** Validates arguments with the tool's own schema (zod) — MCP tools validate on their server. */
 export function parseArgs(tool: AnyTool, args: unknown): unknown {
   if ('parameters' in tool) return args;
