@@ -12,6 +12,7 @@ import {
 import type { CooldownState, CooldownStore } from '../adapters/cooldowns/port.js';
 import type { Config } from '../src/config.js';
 import { ADVANCES, classifyError, type ErrorClass } from './errors.js';
+import { linkedSignal } from '../src/linked-signal.js';
 import { observeHttp } from './http-observer.js';
 import type { ProviderSlot } from './slot.js';
 
@@ -197,13 +198,13 @@ export class FallbackChain implements ProviderChain {
    */
   private async attempt(slot: ProviderSlot, context: Context, options: SimpleStreamOptions, out: AssistantMessageEventStream, st: { forwardedStart: boolean }) {
     const t = this.settings.timeouts;
-    const ac = new AbortController();
-    const signal = options.signal ? AbortSignal.any([options.signal, ac.signal]) : ac.signal;
+    const link = linkedSignal(options.signal);
+    const signal = link.signal;
     let timedOut: string | undefined;
     const arm = (ms: number, what: string) =>
       setTimeout(() => {
         timedOut = `${what} timeout (${ms} ms)`;
-        ac.abort();
+        link.abort();
       }, ms);
     let phase = arm(t.connectMs, 'connect');
     const total = arm(t.totalMs, 'total');
@@ -234,6 +235,7 @@ export class FallbackChain implements ProviderChain {
     } finally {
       clearTimeout(phase);
       clearTimeout(total);
+      link.dispose();
     }
     const message = await upstream.result();
     release();
@@ -269,7 +271,8 @@ function failure(model: Pick<Model<Api>, 'api' | 'provider' | 'id'>, errorMessag
 
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
-    const t = setTimeout(resolve, ms);
-    signal?.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true });
+    const onAbort = () => (clearTimeout(t), resolve());
+    const t = setTimeout(() => (signal?.removeEventListener('abort', onAbort), resolve()), ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
   });
 }

@@ -10,6 +10,7 @@ import type { TimerJob } from './approvals/service.js';
 import type { ChannelDeliverer, DeliverContext } from './channel.js';
 import { CONTROL_TOPIC, type ControlEvent } from './commands.js';
 import type { EventHub, EventJob } from './webhooks/events.js';
+import { linkedSignal } from './linked-signal.js';
 import { runTurn, type TurnDeps } from './turn-runner.js';
 
 export interface DrainJob {
@@ -155,7 +156,7 @@ export class Worker {
           const stop = new AbortController();
           this.stoppers.set(conv.key, stop);
           const control = { close: () => this.stoppers.get(conv.key) === stop && this.stoppers.delete(conv.key) };
-          const turnSignal = AbortSignal.any([signal, stop.signal]);
+          const turnSignal = linkedSignal(signal, stop.signal);
           const delivery = this.deps.deliverers.get(conv.channel)?.open({ turnId: turn.id, attempt: turn.attempt, conversation: conv, batch }, this.deps.deliverContext);
           try {
             next = await runTurn(
@@ -173,13 +174,14 @@ export class Worker {
                   if (e.provider?.fallbackActivated) this.deps.events.emit('provider.fallback', { ...data, attempts: e.provider.attempts });
                 }
               },
-              turnSignal,
+              turnSignal.signal,
               async () => {
                 await delivery?.close();
               },
             );
           } finally {
             control.close();
+            turnSignal.dispose();
             await publisher.drain();
           }
           turnLog.debug('turn done');

@@ -1,6 +1,7 @@
 import type { AgentTool, AgentToolResult } from '@mariozechner/pi-agent-core';
 import type { TSchema } from '@mariozechner/pi-ai';
 import { z } from 'zod';
+import { linkedSignal } from '../src/linked-signal.js';
 import type { Effect } from '../moat/approval-engine.js';
 
 export type { Effect };
@@ -102,21 +103,33 @@ export function parseArgs(tool: AnyTool, args: unknown): unknown {
 /** Runs a tool under its timeout; the caller's signal aborts it too. Throws ToolError on failure. */
 export async function runTool(tool: AnyTool, args: unknown, ctx: ToolContext): Promise<ToolOutput> {
   const timeoutMs = tool.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  const timeout = AbortSignal.timeout(timeoutMs);
-  const signal = AbortSignal.any([ctx.signal, timeout]);
   const parsed = parseArgs(tool, args);
-  const run = (tool as ToolDef).execute(parsed as never, { ...ctx, signal });
+  // Not AbortSignal.any/timeout: see linked-signal.ts (they outlive the call on Node 20).
+  const link = linkedSignal(ctx.signal);
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    link.abort(new DOMException(`${tool.name} timed out after ${timeoutMs} ms`, 'TimeoutError'));
+  }, timeoutMs);
+  const signal = link.signal;
+  let fail = () => {};
   const aborted = new Promise<never>((_, reject) => {
-    const fail = () => reject(new ToolError(timeout.aborted ? `${tool.name} timed out after ${timeoutMs} ms` : `${tool.name} was aborted`));
+    fail = () => reject(new ToolError(timedOut ? `${tool.name} timed out after ${timeoutMs} ms` : `${tool.name} was aborted`));
     if (signal.aborted) fail();
     else signal.addEventListener('abort', fail, { once: true });
   });
+  aborted.catch(() => {}); // raced below; never left unhandled
   try {
+    const run = (tool as ToolDef).execute(parsed as never, { ...ctx, signal });
     const out = await Promise.race([run, aborted]);
     return typeof out === 'string' ? { text: out } : out;
   } catch (err) {
     if (err instanceof ToolError) throw err;
     throw new ToolError(`${tool.name} failed: ${(err as Error).message}`);
+  } finally {
+    clearTimeout(timer);
+    signal.removeEventListener('abort', fail);
+    link.dispose();
   }
 }
 
