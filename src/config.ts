@@ -57,6 +57,8 @@ export const configSchema = z
   .object({
     redisUrl: z.string().url().optional(),
     databaseUrl: z.string().optional(),
+    /** Postgres connections per process (each process has its own pool). */
+    databasePoolSize: z.number().int().min(1).max(200).default(10),
     dataDir: z.string().default('./data'),
     http: z
       .object({
@@ -282,6 +284,7 @@ type Env = Record<string, string | undefined>;
 export const ENV_KEYS: Array<{ env: string; path: string[]; kind: 'string' | 'int' | 'list' | 'bool' }> = [
   { env: 'REDIS_URL', path: ['redisUrl'], kind: 'string' },
   { env: 'DATABASE_URL', path: ['databaseUrl'], kind: 'string' },
+  { env: 'SWITCHBOARD_DB_POOL_SIZE', path: ['databasePoolSize'], kind: 'int' },
   { env: 'SWITCHBOARD_DATA', path: ['dataDir'], kind: 'string' },
   { env: 'SWITCHBOARD_HTTP_PORT', path: ['http', 'port'], kind: 'int' },
   { env: 'SWITCHBOARD_HTTP_HOST', path: ['http', 'host'], kind: 'string' },

@@ -59,7 +59,7 @@ export function infraMode(cfg: Config): Infra['mode'] {
 }
 
 export async function openDb(cfg: Config): Promise<Db> {
-  if (cfg.databaseUrl) return openPostgres(cfg.databaseUrl);
+  if (cfg.databaseUrl) return openPostgres(cfg.databaseUrl, { max: cfg.databasePoolSize });
   const dir = pgliteDir(cfg);
   mkdirSync(dir, { recursive: true });
   return openPglite(dir);

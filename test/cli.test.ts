@@ -99,12 +99,15 @@ describe('configuration', () => {
     expect(cfg.http).toMatchObject({ port: 8787, host: '127.0.0.1', apiKeys: [], openAccess: false });
     expect(cfg.dataDir).toBe('./data');
     expect(cfg.agents.default!.maxIterations).toBe(90);
+    expect(cfg.databasePoolSize).toBe(10);
+    expect(loadConfig({ SWITCHBOARD_DB_POOL_SIZE: '4' }).databasePoolSize).toBe(4);
   });
 
   it('names the bad key', () => {
     expect(() => loadConfig({ SWITCHBOARD_API_KEYS: 'short' })).toThrow(/http\.apiKeys.*SWITCHBOARD_API_KEYS/);
     expect(() => loadConfig({ REDIS_URL: 'not a url' })).toThrow(ConfigError);
     expect(() => loadConfig({ REDIS_URL: 'not a url' })).toThrow(/redisUrl.*REDIS_URL/);
+    expect(() => loadConfig({ SWITCHBOARD_DB_POOL_SIZE: '0' })).toThrow(/databasePoolSize.*SWITCHBOARD_DB_POOL_SIZE/);
   });
 
   it('masks secrets for display', () => {
