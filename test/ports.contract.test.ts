@@ -350,18 +350,6 @@ describe.each(backends)('ports contract: $name', (backend) => {
       expect(await store.renewLease(conv, 'lease-2', 30_000)).toBe(false);
     });
 
-    it('opening a turn skips the WAL flush wait for its own transaction only: accepted messages stay durable', async () => {
-      const key = 'http/-/durable/-';
-      const m = await store.accept(msg('sc-1', key, 'hello'));
-      const begun = await start(m.conversationId);
-      expect(begun.turn).toBeDefined();
-      await store.renewLease(m.conversationId, 'lease-1', 30_000);
-      await store.releaseLease(m.conversationId, 'lease-1');
-      // Every pooled session (the one just used among them) still commits synchronously.
-      const settings = await Promise.all(Array.from({ length: 5 }, () => store.db.query<{ synchronous_commit: string }>('show synchronous_commit')));
-      expect(settings.map((r) => r.rows[0]!.synchronous_commit)).toEqual(Array(5).fill('on'));
-    });
-
     it('takes an expired lease; claims by queue mode; holds back while a turn is parked', async () => {
       const key = 'http/-/modes/-';
       const a = await store.accept(msg('q-1', key, 'a'));
