@@ -208,12 +208,14 @@ export class FallbackChain implements ProviderChain {
       }, ms);
     let phase = arm(t.connectMs, 'connect');
     const total = arm(t.totalMs, 'total');
-    const { result: upstream, observation, release } = observeHttp((marker) =>
-      this.streamFn(slot.model, context, { ...options, headers: { ...options.headers, ...marker }, signal, apiKey: slot.apiKey, maxRetries: 0, timeoutMs: t.totalMs }),
-    );
+    let call!: ReturnType<typeof observeHttp<ReturnType<StreamFn>>>;
     let forwardedContent = false;
     try {
-      for await (const ev of upstream) {
+      // Inside the try: a stream function that throws still clears the timers and the link.
+      call = observeHttp((marker) =>
+        this.streamFn(slot.model, context, { ...options, headers: { ...options.headers, ...marker }, signal, apiKey: slot.apiKey, maxRetries: 0, timeoutMs: t.totalMs }),
+      );
+      for await (const ev of call.result) {
         clearTimeout(phase);
         if (ev.type === 'done' || ev.type === 'error') break;
         if (ev.type === 'start') {
@@ -237,6 +239,7 @@ export class FallbackChain implements ProviderChain {
       clearTimeout(total);
       link.dispose();
     }
+    const { result: upstream, observation, release } = call;
     const message = await upstream.result();
     release();
     if (message.stopReason !== 'error' && message.stopReason !== 'aborted') return { message, forwardedContent } as const;

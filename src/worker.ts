@@ -157,8 +157,8 @@ export class Worker {
           this.stoppers.set(conv.key, stop);
           const control = { close: () => this.stoppers.get(conv.key) === stop && this.stoppers.delete(conv.key) };
           const turnSignal = linkedSignal(signal, stop.signal);
-          const delivery = this.deps.deliverers.get(conv.channel)?.open({ turnId: turn.id, attempt: turn.attempt, conversation: conv, batch }, this.deps.deliverContext);
           try {
+            const delivery = this.deps.deliverers.get(conv.channel)?.open({ turnId: turn.id, attempt: turn.attempt, conversation: conv, batch }, this.deps.deliverContext);
             next = await runTurn(
               this.deps,
               conv,
