@@ -32,7 +32,7 @@ import { configSchema } from '../src/config.js';
 import { packageRoot } from '../src/paths.js';
 import { createTestDatabase } from '../test/support/postgres.js';
 import { TestRedis } from '../test/support/redis.js';
-import { cpuMs, PgCpuSampler } from './support.js';
+import { cpuMs, PgCpuSampler, redisCpuMs } from './support.js';
 
 const { values } = parseArgs({ options: { turns: { type: 'string', default: '4000' }, concurrency: { type: 'string', default: '64' }, only: { type: 'string' } } });
 /** --only model (or queue,store...) runs just those parts, e.g. under --cpu-prof. */
@@ -73,10 +73,7 @@ async function main(): Promise<void> {
   const redis = await TestRedis.start();
   const db = await createTestDatabase();
   const probe = new Redis(redis.url);
-  const redisCpu = async () => {
-    const info = await probe.info('cpu');
-    return ['used_cpu_sys', 'used_cpu_user'].reduce((a, k) => a + Number(new RegExp(`${k}:([\\d.]+)`).exec(info)?.[1] ?? 0) * 1000, 0);
-  };
+  const redisCpu = () => redisCpuMs(probe);
   const pgCpu = new PgCpuSampler();
   const fake = spawn(process.execPath, [join(packageRoot, 'dist/test/fakes/fake-llm.js'), '--port', '0', '--tokens', '20'], { stdio: ['ignore', 'pipe', 'inherit'] });
   const fakeUrl = await new Promise<string>((resolve) => createInterface({ input: fake.stdout! }).on('line', (l) => /"url"/.test(l) && resolve((JSON.parse(l) as { url: string }).url)));

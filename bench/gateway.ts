@@ -23,7 +23,7 @@ import { packageRoot } from '../src/paths.js';
 import { createTestDatabase } from '../test/support/postgres.js';
 import { TestRedis } from '../test/support/redis.js';
 import { pct } from '../test/support/load.js';
-import { cpuMs, PgCpuSampler, rssMb } from './support.js';
+import { cpuMs, PgCpuSampler, redisCpuMs, rssMb } from './support.js';
 
 const { values } = parseArgs({
   options: {
@@ -71,8 +71,7 @@ const pgSampler = new PgCpuSampler();
 
 /** What Redis and Postgres have done so far: CPU ms, Redis commands (by name), this database's transactions. */
 async function serviceCounters(redis: Redis, db: pg.Client): Promise<{ redisCpu: number; redisCalls: number; redisByCommand: Map<string, number>; pgCpu: number; pgXacts: number }> {
-  const cpu = await redis.info('cpu');
-  const redisCpu = ['used_cpu_sys', 'used_cpu_user'].reduce((a, k) => a + Number(new RegExp(`${k}:([\\d.]+)`).exec(cpu)?.[1] ?? 0) * 1000, 0);
+  const redisCpu = await redisCpuMs(redis);
   const stats = await redis.info('commandstats');
   const redisByCommand = new Map([...stats.matchAll(/cmdstat_([^:]+):calls=(\d+)/g)].map((m) => [m[1]!, Number(m[2])]));
   const redisCalls = [...redisByCommand.values()].reduce((a, b) => a + b, 0);

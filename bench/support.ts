@@ -3,6 +3,7 @@
  * the stack they drive (a fake LLM, a private Redis, a fresh database).
  */
 import { readdirSync, readFileSync } from 'node:fs';
+import type { Redis } from 'ioredis';
 import { FakeLlm, lastUserText } from '../test/fakes/fake-llm.js';
 import { createTestDatabase, type TestDatabase } from '../test/support/postgres.js';
 import { TestRedis } from '../test/support/redis.js';
@@ -17,6 +18,12 @@ export function rssMb(pid: number): number {
 export function cpuMs(pid: number): number {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // utime, stime in clock ticks (USER_HZ 100)
+}
+
+/** CPU time Redis has used so far (user + system), in ms, from INFO. */
+export async function redisCpuMs(redis: Redis): Promise<number> {
+  const info = await redis.info('cpu');
+  return ['used_cpu_sys', 'used_cpu_user'].reduce((a, k) => a + Number(new RegExp(`${k}:([\\d.]+)`).exec(info)?.[1] ?? 0) * 1000, 0);
 }
 
 /**

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../db/port.js';
 import type { InboundMessage, ContextMessage } from '../../src/envelope.js';
+import { QUEUE_MODES } from '../../src/queue-mode.js';
 
 /** A stored transcript message, in pi-ai's message shape (user, assistant or toolResult). */
 export type StoredMessage = { role: string };
@@ -329,7 +330,7 @@ export class Store {
     const r = await this.db.query<StartRow>(
       `with c0 as (select * from conversations where id = $2),
        mode as (
-         select coalesce(case when c0.queue_mode in ('steer', 'followup', 'collect', 'interrupt') then c0.queue_mode end,
+         select coalesce(case when c0.queue_mode = any($10::text[]) then c0.queue_mode end,
                          $6::jsonb -> 'byChannel' ->> c0.channel, $6::jsonb ->> 'default') as m from c0
        ),
        pend as (select * from inbox where conversation_id = $2 and consumed_at is null),
@@ -392,6 +393,8 @@ export class Store {
         b.claim,
         JSON.stringify(b.historyLimits),
         b.memoryLimit,
+        // The same rule as queueModeFor: a conversation's own mode counts only if it is a known one.
+        QUEUE_MODES,
       ],
     );
     const row = r.rows[0]!;
