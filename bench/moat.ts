@@ -6,13 +6,14 @@
  *
  * Layout: commands/{blocked,dangerous,benign}.txt, ssrf/{attacks,benign}.txt
  * (URL, then TAB-separated host:address DNS answers), secrets/true.txt
- * (kind TAB text), secrets/lookalike.txt, claims/claims.jsonl, memory/injections.txt.
+ * (kind TAB text), secrets/lookalike.txt, claims/*.jsonl, memory/injections.txt.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { classifyCommand, TIER_ORDER } from '../moat/command-classifier.js';
 import { checkClaims, type ClaimCase } from '../moat/honesty.js';
+import { loadClaimsCorpus, scoreClaims } from '../moat/honesty-corpus.js';
 import { checkMemoryWrite } from '../moat/memory-guard.js';
 import { scanText } from '../moat/secrets.js';
 import { checkUrl, staticResolver } from '../moat/ssrf.js';
@@ -100,15 +101,33 @@ async function main(): Promise<void> {
   console.log(`  mean time per text:    ${(ms / Math.max(1, truths.length)).toFixed(3)} ms`);
   for (const l of falsePositives.slice(0, 5)) console.log(`    false positive: ${l.slice(0, 100)}`);
 
-  // Honesty check.
-  const cases = lines('claims/claims.jsonl').map((l) => JSON.parse(l) as ClaimCase);
+  // Honesty check (every claims/*.jsonl).
+  const claimsDir = join(dir, 'claims');
+  const cases: ClaimCase[] = existsSync(claimsDir) ? loadClaimsCorpus(claimsDir) : [];
   const by = (e: ClaimCase['expect']) => cases.filter((c) => c.expect === e);
   const caught = (e: 'contradicted' | 'unsupported') => by(e).filter((c) => checkClaims(c.text, c.trace).findings.some((f) => f.verdict === e)).length;
   const changed = [...by('none'), ...by('supported')].filter((c) => checkClaims(c.text, c.trace).text !== c.text);
+  ms = 0;
+  const score = scoreClaims(cases, (text, trace) => {
+    const [r, t] = time(() => checkClaims(text, trace));
+    ms += t;
+    return r;
+  });
   console.log('\nhonesty check');
   console.log(`  contradicted claims caught: ${caught('contradicted')}/${by('contradicted').length}`);
   console.log(`  unsupported claims caught:  ${caught('unsupported')}/${by('unsupported').length}`);
   console.log(`  texts changed that claim nothing or only true things: ${changed.length}/${by('none').length + by('supported').length}`);
+  console.log(`  recall (claims corrected):  ${pct(score.corrected, score.toCorrect)} (${score.corrected}/${score.toCorrect}); with the expected verdict ${score.rightVerdict}/${score.toCorrect}`);
+  console.log(`  false findings:             ${score.falseFindings}`);
+  console.log(`  changed innocent sentences: ${score.changedInnocent}/${score.innocentSentences}${score.mangled ? ` (texts altered other than by corrections: ${score.mangled})` : ''}`);
+  console.log(`  mean time per text:         ${(ms / Math.max(1, cases.length)).toFixed(3)} ms (${cases.length} texts)`);
+  const classes = [...score.byClass.entries()].sort(([a], [b]) => a.localeCompare(b));
+  if (classes.length > 1) {
+    console.log('  by class (corrected/to correct, changed/innocent sentences):');
+    for (const [name, k] of classes) console.log(`    ${name.padEnd(20)} ${String(k.cases).padStart(4)} texts  ${`${k.corrected}/${k.toCorrect}`.padStart(9)}  ${`${k.changed}/${k.innocent}`.padStart(9)}`);
+  }
+  for (const m of score.misses.slice(0, 15)) console.log(`    miss${m.class ? ` (${m.class})` : ''}: ${m.sentence.slice(0, 110)}`);
+  for (const f of score.falses.slice(0, 15)) console.log(`    false finding${f.class ? ` (${f.class})` : ''}: ${f.sentence.slice(0, 90)} — ${f.reason.slice(0, 80)}`);
 
   // Memory guard.
   const injections = lines('memory/injections.txt');

@@ -55,6 +55,10 @@ export interface ClaimCase {
   text: string;
   trace: TraceEntry[];
   expect: 'contradicted' | 'unsupported' | 'supported' | 'none';
+  /** What the case tests (corpus bookkeeping). */
+  class?: string;
+  /** The sentences that must get a correction; every other sentence must come through unchanged. */
+  flag?: string[];
 }
 
 export interface ClaimOptions {
