@@ -22,15 +22,11 @@ export function registerAccessApi(server: HttpServer, auth: ApiKeyAuth, store: A
     if (!row) return sendError(res, 404, `No pending pairing request with code ${params.code!.toUpperCase()} (unknown or expired).`, { code: 'unknown_code' });
     sendJson(res, 200, { ok: true, channel: row.channel, sender: row.sender, status: row.status });
   });
-  server.route('POST', '/v1/access', async ({ req, res, body }) => {
+  server.route('POST', '/v1/access', async ({ req, res, json }) => {
     const p = op(req);
     if (!p?.operator) return sendError(res, 403, 'Access control needs an operator key.', { type: 'permission_error', code: 'not_operator' });
-    let b: { channel?: unknown; sender?: unknown; status?: unknown };
-    try {
-      b = JSON.parse((await body()).toString('utf8')) as typeof b;
-    } catch {
-      return sendError(res, 400, 'The body must be JSON: {"channel", "sender", "status": "allowed" | "denied"}.', { code: 'invalid_json' });
-    }
+    // A bad body is a 400 (415, 413), answered by the router.
+    const b: { channel?: unknown; sender?: unknown; status?: unknown } = await json({ hint: '{"channel", "sender", "status": "allowed" | "denied"}' });
     if (typeof b.channel !== 'string' || typeof b.sender !== 'string' || (b.status !== 'allowed' && b.status !== 'denied')) {
       return sendError(res, 400, '"channel", "sender" and "status" ("allowed" or "denied") are required.', { code: 'invalid_value' });
     }

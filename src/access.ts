@@ -18,7 +18,7 @@ export class AccessControl {
   ) {}
 
   policy(channel: string): { policy: AccessPolicy; allow: string[] } {
-    const c = this.config.access[channel];
+    const c = Object.hasOwn(this.config.access, channel) ? this.config.access[channel] : undefined;
     return { policy: c?.policy ?? 'allowlist', allow: c?.allow ?? [] };
   }
 
@@ -27,7 +27,8 @@ export class AccessControl {
     if (policy === 'open') return { allowed: true };
     if (policy === 'disabled') return { allowed: false };
     // Operators of a channel may always talk to it.
-    if (allow.includes(sender) || (this.config.approvals.operators[channel] ?? []).includes(sender)) return { allowed: true };
+    const operators = Object.hasOwn(this.config.approvals.operators, channel) ? this.config.approvals.operators[channel]! : [];
+    if (allow.includes(sender) || operators.includes(sender)) return { allowed: true };
     const row = await this.store.get(channel, sender);
     if (row?.status === 'allowed') return { allowed: true };
     if (row?.status === 'denied') return { allowed: false };

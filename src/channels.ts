@@ -19,7 +19,7 @@ export const CHANNEL_NAMES = Object.keys(CHANNEL_LOADERS);
 export async function configureChannels(config: Config, env: Record<string, string | undefined>): Promise<ChannelInstance[]> {
   const out: ChannelInstance[] = [];
   for (const [name, raw] of Object.entries(config.channels)) {
-    const load = CHANNEL_LOADERS[name];
+    const load = Object.hasOwn(CHANNEL_LOADERS, name) ? CHANNEL_LOADERS[name] : undefined;
     if (!load) throw new ConfigError(`invalid configuration at "channels.${name}": unknown channel (known: ${CHANNEL_NAMES.join(', ')})`);
     out.push((await load()).configure(raw, env));
   }

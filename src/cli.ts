@@ -11,6 +11,7 @@ import { runMoat } from './cli-moat.js';
 import { runWebhooks } from './cli-webhooks.js';
 import { openDb } from './infra.js';
 import { createLogger } from './log.js';
+import { installProcessGuard } from './process-guard.js';
 
 const USAGE = `usage: switchboard <command> [--json]
 
@@ -21,7 +22,8 @@ commands:
   chat      a terminal chat with a running gateway (SWITCHBOARD_URL, SWITCHBOARD_API_KEY; inline approvals with SWITCHBOARD_OPERATOR_KEY)
   webhooks  list | add ID URL --secret-env VAR --events E1,E2 | dead-letters   outbound event subscribers
   migrate   apply database migrations
-  approvals list | approve CODE [--always] | deny CODE   answer approvals through the running gateway
+  approvals list | show CODE | approve CODE [--always [--scope S] [--vary N]] | deny CODE | rules [delete ID]
+            answer approvals and manage "always allow" rules through the running gateway
             (SWITCHBOARD_URL, SWITCHBOARD_OPERATOR_KEY)
   access list | approve CODE | allow CHANNEL SENDER | deny CHANNEL SENDER   pairing and allowlists (operator key)
   memory list | set NOTE | forget ID   durable notes, through the running gateway (operator key)
@@ -94,7 +96,10 @@ export async function main(argv: string[]): Promise<number> {
 async function serve(roles: Roles): Promise<number> {
   const cfg = loadConfig();
   const log = createLogger(cfg.log.level);
-  const gw = await Gateway.start(cfg, roles, log);
+  // Errors nothing caught are logged; an uncaught exception closes the gateway and exits 1 (src/process-guard.ts).
+  let gw: Gateway | undefined;
+  installProcessGuard(log, { shutdown: async () => gw?.close(), shutdownTimeoutMs: cfg.shutdownTimeoutMs });
+  gw = await Gateway.start(cfg, roles, log);
   await new Promise<void>((resolve) => {
     const stop = (signal: string) => {
       log.info({ signal }, 'shutting down');

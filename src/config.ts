@@ -8,6 +8,16 @@ import { mcpConfigSchema } from '../tools/mcp/config.js';
  * Configuration: a file (SWITCHBOARD_CONFIG, YAML or JSON) overlaid with
  * environment variables, validated with zod. Every key is documented in the README.
  */
+
+/**
+ * Names every plain object has through Object.prototype: never a key of a
+ * configured record (agents, channels, operators per channel...), since those
+ * are looked up by names that come from requests and messages.
+ */
+export const RESERVED_KEYS = ['__proto__', 'constructor', 'prototype', 'toString', 'toLocaleString', 'valueOf', 'hasOwnProperty', 'isPrototypeOf', 'propertyIsEnumerable', '__defineGetter__', '__defineSetter__', '__lookupGetter__', '__lookupSetter__'] as const;
+const NOT_RESERVED = new RegExp(`^(?!(?:${RESERVED_KEYS.join('|')})$)`);
+const recordKey = z.string().regex(NOT_RESERVED, `must not be one of ${RESERVED_KEYS.join(', ')}`);
+
 const agentSchema = z.object({
   description: z.string().default('The Switchboard agent'),
   /** Extra system prompt text for this agent, appended after prompts/identity.md and rules.md. */
@@ -47,7 +57,7 @@ const slotSchema = z
     maxTokens: z.number().int().positive().optional(),
     reasoning: z.boolean().optional(),
     /** pi-ai compat flags for OpenAI-compatible servers (supportsDeveloperRole, maxTokensField...). */
-    compat: z.record(z.string(), z.unknown()).optional(),
+    compat: z.record(recordKey, z.unknown()).optional(),
   })
   .strict();
 
@@ -123,7 +133,7 @@ export const configSchema = z
         /** What happens to messages that arrive while a turn runs: steer | followup | collect | interrupt. */
         queueMode: z.enum(['steer', 'followup', 'collect', 'interrupt']).default('followup'),
         /** Per-channel defaults (a conversation can change its own with /mode). */
-        queueModeByChannel: z.record(z.string(), z.enum(['steer', 'followup', 'collect', 'interrupt'])).default({}),
+        queueModeByChannel: z.record(recordKey, z.enum(['steer', 'followup', 'collect', 'interrupt'])).default({}),
         /** collect: start once no message arrived for this long. */
         collectQuietMs: z.number().int().nonnegative().default(1_500),
         /** Most messages waiting in one conversation; beyond it the new one is dropped and the sender told. */
@@ -174,18 +184,18 @@ export const configSchema = z
         /** Tiers at which the person who asked may approve their own request (never dangerous). */
         requesterMay: z.array(z.enum(['safe', 'caution'])).default([]),
         /** Operator identities per channel (user ids, phone numbers, email addresses). */
-        operators: z.record(z.string(), z.array(z.string())).default({}),
+        operators: z.record(recordKey, z.array(z.string())).default({}),
         /** Where requests are also posted for operators: a channel and its place (Slack/Discord channel id). */
         operatorChannel: z.object({ channel: z.string(), target: z.string() }).strict().optional(),
       })
       .strict()
       .prefault({}),
     /** Each chat channel's own section, validated by the channel (see channels/<name>/config.ts). */
-    channels: z.record(z.string(), z.unknown()).default({}),
+    channels: z.record(recordKey, z.unknown()).default({}),
     /** Who may talk to the agent, per channel. Default: allowlist with nobody on it. */
     access: z
       .record(
-        z.string(),
+        recordKey,
         z
           .object({
             policy: z.enum(['allowlist', 'pairing', 'open', 'disabled']).default('allowlist'),
@@ -244,7 +254,7 @@ export const configSchema = z
       })
       .strict()
       .prefault({}),
-    agents: z.record(z.string().regex(/^[a-zA-Z0-9._-]+$/), agentSchema).default({ default: agentSchema.parse({}) }),
+    agents: z.record(recordKey.regex(/^[a-zA-Z0-9._-]+$/, 'agent names are letters, digits and . _ -'), agentSchema).default({ default: agentSchema.parse({}) }),
     queue: z
       .object({
         prefix: z.string().default('sb'),
@@ -346,6 +356,17 @@ export function readConfigFile(path: string): Record<string, unknown> {
   return data as Record<string, unknown>;
 }
 
+/** Where a "__proto__" key is in raw configuration (zod would drop it silently), or null. */
+function protoKeyPath(v: unknown, path: string[] = []): string | null {
+  if (!v || typeof v !== 'object') return null;
+  for (const [k, x] of Object.entries(v)) {
+    if (k === '__proto__') return [...path, k].join('.');
+    const inner = protoKeyPath(x, [...path, k]);
+    if (inner) return inner;
+  }
+  return null;
+}
+
 /** Loads file + environment. Throws ConfigError naming the bad key. */
 export function loadConfig(env: Env = process.env, overrides: Record<string, unknown> = {}): Config {
   const raw: Record<string, unknown> = env.SWITCHBOARD_CONFIG ? readConfigFile(env.SWITCHBOARD_CONFIG) : {};
@@ -354,6 +375,9 @@ export function loadConfig(env: Env = process.env, overrides: Record<string, unk
     if (v === undefined || v === '') continue;
     setPath(raw, k.path, envValue(k.env, v, k.kind));
   }
+  // A "__proto__" key is refused, not dropped (the other Object.prototype names are refused by the schema).
+  const proto = protoKeyPath(raw) ?? protoKeyPath(overrides);
+  if (proto) throw new ConfigError(`invalid configuration at "${proto}": must not be one of ${RESERVED_KEYS.join(', ')}`);
   for (const [k, v] of Object.entries(overrides)) raw[k] = v;
   const parsed = configSchema.safeParse(raw);
   if (!parsed.success) {

@@ -9,7 +9,7 @@ import { sendError } from '../channels/http/errors.js';
 import { TurnWaiter } from '../channels/http/turn-waiter.js';
 import type { ApprovalService } from './approvals/service.js';
 import { conversationTopic } from './event-publisher.js';
-import { BodyTooLargeError, type HttpServer } from './http/server.js';
+import { checkJsonContentType, HttpError, parseJson, type HttpServer } from './http/server.js';
 import type { Ingress } from './ingress.js';
 
 export interface McpServerDeps {
@@ -74,9 +74,10 @@ export function registerMcpServer(server: HttpServer, deps: McpServerDeps): void
     let body: unknown;
     if (ctx.req.method === 'POST') {
       try {
-        body = JSON.parse((await ctx.body()).toString('utf8'));
+        checkJsonContentType(ctx.req);
+        body = parseJson(await ctx.body());
       } catch (err) {
-        if (err instanceof BodyTooLargeError) return sendError(ctx.res, 413, 'Request body too large.', { code: 'request_too_large' });
+        if (err instanceof HttpError) throw err; // 400, 413 or 415, answered by the router
         return sendError(ctx.res, 400, 'Invalid JSON.', { code: 'invalid_json' });
       }
     }

@@ -13,5 +13,6 @@ export const QUEUE_MODES: readonly QueueMode[] = ['steer', 'followup', 'collect'
 
 export function queueModeFor(config: Config, channel: string, override?: string | null): QueueMode {
   if (override && (QUEUE_MODES as readonly string[]).includes(override)) return override as QueueMode;
-  return config.conversations.queueModeByChannel[channel] ?? config.conversations.queueMode;
+  const byChannel = config.conversations.queueModeByChannel;
+  return (Object.hasOwn(byChannel, channel) ? byChannel[channel] : undefined) ?? config.conversations.queueMode;
 }

@@ -98,7 +98,7 @@ export async function runTurn(
     outer(e);
   };
   emit({ type: 'turn_start', turnId, conversationId: conv.id, inboxIds: batch.map((r) => r.id), attempt: turn.attempt });
-  const agent = deps.config.agents[conv.agent] ?? deps.config.agents.default!;
+  const agent = (Object.hasOwn(deps.config.agents, conv.agent) ? deps.config.agents[conv.agent] : undefined) ?? deps.config.agents.default!;
   const prompts = batch.map(toUserMessage);
   const oneOff = batch[0]?.context ?? null;
   const sender = batch[0]!.sender.id;

@@ -5,7 +5,7 @@ import type { Config } from '../../src/config.js';
 import { conversationKey, type InboundMessage } from '../../src/envelope.js';
 import { conversationTopic } from '../../src/event-publisher.js';
 import type { FinishReason, TurnEvent, TurnUsage } from '../../src/events.js';
-import { BodyTooLargeError, sendJson, type RequestContext } from '../../src/http/server.js';
+import { BodyTooLargeError, checkJsonContentType, sendJson, type RequestContext } from '../../src/http/server.js';
 import type { Ingress } from '../../src/ingress.js';
 import type { ApiKeyAuth } from './auth.js';
 import { RequestError, sendError } from './errors.js';
@@ -40,6 +40,7 @@ export async function chatCompletions(deps: ChatDeps, ctx: RequestContext): Prom
   }
   let raw: Buffer;
   try {
+    checkJsonContentType(req);
     raw = await ctx.body();
   } catch (err) {
     if (err instanceof BodyTooLargeError) return sendError(res, 413, `Request body too large: the limit is ${err.limit} bytes.`, { code: 'request_too_large' });
@@ -49,7 +50,8 @@ export async function chatCompletions(deps: ChatDeps, ctx: RequestContext): Prom
   let name: string | undefined;
   try {
     chat = parseChatRequest(raw, deps.config.http.maxMessageChars);
-    if (!deps.config.agents[chat.model]) throw new RequestError(404, `The model '${chat.model}' does not exist. GET /v1/models lists the agents.`, 'model', 'model_not_found');
+    // Own properties only: "__proto__", "constructor" or "toString" name no agent.
+    if (!Object.hasOwn(deps.config.agents, chat.model)) throw new RequestError(404, `The model '${chat.model}' does not exist. GET /v1/models lists the agents.`, 'model', 'model_not_found');
     const header = req.headers[CONVERSATION_HEADER];
     if (typeof header === 'string' && header) name = checkConversationName(header, 'X-Switchboard-Conversation');
     else if (chat.user) name = checkConversationName(chat.user, 'user');

@@ -1,25 +1,15 @@
-import type { ServerResponse } from 'node:http';
-import { sendJson } from '../../src/http/server.js';
+import { HttpError } from '../../src/http/server.js';
 
 /** OpenAI-style error object: { error: { message, type, param, code } }. */
-export function sendError(
-  res: ServerResponse,
-  status: number,
-  message: string,
-  opts: { type?: string; param?: string | null; code?: string | null } = {},
-): void {
-  const type = opts.type ?? (status === 401 ? 'authentication_error' : status >= 500 ? 'server_error' : 'invalid_request_error');
-  sendJson(res, status, { error: { message, type, param: opts.param ?? null, code: opts.code ?? null } }, status === 401 ? { 'www-authenticate': 'Bearer' } : {});
-}
+export { sendError } from '../../src/http/server.js';
 
-export class RequestError extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-    readonly param: string | null = null,
-    readonly code: string | null = null,
-  ) {
-    super(message);
+/**
+ * A refused request of the HTTP API. An HttpError: thrown from a handler
+ * without being caught, the router answers it in the same shape.
+ */
+export class RequestError extends HttpError {
+  constructor(status: number, message: string, param: string | null = null, code: string | null = null) {
+    super(status, message, param, code);
     this.name = 'RequestError';
   }
 }

@@ -2,7 +2,7 @@ import type { Store, StoredMessage } from '../../adapters/store/store.js';
 import type { ApprovalService } from '../../src/approvals/service.js';
 import type { AnswerDecision } from '../../src/approvals/parse.js';
 import { conversationKey } from '../../src/envelope.js';
-import { BodyTooLargeError, sendJson, type HttpServer, type RequestContext } from '../../src/http/server.js';
+import { sendJson, type HttpServer, type RequestContext } from '../../src/http/server.js';
 import type { ApiKeyAuth, Principal } from './auth.js';
 import { sendError } from './errors.js';
 
@@ -55,15 +55,10 @@ export function registerOperatorApi(server: HttpServer, deps: OperatorApiDeps): 
   server.route('POST', '/v1/approvals/:code', async (ctx) => {
     const p = who(ctx);
     if (!p) return;
-    let body: { decision?: unknown } = {};
-    try {
-      const raw = await ctx.body();
-      body = raw.length ? (JSON.parse(raw.toString('utf8')) as typeof body) : {};
-    } catch (err) {
-      if (err instanceof BodyTooLargeError) return sendError(ctx.res, 413, 'Request body too large.', { code: 'request_too_large' });
-      return sendError(ctx.res, 400, 'The body must be JSON: {"decision": "approve" | "deny" | "always"}.', { code: 'invalid_json' });
-    }
-    const decision = typeof body.decision === 'string' ? DECISIONS[body.decision.toLowerCase()] : undefined;
+    // A bad body is a 400 (415 for a content type that is not JSON, 413 when too large), answered by the router.
+    const body: { decision?: unknown } = await ctx.json({ hint: '{"decision": "approve" | "deny" | "always"}', empty: 'allow' });
+    const word = typeof body.decision === 'string' ? body.decision.toLowerCase() : '';
+    const decision = Object.hasOwn(DECISIONS, word) ? DECISIONS[word] : undefined;
     if (!decision) return sendError(ctx.res, 400, '"decision" must be "approve", "deny" or "always".', { param: 'decision', code: 'invalid_value' });
     const r = await deps.approvals.answer(ctx.params.code!, decision, { channel: 'http', id: p.id, operator: p.operator });
     if (!r.ok) return sendError(ctx.res, r.status, r.message, { type: r.status === 403 ? 'permission_error' : 'invalid_request_error', code: r.code });
@@ -87,12 +82,7 @@ export function registerOperatorApi(server: HttpServer, deps: OperatorApiDeps): 
     const p = who(ctx);
     if (!p) return;
     if (!p.operator) return sendError(ctx.res, 403, 'Memory needs an operator key.', { type: 'permission_error', code: 'not_operator' });
-    let body: { scope?: unknown; key?: unknown; note?: unknown };
-    try {
-      body = JSON.parse((await ctx.body()).toString('utf8')) as typeof body;
-    } catch {
-      return sendError(ctx.res, 400, 'The body must be JSON: {"scope", "key", "note"}.', { code: 'invalid_json' });
-    }
+    const body: { scope?: unknown; key?: unknown; note?: unknown } = await ctx.json({ hint: '{"scope", "key", "note"}' });
     const scope = body.scope ?? 'global';
     if (scope !== 'global' && scope !== 'conversation' && scope !== 'sender') return sendError(ctx.res, 400, '"scope" must be global, conversation or sender.', { param: 'scope', code: 'invalid_value' });
     if (typeof body.note !== 'string' || !body.note.trim() || body.note.length > 2000) return sendError(ctx.res, 400, '"note" must be 1-2000 characters.', { param: 'note', code: 'invalid_value' });
@@ -106,7 +96,7 @@ export function registerOperatorApi(server: HttpServer, deps: OperatorApiDeps): 
     if (!p) return;
     if (!p.operator) return sendError(ctx.res, 403, 'Memory needs an operator key.', { type: 'permission_error', code: 'not_operator' });
     const id = Number(ctx.params.id);
-    if (!Number.isInteger(id) || !(await deps.store.deleteMemory(id))) return sendError(ctx.res, 404, `No note #${ctx.params.id}.`, { code: 'not_found' });
+    if (!Number.isSafeInteger(id) || id < 1 || !(await deps.store.deleteMemory(id))) return sendError(ctx.res, 404, `No note #${ctx.params.id}.`, { code: 'not_found' });
     sendJson(ctx.res, 200, { ok: true, id });
   });
 
@@ -118,6 +108,7 @@ export function registerOperatorApi(server: HttpServer, deps: OperatorApiDeps): 
     const conv = (await deps.store.conversationByKey(conversationKey({ channel: 'http', workspace: p.id, chat: name }))) ?? (p.operator ? await deps.store.conversation(name) : undefined);
     if (!conv) return sendError(ctx.res, 404, `Conversation '${name}' not found.`, { code: 'conversation_not_found' });
     const after = Number(ctx.url.searchParams.get('after') ?? 0) || 0;
+    if (!Number.isSafeInteger(after) || after < 0) return sendError(ctx.res, 400, '"after" must be a message id (a whole number).', { param: 'after', code: 'invalid_value' });
     const rows = await deps.store.messagesAfter(conv.id, after);
     sendJson(ctx.res, 200, {
       object: 'list',

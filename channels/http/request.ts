@@ -1,4 +1,5 @@
 import type { ContextMessage } from '../../src/envelope.js';
+import { parseJsonObject } from '../../src/http/server.js';
 import { RequestError } from './errors.js';
 
 /** A validated chat-completions request. */
@@ -14,14 +15,8 @@ export interface ChatRequest {
 const ROLES = new Set(['system', 'developer', 'user', 'assistant', 'tool', 'function']);
 
 export function parseChatRequest(raw: Buffer, maxMessageChars: number): ChatRequest {
-  let body: unknown;
-  try {
-    body = JSON.parse(raw.toString('utf8'));
-  } catch {
-    throw new RequestError(400, 'We could not parse the JSON body of your request. Send a JSON object with "model" and "messages".', null, 'invalid_json');
-  }
-  if (!body || typeof body !== 'object' || Array.isArray(body)) throw new RequestError(400, 'The request body must be a JSON object.', null, 'invalid_json');
-  const b = body as Record<string, unknown>;
+  // Invalid JSON, a body that is not an object, too deep, NUL in strings: a 400 (HttpError); __proto__ keys dropped.
+  const b = parseJsonObject(raw, 'a JSON object with "model" and "messages"');
   if (typeof b.model !== 'string' || !b.model) throw new RequestError(400, 'you must provide a model parameter', 'model', 'missing_required_parameter');
   if (!Array.isArray(b.messages)) throw new RequestError(400, "'messages' is a required property and must be an array", 'messages', 'missing_required_parameter');
   if (b.messages.length === 0) throw new RequestError(400, "'messages' must contain at least one message", 'messages', 'invalid_value');

@@ -13,5 +13,5 @@ const WORDS: Record<string, Keyword> = {
 
 export function keywordOf(text: string): Keyword | null {
   const word = text.trim().replace(/^[\s\p{P}]+|[\s\p{P}]+$/gu, '').toUpperCase();
-  return WORDS[word] ?? null;
+  return Object.hasOwn(WORDS, word) ? WORDS[word]! : null;
 }

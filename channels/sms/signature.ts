@@ -7,14 +7,15 @@ export type FormParams = Record<string, string | string[]>;
 export function parseForm(raw: Buffer): FormParams {
   const out: FormParams = {};
   for (const [k, v] of new URLSearchParams(raw.toString('utf8'))) {
-    const prev = out[k];
-    out[k] = prev === undefined ? v : Array.isArray(prev) ? [...prev, v] : [prev, v];
+    // Own properties only, and defined rather than assigned: a field named __proto__ or toString is just a field.
+    const prev = Object.hasOwn(out, k) ? out[k] : undefined;
+    Object.defineProperty(out, k, { value: prev === undefined ? v : Array.isArray(prev) ? [...prev, v] : [prev, v], enumerable: true, writable: true, configurable: true });
   }
   return out;
 }
 
 export const param = (p: FormParams, key: string): string | undefined => {
-  const v = p[key];
+  const v = Object.hasOwn(p, key) ? p[key] : undefined;
   return Array.isArray(v) ? v[v.length - 1] : v;
 };
 

@@ -18,7 +18,8 @@ export class StatusLog {
     const deliveries = this.store.deliveries;
     const target = `status:${sid}`;
     const prev = await deliveries.get(turnId, 'sms', target);
-    if (prev && (RANK[prev.state] ?? 0) > (RANK[status] ?? 0)) return;
+    const rank = (s: string) => (Object.hasOwn(RANK, s) ? RANK[s]! : 0);
+    if (prev && rank(prev.state) > rank(status)) return;
     await deliveries.record(turnId, 'sms', target, {
       platformMessageId: sid,
       state: status,

@@ -25,7 +25,7 @@ export function parseApprovalAnswer(text: string): { decision: AnswerDecision; c
     .filter(Boolean);
   if (words.length !== 2) return null;
   const [w, c] = words as [string, string];
-  const decision = WORDS[w];
+  const decision = Object.hasOwn(WORDS, w) ? WORDS[w] : undefined;
   const code = c.toUpperCase();
   if (!decision || !CODE_RE.test(code)) return null;
   return { decision, code };

@@ -45,7 +45,8 @@ export class ApprovalService {
   ) {}
 
   isOperator(channel: string, id: string): boolean {
-    return (this.deps.config.approvals.operators[channel] ?? []).includes(id);
+    const operators = this.deps.config.approvals.operators;
+    return Object.hasOwn(operators, channel) && operators[channel]!.includes(id);
   }
 
   async request(a: Omit<NewApproval, 'expiresAt'>): Promise<ApprovalRow> {

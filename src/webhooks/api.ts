@@ -11,14 +11,10 @@ export function registerWebhookApi(server: HttpServer, auth: ApiKeyAuth, store: 
     if (!operator(req)) return sendError(res, 403, 'Webhook subscribers need an operator key.', { type: 'permission_error', code: 'not_operator' });
     sendJson(res, 200, { object: 'list', data: (await store.subscribers()).map((s) => ({ id: s.id, url: s.url, secretEnv: s.secret_env, events: s.events })) });
   });
-  server.route('POST', '/v1/events/subscribers', async ({ req, res, body }) => {
+  server.route('POST', '/v1/events/subscribers', async ({ req, res, json }) => {
     if (!operator(req)) return sendError(res, 403, 'Webhook subscribers need an operator key.', { type: 'permission_error', code: 'not_operator' });
-    let b: { id?: unknown; url?: unknown; secretEnv?: unknown; events?: unknown };
-    try {
-      b = JSON.parse((await body()).toString('utf8')) as typeof b;
-    } catch {
-      return sendError(res, 400, 'The body must be JSON: {"id", "url", "secretEnv", "events"}.', { code: 'invalid_json' });
-    }
+    // A bad body is a 400 (415, 413), answered by the router.
+    const b: { id?: unknown; url?: unknown; secretEnv?: unknown; events?: unknown } = await json({ hint: '{"id", "url", "secretEnv", "events"}' });
     if (typeof b.id !== 'string' || !/^[a-zA-Z0-9_-]+$/.test(b.id)) return sendError(res, 400, '"id" must be letters, digits, _ and -.', { param: 'id', code: 'invalid_value' });
     if (typeof b.url !== 'string' || !/^https?:\/\//.test(b.url)) return sendError(res, 400, '"url" must be an http(s) URL.', { param: 'url', code: 'invalid_value' });
     if (typeof b.secretEnv !== 'string' || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(b.secretEnv)) return sendError(res, 400, '"secretEnv" must name the environment variable holding the signing secret.', { param: 'secretEnv', code: 'invalid_value' });
