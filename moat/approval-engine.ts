@@ -1,10 +1,11 @@
+import { isPlainOperand, normalizeCommand, type CommandShape } from './approval-command.js';
 import { classifyCommand, type Classification, type Tier } from './command-classifier.js';
 
 /**
  * The approval engine: per tool call, allow | ask | deny. It weighs the tool's
  * declared effect, the command classifier's tier (for tools that run shell
  * commands), the conversation's autonomy level and operator "always allow"
- * rules, over a hard-block floor that nothing lifts.
+ * rules (each one exact call, in a scope), over a hard-block floor that nothing lifts.
  */
 export type Effect = 'read' | 'write' | 'exec' | 'external_send';
 export type Decision = 'allow' | 'ask' | 'deny';
@@ -28,16 +29,47 @@ export interface ToolCallRequest {
   selfGuarded?: boolean;
 }
 
-/** "Always allow" from an operator: bound to a tool and a normalized pattern of its arguments. */
+/** Where a rule applies: the conversation it was made in (default), the sender, or everywhere. */
+export type RuleScope = 'conversation' | 'sender' | 'global';
+export const RULE_SCOPES: readonly RuleScope[] = ['conversation', 'sender', 'global'];
+
+/**
+ * "Always allow" from an operator: one exact call. For a shell command, `pattern` is the
+ * command's canonical text (normalizeCommand) and the call must be the same single simple
+ * command word for word, except at the `variable` word positions, which may hold any plain
+ * operand (no option, nothing the shell expands). For other tools, `pattern` is the canonical
+ * JSON of the arguments and must be equal. Nothing else widens a rule: no wildcards, no prefixes.
+ */
 export interface AllowRule {
+  id?: number;
   tool: string;
-  /** normalizePattern() of the approved call; a trailing " *" matches any continuation. */
   pattern: string;
+  scope: RuleScope;
+  /** The conversation id (scope conversation) or `<channel>:<sender id>` (scope sender); '' for global. An empty key matches nothing. */
+  scopeKey: string;
+  /** Word positions (1-based: 0 is the command name, never variable) that may vary. Commands only. */
+  variable?: number[];
+  /** 'command' or 'args'; absent for rules made before kinds were recorded. */
+  kind?: 'command' | 'args' | null;
+}
+
+/** Where the call is made: which rules are in scope. */
+export interface RuleWhere {
+  conversationId: string;
+  /** `<channel>:<sender id>`: see senderKey(). */
+  sender: string;
 }
 
 export interface ApprovalPolicy {
   autonomy: Autonomy;
   rules: AllowRule[];
+  /** Without it only global rules apply. */
+  where?: RuleWhere;
+}
+
+/** The key a sender-scoped rule is bound to. */
+export function senderKey(channel: string, senderId: string): string {
+  return `${channel}:${senderId}`;
 }
 
 export interface ApprovalVerdict {
@@ -68,15 +100,84 @@ export function decide(call: ToolCallRequest, policy: ApprovalPolicy): ApprovalV
   // The floor: no autonomy level or rule lifts it.
   if (tier === 'blocked') return { decision: 'deny', tier, reasons: reasons.length ? reasons : ['hard-blocked'], rulePermitted: false };
   // Dangerous always asks, and never becomes a standing rule.
-  if (tier === 'dangerous') return { decision: 'ask', tier, reasons, rulePermitted: false };
+  if (tier === 'dangerous') return { decision: 'ask', tier, reasons: [...reasons, `${NO_RULE_PREFIX}dangerous commands are asked every time`], rulePermitted: false };
 
-  const pattern = normalizePattern(call);
-  const rule = policy.rules.find((r) => r.tool === call.tool && patternMatches(r.pattern, pattern));
-  if (rule) return { decision: 'allow', tier, reasons: [...reasons, `allowed by an operator rule (${rule.pattern})`], rule, rulePermitted: true };
+  const target = ruleTarget(call);
+  if (target.ok) {
+    const rule = policy.rules.find((r) => inScope(r, policy.where) && ruleMatches(r, call.tool, target));
+    if (rule) return { decision: 'allow', tier, reasons: [...reasons, `allowed by operator rule${rule.id !== undefined ? ` #${rule.id}` : ''} (${rule.scope}: ${rule.pattern})`], rule, rulePermitted: true };
+  }
 
   const allowed = autoAllowed(effect, tier, policy.autonomy) || (call.selfGuarded === true && policy.autonomy !== 'strict');
   if (!allowed) reasons.push(`${effect} at ${tier} tier needs approval at autonomy "${policy.autonomy}"`);
-  return { decision: allowed ? 'allow' : 'ask', tier, reasons, rulePermitted: true };
+  if (!target.ok) reasons.push(`${NO_RULE_PREFIX}${target.reason}`);
+  return { decision: allowed ? 'allow' : 'ask', tier, reasons, rulePermitted: target.ok };
+}
+
+/** The reason saying why a call cannot become a rule starts with this. */
+export const NO_RULE_PREFIX = '"Always allow" is not offered: ';
+
+/** What a rule for this call would bind, or why no rule can. */
+export type RuleTarget = { ok: true; kind: 'command'; words: string[]; pattern: string } | { ok: true; kind: 'args'; pattern: string } | { ok: false; reason: string };
+
+export function ruleTarget(call: Pick<ToolCallRequest, 'args' | 'command'>): RuleTarget {
+  if (call.command === undefined) return { ok: true, kind: 'args', pattern: canonicalJson(call.args) };
+  const shape = normalizeCommand(call.command);
+  return shape.ok ? { ok: true, kind: 'command', words: shape.words, pattern: shape.text } : { ok: false, reason: shape.reason };
+}
+
+function inScope(r: AllowRule, where: RuleWhere | undefined): boolean {
+  if (r.scope === 'global') return true;
+  if (!where) return false;
+  if (r.scope === 'conversation') return !!r.scopeKey && r.scopeKey === where.conversationId;
+  if (r.scope === 'sender') return !!r.scopeKey && r.scopeKey === where.sender;
+  return false;
+}
+
+const shapes = new Map<string, CommandShape>();
+
+/** A rule's pattern as words (cached: rules are few, calls many). */
+function ruleWords(pattern: string): string[] | null {
+  let shape = shapes.get(pattern);
+  if (!shape) {
+    if (shapes.size > 2_000) shapes.clear();
+    shape = normalizeCommand(pattern);
+    shapes.set(pattern, shape);
+  }
+  return shape.ok ? shape.words : null;
+}
+
+/** Whether the rule allows exactly this call. */
+export function ruleMatches(r: AllowRule, tool: string, target: RuleTarget): boolean {
+  if (!target.ok || r.tool !== tool) return false;
+  const variable = r.variable ?? [];
+  if (target.kind === 'args') return r.kind !== 'command' && variable.length === 0 && r.pattern === target.pattern;
+  if (r.kind === 'args') return false;
+  const words = ruleWords(r.pattern);
+  if (!words || words.length !== target.words.length) return false;
+  for (let i = 0; i < words.length; i++) {
+    if (words[i] === target.words[i]) continue;
+    if (i > 0 && variable.includes(i) && isPlainOperand(words[i]!) && isPlainOperand(target.words[i]!)) continue;
+    return false;
+  }
+  return true;
+}
+
+/**
+ * Checks the variable positions an operator asks for on a rule: only for commands, only word
+ * positions after the command name, and only where the approved word is a plain operand (an
+ * option or a glob never becomes variable). Returns an error message, or null when fine.
+ */
+export function checkVariable(pattern: string, kind: 'command' | 'args', variable: number[]): string | null {
+  if (!variable.length) return null;
+  if (kind !== 'command') return 'only a shell command rule can have variable positions';
+  const words = ruleWords(pattern);
+  if (!words) return 'this call cannot be a rule';
+  for (const i of variable) {
+    if (!Number.isInteger(i) || i < 1 || i >= words.length) return `position ${i} is not an argument of \`${pattern}\` (1 to ${words.length - 1})`;
+    if (!isPlainOperand(words[i]!)) return `position ${i} (${words[i]}) is an option or expands in the shell; it cannot vary`;
+  }
+  return null;
 }
 
 function autoAllowed(effect: Effect, tier: Tier, autonomy: Autonomy): boolean {
@@ -89,21 +190,14 @@ function autoAllowed(effect: Effect, tier: Tier, autonomy: Autonomy): boolean {
 }
 
 /**
- * The pattern an "always allow" rule is bound to: for commands, the command with
- * white space collapsed; for other tools, the arguments as canonical JSON.
+ * The pattern an "always allow" rule for this call is bound to: a command's canonical text
+ * (normalizeCommand), or the arguments as canonical JSON. A command that can never be a rule
+ * (chained, piped, substituted, ...) gets its text with white space collapsed, for the record.
  */
 export function normalizePattern(call: Pick<ToolCallRequest, 'args' | 'command'>): string {
-  if (call.command !== undefined) return call.command.trim().replace(/\s+/g, ' ');
-  return canonicalJson(call.args);
-}
-
-export function patternMatches(rulePattern: string, pattern: string): boolean {
-  if (rulePattern === '*') return true;
-  if (rulePattern.endsWith(' *')) {
-    const prefix = rulePattern.slice(0, -2);
-    return pattern === prefix || pattern.startsWith(prefix + ' ');
-  }
-  return rulePattern === pattern;
+  const t = ruleTarget(call);
+  if (t.ok) return t.pattern;
+  return call.command!.trim().replace(/\s+/g, ' ');
 }
 
 /** JSON with sorted keys: the same arguments always give the same text (and hash). */

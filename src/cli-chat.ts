@@ -59,7 +59,7 @@ export async function runChat(argv: string[], env: Record<string, string | undef
       continue;
     }
     say('agent> ');
-    let approval: { code: string; tool: string; tier: string; expiresAt: string } | undefined;
+    let approval: { code: string; tool: string; tier: string; expiresAt: string; alwaysPermitted?: boolean } | undefined;
     for await (const chunk of sse(res)) {
       const sb = chunk.switchboard as Record<string, unknown> | undefined;
       const delta = (chunk.choices as Array<{ delta?: { content?: string } }> | undefined)?.[0]?.delta?.content;
@@ -77,9 +77,11 @@ export async function runChat(argv: string[], env: Record<string, string | undef
     lastMessageId = await latestMessageId(base, key, conversation);
     // Approvals inline: answer, then show what the resumed turn said.
     while (approval && operatorKey) {
-      say(`approval ${approval.code} (${approval.tier}) for ${approval.tool}: [y]es / [n]o / [a]lways / [s]kip? `);
+      // [a]lways only for a call that can become an exact rule (in this conversation).
+      const always = approval.alwaysPermitted === true;
+      say(`approval ${approval.code} (${approval.tier}) for ${approval.tool}: [y]es / [n]o${always ? ' / [a]lways' : ''} / [s]kip? `);
       const a = ((await ask()) ?? 's').trim().toLowerCase();
-      const decision = a.startsWith('y') ? 'approve' : a.startsWith('a') ? 'always' : a.startsWith('n') ? 'deny' : null;
+      const decision = a.startsWith('y') ? 'approve' : always && a.startsWith('a') ? 'always' : a.startsWith('n') ? 'deny' : null;
       if (!decision) break;
       const r = await fetch(`${base}/v1/approvals/${approval.code}`, { method: 'POST', headers: { authorization: `Bearer ${operatorKey}`, 'content-type': 'application/json' }, body: JSON.stringify({ decision }) });
       const body = (await r.json().catch(() => ({}))) as { message?: string; error?: { message: string } };

@@ -17,6 +17,8 @@ export interface ApprovalInfo {
   expiresAt: string;
   args: unknown;
   reasons: string[];
+  /** Whether "always allow" may be offered (an exact rule can be made); absent means no. */
+  alwaysPermitted?: boolean;
 }
 
 export interface TurnProvider {

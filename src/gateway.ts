@@ -14,6 +14,7 @@ import { createLogger } from './log.js';
 import { PromptComposer } from './prompt.js';
 import { Worker } from './worker.js';
 import { ApprovalService } from './approvals/service.js';
+import { approvalInfo, approvalRequestText } from './approvals/render.js';
 import { builtinTools } from '../tools/registry.js';
 import { scanText } from '../moat/secrets.js';
 import { McpManager } from '../tools/mcp/client.js';
@@ -92,8 +93,8 @@ export class Gateway {
             notify: (a) =>
               opDeliverer.notifyApproval!(
                 opCh.target,
-                { code: a.code, tool: a.tool, tier: a.tier, expiresAt: new Date(a.expires_at).toISOString(), args: a.args, reasons: a.reasons },
-                `Approval needed (${a.tier}) to run ${a.tool} ${JSON.stringify(a.args).slice(0, 300)} in conversation ${a.conversation_id} — code ${a.code}.`,
+                approvalInfo(a),
+                approvalRequestText(a, { conversation: true }),
                 { deliveries: infra.deliveries, state: infra.channelState, config, log },
               ),
           }

@@ -59,7 +59,7 @@ export class Ingress {
     const answer = this.opts.approvals ? parseApprovalAnswer(msg.text) : null;
     if (answer) {
       const approvals = this.opts.approvals!;
-      const r = await approvals.answer(answer.code, answer.decision, { channel: msg.channel, id: msg.sender.id, operator: approvals.isOperator(msg.channel, msg.sender.id) });
+      const r = await approvals.answer(answer.code, answer.decision, { channel: msg.channel, id: msg.sender.id, operator: approvals.isOperator(msg.channel, msg.sender.id) }, answer.scope ? { scope: answer.scope } : {});
       return { kind: 'answered', reply: r.message, ok: r.ok };
     }
     const conv = this.opts.conversations;

@@ -3,6 +3,7 @@ import type { AssistantMessage, Context, Message, ToolResultMessage, UserMessage
 import type { Logger } from 'pino';
 import type { ApprovalStore } from '../adapters/store/approvals.js';
 import type { ConversationRow, InboxRow, Store, StoredMessage, TurnRow } from '../adapters/store/store.js';
+import { senderKey } from '../moat/approval-engine.js';
 import { checkClaims, type ClaimFinding, type TraceEntry } from '../moat/honesty.js';
 import { planTools } from '../moat/planner.js';
 import { Redactor, scanText } from '../moat/secrets.js';
@@ -12,7 +13,7 @@ import { workspaceFor } from '../tools/workspace.js';
 import { runAgent } from './agent-loop.js';
 import { estimateTokens, InTurnCompactor, safeCut, summarize } from './compaction.js';
 import { queueModeFor } from './queue-mode.js';
-import { answerHint } from './approvals/parse.js';
+import { approvalRequestText } from './approvals/render.js';
 import type { ApprovalService } from './approvals/service.js';
 import type { Config } from './config.js';
 import type { TurnEvent, TurnProvider, TurnUsage } from './events.js';
@@ -192,7 +193,7 @@ export async function runTurn(
       }),
     },
     // Operator rules are read when a call first needs a decision, not on every turn.
-    policy: { autonomy: deps.config.approvals.autonomy, rules: () => deps.approvalStore.rules() },
+    policy: { autonomy: deps.config.approvals.autonomy, rules: () => deps.approvalStore.rulesFor(conv.id, senderKey(conv.channel, sender)) },
     redactor,
     store: deps.store,
     approvals: deps.approvals,
@@ -283,8 +284,8 @@ export async function runTurn(
     };
     // Show the request first (a crash after this re-runs the turn, which asks again: the
     // approval row for the same tool call is reused), then park.
-    const approvals = tools.requested.map((a) => ({ code: a.code, tool: a.tool, tier: a.tier, expiresAt: new Date(a.expires_at).toISOString(), args: a.args, reasons: a.reasons }));
-    const ask = tools.requested.map((a) => `Approval needed (${a.tier}) to run ${a.tool} ${describeArgs(a.args)} — code ${a.code}. ${answerHint(a.code, a.rule_permitted)}`).join('\n');
+    const approvals = tools.requested.map((a) => ({ code: a.code, tool: a.tool, tier: a.tier, expiresAt: new Date(a.expires_at).toISOString(), args: a.args, reasons: a.reasons, alwaysPermitted: a.rule_permitted }));
+    const ask = tools.requested.map((a) => approvalRequestText(a)).join('\n');
     for (const a of approvals) emit({ type: 'approval_requested', turnId, approval: a });
     emit({ type: 'text_delta', turnId, delta: (text ? '\n\n' : '') + ask });
     text = text ? `${text}\n\n${ask}` : ask;
@@ -396,10 +397,6 @@ function addUsage(a: TurnUsage | undefined, b: TurnUsage): TurnUsage {
   return { input: a.input + b.input, output: a.output + b.output, totalTokens: a.totalTokens + b.totalTokens, cost: a.cost + b.cost };
 }
 
-function describeArgs(args: unknown): string {
-  const s = typeof args === 'object' && args && 'command' in args ? `\`${String((args as { command: unknown }).command)}\`` : JSON.stringify(args);
-  return s.length > 300 ? s.slice(0, 300) + '…' : s;
-}
 
 /** Adds text to the last assistant message (the honesty corrections are part of the answer). */
 function appendText(messages: Message[], text: string): void {

@@ -2,7 +2,7 @@ import type { AgentTool, AgentToolResult, AfterToolCallContext, AfterToolCallRes
 import type { Logger } from 'pino';
 import { argsHash, type ApprovalRow } from '../adapters/store/approvals.js';
 import type { Store } from '../adapters/store/store.js';
-import { canonicalJson, decide, normalizePattern, type ApprovalPolicy } from '../moat/approval-engine.js';
+import { canonicalJson, decide, normalizePattern, senderKey, type ApprovalPolicy } from '../moat/approval-engine.js';
 import type { TraceEntry } from '../moat/honesty.js';
 import type { Redactor } from '../moat/secrets.js';
 import { wrapUntrusted } from '../moat/untrusted.js';
@@ -73,7 +73,7 @@ export class TurnTools {
     this.rules ??= this.d.policy.rules();
     const verdict = decide(
       { tool: tool.name, ...(tool.effect ? { effect: tool.effect } : {}), args, ...(command !== undefined ? { command } : {}), ...(tool.selfGuarded ? { selfGuarded: true } : {}) },
-      { autonomy: this.d.policy.autonomy, rules: await this.rules },
+      { autonomy: this.d.policy.autonomy, rules: await this.rules, where: { conversationId: this.d.ctx.conversationId, sender: senderKey(this.d.channel, this.d.requester) } },
     );
     if (verdict.decision === 'allow') return undefined;
     if (verdict.decision === 'deny') {

@@ -131,18 +131,29 @@ describe('approvals (embedded)', () => {
   });
 
   it('asks again when a later call has other arguments; "always allow" then lets the same call through', async () => {
-    const first = await ask('appr-always', 'echo one >> log.txt');
-    await post(gw.url!, `/v1/approvals/${first.sb.approval.code}`, OPERATOR_KEY, { decision: 'always' });
+    const first = await ask('appr-always', 'touch one.txt');
+    expect(first.text).toContain(`ALWAYS ${first.sb.approval.code} allows exactly this call`);
+    const r = await post(gw.url!, `/v1/approvals/${first.sb.approval.code}`, OPERATOR_KEY, { decision: 'always' });
+    expect(r.body.message).toMatch(/always allowed from now on in this conversation \(rule #\d+: exactly shell_exec touch one\.txt\)/);
+    expect(r.body.rule).toMatchObject({ tool: 'shell_exec', pattern: 'touch one.txt', scope: 'conversation' });
     await finalReply('appr-always');
+    const { dir } = await workspace('appr-always');
+    expect(existsSync(join(dir, 'one.txt'))).toBe(true);
     // Same command: allowed by the rule, no approval this time.
-    const same = await ask('appr-always', 'echo one >> log.txt');
+    const same = await ask('appr-always', 'touch one.txt');
     expect(same.sb.approval).toBeUndefined();
     expect(same.text).toContain('tool said');
     // Other arguments: asked again.
-    const other = await ask('appr-always', 'echo two >> log.txt');
+    const other = await ask('appr-always', 'touch two.txt');
     expect(other.sb.approval.code).not.toBe(first.sb.approval.code);
-    const { dir } = await workspace('appr-always');
-    expect(readFileSync(join(dir, 'log.txt'), 'utf8')).toBe('one\none\n');
+    expect(existsSync(join(dir, 'two.txt'))).toBe(false);
+    // A redirected command can never become a rule: no ALWAYS offered, and "always" is refused.
+    const redirected = await ask('appr-always-redirect', 'echo one >> log.txt');
+    expect(redirected.text).not.toMatch(/ALWAYS/);
+    expect(redirected.text).toMatch(/"Always allow" is not offered for this call: it redirects/);
+    const refused = await post(gw.url!, `/v1/approvals/${redirected.sb.approval.code}`, OPERATOR_KEY, { decision: 'always' });
+    expect(refused.status).toBe(409);
+    expect(refused.body.error.code).toBe('always_not_permitted');
   });
 
   it('answers approvals typed into the chat, tolerantly, and explains refusals', async () => {

@@ -1,4 +1,5 @@
 import { createHash, randomInt, randomUUID } from 'node:crypto';
+import type { AllowRule } from '../../moat/approval-engine.js';
 import type { Db } from '../db/port.js';
 
 export type ApprovalStatus = 'pending' | 'approved' | 'denied' | 'expired' | 'executed';
@@ -55,6 +56,36 @@ export function newCode(): string {
 
 export function argsHash(canonicalArgs: string): string {
   return createHash('sha256').update(canonicalArgs).digest('hex');
+}
+
+export type RuleScope = 'conversation' | 'sender' | 'global';
+
+/** An operator "always allow" rule: one exact call, in a scope (see moat/approval-engine.ts). */
+export interface RuleRow {
+  id: number;
+  tool: string;
+  pattern: string;
+  scope: RuleScope;
+  /** The conversation id, '<channel>:<sender id>', or '' for global. */
+  scope_key: string;
+  variable: number[];
+  kind: 'command' | 'args' | null;
+  created_by: string;
+  created_at: Date;
+}
+
+export interface NewRule {
+  tool: string;
+  pattern: string;
+  scope: RuleScope;
+  scopeKey: string;
+  variable?: number[];
+  kind: 'command' | 'args';
+  by: string;
+}
+
+function normalizeRule(r: RuleRow): RuleRow {
+  return { ...r, id: Number(r.id), variable: (r.variable ?? []).map(Number) };
 }
 
 export type DecideOutcome =
@@ -129,12 +160,46 @@ export class ApprovalStore {
     return (await this.db.query(`update approvals set status = 'executed' where id = $1 and status = 'approved'`, [id])).rowCount === 1;
   }
 
-  async addRule(tool: string, pattern: string, by: string): Promise<void> {
-    await this.db.query('insert into allow_rules (tool, pattern, created_by) values ($1, $2, $3) on conflict do nothing', [tool, pattern, by]);
+  /** Adds an "always allow" rule (or finds the same one already there). */
+  async addRule(r: NewRule): Promise<RuleRow> {
+    const variable = [...new Set(r.variable ?? [])].sort((a, b) => a - b);
+    const params = [r.tool, r.pattern, r.scope, r.scopeKey, variable, r.kind, r.by];
+    const ins = await this.db.query<RuleRow>(
+      `insert into allow_rules (tool, pattern, scope, scope_key, variable, kind, created_by) values ($1, $2, $3, $4, $5::int[], $6, $7)
+       on conflict do nothing returning *`,
+      params,
+    );
+    if (ins.rows[0]) return normalizeRule(ins.rows[0]);
+    const found = await this.db.query<RuleRow>('select * from allow_rules where tool = $1 and pattern = $2 and scope = $3 and scope_key = $4 and variable = $5::int[]', params.slice(0, 5));
+    return normalizeRule(found.rows[0]!);
   }
 
-  async rules(): Promise<Array<{ tool: string; pattern: string }>> {
-    return (await this.db.query<{ tool: string; pattern: string }>('select tool, pattern from allow_rules order by id')).rows;
+  /** Every rule, oldest first. */
+  async rules(): Promise<RuleRow[]> {
+    return (await this.db.query<RuleRow>('select * from allow_rules order by id')).rows.map(normalizeRule);
+  }
+
+  /** The rules that may apply in this conversation, for this sender, as the engine reads them (it checks the scope again). */
+  async rulesFor(conversationId: string, sender: string): Promise<AllowRule[]> {
+    return (
+      await this.db.query<RuleRow>(
+        `select * from allow_rules where scope = 'global' or (scope = 'conversation' and scope_key = $1) or (scope = 'sender' and scope_key = $2) order by id`,
+        [conversationId, sender],
+      )
+    ).rows.map((row) => {
+      const r = normalizeRule(row);
+      return { id: r.id, tool: r.tool, pattern: r.pattern, scope: r.scope, scopeKey: r.scope_key, variable: r.variable, kind: r.kind };
+    });
+  }
+
+  async rule(id: number): Promise<RuleRow | undefined> {
+    const r = (await this.db.query<RuleRow>('select * from allow_rules where id = $1', [id])).rows[0];
+    return r && normalizeRule(r);
+  }
+
+  async deleteRule(id: number): Promise<RuleRow | undefined> {
+    const r = (await this.db.query<RuleRow>('delete from allow_rules where id = $1 returning *', [id])).rows[0];
+    return r && normalizeRule(r);
   }
 
   async audit(actor: string, action: string, subject: string | null, details: unknown): Promise<void> {

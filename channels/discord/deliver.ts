@@ -29,7 +29,7 @@ export class DiscordDeliverer implements ChannelDeliverer {
   /** approvals.operatorChannel: the request, with its buttons, in an operators' Discord channel. */
   async notifyApproval(target: string, approval: ApprovalInfo, text: string): Promise<void> {
     this.rest ??= createRest(this.cfg);
-    const rule = approval.tier !== 'dangerous';
+    const rule = approval.alwaysPermitted === true && approval.tier !== 'dangerous';
     await this.rest.post(Routes.channelMessages(target), {
       body: { content: text.slice(0, 2000), components: approvalRows([{ code: approval.code, tool: approval.tool, alwaysPermitted: rule }]) },
     });
@@ -88,7 +88,7 @@ const UNKNOWN_MESSAGE = 10008;
  */
 export class DiscordTurnDelivery implements TurnDelivery {
   private text = '';
-  private approvals: Array<{ code: string; tool: string }> = [];
+  private approvals: Array<{ code: string; tool: string; alwaysPermitted: boolean }> = [];
   private msgs: Posted[] = [];
   private phase = 0;
   private closing = false;
@@ -132,7 +132,7 @@ export class DiscordTurnDelivery implements TurnDelivery {
           this.setThinking(true);
           break;
         case 'approval_requested':
-          if (!this.approvals.some((a) => a.code === e.approval.code)) this.approvals.push({ code: e.approval.code, tool: e.approval.tool });
+          if (!this.approvals.some((a) => a.code === e.approval.code)) this.approvals.push({ code: e.approval.code, tool: e.approval.tool, alwaysPermitted: e.approval.alwaysPermitted === true });
           break;
         case 'notice':
           this.text += `${this.text.trim() ? '\n\n' : ''}*${e.text}*\n\n`;
@@ -266,7 +266,7 @@ export class DiscordTurnDelivery implements TurnDelivery {
     if (chunks.length === 0 && (this.msgs.length || (final && this.approvals.length))) chunks.push(final ? '(no reply)' : PLACEHOLDER);
     // While streaming, messages past the current text (after a reset) show a placeholder; the final pass deletes them.
     if (!final) while (chunks.length < this.msgs.length) chunks.push(PLACEHOLDER);
-    const rows = final && this.approvals.length ? approvalRows(this.approvals.map((a) => ({ ...a, alwaysPermitted: this.text.includes(`ALWAYS ${a.code}`) }))) : [];
+    const rows = final && this.approvals.length ? approvalRows(this.approvals) : [];
     return chunks.map((content, i) => ({ content, components: i === chunks.length - 1 ? rows : [] }));
   }
 

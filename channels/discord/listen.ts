@@ -133,7 +133,7 @@ export class DiscordListener implements ChannelListener {
     const ctx = this.ctx!;
     const answer = parseApprovalAnswer(msg.text);
     if (answer && !ctx.approvals.isOperator('discord', msg.sender.id) && hasOperatorRole(message.member as GuildMember | null, this.cfg.operatorRoles)) {
-      const r = await ctx.approvals.answer(answer.code, answer.decision, { channel: 'discord', id: msg.sender.id, operator: true });
+      const r = await ctx.approvals.answer(answer.code, answer.decision, { channel: 'discord', id: msg.sender.id, operator: true }, answer.scope ? { scope: answer.scope } : {});
       return r.message;
     }
     const outcome = await this.retrying(() => ctx.ingress.receive(msg));

@@ -71,7 +71,7 @@ export async function chatCompletions(deps: ChatDeps, ctx: RequestContext): Prom
   // "YES K7Q2P" / "NO K7Q2P" in the chat answers an approval; it is not a message for the agent.
   const answer = parseApprovalAnswer(chat.messages[chat.messages.length - 1]!.text);
   if (answer) {
-    const r = await deps.approvals.answer(answer.code, answer.decision, { channel: 'http', id: principal.id, operator: principal.operator });
+    const r = await deps.approvals.answer(answer.code, answer.decision, { channel: 'http', id: principal.id, operator: principal.operator }, answer.scope ? { scope: answer.scope } : {});
     return replyDirectly(res, chat, r.message, { approvalAnswer: { code: answer.code, ok: r.ok, ...(r.ok ? { status: r.approval.status } : { error: r.code }) } });
   }
 
@@ -230,7 +230,7 @@ function switchboardObject(conversation: string, e: Extract<TurnEvent, { type: '
     attempts: e.provider?.attempts ?? [],
     ...(notices.length ? { notices } : {}),
     // The turn is parked until an operator answers; GET /v1/conversations/{conversation}/messages has the rest.
-    ...(approval ? { approval: { code: approval.code, tool: approval.tool, tier: approval.tier, expiresAt: approval.expiresAt }, approvals: e.approvals } : {}),
+    ...(approval ? { approval: { code: approval.code, tool: approval.tool, tier: approval.tier, expiresAt: approval.expiresAt, alwaysPermitted: approval.alwaysPermitted === true }, approvals: e.approvals } : {}),
   };
 }
 

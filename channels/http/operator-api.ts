@@ -1,6 +1,8 @@
 import type { Store, StoredMessage } from '../../adapters/store/store.js';
 import type { ApprovalService } from '../../src/approvals/service.js';
 import type { AnswerDecision } from '../../src/approvals/parse.js';
+import { answerOptions, registerApprovalRoutes, ruleJson } from '../../src/approvals/http.js';
+import { visibleCall } from '../../src/approvals/render.js';
 import { conversationKey } from '../../src/envelope.js';
 import { sendJson, type HttpServer, type RequestContext } from '../../src/http/server.js';
 import type { ApiKeyAuth, Principal } from './auth.js';
@@ -48,9 +50,13 @@ export function registerOperatorApi(server: HttpServer, deps: OperatorApiDeps): 
         channel: r.channel,
         expiresAt: new Date(r.expires_at).toISOString(),
         alwaysPermitted: r.rule_permitted,
+        shown: visibleCall(r.args),
       })),
     });
   });
+
+  // Rules (list, delete) and one approval in full: before POST /v1/approvals/:code.
+  registerApprovalRoutes(server, deps);
 
   server.route('POST', '/v1/approvals/:code', async (ctx) => {
     const p = who(ctx);
@@ -60,12 +66,16 @@ export function registerOperatorApi(server: HttpServer, deps: OperatorApiDeps): 
     const word = typeof body.decision === 'string' ? body.decision.toLowerCase() : '';
     const decision = Object.hasOwn(DECISIONS, word) ? DECISIONS[word] : undefined;
     if (!decision) return sendError(ctx.res, 400, '"decision" must be "approve", "deny" or "always".', { param: 'decision', code: 'invalid_value' });
-    const r = await deps.approvals.answer(ctx.params.code!, decision, { channel: 'http', id: p.id, operator: p.operator });
+    // "always" may say how far the rule reaches: {"scope": "conversation" | "sender" | "global", "variable": [2]}.
+    const opts = answerOptions(body as Record<string, unknown>);
+    if (typeof opts === 'string') return sendError(ctx.res, 400, opts, { param: 'scope', code: 'invalid_value' });
+    const r = await deps.approvals.answer(ctx.params.code!, decision, { channel: 'http', id: p.id, operator: p.operator }, opts);
     if (!r.ok) return sendError(ctx.res, r.status, r.message, { type: r.status === 403 ? 'permission_error' : 'invalid_request_error', code: r.code });
     sendJson(ctx.res, 200, {
       ok: true,
       message: r.message,
       approval: { code: r.approval.code, tool: r.approval.tool, status: r.approval.status, always: r.approval.always, decidedBy: r.approval.decided_by, decidedAt: r.approval.decided_at },
+      ...(r.rule ? { rule: ruleJson(r.rule) } : {}),
     });
   });
 

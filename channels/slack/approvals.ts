@@ -1,5 +1,6 @@
 import type { AnswerDecision } from '../../src/approvals/parse.js';
 import type { ApprovalInfo } from '../../src/events.js';
+import { callParts, fullTextAt, showText } from '../../moat/approval-display.js';
 import { escapeText, slackDate } from './format.js';
 
 /** Block Kit for approval requests, and what the buttons mean. */
@@ -9,22 +10,18 @@ export const ACTION_RE = /^sb_(approve|deny|always)$/;
 
 type Block = Record<string, unknown>;
 
-export function describeArgs(args: unknown): string {
-  if (args && typeof args === 'object' && typeof (args as { command?: unknown }).command === 'string') return (args as { command: string }).command;
-  let s: string;
-  try {
-    s = JSON.stringify(args);
-  } catch {
-    s = String(args);
-  }
-  return s.length > 600 ? `${s.slice(0, 600)}…` : s;
+/** The call as shown in the request: all of it, visible, long text collapsed around a marker (never cut silently). */
+export function describeArgs(args: unknown, code?: string): string {
+  const p = callParts(args);
+  const opts = { max: 600, ...(code ? { fullAt: fullTextAt(code) } : {}) };
+  if (p.command === undefined) return showText(p.rest ?? '', opts);
+  return p.rest ? `${showText(p.command, opts)}\n(with ${showText(p.rest, { ...opts, max: 200 })})` : showText(p.command, opts);
 }
 
 /**
- * The request: what would run, and Approve / Deny / Always allow buttons whose
- * value is the code. The approval event does not say whether a rule may be
- * made, so "Always allow" shows unless the tier is dangerous (the service
- * refuses it politely when it is not permitted).
+ * The request: what would run, and Approve / Deny buttons whose value is the
+ * code, plus "Always allow" only when the call can become an exact rule
+ * (alwaysPermitted; absent means no).
  */
 export function approvalBlocks(a: ApprovalInfo): { text: string; blocks: Block[] } {
   const button = (action_id: string, label: string, style?: 'primary' | 'danger') => ({
@@ -35,10 +32,10 @@ export function approvalBlocks(a: ApprovalInfo): { text: string; blocks: Block[]
     ...(style ? { style } : {}),
   });
   const buttons = [button('sb_approve', 'Approve', 'primary'), button('sb_deny', 'Deny', 'danger')];
-  if (a.tier !== 'dangerous') buttons.push(button('sb_always', 'Always allow'));
+  if (a.alwaysPermitted === true && a.tier !== 'dangerous') buttons.push(button('sb_always', 'Always allow'));
   const expires = new Date(a.expiresAt);
   const blocks: Block[] = [
-    { type: 'section', block_id: 'sb_request', text: { type: 'mrkdwn', text: `:lock: *Approval needed* (${escapeText(a.tier)}) to run \`${escapeText(a.tool)}\`\n\`\`\`${escapeText(describeArgs(a.args))}\`\`\`` } },
+    { type: 'section', block_id: 'sb_request', text: { type: 'mrkdwn', text: `:lock: *Approval needed* (${escapeText(a.tier)}) to run \`${escapeText(a.tool)}\`\n\`\`\`${escapeText(describeArgs(a.args, a.code))}\`\`\`` } },
   ];
   if (a.reasons.length) blocks.push({ type: 'context', block_id: 'sb_reasons', elements: [{ type: 'mrkdwn', text: escapeText(a.reasons.join(' · ')) }] });
   blocks.push({ type: 'actions', block_id: `sb_approval_${a.code}`, elements: buttons });

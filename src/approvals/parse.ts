@@ -1,4 +1,5 @@
 import { CODE_ALPHABET, CODE_LENGTH } from '../../adapters/store/approvals.js';
+import { NO_RULE_PREFIX, type RuleScope } from '../../moat/approval-engine.js';
 
 export type AnswerDecision = 'approve' | 'deny' | 'always';
 
@@ -8,30 +9,43 @@ const WORDS: Record<string, AnswerDecision> = {
   always: 'always', 'always-allow': 'always',
 };
 
+/** "ALWAYS K7Q2P sender" / "ALWAYS K7Q2P global": how far a rule reaches (default: the conversation). */
+const SCOPES: Record<string, RuleScope> = { conversation: 'conversation', here: 'conversation', sender: 'sender', global: 'global' };
+
 const CODE_RE = new RegExp(`^[${CODE_ALPHABET}]{${CODE_LENGTH}}$`);
 
 /**
  * Reads an approval answer from a chat message, tolerantly: case, spaces and
  * punctuation do not matter ("yes K7Q2P", "Approve: k7q2p!", "NO, K7Q2P.",
- * "always allow K7Q2P"). Only the first line counts (quoted replies follow it).
+ * "always allow K7Q2P"). "Always" may name its scope after the code
+ * ("ALWAYS K7Q2P sender", "ALWAYS K7Q2P global"); without one the rule holds in
+ * the conversation only. Only the first line counts (quoted replies follow it).
  * Returns null for anything else, so ordinary messages pass through.
  */
-export function parseApprovalAnswer(text: string): { decision: AnswerDecision; code: string } | null {
+export function parseApprovalAnswer(text: string): { decision: AnswerDecision; code: string; scope?: RuleScope } | null {
   const first = text.trim().split(/\r?\n/)[0] ?? '';
   const words = first
     .toLowerCase()
     .replace(/always\s+allow/g, 'always')
     .split(/[^a-z0-9-]+/)
     .filter(Boolean);
-  if (words.length !== 2) return null;
-  const [w, c] = words as [string, string];
+  if (words.length !== 2 && words.length !== 3) return null;
+  const [w, c, s] = words as [string, string, string | undefined];
   const decision = Object.hasOwn(WORDS, w) ? WORDS[w] : undefined;
   const code = c.toUpperCase();
   if (!decision || !CODE_RE.test(code)) return null;
-  return { decision, code };
+  if (s === undefined) return { decision, code };
+  const scope = decision === 'always' && Object.hasOwn(SCOPES, s) ? SCOPES[s] : undefined;
+  return scope ? { decision, code, scope } : null;
 }
 
-/** How a channel without buttons asks: "Reply YES K7Q2P or NO K7Q2P". */
-export function answerHint(code: string, alwaysPermitted: boolean): string {
-  return `Reply YES ${code} to approve or NO ${code} to refuse${alwaysPermitted ? ` (ALWAYS ${code} to always allow this)` : ''}.`;
+/**
+ * How a channel without buttons asks: "Reply YES K7Q2P or NO K7Q2P", with ALWAYS
+ * only when the call can become an exact rule; otherwise it says why not.
+ */
+export function answerHint(code: string, alwaysPermitted: boolean, reasons: string[] = []): string {
+  const base = `Reply YES ${code} to approve or NO ${code} to refuse`;
+  if (alwaysPermitted) return `${base} (ALWAYS ${code} allows exactly this call from now on in this conversation; ALWAYS ${code} sender or ALWAYS ${code} global to widen it).`;
+  const why = reasons.find((r) => r.startsWith(NO_RULE_PREFIX));
+  return `${base}. "Always allow" is not offered for this call${why ? `: ${why.slice(NO_RULE_PREFIX.length)}` : ''}.`;
 }

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { JobQueue } from '../../adapters/queue/port.js';
-import type { ApprovalRow, ApprovalStore, NewApproval } from '../../adapters/store/approvals.js';
+import type { ApprovalRow, ApprovalStore, NewApproval, RuleRow } from '../../adapters/store/approvals.js';
+import { checkVariable, NO_RULE_PREFIX, RULE_SCOPES, ruleTarget, senderKey, type RuleScope } from '../../moat/approval-engine.js';
 import type { Store } from '../../adapters/store/store.js';
 import type { Config } from '../config.js';
 import type { DrainJob } from '../worker.js';
@@ -20,9 +21,17 @@ export interface Actor {
   operator: boolean;
 }
 
+/** How far an "always allow" reaches: its scope (default conversation) and the word positions that may vary. */
+export interface AnswerOptions {
+  scope?: RuleScope;
+  variable?: number[];
+}
+
 export type AnswerResult =
-  | { ok: true; approval: ApprovalRow; message: string }
-  | { ok: false; status: 403 | 404 | 409 | 410; code: string; message: string; approval?: ApprovalRow };
+  | { ok: true; approval: ApprovalRow; message: string; rule?: RuleRow }
+  | { ok: false; status: 400 | 403 | 404 | 409 | 410; code: string; message: string; approval?: ApprovalRow };
+
+const SCOPE_PHRASE: Record<RuleScope, string> = { conversation: 'in this conversation', sender: 'for this sender, in any conversation', global: 'everywhere (global)' };
 
 /**
  * Operator approvals, channel-agnostic: requests are durable rows with a
@@ -63,7 +72,7 @@ export class ApprovalService {
     return row;
   }
 
-  async answer(code: string, decision: AnswerDecision, actor: Actor): Promise<AnswerResult> {
+  async answer(code: string, decision: AnswerDecision, actor: Actor, opts: AnswerOptions = {}): Promise<AnswerResult> {
     const { approvals } = this.deps;
     const normalized = code.trim().toUpperCase();
     const current = await approvals.byCode(normalized);
@@ -76,8 +85,22 @@ export class ApprovalService {
         return { ok: false, status: 403, code: 'not_operator', message: `Only an operator can answer approval ${normalized}.`, approval: current };
       }
     }
-    if (decision === 'always' && !current.rule_permitted) {
-      return { ok: false, status: 409, code: 'always_not_permitted', message: `"Always allow" is not possible for ${normalized} (${current.tier} tier); answer YES or NO.`, approval: current };
+    const scope = opts.scope ?? 'conversation';
+    const variable = opts.variable ?? [];
+    if (decision !== 'always' && (opts.scope !== undefined || variable.length)) {
+      return { ok: false, status: 400, code: 'invalid_value', message: 'A scope or variable positions apply only to "always".', approval: current };
+    }
+    if (!RULE_SCOPES.includes(scope)) return { ok: false, status: 400, code: 'invalid_value', message: `The scope must be one of ${RULE_SCOPES.join(', ')}.`, approval: current };
+    if (decision === 'always' && scope === 'sender' && !current.requester) return { ok: false, status: 400, code: 'invalid_value', message: `Approval ${normalized} has no known sender; choose the conversation or global scope.`, approval: current };
+    const kind = decision === 'always' ? ruleKindOf(current) : undefined;
+    if (decision === 'always' && (!current.rule_permitted || !kind)) {
+      const why = current.reasons.find((r) => r.startsWith(NO_RULE_PREFIX));
+      const because = why ? why.slice(NO_RULE_PREFIX.length) : `${current.tier} tier`;
+      return { ok: false, status: 409, code: 'always_not_permitted', message: `"Always allow" is not possible for ${normalized}: ${because}. Answer YES or NO.`, approval: current };
+    }
+    if (kind) {
+      const bad = checkVariable(current.pattern, kind, variable);
+      if (bad) return { ok: false, status: 400, code: 'invalid_value', message: `Cannot make that rule: ${bad}.`, approval: current };
     }
     const outcome = await approvals.decide(normalized, decision === 'deny' ? 'denied' : 'approved', who, actor.channel, decision === 'always');
     if (!outcome.ok) {
@@ -92,12 +115,39 @@ export class ApprovalService {
       return { ok: false, status: 404, code: 'unknown_code', message: `There is no approval request with code ${normalized}.` };
     }
     const a = outcome.approval;
-    if (a.always) await approvals.addRule(a.tool, a.pattern, who);
-    await approvals.audit(who, `approval.${a.status}`, normalized, { approval: a.id, always: a.always, via: actor.channel });
+    let rule: RuleRow | undefined;
+    if (a.always && kind) {
+      const scopeKey = scope === 'global' ? '' : scope === 'sender' ? senderKey(a.channel, a.requester ?? '') : a.conversation_id;
+      rule = await approvals.addRule({ tool: a.tool, pattern: a.pattern, scope, scopeKey, variable, kind, by: who });
+      await approvals.audit(who, 'rule.created', normalized, { rule: rule.id, tool: rule.tool, pattern: rule.pattern, scope, scopeKey, variable: rule.variable });
+    }
+    await approvals.audit(who, `approval.${a.status}`, normalized, { approval: a.id, always: a.always, via: actor.channel, ...(rule ? { rule: rule.id, scope } : {}) });
     this.deps.events?.emit('approval.decided', { code: a.code, conversation: a.conversation_id, tool: a.tool, status: a.status, always: a.always, by: who });
     await this.resumeIfReady(a.turn_id);
-    const verb = a.status === 'approved' ? (a.always ? 'approved, and always allowed from now on' : 'approved') : 'refused';
-    return { ok: true, approval: a, message: `${normalized} ${verb} by ${actor.id}.` };
+    const verb =
+      a.status === 'approved'
+        ? rule
+          ? `approved, and always allowed from now on ${SCOPE_PHRASE[scope]} (rule #${rule.id}: exactly ${a.tool} ${rule.pattern}${rule.variable.length ? `, any plain value at position ${rule.variable.join(', ')}` : ''})`
+          : 'approved'
+        : 'refused';
+    return { ok: true, approval: a, message: `${normalized} ${verb} by ${actor.id}.`, ...(rule ? { rule } : {}) };
+  }
+
+  /** Every "always allow" rule. */
+  rules(): Promise<RuleRow[]> {
+    return this.deps.approvals.rules();
+  }
+
+  /** Deletes a rule (audited). */
+  async deleteRule(id: number, actor: Actor): Promise<RuleRow | undefined> {
+    const r = await this.deps.approvals.deleteRule(id);
+    if (r) await this.deps.approvals.audit(`${actor.channel}:${actor.id}`, 'rule.deleted', `rule:${id}`, { tool: r.tool, pattern: r.pattern, scope: r.scope, scopeKey: r.scope_key });
+    return r;
+  }
+
+  /** An approval by code, any status. */
+  byCode(code: string): Promise<ApprovalRow | undefined> {
+    return this.deps.approvals.byCode(code.trim().toUpperCase());
   }
 
   /** Expires what is due (fail-closed) and resumes the turns concerned. Returns how many expired. */
@@ -122,4 +172,18 @@ export class ApprovalService {
   pending(): Promise<ApprovalRow[]> {
     return this.deps.approvals.pending();
   }
+}
+
+/**
+ * What a rule made from this approval binds: a shell command (its pattern is the canonical
+ * command of the `command` argument) or the arguments as JSON. Undefined: no rule can be made.
+ */
+function ruleKindOf(a: ApprovalRow): 'command' | 'args' | undefined {
+  const command = (a.args as { command?: unknown } | null)?.command;
+  if (typeof command === 'string') {
+    const t = ruleTarget({ args: a.args, command });
+    if (t.ok && t.pattern === a.pattern) return 'command';
+  }
+  const t = ruleTarget({ args: a.args });
+  return t.ok && t.pattern === a.pattern ? 'args' : undefined;
 }

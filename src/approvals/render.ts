@@ -1,0 +1,31 @@
+import type { ApprovalRow } from '../../adapters/store/approvals.js';
+import { describeCall, fullTextAt, visibleCall } from '../../moat/approval-display.js';
+import type { ApprovalInfo } from '../events.js';
+import { answerHint } from './parse.js';
+
+/** What a request needs to be shown: a stored approval row or the event form of it. */
+type Shown = Pick<ApprovalRow, 'code' | 'tool' | 'tier' | 'args' | 'reasons' | 'rule_permitted'> & { conversation_id?: string };
+
+/** How many characters of a call's arguments a request message shows before collapsing the rest. */
+export const REQUEST_ARGS_MAX = 500;
+
+/**
+ * The request as text, for every channel that shows text (the reply in the
+ * conversation, e-mail, SMS, the operator channel's message): the whole call,
+ * made visible (control and invisible characters as escapes, runs of spaces as
+ * `␠×N`), long text collapsed around a marker that says where it is shown in
+ * full, and ALWAYS offered only when the call can become an exact rule.
+ */
+export function approvalRequestText(a: Shown, opts: { conversation?: boolean } = {}): string {
+  const where = opts.conversation && a.conversation_id ? ` in conversation ${a.conversation_id}` : '';
+  const call = describeCall(a.args, { max: REQUEST_ARGS_MAX, fullAt: fullTextAt(a.code) });
+  return `Approval needed (${a.tier}) to run ${a.tool} ${call}${where} — code ${a.code}. ${answerHint(a.code, a.rule_permitted, a.reasons)}`;
+}
+
+/** The event form of a request (what channels with buttons read). */
+export function approvalInfo(a: ApprovalRow): ApprovalInfo {
+  return { code: a.code, tool: a.tool, tier: a.tier, expiresAt: new Date(a.expires_at).toISOString(), args: a.args, reasons: a.reasons, alwaysPermitted: a.rule_permitted };
+}
+
+/** The call's arguments in full, visible (for `approvals show`, the console and the HTTP API). */
+export { visibleCall };
