@@ -230,6 +230,10 @@ describe('the request an operator reads', () => {
     expect(slackActions(`${TAR}${' '.repeat(300)}; truncate -s 0 notes.txt`)).toEqual(['sb_approve', 'sb_deny']);
     const shown = JSON.stringify(approvalBlocks(info(`${TAR}${' '.repeat(300)}; truncate -s 0 notes.txt`)).blocks);
     expect(shown).toContain('␠×300; truncate -s 0 notes.txt');
+    // Reasons quote the command: invisible characters in them are made visible too.
+    const sneaky = JSON.stringify(approvalBlocks(info('touch "report\u202Etxt.sh"\u200B notes.txt')).blocks);
+    expect(sneaky).toContain('report\\\\u{202E}txt.sh');
+    expect(sneaky).not.toMatch(/[\u200B\u202E]/);
     const discord = (command: string) => approvalRows([{ code: 'K7Q4P', tool: 'shell_exec', alwaysPermitted: info(command).alwaysPermitted === true }])[0]!.components.map((c) => (c as { label: string }).label);
     expect(discord(TAR)).toEqual(['Approve K7Q4P', 'Refuse', 'Always allow']);
     expect(discord('tar -czf backup.tgz $(cat list.txt)')).toEqual(['Approve K7Q4P', 'Refuse']);

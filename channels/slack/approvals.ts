@@ -37,7 +37,7 @@ export function approvalBlocks(a: ApprovalInfo): { text: string; blocks: Block[]
   const blocks: Block[] = [
     { type: 'section', block_id: 'sb_request', text: { type: 'mrkdwn', text: `:lock: *Approval needed* (${escapeText(a.tier)}) to run \`${escapeText(a.tool)}\`\n\`\`\`${escapeText(describeArgs(a.args, a.code))}\`\`\`` } },
   ];
-  if (a.reasons.length) blocks.push({ type: 'context', block_id: 'sb_reasons', elements: [{ type: 'mrkdwn', text: escapeText(a.reasons.join(' · ')) }] });
+  if (a.reasons.length) blocks.push({ type: 'context', block_id: 'sb_reasons', elements: [{ type: 'mrkdwn', text: escapeText(a.reasons.map((r) => showText(r, { max: 300 })).join(' · ')) }] });
   blocks.push({ type: 'actions', block_id: `sb_approval_${a.code}`, elements: buttons });
   blocks.push({
     type: 'context',

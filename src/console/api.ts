@@ -5,11 +5,15 @@ import type { ProviderChain } from '../../providers/chain.js';
 import { conversationTopic } from '../event-publisher.js';
 import { sendJson, type HttpServer } from '../http/server.js';
 import { CONSOLE_HTML } from './page.js';
+import { rulesJson } from '../approvals/http.js';
+import { visibleCall } from '../approvals/render.js';
 
 /**
  * The operator console: a page served by the gateway (GET /console) and the two
- * endpoints it reads — a state snapshot it polls, and a live stream of one
- * conversation's turn events. Everything but the page needs an operator key.
+ * endpoints it reads — a state snapshot it polls (pending approvals with their
+ * arguments made visible, "always allow" rules, health...), and a live stream of
+ * one conversation's turn events. Everything but the page needs an operator key.
+ * The page answers approvals and deletes rules through the operator HTTP API.
  */
 export function registerConsole(server: HttpServer, deps: { auth: ApiKeyAuth; infra: Infra; chain: ProviderChain | null }): void {
   const { infra } = deps;
@@ -21,7 +25,7 @@ export function registerConsole(server: HttpServer, deps: { auth: ApiKeyAuth; in
   server.route('GET', '/v1/console/state', async ({ req, res }) => {
     if (!deps.auth.authenticate(req)?.operator) return sendError(res, 401, 'The console needs an operator key.', { code: 'invalid_api_key' });
     const db = infra.store.db;
-    const [conversations, latencies, queue, approvals, slots, pairing] = await Promise.all([
+    const [conversations, latencies, queue, approvals, slots, pairing, rules] = await Promise.all([
       db.query<{ id: string; key: string; channel: string; updated_at: Date; status: string | null; turns: number }>(
         `select c.id, c.key, c.channel, c.updated_at,
                 (select t.status from turns t where t.conversation_id = c.id order by t.seq desc limit 1) as status,
@@ -35,12 +39,14 @@ export function registerConsole(server: HttpServer, deps: { auth: ApiKeyAuth; in
       infra.approvals.pending(),
       deps.chain ? deps.chain.health().catch(() => []) : Promise.resolve([]),
       infra.access.list('pending'),
+      infra.approvals.rules().then((r) => rulesJson(r, infra.store)),
     ]);
     sendJson(res, 200, {
       conversations: conversations.rows.map((c) => ({ id: c.id, key: c.key, channel: c.channel, updatedAt: new Date(c.updated_at).toISOString(), status: c.status, turns: c.turns })),
       latencies: latencies.rows.reverse().map((l) => Math.round(Number(l.ms))),
       queue,
-      approvals: approvals.map((a) => ({ code: a.code, tool: a.tool, tier: a.tier, arguments: a.args, conversation: a.conversation_id, expiresAt: new Date(a.expires_at).toISOString(), alwaysPermitted: a.rule_permitted })),
+      approvals: approvals.map((a) => ({ code: a.code, tool: a.tool, tier: a.tier, arguments: a.args, conversation: a.conversation_id, expiresAt: new Date(a.expires_at).toISOString(), alwaysPermitted: a.rule_permitted, reasons: a.reasons, shown: visibleCall(a.args) })),
+      rules,
       slots,
       pairing: pairing.filter((p) => p.expires_at && new Date(p.expires_at) > new Date()).map((p) => ({ channel: p.channel, sender: p.sender, code: p.code })),
     });

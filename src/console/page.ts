@@ -13,14 +13,15 @@ table{width:100%;border-collapse:collapse}td,th{text-align:left;padding:4px 6px;
 tr.sel{background:#eef4ff}tr[data-id]{cursor:pointer}
 button{font:inherit;padding:3px 10px;border-radius:4px;border:1px solid #9aa3b5;background:#fff;cursor:pointer}
 button.ok{border-color:#2f8f4e;color:#2f8f4e}button.no{border-color:#b3362d;color:#b3362d}
-.bad{color:#b3362d}.good{color:#2f8f4e}#live,#chatlog{white-space:pre-wrap;font-family:ui-monospace,monospace;font-size:12px;max-height:260px;overflow:auto;background:#fafbfc;border:1px solid #eef0f3;padding:6px}
+.muted{color:#56607a;font-size:12px}.bad{color:#b3362d}.good{color:#2f8f4e}#live,#chatlog{white-space:pre-wrap;font-family:ui-monospace,monospace;font-size:12px;max-height:260px;overflow:auto;background:#fafbfc;border:1px solid #eef0f3;padding:6px}
 #login{padding:40px;text-align:center}input{font:inherit;padding:4px 6px}
+code.args{white-space:pre-wrap;word-break:break-all;font-size:12px}select{font:inherit;padding:2px}
 </style></head>
 <body>
 <header><h1>Switchboard console</h1><span id="who"></span></header>
 <div id="login"><p>Operator key: <input id="key" type="password" size="32"> <button id="go">Open</button></p><p id="loginerr" class="bad"></p></div>
 <main id="app" hidden>
-<section><h2>Pending approvals</h2><table id="approvals"><tbody></tbody></table><p id="noappr">none</p><p id="apprmsg"></p><h2 style="margin-top:10px">Pairing requests</h2><table id="pairing"><tbody></tbody></table></section>
+<section><h2>Pending approvals</h2><table id="approvals"><tbody></tbody></table><p id="noappr">none</p><p id="apprmsg"></p><h2 style="margin-top:10px">Always-allow rules</h2><table id="rules"><tbody></tbody></table><p id="norules">none</p><h2 style="margin-top:10px">Pairing requests</h2><table id="pairing"><tbody></tbody></table></section>
 <section><h2>Health</h2><div id="health"></div><h2 style="margin-top:10px">Recent turn latency (ms)</h2><svg id="chart" width="100%" height="80" viewBox="0 0 300 80" preserveAspectRatio="none"></svg><div id="chartlabel"></div></section>
 <section><h2>Conversations</h2><table id="convs"><thead><tr><th>conversation</th><th>channel</th><th>turns</th><th>last turn</th></tr></thead><tbody></tbody></table></section>
 <section><h2>Live: <span id="livename">pick a conversation</span></h2><div id="live"></div></section>
@@ -30,6 +31,7 @@ button.ok{border-color:#2f8f4e;color:#2f8f4e}button.no{border-color:#b3362d;colo
 const $ = (s) => document.querySelector(s);
 let key = sessionStorage.getItem('sbkey') || '';
 let live = null, selected = null;
+const scopes = {};
 const chatConv = 'console-' + Math.random().toString(36).slice(2, 8);
 const api = (path, opts = {}) => fetch(path, { ...opts, headers: { authorization: 'Bearer ' + key, 'content-type': 'application/json', ...(opts.headers || {}) } });
 const esc = (s) => String(s).replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]);
@@ -42,13 +44,31 @@ async function refresh() {
   $('#noappr').hidden = s.approvals.length > 0;
   for (const a of s.approvals) {
     const tr = document.createElement('tr');
-    tr.innerHTML = '<td><b>' + esc(a.code) + '</b></td><td>' + esc(a.tier) + '</td><td>' + esc(a.tool) + ' <code>' + esc(JSON.stringify(a.arguments)) + '</code></td><td></td>';
+    // The arguments in full, made visible by the gateway (escapes for invisible and control characters, runs of spaces as ␠×N).
+    tr.innerHTML = '<td><b>' + esc(a.code) + '</b></td><td>' + esc(a.tier) + '</td><td>' + esc(a.tool) + ' <code class="args">' + esc(a.shown == null ? JSON.stringify(a.arguments) : a.shown) + '</code>' + (a.alwaysPermitted ? '' : '<div class="muted">no always: ' + esc((a.reasons || []).filter((r) => r.indexOf('"Always allow" is not offered') === 0).map((r) => r.slice(31)).join('') || 'not an exact call') + '</div>') + '</td><td></td>';
     for (const [label, decision, cls] of [['Approve', 'approve', 'ok'], ['Deny', 'deny', 'no']].concat(a.alwaysPermitted ? [['Always', 'always', 'ok']] : [])) {
       const b = document.createElement('button'); b.textContent = label; b.className = cls; b.dataset.code = a.code; b.dataset.decision = decision;
-      b.onclick = async () => { const x = await api('/v1/approvals/' + a.code, { method: 'POST', body: JSON.stringify({ decision }) }); const j = await x.json(); $('#apprmsg').textContent = j.message || (j.error && j.error.message); refresh(); };
+      b.onclick = async () => { const body = decision === 'always' ? { decision, scope: scopes[a.code] || 'conversation' } : { decision }; const x = await api('/v1/approvals/' + a.code, { method: 'POST', body: JSON.stringify(body) }); const j = await x.json(); $('#apprmsg').textContent = j.message || (j.error && j.error.message); refresh(); };
       tr.lastChild.appendChild(b);
     }
+    if (a.alwaysPermitted) {
+      // How far "Always" reaches: this conversation unless the operator says otherwise.
+      const sel = document.createElement('select'); sel.dataset.scopeFor = a.code;
+      for (const s of ['conversation', 'sender', 'global']) { const o = document.createElement('option'); o.value = s; o.textContent = s; sel.appendChild(o); }
+      sel.value = scopes[a.code] || 'conversation'; sel.onchange = () => { scopes[a.code] = sel.value; };
+      tr.lastChild.appendChild(sel);
+    }
     ab.appendChild(tr);
+  }
+  const rb = $('#rules tbody'); rb.innerHTML = '';
+  $('#norules').hidden = (s.rules || []).length > 0;
+  for (const r of s.rules || []) {
+    const tr = document.createElement('tr'); tr.dataset.rule = r.id;
+    const where = r.scope === 'global' ? 'global' : r.scope === 'sender' ? 'sender ' + r.scopeKey : 'conversation ' + (r.conversationKey || r.scopeKey || '(unknown: matches nothing)');
+    tr.innerHTML = '<td>#' + esc(r.id) + '</td><td>' + esc(r.tool) + ' <code class="args">' + esc(r.pattern) + '</code>' + (r.variable.length ? ' (variable: ' + esc(r.variable.join(',')) + ')' : '') + '</td><td>' + esc(where) + '</td><td></td>';
+    const b = document.createElement('button'); b.textContent = 'Delete'; b.className = 'no'; b.dataset.deleteRule = r.id;
+    b.onclick = async () => { const x = await api('/v1/approvals/rules/' + r.id, { method: 'DELETE' }); const j = await x.json(); $('#apprmsg').textContent = j.message || (j.error && j.error.message); refresh(); };
+    tr.lastChild.appendChild(b); rb.appendChild(tr);
   }
   const pb = $('#pairing tbody'); pb.innerHTML = '';
   for (const p of s.pairing) {
