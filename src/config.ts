@@ -63,6 +63,29 @@ const slotSchema = z
 
 export type SlotConfig = z.infer<typeof slotSchema>;
 
+/** tools.sandbox: the execution boundary of shell_exec (see tools/sandbox/ and the README's Security section). */
+const sandboxSchema = z
+  .object({
+    /** bwrap: every command in its own namespaces under bubblewrap; none: as the gateway's user (start and doctor warn). */
+    mode: z.enum(['bwrap', 'none']).default('bwrap'),
+    /** none: no network at all; egress: out only through the gateway's proxy, which applies the SSRF guard to every connection. */
+    network: z.enum(['none', 'egress']).default('none'),
+    /** Hosts and address ranges the egress proxy lets through although the SSRF guard would refuse them (e.g. an internal package mirror). */
+    allowHosts: z.array(z.string()).default([]),
+    allowCidrs: z.array(z.string()).default([]),
+    /** Per-call limits. */
+    cpuSeconds: z.number().int().positive().max(3600).default(60),
+    memoryMb: z.number().int().min(16).max(65536).default(1024),
+    processes: z.number().int().min(8).max(65536).default(256),
+    fileSizeMb: z.number().int().positive().max(65536).default(256),
+    openFiles: z.number().int().min(16).max(65536).default(1024),
+    tmpMb: z.number().int().positive().max(65536).default(256),
+    /** The host user and group commands run as when the gateway runs as root (default: nobody/nogroup). */
+    uid: z.number().int().min(1).default(65534),
+    gid: z.number().int().min(1).default(65534),
+  })
+  .strict();
+
 export const configSchema = z
   .object({
     redisUrl: z.string().url().optional(),
@@ -251,6 +274,8 @@ export const configSchema = z
         outputCapBytes: z.number().int().positive().default(16 * 1024),
         /** Offer only the tools relevant to the request (the planner guard). */
         planner: z.boolean().default(true),
+        /** Where shell commands run (tools/sandbox): `bwrap` (default) or `none`; the short form `sandbox: none` is the mode alone. */
+        sandbox: z.preprocess((v) => (typeof v === 'string' ? { mode: v } : v), sandboxSchema).prefault({}),
       })
       .strict()
       .prefault({}),
@@ -310,6 +335,8 @@ export const ENV_KEYS: Array<{ env: string; path: string[]; kind: 'string' | 'in
   { env: 'SWITCHBOARD_LOCK_DURATION_MS', path: ['queue', 'lockDurationMs'], kind: 'int' },
   { env: 'SWITCHBOARD_STALLED_INTERVAL_MS', path: ['queue', 'stalledIntervalMs'], kind: 'int' },
   { env: 'SWITCHBOARD_LOG_LEVEL', path: ['log', 'level'], kind: 'string' },
+  { env: 'SWITCHBOARD_SANDBOX', path: ['tools', 'sandbox', 'mode'], kind: 'string' },
+  { env: 'SWITCHBOARD_SANDBOX_NETWORK', path: ['tools', 'sandbox', 'network'], kind: 'string' },
 ];
 
 function setPath(obj: Record<string, unknown>, path: string[], value: unknown): void {
@@ -370,6 +397,9 @@ function protoKeyPath(v: unknown, path: string[] = []): string | null {
 /** Loads file + environment. Throws ConfigError naming the bad key. */
 export function loadConfig(env: Env = process.env, overrides: Record<string, unknown> = {}): Config {
   const raw: Record<string, unknown> = env.SWITCHBOARD_CONFIG ? readConfigFile(env.SWITCHBOARD_CONFIG) : {};
+  // `tools.sandbox: none` is short for `{ mode: none }`; expand it so the environment can add to it.
+  const tools = raw.tools as Record<string, unknown> | undefined;
+  if (tools && typeof tools === 'object' && typeof tools.sandbox === 'string') tools.sandbox = { mode: tools.sandbox };
   for (const k of ENV_KEYS) {
     const v = env[k.env];
     if (v === undefined || v === '') continue;

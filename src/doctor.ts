@@ -9,6 +9,7 @@ import { providerStatus } from '../providers/from-env.js';
 import type { ProviderSlot, ProviderStatus } from '../providers/slot.js';
 import { ConfigError, maskConfig, type Config } from './config.js';
 import { infraMode, pgliteDir } from './infra.js';
+import { createSandbox, sandboxOptions, SandboxUnavailableError } from '../tools/sandbox/index.js';
 
 export interface DoctorCheck {
   name: string;
@@ -123,7 +124,22 @@ export async function doctor(cfg: Config, opts: { probe?: boolean; env?: Record<
         ? { name: 'http-auth', status: 'warn', message: 'open access: the API answers without a key' }
         : { name: 'http-auth', status: 'warn', message: 'no API keys configured (SWITCHBOARD_API_KEYS): every API request will be refused' },
   );
+  checks.push(await sandboxCheck(cfg));
   return { mode, config: maskConfig(cfg), provider, slots: slotReports, checks, ok: checks.every((c) => c.status !== 'fail') };
+}
+
+/** The same probe start runs: doctor says fail exactly when start would refuse. */
+async function sandboxCheck(cfg: Config): Promise<DoctorCheck> {
+  const c = cfg.tools.sandbox;
+  if (c.mode === 'none') return { name: 'sandbox', status: 'warn', message: "tools.sandbox is none: shell_exec runs commands as the gateway's own user, with access to everything that user can read" };
+  try {
+    const sandbox = await createSandbox(sandboxOptions(c));
+    await sandbox.close();
+    return { name: 'sandbox', status: 'ok', message: `bubblewrap works here; network ${c.network}${c.network === 'egress' ? ' (through the SSRF-guarded proxy)' : ''}` };
+  } catch (err) {
+    if (!(err instanceof SandboxUnavailableError)) throw err;
+    return { name: 'sandbox', status: 'fail', message: err.message };
+  }
 }
 
 function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {

@@ -16,6 +16,7 @@ import { Worker } from './worker.js';
 import { ApprovalService } from './approvals/service.js';
 import { approvalInfo, approvalRequestText } from './approvals/render.js';
 import { builtinTools } from '../tools/registry.js';
+import { createSandbox, sandboxOptions, SandboxUnavailableError, type Sandbox } from '../tools/sandbox/index.js';
 import { scanText } from '../moat/secrets.js';
 import { McpManager } from '../tools/mcp/client.js';
 import { registerMcpServer } from './mcp-server.js';
@@ -55,6 +56,7 @@ export class Gateway {
     readonly chain?: ProviderChain | null,
     readonly mcp?: McpManager,
     readonly channels: ChannelInstance[] = [],
+    readonly sandbox?: Sandbox,
   ) {}
 
   static async start(config: Config, roles: Roles, log: Logger = createLogger(config.log.level), env: Record<string, string | undefined> = process.env): Promise<Gateway> {
@@ -101,7 +103,10 @@ export class Gateway {
         : {}),
     });
     const skills = loadSkills(config.skills.dir);
-    const tools = [...skillTools(() => skills), ...builtinTools({
+    // Tools run in workers only; a host that cannot sandbox them fails here, at start, saying how to fix it.
+    const sandbox = roles.worker ? await openSandbox(config, log) : undefined;
+    const tools = !sandbox ? [] : [...skillTools(() => skills), ...builtinTools({
+      sandbox,
       store: infra.store,
       scanWrite: (text) => {
         const f = scanText(text, { contact: false });
@@ -165,10 +170,11 @@ export class Gateway {
     } catch (err) {
       await worker?.close();
       await mcp?.close();
+      await sandbox?.close();
       await infra.close();
       throw err;
     }
-    return new Gateway(config, infra, provider, log, http, worker, chain, mcp, channels);
+    return new Gateway(config, infra, provider, log, http, worker, chain, mcp, channels, sandbox);
   }
 
   get url(): string | undefined {
@@ -184,8 +190,26 @@ export class Gateway {
       await this.worker?.close();
       for (const c of this.channels) await c.deliverer?.close?.().catch(() => {});
       await this.mcp?.close();
+      await this.sandbox?.close();
       await this.infra.close();
     })();
     return this.closing;
+  }
+}
+
+/** The configured tool sandbox; `none` is logged as a warning on every start. */
+async function openSandbox(config: Config, log: Logger): Promise<Sandbox> {
+  const c = config.tools.sandbox;
+  if (c.mode === 'none') {
+    log.warn('tools.sandbox is none: shell_exec runs commands as the gateway\'s own user, with access to everything that user can read (set tools.sandbox: bwrap)');
+  }
+  try {
+    return await createSandbox(
+      sandboxOptions(c),
+      { ssrf: { allowHosts: c.allowHosts, allowCidrs: c.allowCidrs }, log: log.child({ component: 'sandbox' }) },
+    );
+  } catch (err) {
+    if (err instanceof SandboxUnavailableError) throw new ConfigError(`invalid configuration at "tools.sandbox" (SWITCHBOARD_SANDBOX): ${err.message}`);
+    throw err;
   }
 }

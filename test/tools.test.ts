@@ -1,12 +1,13 @@
 /** The built-in tools and their guard rails: workspace confinement, shell limits, result capping, web_fetch through the SSRF guard. */
 import { createServer, type Server } from 'node:http';
-import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runTool, ToolError, type ToolContext } from '../tools/contract.js';
 import { fileTools } from '../tools/builtin/files.js';
-import { shellExec } from '../tools/builtin/shell.js';
+import { shellExecTool } from '../tools/builtin/shell.js';
+import { createSandbox, DEFAULT_LIMITS, type Sandbox } from '../tools/sandbox/index.js';
 import { capResult } from '../tools/result-cap.js';
 import type { Gateway } from '../src/gateway.js';
 import { FakeLlm, reply, toolCall, type FakeRequest } from './fakes/fake-llm.js';
@@ -46,7 +47,7 @@ describe('workspace confinement', () => {
     ['NUL byte', 'hello.txt\0.png'],
   ])('refuses %s', async (_n, path) => {
     await expect(runTool(tool('file_read'), { path }, ctxFor(ws))).rejects.toThrow(ToolError);
-    await expect(runTool(tool('file_write'), { path, content: 'x' }, ctxFor(ws))).rejects.toThrow(/outside|absolute|NUL/);
+    await expect(runTool(tool('file_write'), { path, content: 'x' }, ctxFor(ws))).rejects.toThrow(/outside|absolute|NUL|symlink/);
   });
 
   it('refuses to write secrets into files', async () => {
@@ -54,14 +55,22 @@ describe('workspace confinement', () => {
   });
 });
 
-describe('shell_exec', () => {
+describe.each(['bwrap', 'none'] as const)('shell_exec (sandbox %s)', (mode) => {
   const ws = mkdtempSync(join(tmpdir(), 'sb-sh-'));
+  let sandbox: Sandbox;
+  let shellExec: ReturnType<typeof shellExecTool>;
+  beforeAll(async () => {
+    sandbox = await createSandbox({ mode, network: 'none', limits: DEFAULT_LIMITS, uid: 65534, gid: 65534 });
+    shellExec = shellExecTool(sandbox);
+  });
+  afterAll(() => sandbox?.close());
   it('runs in the workspace with a scrubbed environment', async () => {
     process.env.SB_TEST_SECRET = 'do-not-leak';
-    const out = await runTool(shellExec, { command: 'pwd; echo "secret=[$SB_TEST_SECRET]"; echo home=$HOME' }, ctxFor(ws));
-    expect(out.text).toContain(ws);
+    const out = await runTool(shellExec, { command: 'pwd; echo "secret=[$SB_TEST_SECRET]"; echo home=$HOME; echo made > made.txt' }, ctxFor(ws));
+    expect(out.text).toContain(mode === 'bwrap' ? '/workspace' : ws);
     expect(out.text).toContain('secret=[]');
     expect(out.text).toContain('[exit code 0]');
+    expect(readFileSync(join(ws, 'made.txt'), 'utf8')).toBe('made\n');
   });
   it('times out and kills the whole process group', async () => {
     const t0 = Date.now();

@@ -122,7 +122,9 @@ export async function runTool(tool: AnyTool, args: unknown, ctx: ToolContext): P
   try {
     const run = (tool as ToolDef).execute(parsed as never, { ...ctx, signal });
     const out = await Promise.race([run, aborted]);
-    return typeof out === 'string' ? { text: out } : out;
+    const o = typeof out === 'string' ? { text: out } : out;
+    // NUL cannot be stored in a Postgres text column: a tool's output with one would fail the turn on every retry.
+    return o.text.includes('\0') ? { ...o, text: o.text.replace(/\0/g, '\\0') } : o;
   } catch (err) {
     if (err instanceof ToolError) throw err;
     throw new ToolError(`${tool.name} failed: ${(err as Error).message}`);

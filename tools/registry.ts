@@ -4,13 +4,16 @@ import { fileTools, type WriteScanner } from './builtin/files.js';
 import { memoryTools } from './builtin/memory.js';
 import { resultPageTool } from './builtin/result-page.js';
 import { conversationSearchTool } from './builtin/search.js';
-import { shellExec } from './builtin/shell.js';
+import { shellExecTool } from './builtin/shell.js';
+import type { Sandbox } from './sandbox/types.js';
 import { currentTime } from './builtin/time.js';
 import { webFetchTool } from './builtin/web-fetch.js';
 
 export interface BuiltinDeps {
   store: Store;
   scanWrite: WriteScanner;
+  /** Where shell commands run; file tools create files as its owner. */
+  sandbox: Sandbox;
   findSecrets: (text: string) => boolean;
   /** Names to offer; all when unset. */
   enabled?: string[];
@@ -22,8 +25,8 @@ export function builtinTools(d: BuiltinDeps): AnyTool[] {
   const all: AnyTool[] = [
     currentTime,
     webFetchTool(d.web ?? {}),
-    shellExec,
-    ...fileTools(d.scanWrite),
+    shellExecTool(d.sandbox),
+    ...fileTools(d.scanWrite, d.sandbox.owner),
     ...memoryTools(d.store, { maxChars: 500, findSecrets: d.findSecrets }),
     resultPageTool(d.store),
     conversationSearchTool(d.store),

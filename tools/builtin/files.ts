@@ -1,15 +1,20 @@
-import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
-import { dirname, join, relative } from 'node:path';
 import { z } from 'zod';
+import { listTree, openForRead, pathComponents, writeWhole, type Owner } from '../confined-fs.js';
 import { defineTool, ToolError } from '../contract.js';
-import { confine, ensureWorkspace } from '../workspace.js';
+import { ensureWorkspace } from '../workspace.js';
 
 /** Secret scanning of what tools write: injected so this folder does not depend on the moat's policy. */
 export type WriteScanner = (text: string) => { kinds: string[] } | null;
 
 const MAX_READ = 256 * 1024;
 
-export function fileTools(scanWrite: WriteScanner) {
+/**
+ * The file tools. Paths are resolved component by component without following
+ * symlinks (confined-fs.ts), so they cannot leave the workspace even while a
+ * sandboxed command changes it concurrently. `owner`: the sandbox's host user,
+ * which must own what these tools create so that commands can change it.
+ */
+export function fileTools(scanWrite: WriteScanner, owner: Owner = null) {
   const refuseSecrets = (content: string) => {
     const hit = scanWrite(content);
     if (hit) throw new ToolError(`refused: the content contains what looks like a secret (${hit.kinds.join(', ')}); secrets are not written to files`);
@@ -26,14 +31,18 @@ export function fileTools(scanWrite: WriteScanner) {
       length: z.number().int().positive().max(MAX_READ).optional().describe('bytes to read'),
     }),
     async execute({ path, offset, length }, ctx) {
-      const p = await confine(ctx.workspace, path, { mustExist: true });
-      const st = await stat(p);
-      if (!st.isFile()) throw new ToolError(`"${path}" is not a file`);
-      const buf = await readFile(p);
-      const start = offset ?? 0;
-      const slice = buf.subarray(start, start + (length ?? MAX_READ));
-      const more = start + slice.length < buf.length ? `\n[… ${buf.length - start - slice.length} more bytes; read on with offset ${start + slice.length}]` : '';
-      return slice.toString('utf8') + more;
+      const fh = await openForRead(ensureWorkspace(ctx.workspace, owner), path);
+      try {
+        const size = (await fh.stat()).size;
+        const start = Math.min(offset ?? 0, size);
+        const want = Math.min(length ?? MAX_READ, size - start);
+        const buf = Buffer.alloc(want);
+        const { bytesRead } = await fh.read(buf, 0, want, start);
+        const more = start + bytesRead < size ? `\n[… ${size - start - bytesRead} more bytes; read on with offset ${start + bytesRead}]` : '';
+        return buf.subarray(0, bytesRead).toString('utf8') + more;
+      } finally {
+        await fh.close();
+      }
     },
   });
 
@@ -45,10 +54,8 @@ export function fileTools(scanWrite: WriteScanner) {
     schema: z.object({ path: z.string(), content: z.string().max(1_000_000) }),
     async execute({ path, content }, ctx) {
       refuseSecrets(content);
-      const p = await confine(ctx.workspace, path);
-      await mkdir(dirname(p), { recursive: true });
-      await writeFile(p, content);
-      return `wrote ${Buffer.byteLength(content)} bytes to ${relative(ensureWorkspace(ctx.workspace), p)}`;
+      await writeWhole(ensureWorkspace(ctx.workspace, owner), path, content, owner);
+      return `wrote ${Buffer.byteLength(content)} bytes to ${normalized(path)}`;
     },
   });
 
@@ -60,12 +67,13 @@ export function fileTools(scanWrite: WriteScanner) {
     schema: z.object({ path: z.string(), find: z.string().min(1), replace: z.string() }),
     async execute({ path, find, replace }, ctx) {
       refuseSecrets(replace);
-      const p = await confine(ctx.workspace, path, { mustExist: true });
-      const text = await readFile(p, 'utf8');
+      const root = ensureWorkspace(ctx.workspace, owner);
+      const fh = await openForRead(root, path);
+      const text = await fh.readFile('utf8').finally(() => fh.close());
       const at = text.indexOf(find);
       if (at < 0) throw new ToolError(`the text to replace was not found in ${path}`);
       if (text.indexOf(find, at + 1) >= 0) throw new ToolError(`the text to replace occurs more than once in ${path}; give more context`);
-      await writeFile(p, text.slice(0, at) + replace + text.slice(at + find.length));
+      await writeWhole(root, path, text.slice(0, at) + replace + text.slice(at + find.length), owner);
       return `patched ${path}`;
     },
   });
@@ -77,20 +85,16 @@ export function fileTools(scanWrite: WriteScanner) {
     toolset: 'files',
     schema: z.object({ path: z.string().default('.') }),
     async execute({ path }, ctx) {
-      const root = await confine(ctx.workspace, path, { mustExist: true });
-      const out: string[] = [];
-      const walk = async (dir: string): Promise<void> => {
-        for (const e of await readdir(dir, { withFileTypes: true })) {
-          if (out.length >= 500) return;
-          const full = join(dir, e.name);
-          out.push(relative(ensureWorkspace(ctx.workspace), full) + (e.isDirectory() ? '/' : e.isSymbolicLink() ? ' (symlink)' : ''));
-          if (e.isDirectory()) await walk(full);
-        }
-      };
-      await walk(root);
+      const entries = await listTree(ensureWorkspace(ctx.workspace, owner), path, 500);
+      const out = entries.map((e) => e.path + (e.kind === 'folder' ? '/' : e.kind === 'symlink' ? ' (symlink)' : ''));
       return out.length ? out.join('\n') : '(empty)';
     },
   });
 
   return [file_read, file_write, file_patch, file_list];
+}
+
+/** The path as the tools resolve it, for messages. */
+function normalized(path: string): string {
+  return pathComponents(path).join('/');
 }

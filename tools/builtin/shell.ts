@@ -1,68 +1,54 @@
-import { spawn } from 'node:child_process';
+import { constants } from 'node:os';
 import { z } from 'zod';
 import { defineTool, ToolError } from '../contract.js';
+import type { Sandbox } from '../sandbox/types.js';
 import { ensureWorkspace } from '../workspace.js';
 
 const MAX_OUTPUT = 64 * 1024;
 
-/** Only these reach a command: nothing from the gateway's own environment (keys, URLs). */
-function scrubbedEnv(workspace: string): Record<string, string> {
-  return { PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin', HOME: workspace, LANG: 'C.UTF-8', TERM: 'dumb', TMPDIR: workspace };
+/** `shell_exec`: one bash command in the conversation's workspace, inside the sandbox. */
+export function shellExecTool(sandbox: Sandbox) {
+  return defineTool({
+    name: 'shell_exec',
+    description:
+      sandbox.mode === 'bwrap'
+        ? 'Run a bash command in the conversation workspace (mounted at /workspace, the working folder) inside a sandbox' +
+          (sandbox.network === 'egress' ? ' whose network goes through a filtering proxy' : ' with no network') +
+          '. Nothing started survives the call. Risky commands need an operator approval; some are never run.'
+        : 'Run a bash command in the conversation workspace. Risky commands need an operator approval; some are never run.',
+    effect: 'exec',
+    toolset: 'shell',
+    timeoutMs: 120_000,
+    schema: z.object({
+      command: z.string().min(1).max(10_000),
+      timeoutSeconds: z.number().int().positive().max(600).optional(),
+    }),
+    commandOf: (args) => args.command,
+    async execute({ command, timeoutSeconds }, ctx) {
+      const workspace = ensureWorkspace(ctx.workspace, sandbox.owner);
+      const seconds = timeoutSeconds ?? 60;
+      const r = await sandbox.exec({ command, workspace, timeoutMs: seconds * 1000, signal: ctx.signal, maxOutputBytes: MAX_OUTPUT }).catch((err: Error) => {
+        throw new ToolError(`could not run the command: ${err.message}`);
+      });
+      const tail = r.droppedBytes ? `\n[… ${r.droppedBytes} more bytes of output dropped]` : '';
+      if (r.timedOut) throw new ToolError(`timed out after ${seconds} s (everything it started was stopped); output so far:\n${r.output}${tail}`);
+      if (r.aborted) throw new ToolError('aborted (everything it started was stopped)');
+      const status = r.signal ? `killed by ${r.signal}${limitHint(r.signal)}` : `exit code ${r.code}${signalledExit(r.code)}`;
+      return { text: `${r.output}${tail}\n[${status}]`, details: { code: r.code, signal: r.signal } };
+    },
+  });
 }
 
-export const shellExec = defineTool({
-  name: 'shell_exec',
-  description: 'Run a bash command in the conversation workspace. Risky commands need an operator approval; some are never run.',
-  effect: 'exec',
-  toolset: 'shell',
-  timeoutMs: 120_000,
-  schema: z.object({
-    command: z.string().min(1).max(10_000),
-    timeoutSeconds: z.number().int().positive().max(600).optional(),
-  }),
-  commandOf: (args) => args.command,
-  execute({ command, timeoutSeconds }, ctx) {
-    return new Promise((resolve, reject) => {
-      const workspace = ensureWorkspace(ctx.workspace);
-      const child = spawn('bash', ['-c', command], { cwd: workspace, env: scrubbedEnv(workspace), detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-      let out = '';
-      let dropped = 0;
-      const take = (b: Buffer) => {
-        const room = MAX_OUTPUT - Buffer.byteLength(out);
-        if (room <= 0) dropped += b.length;
-        else {
-          out += b.subarray(0, room).toString('utf8');
-          dropped += Math.max(0, b.length - room);
-        }
-      };
-      child.stdout.on('data', take);
-      child.stderr.on('data', take);
-      // Kill the whole process group: a command's children must not outlive it.
-      const kill = () => {
-        try {
-          process.kill(-child.pid!, 'SIGKILL');
-        } catch {
-          /* already gone */
-        }
-      };
-      let timedOut = false;
-      const timer = setTimeout(() => {
-        timedOut = true;
-        kill();
-      }, (timeoutSeconds ?? 60) * 1000);
-      ctx.signal.addEventListener('abort', kill, { once: true });
-      child.on('error', (err) => {
-        clearTimeout(timer);
-        reject(new ToolError(`could not run the command: ${err.message}`));
-      });
-      child.on('close', (code, signal) => {
-        clearTimeout(timer);
-        ctx.signal.removeEventListener('abort', kill);
-        const tail = dropped ? `\n[… ${dropped} more bytes of output dropped]` : '';
-        if (timedOut) return reject(new ToolError(`timed out after ${timeoutSeconds ?? 60} s; output so far:\n${out}${tail}`));
-        const status = signal ? `killed by ${signal}` : `exit code ${code}`;
-        resolve({ text: `${out}${tail}\n[${status}]`, details: { code, signal } });
-      });
-    });
-  },
-});
+/** bash reports a command killed by signal N as exit code 128 + N. */
+function signalledExit(code: number | null): string {
+  if (code === null || code <= 128) return '';
+  const name = Object.entries(constants.signals).find(([, n]) => n === code - 128)?.[0];
+  return name ? ` (killed by ${name}${limitHint(name)})` : '';
+}
+
+/** What a signal from a resource limit means, for the model. */
+function limitHint(signal: string): string {
+  if (signal === 'SIGXCPU') return ': the CPU time limit was reached';
+  if (signal === 'SIGXFSZ') return ': the file size limit was reached';
+  return '';
+}

@@ -1,0 +1,94 @@
+import { accessSync, chownSync, constants, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { SsrfOptions } from '../../moat/ssrf.js';
+import { BwrapSandbox, type SandboxPrograms } from './bwrap.js';
+import { EgressProxy, type EgressLog } from './egress-proxy.js';
+import { SandboxUnavailableError, type Sandbox, type SandboxOptions } from './types.js';
+import { UnconfinedSandbox } from './unconfined.js';
+
+export * from './types.js';
+export { BwrapSandbox } from './bwrap.js';
+export { UnconfinedSandbox } from './unconfined.js';
+
+const SEARCH_PATH = ['/usr/local/sbin', '/usr/local/bin', '/usr/sbin', '/usr/bin', '/sbin', '/bin'];
+
+function findProgram(name: string): string | undefined {
+  const dirs = [...(process.env.PATH ?? '').split(':').filter((d) => d.startsWith('/')), ...SEARCH_PATH];
+  for (const d of dirs) {
+    const p = join(d, name);
+    try {
+      accessSync(p, constants.X_OK);
+      return p;
+    } catch {
+      /* next */
+    }
+  }
+  return undefined;
+}
+
+export const HOW_TO_FIX =
+  'install bubblewrap (Debian/Ubuntu: `apt-get install bubblewrap`); in a container, allow user namespaces ' +
+  '(Docker: `--security-opt seccomp=unconfined --security-opt apparmor=unconfined`; Ubuntu 24.04 hosts: ' +
+  '`sysctl kernel.apparmor_restrict_unprivileged_userns=0`); or run tools without confinement with ' +
+  '`tools.sandbox: none` (SWITCHBOARD_SANDBOX=none), only on a host that is itself a sandbox';
+
+/** Finds the programs the bwrap sandbox needs; throws SandboxUnavailableError naming what is missing and how to fix it. */
+export function findSandboxPrograms(opts: SandboxOptions): SandboxPrograms {
+  const bwrap = findProgram('bwrap');
+  if (!bwrap) throw new SandboxUnavailableError(`the tool sandbox (tools.sandbox: bwrap) needs bubblewrap, which is not installed: ${HOW_TO_FIX}`);
+  const prlimit = findProgram('prlimit');
+  if (!prlimit) throw new SandboxUnavailableError('the tool sandbox needs prlimit (util-linux) for its resource limits: install util-linux');
+  const programs: SandboxPrograms = { bwrap, prlimit };
+  if (process.getuid?.() === 0) {
+    const setpriv = findProgram('setpriv');
+    if (!setpriv) throw new SandboxUnavailableError('the gateway runs as root, and the tool sandbox needs setpriv (util-linux) to run tools as their own user: install util-linux');
+    programs.setpriv = setpriv;
+  }
+  if (opts.network === 'egress') {
+    const socat = findProgram('socat');
+    if (!socat) throw new SandboxUnavailableError('tools.sandbox.network: egress needs socat inside the sandbox to reach the gateway\'s proxy: install socat (`apt-get install socat`), or use network: none');
+    programs.socat = socat;
+  }
+  return programs;
+}
+
+/** The flat `tools.sandbox` configuration, as the config schema gives it. */
+export type SandboxSettings = Pick<SandboxOptions, 'mode' | 'network' | 'uid' | 'gid'> & SandboxOptions['limits'];
+
+export function sandboxOptions(c: SandboxSettings): SandboxOptions {
+  const { mode, network, uid, gid, cpuSeconds, memoryMb, processes, fileSizeMb, openFiles, tmpMb } = c;
+  return { mode, network, uid, gid, limits: { cpuSeconds, memoryMb, processes, fileSizeMb, openFiles, tmpMb } };
+}
+
+export interface CreateSandboxDeps {
+  /** The SSRF guard's exemptions for the egress proxy (the same as web_fetch's). */
+  ssrf?: SsrfOptions;
+  log?: EgressLog;
+}
+
+/**
+ * Builds the configured sandbox and proves it works by running `true` in it:
+ * a host where bubblewrap is missing or cannot create namespaces fails here,
+ * at start, with how to fix it — never at the first tool call.
+ */
+export async function createSandbox(opts: SandboxOptions, deps: CreateSandboxDeps = {}): Promise<Sandbox> {
+  if (opts.mode === 'none') return new UnconfinedSandbox();
+  const programs = findSandboxPrograms(opts);
+  const egress = opts.network === 'egress' ? await EgressProxy.start(deps.ssrf, deps.log) : undefined;
+  const sandbox = new BwrapSandbox(opts, programs, egress);
+  const probe = mkdtempSync(join(tmpdir(), 'switchboard-sandbox-probe-'));
+  try {
+    if (sandbox.owner) chownSync(probe, sandbox.owner.uid, sandbox.owner.gid);
+    const r = await sandbox.exec({ command: 'test -w /workspace && echo sandbox-ok', workspace: probe, timeoutMs: 15_000, signal: new AbortController().signal, maxOutputBytes: 4096 });
+    if (r.code !== 0 || !r.output.includes('sandbox-ok')) {
+      throw new SandboxUnavailableError(`the tool sandbox (bubblewrap at ${programs.bwrap}) could not start a sandbox here: ${r.output.trim() || (r.timedOut ? 'timed out' : `exit ${r.code ?? r.signal}`)}; ${HOW_TO_FIX}`);
+    }
+  } catch (err) {
+    await sandbox.close();
+    throw err;
+  } finally {
+    rmSync(probe, { recursive: true, force: true });
+  }
+  return sandbox;
+}
