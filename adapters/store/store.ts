@@ -189,8 +189,14 @@ export class Store {
     return id;
   }
 
-  async toolResult(id: string): Promise<{ content: string; turn_id: string } | undefined> {
-    return (await this.db.query<{ content: string; turn_id: string }>('select content, turn_id from tool_results where id = $1', [id])).rows[0];
+  /** A stored tool result, only when it belongs to a turn of this conversation. */
+  async toolResult(id: string, conversationId: string): Promise<{ content: string; turn_id: string } | undefined> {
+    return (
+      await this.db.query<{ content: string; turn_id: string }>(
+        'select r.content, r.turn_id from tool_results r join turns t on t.id = r.turn_id where r.id = $1 and t.conversation_id = $2',
+        [id, conversationId],
+      )
+    ).rows[0];
   }
 
   /** Stored messages of a conversation after a given message id (for clients catching up). */
