@@ -59,10 +59,11 @@ export function registerMcpServer(server: HttpServer, deps: McpServerDeps): void
     });
     s.registerTool('list_approvals', { description: 'Pending approval requests', inputSchema: {}, annotations: { readOnlyHint: true } }, async () => {
       const rows = await deps.approvals.pending();
-      return text(JSON.stringify(rows.map((r) => ({ code: r.code, conversation: r.conversation_id, tool: r.tool, arguments: r.args, tier: r.tier, reasons: r.reasons, expiresAt: r.expires_at }))));
+      return text(JSON.stringify(rows.map((r) => ({ code: r.code, conversation: r.conversation_id, tool: r.tool, arguments: r.args, tier: r.tier, reasons: r.reasons, alwaysPermitted: r.rule_permitted, expiresAt: r.expires_at }))));
     });
-    s.registerTool('answer_approval', { description: 'Approve or deny a pending approval by its code', inputSchema: { code: z.string(), decision: z.enum(['approve', 'deny', 'always']) } }, async ({ code, decision }) => {
-      const r = await deps.approvals.answer(code, decision, { channel: 'mcp', id: operatorId, operator: true });
+    // "always" allows exactly this call from now on, in its conversation unless scope says sender or global.
+    s.registerTool('answer_approval', { description: 'Approve or deny a pending approval by its code; "always" also allows exactly this call again (scope: conversation, the default, sender or global)', inputSchema: { code: z.string(), decision: z.enum(['approve', 'deny', 'always']), scope: z.enum(['conversation', 'sender', 'global']).optional() } }, async ({ code, decision, scope }) => {
+      const r = await deps.approvals.answer(code, decision, { channel: 'mcp', id: operatorId, operator: true }, scope ? { scope } : {});
       return r.ok ? text(r.message) : { ...text(r.message), isError: true };
     });
     return s;
