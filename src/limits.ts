@@ -1,9 +1,9 @@
-import type { RateLimiter } from '../adapters/ratelimit/port.js';
+import type { RateLimiter, SlotScope } from '../adapters/ratelimit/port.js';
 import type { Config } from './config.js';
 
-export type LimitVerdict = { allowed: true } | { allowed: false; retryAfterMs: number; scope: 'sender' | 'conversation'; message: string };
+export type LimitVerdict = { allowed: true } | { allowed: false; retryAfterMs: number; scope: 'sender' | 'conversation' | 'key'; message: string };
 
-/** Rate limits per sender and per conversation: token buckets (Redis, or in process when embedded). */
+/** Rate limits per sender, per conversation and per API key: token buckets (Redis, or in process when embedded). */
 export class RateLimits {
   constructor(
     private readonly limiter: RateLimiter,
@@ -26,4 +26,28 @@ export class RateLimits {
     }
     return { allowed: true };
   }
+
+  /** Requests of one API key (`limits.apiKey`); `keyId` is the key's hash id, never the key. */
+  async checkApiKey(keyId: string): Promise<LimitVerdict> {
+    const { burst, perMinute } = this.config.limits.apiKey;
+    if (!burst || !perMinute) return { allowed: true };
+    const r = await this.limiter.take(`k:${keyId}`, burst, perMinute / 60);
+    if (r.allowed) return { allowed: true };
+    const secs = Math.max(1, Math.ceil(r.retryAfterMs / 1000));
+    return { allowed: false, retryAfterMs: r.retryAfterMs, scope: 'key', message: `Rate limit reached for this API key: ${perMinute} requests per minute (bursts of ${burst}). Please try again in ${secs} s.` };
+  }
+}
+
+/**
+ * The concurrency caps a turn counts against (`limits.maxConcurrentTurnsPerKey`
+ * and `limits.maxConcurrentTurnsPerSender`): its conversation's API key (the
+ * owner, a hash id) and the sender of the first message it answers. On the HTTP
+ * API the sender is the key itself, so only the key's cap applies there.
+ */
+export function turnScopes(config: Config, conversation: { channel: string; owner: string | null }, sender: string | undefined): SlotScope[] {
+  const { maxConcurrentTurnsPerKey: perKey, maxConcurrentTurnsPerSender: perSender } = config.limits;
+  const scopes: SlotScope[] = [];
+  if (perKey > 0 && conversation.owner) scopes.push({ key: `key:${conversation.owner}`, cap: perKey });
+  if (perSender > 0 && sender !== undefined && sender !== conversation.owner) scopes.push({ key: `sender:${conversation.channel}:${sender}`, cap: perSender });
+  return scopes;
 }

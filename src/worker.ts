@@ -4,6 +4,8 @@ import type { Logger } from 'pino';
 import type { Bus } from '../adapters/bus/port.js';
 import type { LockService } from '../adapters/lock/port.js';
 import type { JobQueue } from '../adapters/queue/port.js';
+import { openTurnSlots } from '../adapters/ratelimit/open.js';
+import type { SlotScope, TurnSlots } from '../adapters/ratelimit/port.js';
 import type { InboxRow, StartTurn } from '../adapters/store/store.js';
 import { conversationTopic, EventPublisher } from './event-publisher.js';
 import type { TimerJob } from './approvals/service.js';
@@ -11,10 +13,19 @@ import type { ChannelDeliverer, DeliverContext } from './channel.js';
 import { CONTROL_TOPIC, type ControlEvent } from './commands.js';
 import type { EventHub, EventJob } from './webhooks/events.js';
 import { linkedSignal } from './linked-signal.js';
+import { turnScopes } from './limits.js';
 import { runTurn, type TurnDeps } from './turn-runner.js';
 
 export interface DrainJob {
   conversationId: string;
+  /**
+   * A drain for fairness: woken by a freed turn slot, or the retry of a drain that
+   * found its key at its cap on concurrent turns. If another drain holds the
+   * conversation it checks back later instead of waiting for it.
+   */
+  deferred?: boolean;
+  /** The caps that refused it: its retry takes them first, so that a key still at its cap costs no SQL. */
+  scopes?: SlotScope[];
 }
 
 export interface WorkerDeps extends TurnDeps {
@@ -29,10 +40,22 @@ export interface WorkerDeps extends TurnDeps {
   bus: Bus;
   locks: LockService;
   log: Logger;
+  /** Counts running turns per API key and sender (limits.maxConcurrentTurnsPer*); by default the worker opens its own. */
+  slots?: TurnSlots;
 }
 
 /** Turns one drain job may run before it hands the conversation back to the queue (fairness). */
 const TURNS_PER_JOB = 20;
+
+/**
+ * A drain refused by a concurrency cap is woken when one of its key's turns
+ * ends; this retry comes anyway, in case that wake is lost (a worker died, the
+ * woken drain found nothing to do, a crashed holder's slot expired).
+ */
+const DEFER_RETRY_MS = 3_000;
+
+/** Longest wait for the slot counter; past it the turn runs uncounted rather than wait (fail open). */
+const SLOT_TIMEOUT_MS = 2_000;
 
 /**
  * The worker side: drains conversations. A drain job names a conversation; the
@@ -51,14 +74,21 @@ export class Worker {
 
   /** Transcript window per agent, for the statement that opens a turn. */
   private readonly historyLimits: Record<string, number>;
+  /** Running turns per API key and sender, shared by every worker; none when both caps are off. */
+  private readonly slots?: TurnSlots;
+  private readonly ownSlots: boolean;
 
   constructor(private readonly deps: WorkerDeps) {
     this.historyLimits = Object.fromEntries(Object.entries(deps.config.agents).map(([name, a]) => [name, a.historyLimit]));
+    const { limits, redisUrl, queue } = deps.config;
+    const capped = limits.maxConcurrentTurnsPerKey > 0 || limits.maxConcurrentTurnsPerSender > 0;
+    this.ownSlots = capped && !deps.slots;
+    this.slots = capped ? (deps.slots ?? openTurnSlots(redisUrl, queue.prefix)) : undefined;
   }
 
   start(): void {
     const { queue, config } = this.deps;
-    queue.process(async (job) => this.drain(job.data.conversationId, job.signal), { concurrency: config.queue.concurrency });
+    queue.process(async (job) => this.drain(job.data.conversationId, job.signal, { deferred: job.data.deferred === true, scopes: job.data.scopes }), { concurrency: config.queue.concurrency });
     // Approval deadlines: fail-closed expiry resumes the parked turn.
     this.deps.timers.process(async () => void (await this.deps.approvals.expire()), { concurrency: 1 });
     const hub = this.deps.events;
@@ -89,7 +119,7 @@ export class Worker {
     }
   }
 
-  async drain(conversationId: string, signal: AbortSignal): Promise<void> {
+  async drain(conversationId: string, signal: AbortSignal, opts: { deferred?: boolean; scopes?: SlotScope[] } = {}): Promise<void> {
     const { store, config, log } = this.deps;
     const ttl = config.queue.lockDurationMs;
     // The queue keeps one active and one waiting drain per conversation, and the
@@ -97,6 +127,8 @@ export class Worker {
     // row, taken in the same statement that opens the turn) lets one drain run.
     const lease = randomUUID();
     let held = false;
+    // The concurrency slots this drain holds (under its lease token) for the turn it runs.
+    let slots: SlotScope[] = [];
     const start = (claim: StartTurn['claim']) =>
       store.startTurn({
         conversationId,
@@ -108,14 +140,24 @@ export class Worker {
         historyLimits: this.historyLimits,
         memoryLimit: 20,
       });
-    const renew = setInterval(() => void (held && store.renewLease(conversationId, lease, ttl).catch(() => {})), Math.max(250, Math.floor(ttl / 3)));
+    const renew = setInterval(() => {
+      if (held) store.renewLease(conversationId, lease, ttl).catch(() => {});
+      if (slots.length) this.slots?.renew(slots, lease, ttl).catch(() => {});
+    }, Math.max(250, Math.floor(ttl / 3)));
     const work = (async () => {
       try {
+        // The retry of a refused drain asks the counter first: while its key is still at the cap it waits on, without a statement.
+        if (opts.scopes?.length && this.slots) {
+          if (!(await this.takeSlots(opts.scopes, lease, ttl, conversationId))) return void (await this.defer(conversationId, opts.scopes));
+          slots = opts.scopes;
+        }
         let s = await start('auto');
         // Another drain holds the lease: wait for it (or for its lease to expire, if its worker died).
         const busyUntil = Date.now() + ttl + 5_000;
         for (let delay = 10; !s.conversation; delay = Math.min(delay * 2, 250)) {
           if (!s.hasWork) return; // nothing waits, or a parked turn holds the conversation
+          // A drain for fairness does not wait on a busy conversation (and hold a worker's slot meanwhile).
+          if (opts.deferred) return void (await this.defer(conversationId));
           if (Date.now() >= busyUntil || signal.aborted) throw new Error(`conversation ${conversationId} is busy elsewhere`);
           await new Promise((r) => setTimeout(r, delay));
           s = await start('auto');
@@ -149,6 +191,23 @@ export class Worker {
           }
           stale = false;
           const { turn, batch, context } = s;
+          // One key (or sender) may run only so many turns at once, across every worker.
+          const want = this.slots ? turnScopes(config, conv, batch[0]?.sender.id) : [];
+          if (!sameScopes(slots, want)) {
+            const had = slots;
+            slots = [];
+            if (had.length) await this.releaseSlots(had, lease, conversationId);
+            if (want.length && !(await this.takeSlots(want, lease, ttl, conversationId))) {
+              // At the cap: put the turn back as it was (nothing ran, nothing is consumed) and
+              // give up the lease; a release of that key's slot wakes this conversation again.
+              await store.deferTurn(turn.id, conversationId, lease);
+              held = false;
+              log.debug({ conversation: conversationId, scopes: want.map((w) => w.key) }, 'turn deferred: its key or sender is at its cap on concurrent turns');
+              await this.defer(conversationId, want);
+              return;
+            }
+            slots = want;
+          }
           const turnLog = log.child({ conversation: conversationId, turn: turn.id, attempt: turn.attempt });
           turnLog.debug('turn start');
           let next: InboxRow[] | null;
@@ -199,6 +258,7 @@ export class Worker {
       } finally {
         clearInterval(renew);
         if (held) await store.releaseLease(conversationId, lease).catch(() => {});
+        if (slots.length) await this.releaseSlots(slots, lease, conversationId);
       }
     })();
     this.running.add(work);
@@ -209,9 +269,46 @@ export class Worker {
     }
   }
 
+  /** Drains the conversation again a little later (its own dedup key, so that a wake is never folded into it). */
+  private async defer(conversationId: string, scopes?: SlotScope[]): Promise<void> {
+    const job: DrainJob = { conversationId, deferred: true, ...(scopes?.length ? { scopes } : {}) };
+    await this.deps.queue.add(job, { dedupKey: `${conversationId}:deferred`, delayMs: DEFER_RETRY_MS + Math.floor(Math.random() * 1_000) });
+  }
+
+  /** True when the slots are this drain's; false at the cap. Fails open: a counter that cannot answer does not stop turns. */
+  private async takeSlots(scopes: SlotScope[], lease: string, ttl: number, conversationId: string): Promise<boolean> {
+    try {
+      const r = await withTimeout(this.slots!.acquire(scopes, lease, ttl, conversationId), SLOT_TIMEOUT_MS);
+      return r.acquired;
+    } catch (err) {
+      this.deps.log.warn({ err, conversation: conversationId }, 'the turn slot counter did not answer; running the turn uncounted');
+      return true;
+    }
+  }
+
+  /** Gives slots back and wakes the conversations that waited for them. A lost release expires with its lease. */
+  private async releaseSlots(scopes: SlotScope[], lease: string, conversationId: string): Promise<void> {
+    try {
+      const woken = await withTimeout(this.slots!.release(scopes, lease), SLOT_TIMEOUT_MS);
+      for (const id of woken) if (id !== conversationId) await this.deps.queue.add({ conversationId: id, deferred: true }, { dedupKey: id });
+    } catch (err) {
+      this.deps.log.debug({ err, conversation: conversationId }, 'releasing turn slots failed; they expire with the lease');
+    }
+  }
+
   async close(): Promise<void> {
     if (this.sweepTimer) clearInterval(this.sweepTimer);
     this.controlSub?.close();
     await Promise.allSettled([...this.running]);
+    if (this.ownSlots) await this.slots?.close();
   }
+}
+
+function sameScopes(a: SlotScope[], b: SlotScope[]): boolean {
+  return a.length === b.length && a.every((s, i) => s.key === b[i]!.key && s.cap === b[i]!.cap);
+}
+
+function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([p, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer in ${ms} ms`)), ms)))]).finally(() => clearTimeout(timer));
 }

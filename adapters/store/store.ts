@@ -430,6 +430,28 @@ export class Store {
     await this.db.query('update conversations set lease_token = null, lease_until = null where id = $1 and lease_token = $2', [conversationId, lease]);
   }
 
+  /**
+   * Takes back what startTurn did for a turn that may not run yet (its key is at
+   * its cap on concurrent turns), in one statement: a turn it opened (attempt 1)
+   * is deleted and its rows are unclaimed, a turn it resumed gets its attempt
+   * back, and the lease is given up. Nothing had been written for the turn, so
+   * the next drain finds the conversation as it was.
+   */
+  async deferTurn(turnId: string, conversationId: string, lease: string): Promise<void> {
+    await this.db.query(
+      `with opened as (
+         delete from turns where id = $1 and conversation_id = $2 and status = 'running' and attempt = 1
+         returning id
+       ), unclaimed as (
+         update inbox set turn_id = null where turn_id = (select id from opened) and consumed_at is null
+       ), resumed as (
+         update turns set attempt = attempt - 1 where id = $1 and conversation_id = $2 and status = 'running' and attempt > 1
+       )
+       update conversations set lease_token = null, lease_until = null where id = $2 and lease_token = $3`,
+      [turnId, conversationId, lease],
+    );
+  }
+
   /** Records a compaction: the running summary now covers the messages up to uptoId. */
   async saveSummary(conversationId: string, uptoId: number, summary: string): Promise<boolean> {
     return (await this.db.query(`update conversations set summary = $2, summary_upto = $3 where id = $1 and summary_upto < $3`, [conversationId, summary, uptoId])).rowCount === 1;
