@@ -1,11 +1,16 @@
-/** Rate limits, per-turn budgets and the global cap on concurrent turns. */
+/** Rate limits (per sender, conversation and API key), per-turn budgets, the caps on concurrent turns and the slot counters behind them. */
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MemoryRateLimiter } from '../adapters/ratelimit/memory.js';
+import type { TurnSlots } from '../adapters/ratelimit/port.js';
+import { RedisRateLimiter } from '../adapters/ratelimit/redis.js';
+import { configSchema, loadConfig } from '../src/config.js';
 import type { Gateway } from '../src/gateway.js';
 import { Ingress } from '../src/ingress.js';
-import { RateLimits } from '../src/limits.js';
+import { RateLimits, turnScopes } from '../src/limits.js';
 import { FakeLlm, lastUserText, reply, toolCall } from './fakes/fake-llm.js';
-import { openaiClient, startGateway, testConfig } from './support/gateway.js';
+import { API_KEY, OTHER_KEY, openaiClient, startGateway, testConfig } from './support/gateway.js';
+import { TestRedis } from './support/redis.js';
 
 describe('limits', () => {
   let fake: FakeLlm;
@@ -64,5 +69,130 @@ describe('limits', () => {
     const turns = (await gw.infra.store.db.query<{ started_at: Date; finished_at: Date }>(`select t.started_at, t.finished_at from turns t join conversations c on c.id = t.conversation_id where c.key ~ '/g[123]/' order by t.started_at`)).rows;
     expect(turns).toHaveLength(3);
     for (let i = 1; i < turns.length; i++) expect(turns[i]!.started_at.getTime()).toBeGreaterThanOrEqual(turns[i - 1]!.finished_at.getTime());
+  });
+});
+
+describe('HTTP rate limit per API key (limits.apiKey)', () => {
+  let fake: FakeLlm;
+  let gw: Gateway;
+  let off: Gateway;
+  beforeAll(async () => {
+    fake = new FakeLlm();
+    await fake.start();
+    fake.respond((req) => reply(`ok ${lastUserText(req.body)}`));
+    gw = await startGateway(testConfig(fake, {})); // the defaults: 60 a minute, bursts of 60
+    off = await startGateway(testConfig(fake, {}, { limits: { apiKey: 'off' } }));
+  });
+  afterAll(async () => {
+    await gw?.close();
+    await off?.close();
+    await fake?.close();
+  });
+
+  /** A request the gateway answers without a turn (unknown model: 404), so that many of them are quick. */
+  const cheap = (url: string, key = API_KEY) =>
+    fetch(`${url}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'no-such-agent', messages: [{ role: 'user', content: 'hi' }] }) });
+
+  it('is on by default, and `off`, 0 or SWITCHBOARD_HTTP_RATE_LIMIT=off turn it off', () => {
+    expect(configSchema.parse({}).limits.apiKey).toEqual({ perMinute: 60, burst: 60 });
+    expect(configSchema.parse({ limits: { apiKey: 'off' } }).limits.apiKey).toEqual({ perMinute: 0, burst: 0 });
+    expect(configSchema.parse({ limits: { apiKey: 0 } }).limits.apiKey).toEqual({ perMinute: 0, burst: 0 });
+    expect(configSchema.parse({ limits: { apiKey: { perMinute: 120, burst: 10 } } }).limits.apiKey).toEqual({ perMinute: 120, burst: 10 });
+    expect(loadConfig({ SWITCHBOARD_HTTP_RATE_LIMIT: 'off' }).limits.apiKey).toEqual({ perMinute: 0, burst: 0 });
+    expect(loadConfig({ SWITCHBOARD_HTTP_RATE_LIMIT: '600' }).limits.apiKey).toEqual({ perMinute: 600, burst: 600 });
+    expect(() => loadConfig({ SWITCHBOARD_HTTP_RATE_LIMIT: 'fast' })).toThrow(/SWITCHBOARD_HTTP_RATE_LIMIT.*expected off, a number of requests per minute/);
+  });
+
+  it('answers the request past the burst with 429, Retry-After and an OpenAI error; other keys are not affected', async () => {
+    for (let i = 0; i < 60; i++) expect((await cheap(gw.url!)).status).toBe(404);
+    const r = await cheap(gw.url!);
+    expect(r.status).toBe(429);
+    const retryAfter = Number(r.headers.get('retry-after'));
+    expect(Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= 2).toBe(true);
+    expect(await r.json()).toEqual({ error: { message: expect.stringMatching(/^Rate limit reached for this API key: 60 requests per minute/), type: 'rate_limit_error', param: null, code: 'rate_limit_exceeded' } });
+    // What an OpenAI client sees, and nothing was accepted for it.
+    const err = await openaiClient(gw.url!, API_KEY, { 'X-Switchboard-Conversation': 'limited' }).chat.completions.create({ model: 'default', messages: [{ role: 'user', content: 'refused one' }] }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(OpenAI.RateLimitError);
+    expect((await gw.infra.store.db.query(`select 1 from inbox where text = 'refused one'`)).rows).toHaveLength(0);
+    // Another key has its own bucket.
+    const other = await openaiClient(gw.url!, OTHER_KEY).chat.completions.create({ model: 'default', messages: [{ role: 'user', content: 'other key' }] });
+    expect(other.choices[0]!.message.content).toBe('ok other key');
+    // After Retry-After, the key may send again.
+    await new Promise((res) => setTimeout(res, retryAfter * 1000));
+    const again = await openaiClient(gw.url!).chat.completions.create({ model: 'default', messages: [{ role: 'user', content: 'later' }] });
+    expect(again.choices[0]!.message.content).toBe('ok later');
+  });
+
+  it('turned off, lets a key send as fast as it likes', async () => {
+    const statuses = await Promise.all(Array.from({ length: 90 }, () => cheap(off.url!).then((r) => r.status)));
+    expect(statuses.every((s) => s === 404)).toBe(true);
+  });
+});
+
+describe('caps on concurrent turns: which turns count against what', () => {
+  const cfg = configSchema.parse({});
+  it('defaults to 8 turns per API key and 4 per chat sender; 0 turns a cap off', () => {
+    expect(cfg.limits).toMatchObject({ maxConcurrentTurnsPerKey: 8, maxConcurrentTurnsPerSender: 4 });
+    expect(loadConfig({ SWITCHBOARD_MAX_TURNS_PER_KEY: '0', SWITCHBOARD_MAX_TURNS_PER_SENDER: '2' }).limits).toMatchObject({ maxConcurrentTurnsPerKey: 0, maxConcurrentTurnsPerSender: 2 });
+  });
+  it('counts an HTTP turn against its key (the hash id, never the key), a chat turn against its sender', () => {
+    expect(turnScopes(cfg, { channel: 'http', owner: 'a1b2c3d4e5f60718' }, 'a1b2c3d4e5f60718')).toEqual([{ key: 'key:a1b2c3d4e5f60718', cap: 8 }]);
+    expect(turnScopes(cfg, { channel: 'slack', owner: null }, 'U123')).toEqual([{ key: 'sender:slack:U123', cap: 4 }]);
+    const off = configSchema.parse({ limits: { maxConcurrentTurnsPerKey: 0, maxConcurrentTurnsPerSender: 0 } });
+    expect(turnScopes(off, { channel: 'http', owner: 'a1b2' }, 'a1b2')).toEqual([]);
+    expect(turnScopes(off, { channel: 'sms', owner: null }, '+15550001')).toEqual([]);
+  });
+});
+
+describe.each(['memory', 'redis'] as const)('turn slots (%s)', (kind) => {
+  let redis: TestRedis | undefined;
+  let slots: TurnSlots & { close(): Promise<void> };
+  beforeAll(async () => {
+    if (kind === 'redis') redis = await TestRedis.start();
+    slots = kind === 'redis' ? new RedisRateLimiter(redis!.url, `slt${Math.random().toString(36).slice(2, 6)}`) : new MemoryRateLimiter();
+  });
+  afterAll(async () => {
+    await slots?.close();
+    await redis?.stop();
+  });
+  const scope = (key: string, cap: number) => [{ key, cap }];
+
+  it('admits up to the cap, refuses beyond it, and wakes the oldest waiters as slots free', async () => {
+    const k = scope('key:a', 2);
+    expect(await slots.acquire(k, 'h1', 5_000, 'c1')).toEqual({ acquired: true });
+    expect(await slots.acquire(k, 'h2', 5_000, 'c2')).toEqual({ acquired: true });
+    expect(await slots.acquire(k, 'h1', 5_000, 'c1')).toEqual({ acquired: true }); // a holder keeps its slot
+    expect(await slots.acquire(k, 'h3', 5_000, 'c3')).toEqual({ acquired: false, full: 'key:a' });
+    expect(await slots.acquire(k, 'h4', 5_000, 'c4')).toEqual({ acquired: false, full: 'key:a' });
+    expect(await slots.holders('key:a')).toBe(2);
+    expect(await slots.release(k, 'h1')).toEqual(['c3']);
+    expect(await slots.acquire(k, 'h3', 5_000, 'c3')).toEqual({ acquired: true });
+    expect(await slots.release(k, 'h2')).toEqual(['c4']);
+    expect(await slots.release(k, 'h3')).toEqual([]);
+    expect(await slots.holders('key:a')).toBe(0);
+  });
+
+  it('takes every scope or none', async () => {
+    expect(await slots.acquire(scope('sender:x', 1), 'h1', 5_000)).toEqual({ acquired: true });
+    const both = [{ key: 'key:b', cap: 5 }, { key: 'sender:x', cap: 1 }];
+    expect(await slots.acquire(both, 'h2', 5_000, 'c2')).toEqual({ acquired: false, full: 'sender:x' });
+    expect(await slots.holders('key:b')).toBe(0);
+    expect(await slots.release(scope('sender:x', 1), 'h1')).toEqual(['c2']);
+    expect(await slots.acquire(both, 'h2', 5_000, 'c2')).toEqual({ acquired: true });
+    expect(await slots.holders('key:b')).toBe(1);
+    await slots.release(both, 'h2');
+  });
+
+  it("frees a holder's slot when it stops renewing (a dead worker), and keeps it while it renews", async () => {
+    const k = scope('key:c', 1);
+    expect(await slots.acquire(k, 'alive', 300)).toEqual({ acquired: true });
+    await new Promise((r) => setTimeout(r, 200));
+    await slots.renew(k, 'alive', 300);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(await slots.acquire(k, 'other', 300, 'c')).toEqual({ acquired: false, full: 'key:c' });
+    await new Promise((r) => setTimeout(r, 250));
+    expect(await slots.holders('key:c')).toBe(0);
+    expect(await slots.acquire(k, 'other', 300, 'c')).toEqual({ acquired: true });
+    await slots.release(k, 'other');
   });
 });

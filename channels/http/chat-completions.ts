@@ -38,6 +38,13 @@ export async function chatCompletions(deps: ChatDeps, ctx: RequestContext): Prom
     sendError(res, 401, deps.auth.configured ? 'Incorrect API key provided.' : 'No API keys are configured on this gateway (set SWITCHBOARD_API_KEYS).', { code: 'invalid_api_key' });
     return;
   }
+  // Requests per API key (limits.apiKey), before the body is even read.
+  const perKey = await deps.limits?.checkApiKey(principal.id);
+  if (perKey && !perKey.allowed) {
+    req.resume();
+    res.setHeader('retry-after', String(Math.max(1, Math.ceil(perKey.retryAfterMs / 1000))));
+    return sendError(res, 429, perKey.message, { type: 'rate_limit_error', code: 'rate_limit_exceeded' });
+  }
   let raw: Buffer;
   try {
     checkJsonContentType(req);
