@@ -164,6 +164,9 @@ async function main(): Promise<void> {
       SWITCHBOARD_HTTP_PORT: '0',
       SWITCHBOARD_LOG_LEVEL: 'info',
       SWITCHBOARD_WORKER_CONCURRENCY: '64',
+      // One key drives every level: no request rate limit, and no cap on its concurrent turns.
+      SWITCHBOARD_HTTP_RATE_LIMIT: 'off',
+      SWITCHBOARD_MAX_TURNS_PER_KEY: '0',
       // Four connections per process are plenty for these short statements, and on
       // two cores fewer Postgres backends cost less CPU (2.5 against 2.8-3.1 ms per
       // turn with 10). SWITCHBOARD_DB_POOL_SIZE overrides it; PGOPTIONS passes through.

@@ -83,6 +83,9 @@ export async function startBenchStack(apiKey: string, replySuffix = ''): Promise
     OPENAI_API_KEY: 'fake',
     SWITCHBOARD_MODEL: 'fake-model',
     SWITCHBOARD_LOG_LEVEL: 'info',
+    // The benchmarks drive one key hard: no request rate limit, no cap on its concurrent turns.
+    SWITCHBOARD_HTTP_RATE_LIMIT: 'off',
+    SWITCHBOARD_MAX_TURNS_PER_KEY: '0',
   };
   return {
     fake,

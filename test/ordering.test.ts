@@ -28,7 +28,9 @@ describe.each(['embedded', 'redis+postgres'] as const)('ordering and isolation (
       pgdb = await createTestDatabase();
       Object.assign(backend, { redisUrl: redis.url, databaseUrl: pgdb.url });
     }
-    gw = await startGateway(testConfig(fake, backend, { queue: { concurrency: 64 } }));
+    // One key sends 70 requests at once and expects 50 turns to overlap: no request
+    // rate limit, and room for all of them under the per-key cap on concurrent turns.
+    gw = await startGateway(testConfig(fake, backend, { queue: { concurrency: 64 }, limits: { apiKey: 'off', maxConcurrentTurnsPerKey: 64 } }));
   });
   afterAll(async () => {
     await gw?.close();
