@@ -1,10 +1,10 @@
-import { randomUUID } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import type { ChannelListener, ListenContext } from '../../src/channel.js';
 import { conversationKey } from '../../src/envelope.js';
 import { parseJsonObject, sendError, sendJson } from '../../src/http/server.js';
 import { BodyTooLargeError } from '../../src/http/server.js';
 import type { WebhookChannelConfig } from './config.js';
-import { verify } from './signature.js';
+import { SIGNATURE_HEADER, verify } from './signature.js';
 
 /** POST /v1/webhooks/{name}: a signed JSON message in; 202 at once; the reply goes to the callback. */
 export class WebhookListener implements ChannelListener {
@@ -37,21 +37,41 @@ export class WebhookListener implements ChannelListener {
       }
       if (typeof msg.text !== 'string' || !msg.text.trim()) return sendError(res, 400, '"text" is required', { code: 'missing_text' });
       if (msg.callbackUrl !== undefined && !hook.allowRequestCallback) return sendError(res, 400, 'this webhook takes its callback from configuration only', { code: 'callback_not_allowed' });
-      const idem = req.headers['idempotency-key'] ?? msg.idempotencyKey;
       const conversation = typeof msg.conversation === 'string' && msg.conversation ? msg.conversation : 'default';
-      const accepted = await ctx.ingress.accept(
-        {
-          channel: 'webhook',
-          externalId: `${hook.name}:${typeof idem === 'string' && idem ? idem : randomUUID()}`,
-          conversationKey: conversationKey({ channel: 'webhook', workspace: hook.name, chat: conversation }),
-          sender: { id: typeof msg.sender === 'string' ? msg.sender : hook.name },
-          text: msg.text,
-          attachments: [],
-          replyTo: { hook: hook.name, ...(typeof msg.callbackUrl === 'string' ? { callbackUrl: msg.callbackUrl } : {}) },
-          receivedAt: new Date(),
-        },
-        hook.agent,
-      );
+      // A signature is accepted once: the same signed request again (whatever unsigned
+      // headers come with it) is a duplicate for as long as its timestamp is in the window.
+      const signature = createHash('sha256').update(String(req.headers[SIGNATURE_HEADER])).digest('hex');
+      const seen = await ctx.locks.tryAcquire(`webhook-signature:${hook.name}:${signature}`, 2 * this.cfg.replayWindowSeconds * 1000);
+      if (!seen) {
+        ctx.log.warn({ hook: hook.name }, 'webhook signature seen before: answered as a duplicate');
+        return sendJson(res, 202, { accepted: true, duplicate: true, conversation, replay: true });
+      }
+      // The signed body's key wins over the (unsigned) header; with neither, the signature is the message's identity.
+      const bodyKey = typeof msg.idempotencyKey === 'string' && msg.idempotencyKey ? msg.idempotencyKey : undefined;
+      const header = req.headers['idempotency-key'];
+      const headerKey = typeof header === 'string' && header ? header : undefined;
+      const idem = bodyKey ?? headerKey ?? `sig:${signature}`;
+      let accepted;
+      try {
+        accepted = await ctx.ingress.accept(
+          {
+            channel: 'webhook',
+            externalId: `${hook.name}:${idem}`,
+            conversationKey: conversationKey({ channel: 'webhook', workspace: hook.name, chat: conversation }),
+            // Senders are the hook's own: a caller naming another channel's user (a Slack id, a phone number) is not that user.
+            sender: { id: typeof msg.sender === 'string' && msg.sender ? `${hook.name}:${msg.sender}` : hook.name },
+            text: msg.text,
+            attachments: [],
+            replyTo: { hook: hook.name, ...(typeof msg.callbackUrl === 'string' ? { callbackUrl: msg.callbackUrl } : {}) },
+            receivedAt: new Date(),
+          },
+          hook.agent,
+        );
+      } catch (err) {
+        // Nothing was accepted: the sender may retry with the same signature.
+        await seen.release().catch(() => {});
+        throw err;
+      }
       sendJson(res, 202, { accepted: true, duplicate: accepted.duplicate, conversation, message: accepted.inboxId });
     });
   }
