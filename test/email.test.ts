@@ -182,9 +182,12 @@ describe('email channel (Dovecot + SMTP sink)', () => {
       references: [...request.references, request.messageId],
       headers: [authResults('example.com', false), authResults('example.com', true, 'evil.example')],
     });
-    const refusal = await replyTo(forged.messageId);
-    expect(refusal.to).toBe(OPERATOR);
-    expect(refusal.text).toMatch(/Only an operator can answer/);
+    // Not answered at all (a reply to a forged From is backscatter), and the code stays pending.
+    const unauthenticated = await mailbox.deliver({ from: OPERATOR, subject: `Re: ${request.subject}`, text: `YES ${code}`, inReplyTo: request.messageId, headers: [] });
+    const marker = await mailbox.deliver({ from: ALICE, subject: 'after the forgeries', text: 'still here?', headers: [authResults('example.com', true)] });
+    await replyTo(marker.messageId); // mail is read in order: the forgeries were read before this was answered
+    expect(repliesTo(forged.messageId)).toEqual([]);
+    expect(repliesTo(unauthenticated.messageId)).toEqual([]);
     expect((await approvals.byCode(code!))!.status).toBe('pending');
 
     // Authentic: the operator answers YES on the first line, above the quoted request.
@@ -232,6 +235,19 @@ describe('email channel (Dovecot + SMTP sink)', () => {
     const counts = new Map<string, number>();
     for (const m of sink.mails) if (m.inReplyTo) counts.set(m.inReplyTo, (counts.get(m.inReplyTo) ?? 0) + 1);
     expect([...counts.values()].filter((n) => n > 2)).toEqual([]);
+  });
+
+  it('answers unauthenticated senders only when allowed, and then as unverified: never as the address they claim', async () => {
+    await stop();
+    const email = cfg.channels.email as Record<string, unknown>;
+    await start({ ...cfg, channels: { email: { ...email, allowUnauthenticatedSenders: true } } });
+    const m = await mailbox.deliver({ from: OPERATOR, subject: 'no DKIM here', text: 'who am I?', headers: [] });
+    const r = await replyTo(m.messageId);
+    expect(r.to).toBe(OPERATOR);
+    const senders = (await gw!.infra.store.db.query<{ id: string }>(`select sender->>'id' as id from inbox where channel = 'email' and text like '%who am I?%'`)).rows.map((x) => x.id);
+    expect(senders).toEqual([`unverified:${OPERATOR}`]);
+    await stop();
+    await start();
   });
 
   it('moves processed mail to a folder when configured so', async () => {

@@ -66,8 +66,14 @@ export const emailConfigSchema = z
       .prefault({}),
     /** First start on a mailbox: also answer the mail already in it (default: only mail that arrives from now on). */
     backfill: z.boolean().default(false),
-    /** Trust a sender (operator approvals, the allowlist) only when the receiving server's Authentication-Results pass for the From domain. */
-    requireAuthenticatedSender: z.boolean().default(false),
+    /**
+     * Trust a sender (operator approvals, the allowlist, memory and conversations kept under their address) only when
+     * the receiving server's Authentication-Results pass (DKIM, SPF or DMARC) for the From domain. Default on: a From
+     * header alone is forged in one line. Off only behind a receiving server that already refuses unauthenticated mail.
+     */
+    requireAuthenticatedSender: z.boolean().default(true),
+    /** Answer mail whose sender is not authenticated (as `unverified:<address>`, which matches no operator or allowlist entry); default: not answered. */
+    allowUnauthenticatedSenders: z.boolean().default(false),
     /** The authserv-id of the receiving server's Authentication-Results header; unset: the topmost header is the server's. */
     authServId: z.string().min(1).optional(),
     reconnect: z

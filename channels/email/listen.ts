@@ -270,6 +270,11 @@ export class EmailListener implements ChannelListener {
       return;
     }
     const verified = !this.cfg.requireAuthenticatedSender || mail.authenticated;
+    if (!verified && !this.cfg.allowUnauthenticatedSenders) {
+      // Nothing is enqueued and nothing is sent: a reply to a forged From would be backscatter.
+      this.log.info({ uid, from: mail.from }, 'sender not authenticated by the receiving server: not answered (channels.email.allowUnauthenticatedSenders)');
+      return;
+    }
     if (!verified) this.log.info({ uid, from: mail.from }, 'sender not authenticated by the receiving server: treated as unverified');
     const msg = toInbound(mail, { ourAddress: this.cfg.address, requireAuthenticatedSender: this.cfg.requireAuthenticatedSender, ...(receivedAt ? { receivedAt } : {}) });
     const outcome = await this.ctx!.ingress.receive(msg);
