@@ -93,7 +93,7 @@ export async function runApprovals(argv: string[], env: Record<string, string | 
     const data = body.data ?? [];
     if (json) write(JSON.stringify(data));
     else if (!data.length) write('no rules');
-    else for (const r of data) write(`#${r.id}  ${r.tool}  ${r.pattern}  ${scopeText(r)}${(r.variable as number[]).length ? `  variable: ${(r.variable as number[]).join(',')}` : ''}  by ${r.createdBy} ${r.createdAt}`);
+    else for (const r of data) write(`#${r.id}  ${r.tool}  ${r.shown ?? r.pattern}  ${scopeText(r)}${(r.variable as number[]).length ? `  variable: ${(r.variable as number[]).join(',')}` : ''}  by ${r.createdBy} ${r.createdAt}`);
     return 0;
   }
 

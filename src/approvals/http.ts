@@ -2,6 +2,7 @@ import type { RuleRow } from '../../adapters/store/approvals.js';
 import type { Store } from '../../adapters/store/store.js';
 import { sendError } from '../../channels/http/errors.js';
 import type { ApiKeyAuth } from '../../channels/http/auth.js';
+import { visibleText } from '../../moat/approval-display.js';
 import { RULE_SCOPES, type RuleScope } from '../../moat/approval-engine.js';
 import { sendJson, type HttpServer, type RequestContext } from '../http/server.js';
 import { visibleCall } from './render.js';
@@ -32,6 +33,8 @@ export function ruleJson(r: RuleRow, conversationKey?: string): Record<string, u
     id: r.id,
     tool: r.tool,
     pattern: r.pattern,
+    /** The pattern with invisible and control characters made visible. */
+    shown: visibleText(r.pattern),
     kind: r.kind,
     scope: r.scope,
     scopeKey: r.scope_key,
@@ -82,7 +85,7 @@ export function registerApprovalRoutes(server: HttpServer, deps: { auth: ApiKeyA
     const id = /^\d{1,15}$/.test(raw) ? Number(raw) : NaN;
     const r = Number.isSafeInteger(id) ? await deps.approvals.deleteRule(id, { channel: 'http', id: p.id, operator: true }) : undefined;
     if (!r) return sendError(ctx.res, 404, `There is no rule #${ctx.params.id}.`, { code: 'not_found' });
-    sendJson(ctx.res, 200, { ok: true, message: `Rule #${r.id} deleted: ${r.tool} ${r.pattern} no longer runs unasked.`, rule: ruleJson(r) });
+    sendJson(ctx.res, 200, { ok: true, message: `Rule #${r.id} deleted: ${r.tool} ${visibleText(r.pattern)} no longer runs unasked.`, rule: ruleJson(r) });
   });
 
   server.route('GET', '/v1/approvals/:code', async (ctx) => {

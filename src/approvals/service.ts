@@ -5,6 +5,7 @@ import { checkVariable, NO_RULE_PREFIX, RULE_SCOPES, ruleTarget, senderKey, type
 import type { Store } from '../../adapters/store/store.js';
 import type { Config } from '../config.js';
 import type { DrainJob } from '../worker.js';
+import { visibleText } from '../../moat/approval-display.js';
 import type { AnswerDecision } from './parse.js';
 import type { EventHub } from '../webhooks/events.js';
 
@@ -127,7 +128,7 @@ export class ApprovalService {
     const verb =
       a.status === 'approved'
         ? rule
-          ? `approved, and always allowed from now on ${SCOPE_PHRASE[scope]} (rule #${rule.id}: exactly ${a.tool} ${rule.pattern}${rule.variable.length ? `, any plain value at position ${rule.variable.join(', ')}` : ''})`
+          ? `approved, and always allowed from now on ${SCOPE_PHRASE[scope]} (rule #${rule.id}: exactly ${a.tool} ${visibleText(rule.pattern)}${rule.variable.length ? `, any plain value at position ${rule.variable.join(', ')}` : ''})`
           : 'approved'
         : 'refused';
     return { ok: true, approval: a, message: `${normalized} ${verb} by ${actor.id}.`, ...(rule ? { rule } : {}) };

@@ -65,7 +65,7 @@ async function refresh() {
   for (const r of s.rules || []) {
     const tr = document.createElement('tr'); tr.dataset.rule = r.id;
     const where = r.scope === 'global' ? 'global' : r.scope === 'sender' ? 'sender ' + r.scopeKey : 'conversation ' + (r.conversationKey || r.scopeKey || '(unknown: matches nothing)');
-    tr.innerHTML = '<td>#' + esc(r.id) + '</td><td>' + esc(r.tool) + ' <code class="args">' + esc(r.pattern) + '</code>' + (r.variable.length ? ' (variable: ' + esc(r.variable.join(',')) + ')' : '') + '</td><td>' + esc(where) + '</td><td></td>';
+    tr.innerHTML = '<td>#' + esc(r.id) + '</td><td>' + esc(r.tool) + ' <code class="args">' + esc(r.shown == null ? r.pattern : r.shown) + '</code>' + (r.variable.length ? ' (variable: ' + esc(r.variable.join(',')) + ')' : '') + '</td><td>' + esc(where) + '</td><td></td>';
     const b = document.createElement('button'); b.textContent = 'Delete'; b.className = 'no'; b.dataset.deleteRule = r.id;
     b.onclick = async () => { const x = await api('/v1/approvals/rules/' + r.id, { method: 'DELETE' }); const j = await x.json(); $('#apprmsg').textContent = j.message || (j.error && j.error.message); refresh(); };
     tr.lastChild.appendChild(b); rb.appendChild(tr);
