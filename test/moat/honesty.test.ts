@@ -2,7 +2,8 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { checkClaims, loadClaimsCorpus, type ClaimCase, type TraceEntry } from '../../moat/honesty.js';
 
-const corpus = loadClaimsCorpus(fileURLToPath(new URL('../corpora/claims/claims.jsonl', import.meta.url)));
+// Every claims/*.jsonl: the original cases, the detailed ones and the held-out batch.
+const corpus = loadClaimsCorpus(fileURLToPath(new URL('../corpora/claims/', import.meta.url)));
 const by = (e: ClaimCase['expect']) => corpus.filter((c) => c.expect === e);
 
 /** The corrected text without the inserted " [Correction: …]" notes. */
@@ -38,6 +39,9 @@ describe('claims corpus', () => {
   it.each([...by('contradicted'), ...by('unsupported')].map((c) => [c.expect, c.text, c] as const))('corrects a %s claim: %j', (verdict, _t, c) => {
     const r = checkClaims(c.text, c.trace);
     expect(r.findings.some((f) => f.verdict === verdict), JSON.stringify(r.findings)).toBe(true);
+    // Flagged cases: each flagged sentence is corrected, nothing else is.
+    for (const f of c.flag ?? []) expect(r.findings.some((x) => x.sentence.includes(f) || f.includes(x.sentence)), `${f} ← ${JSON.stringify(r.findings)}`).toBe(true);
+    if (c.flag) for (const x of r.findings) expect(c.flag.some((f) => x.sentence.includes(f) || f.includes(x.sentence)), x.sentence).toBe(true);
     expect(r.text).toContain('[Correction:');
     // Only the correction notes were added: every other byte is the original.
     expect(uncorrected(r.text)).toBe(c.text);
@@ -54,7 +58,7 @@ describe('checkClaims', () => {
     const r = checkClaims('I deleted the file. Anything else?', []);
     expect(r.text).toBe('I deleted the file. [Correction: no tool call this turn deleted anything; the file was not deleted.] Anything else?');
     expect(r.findings).toEqual([
-      { sentence: 'I deleted the file.', action: 'delete', verdict: 'unsupported', reason: 'no tool ran this turn' },
+      { sentence: 'I deleted the file.', action: 'delete', verdict: 'unsupported', reason: 'no tool ran this turn', correction: 'no tool call this turn deleted anything; the file was not deleted.' },
     ]);
   });
 
@@ -170,15 +174,19 @@ describe('checkClaims', () => {
 
   it('accepts extra verb → tool keywords, for built-in and new actions', () => {
     // Built-in action, new tool keyword.
-    expect(checkClaims('I deleted the file.', [ok('nuke_path')]).findings).toHaveLength(1);
-    expect(checkClaims('I deleted the file.', [ok('nuke_path')], { actionTools: { delete: ['nuke'] } }).findings).toEqual([]);
-    // Aliases of built-in actions.
+    expect(checkClaims('I deleted the file.', [ok('obliterate_path')]).findings).toHaveLength(1);
+    expect(checkClaims('I deleted the file.', [ok('obliterate_path')], { actionTools: { delete: ['obliterate'] } }).findings).toEqual([]);
+    // Aliases of built-in actions (refund → the built-in pay action).
     expect(checkClaims('I sent the email.', [ok('courier')], { actionTools: { email: ['courier'] } }).findings).toEqual([]);
+    expect(checkClaims('I refunded the order.', [ok('ledger_credit')], { actionTools: { refund: ['ledger'] } }).findings).toEqual([]);
+    // Refunds are built in now.
+    expect(checkClaims('I refunded the order.', []).findings[0]).toMatchObject({ action: 'pay', verdict: 'unsupported' });
+    expect(checkClaims('I refunded the order.', [ok('stripe_create_refund')]).findings).toEqual([]);
     // A new action, recognized in its past form.
-    const refund = { actionTools: { refund: ['stripe', 'refund'] } };
-    expect(checkClaims('I refunded the order.', [], refund).findings[0]).toMatchObject({ action: 'refund', verdict: 'unsupported' });
-    expect(checkClaims('I refunded the order.', [ok('stripe_create_refund')], refund).findings).toEqual([]);
-    expect(checkClaims('I refunded the order.', []).findings).toEqual([]);
+    const notarize = { actionTools: { notarize: ['notary'] } };
+    expect(checkClaims('I notarized the deed.', [], notarize).findings[0]).toMatchObject({ action: 'notarize', verdict: 'unsupported' });
+    expect(checkClaims('I notarized the deed.', [ok('notary_sign')], notarize).findings).toEqual([]);
+    expect(checkClaims('I notarized the deed.', []).findings).toEqual([]);
   });
 
   it('copes with odd input', () => {
