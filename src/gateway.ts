@@ -153,7 +153,7 @@ export class Gateway {
         registerHealth(http, infra, provider, infra.mode, metrics, () => ({
           ...(mcp ? { mcp: mcp.status() } : {}),
           channels: Object.fromEntries(channels.filter((c) => c.listener).map((c) => [c.name, c.listener!.health()])),
-        }), () => channels.filter((c) => c.listener).map((c) => ({ name: c.name, ...c.listener!.health() })));
+        }), () => channels.filter((c) => c.listener).map((c) => ({ name: c.name, ...c.listener!.health() })), (req) => auth.authenticate(req)?.operator === true);
         const access = new AccessControl(infra.access, config);
         const commands = new ConversationCommands(infra.store, infra.bus, provider);
         const limits = new RateLimits(infra.rateLimiter, config);

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import OpenAI from 'openai';
 import type { Gateway } from '../src/gateway.js';
 import { FakeLlm, lastUserText, reply } from './fakes/fake-llm.js';
-import { API_KEY, OTHER_KEY, openaiClient, startGateway, testConfig, type Backend } from './support/gateway.js';
+import { API_KEY, OTHER_KEY, openaiClient, startGateway, testConfig, type Backend, readyz } from './support/gateway.js';
 import { createTestDatabase, type TestDatabase } from './support/postgres.js';
 import { TestRedis } from './support/redis.js';
 
@@ -193,11 +193,17 @@ describe.each(modes)('HTTP API (%s)', (mode) => {
 
   it('reports health and readiness', async () => {
     expect((await fetch(`${gw.url}/healthz`)).status).toBe(200);
-    const r = await fetch(`${gw.url}/readyz`);
+    const r = await readyz(gw.url!);
     expect(r.status).toBe(200);
     const body = (await r.json()) as { ready: boolean; mode: string; checks: Record<string, { ok: boolean }> };
     expect(body).toMatchObject({ ready: true, mode });
     expect(Object.keys(body.checks).sort()).toEqual(['bus', 'provider', 'queue', 'store']);
+    // Anyone else (no key, a user's key) learns only whether it is ready: no models, mode or channels.
+    for (const headers of [{}, { authorization: `Bearer ${API_KEY}` }] as Array<Record<string, string>>) {
+      const anon = await fetch(`${gw.url}/readyz`, { headers });
+      expect(anon.status).toBe(200);
+      expect(await anon.json()).toEqual({ ready: true });
+    }
   });
 });
 
@@ -211,7 +217,7 @@ describe('with no model provider configured', () => {
   it('starts, answers users with a clear notice, and /readyz says why it is not ready', async () => {
     const r = await openaiClient(gw.url!).chat.completions.create({ model: 'default', messages: [{ role: 'user', content: 'hello?' }] });
     expect(r.choices[0]!.message.content).toMatch(/no model provider is configured/i);
-    const ready = await fetch(`${gw.url}/readyz`);
+    const ready = await readyz(gw.url!);
     expect(ready.status).toBe(503);
     const body = (await ready.json()) as { checks: { provider: { ok: boolean; message: string } } };
     expect(body.checks.provider.ok).toBe(false);

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Gateway } from '../src/gateway.js';
 import { FakeLlm, lastUserText, reply, toolCall } from './fakes/fake-llm.js';
 import { startFakeMcpHttp, type FakeMcpHttp } from './fakes/mcp-servers.js';
-import { eventually, openaiClient, startGateway, testConfig } from './support/gateway.js';
+import { eventually, openaiClient, startGateway, testConfig, readyz } from './support/gateway.js';
 
 describe('MCP tools in a turn', () => {
   let fake: FakeLlm;
@@ -43,7 +43,7 @@ describe('MCP tools in a turn', () => {
     const offered = (fake.requests[0]!.body.tools as Array<{ function: { name: string } }>).map((t) => t.function.name);
     expect(offered).toContain('docs__lookup');
     expect(offered).not.toContain('docs__write_note'); // not read-only, server not trusted
-    const ready = (await (await fetch(`${gw.url}/readyz`)).json()) as { mcp: Array<{ name: string; state: string }> };
+    const ready = (await (await readyz(gw.url!)).json()) as { mcp: Array<{ name: string; state: string }> };
     expect(ready.mcp).toEqual([expect.objectContaining({ name: 'docs', state: 'connected' })]);
   });
 

@@ -8,7 +8,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Gateway } from '../src/gateway.js';
 import { FakeLlm, lastUserText, reply, toolCall, type FakeRequest } from './fakes/fake-llm.js';
 import { BOT, BOT_TOKEN, FakeSlack, SIGNING_SECRET, postSigned } from './fakes/slack-api.js';
-import { eventually, startGateway, testConfig } from './support/gateway.js';
+import { eventually, startGateway, testConfig, readyz } from './support/gateway.js';
 
 process.env.SB_TEST_SLACK_BOT = BOT_TOKEN;
 process.env.SB_TEST_SLACK_SECRET = SIGNING_SECRET;
@@ -56,7 +56,7 @@ describe('slack over the HTTP Events API', () => {
       }),
     );
     events = `${gw.url}/slack/events`;
-    await eventually(async () => ((await (await fetch(`${gw.url}/readyz`)).json()) as any).checks['channel:slack']?.ok === true);
+    await eventually(async () => ((await (await readyz(gw.url!)).json()) as any).checks['channel:slack']?.ok === true);
   });
   afterAll(async () => {
     await gw?.close();
@@ -168,7 +168,7 @@ describe('slack: a provider failing mid-answer', () => {
       }),
     );
     events = `${gw.url}/slack/events`;
-    await eventually(async () => ((await (await fetch(`${gw.url}/readyz`)).json()) as any).checks['channel:slack']?.ok === true);
+    await eventually(async () => ((await (await readyz(gw.url!)).json()) as any).checks['channel:slack']?.ok === true);
   });
   afterAll(async () => {
     await gw?.close();

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Gateway } from '../src/gateway.js';
 import { FakeLlm, lastUserText, reply, toolCall, type FakeRequest } from './fakes/fake-llm.js';
 import { APP_TOKEN, BOT, BOT_TOKEN, FakeSlack } from './fakes/slack-api.js';
-import { eventually, startGateway, testConfig } from './support/gateway.js';
+import { eventually, startGateway, testConfig, readyz as operatorReadyz } from './support/gateway.js';
 
 process.env.SB_TEST_SLACK_BOT = BOT_TOKEN;
 process.env.SB_TEST_SLACK_APP = APP_TOKEN;
@@ -31,7 +31,7 @@ describe('slack over socket mode', () => {
   let slack: FakeSlack;
   let gw: Gateway;
 
-  const readyz = async () => (await (await fetch(`${gw.url}/readyz`)).json()) as { checks: Record<string, { ok: boolean; message?: string }> };
+  const readyz = async () => (await (await operatorReadyz(gw.url!)).json()) as { checks: Record<string, { ok: boolean; message?: string }> };
   const slackHealthy = async () => (await readyz()).checks['channel:slack']?.ok === true;
   const event = (ev: any, opts: { retryAttempt?: number; envelopeId?: string; eventId?: string } = {}) =>
     slack.sendEnvelope('events_api', slack.eventBody(ev, opts.eventId), { ...(opts.retryAttempt ? { retryAttempt: opts.retryAttempt } : {}), ...(opts.envelopeId ? { envelopeId: opts.envelopeId } : {}) });

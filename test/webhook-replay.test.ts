@@ -75,7 +75,7 @@ describe('webhook replay protection', () => {
     const old = capture({ text: 'too late' }, Math.floor(Date.now() / 1000) - 120);
     const r = await old();
     expect(r.status).toBe(401);
-    expect((await r.json()).error.message).toMatch(/replay window/);
+    expect(((await r.json()) as { error: { message: string } }).error.message).toMatch(/replay window/);
     expect(await inboxCount('too late')).toBe(0);
   });
 });

@@ -1,6 +1,7 @@
 import type { Infra } from '../infra.js';
 import type { Metrics } from '../metrics.js';
 import type { ProviderStatus } from '../../providers/slot.js';
+import type { IncomingMessage } from 'node:http';
 import { sendJson, type HttpServer } from './server.js';
 
 export interface Check {
@@ -30,7 +31,11 @@ export async function readiness(infra: Infra, provider: ProviderStatus, channels
   return { ready: Object.values(checks).every((c) => c.ok), checks };
 }
 
-/** /healthz: the process is up. /readyz: it can take and answer messages (503 with the failing checks if not). */
+/**
+ * /healthz: the process is up. /readyz: it can take and answer messages (200,
+ * or 503 if not). Anyone may ask whether it is ready; only an operator key
+ * (`isOperator`) sees the checks, the mode, the models and the channels.
+ */
 export function registerHealth(
   server: HttpServer,
   infra: Infra,
@@ -39,10 +44,12 @@ export function registerHealth(
   metrics?: Metrics,
   extra?: () => Record<string, unknown>,
   channels: () => Array<{ name: string; ok: boolean; message?: string }> = () => [],
+  isOperator: (req: IncomingMessage) => boolean = () => false,
 ): void {
   server.route('GET', '/healthz', ({ res }) => sendJson(res, 200, { ok: true }));
-  server.route('GET', '/readyz', async ({ res }) => {
+  server.route('GET', '/readyz', async ({ req, res }) => {
     const r = await readiness(infra, provider, channels());
+    if (!isOperator(req)) return sendJson(res, r.ready ? 200 : 503, { ready: r.ready });
     sendJson(res, r.ready ? 200 : 503, { ...r, mode, ...(extra ? extra() : {}) });
   });
   if (metrics) {

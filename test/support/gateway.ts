@@ -12,6 +12,8 @@ import type { FakeLlm } from '../fakes/fake-llm.js';
 
 export const API_KEY = 'sk-test-key-0001';
 export const OTHER_KEY = 'sk-test-key-0002';
+/** An operator key every test gateway accepts unless a test sets its own: /readyz shows its checks only to operators. */
+export const TEST_OPERATOR_KEY = 'op-test-key-readyz-0001';
 
 export interface Backend {
   redisUrl?: string;
@@ -22,7 +24,7 @@ export interface Backend {
 export function testConfig(fake: FakeLlm | null, backend: Backend, patch: Record<string, unknown> = {}): Config {
   const raw: Record<string, unknown> = {
     dataDir: mkdtempSync(join(tmpdir(), 'sb-data-')),
-    http: { port: 0, apiKeys: [API_KEY, OTHER_KEY] },
+    http: { port: 0, apiKeys: [API_KEY, OTHER_KEY], operatorKeys: [TEST_OPERATOR_KEY] },
     provider: fake ? { openaiBaseUrl: fake.openaiBaseUrl, openaiApiKey: 'fake-key', model: 'fake-model' } : {},
     queue: { prefix: `sbt${Math.random().toString(36).slice(2, 8)}`, lockDurationMs: 3_000, stalledIntervalMs: 1_000, backoffMs: 100, recoverAfterMs: 2_000, recoverIntervalMs: 1_000 },
     log: { level: process.env.SWITCHBOARD_TEST_LOG ?? 'silent' },
@@ -37,6 +39,11 @@ export function testConfig(fake: FakeLlm | null, backend: Backend, patch: Record
 
 export async function startGateway(cfg: Config, roles: Roles = { ingress: true, worker: true }): Promise<Gateway> {
   return Gateway.start(cfg, roles, createLogger(cfg.log.level));
+}
+
+/** GET /readyz as an operator (anyone else gets only { ready }). */
+export function readyz(baseUrl: string, key = TEST_OPERATOR_KEY): Promise<Response> {
+  return fetch(`${baseUrl}/readyz`, { headers: { authorization: `Bearer ${key}` } });
 }
 
 export function openaiClient(baseUrl: string, apiKey = API_KEY, headers: Record<string, string> = {}): OpenAI {
