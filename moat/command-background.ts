@@ -16,6 +16,7 @@ function runWords(cmd: Arg[], label: string, ctx: RuleContext): void {
 
 const SCREEN: OptionTable = {
   argShort: 'cehpStTX',
+  stopAtOperand: true,
   options: [
     { words: ['-Logfile'], kind: 'write', what: 'log file' },
     { short: 's', kind: 'program', what: 'shell' },

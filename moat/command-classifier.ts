@@ -15,7 +15,7 @@ import { envFinding } from './command-env.js';
 import { copyTargets, downloadTargets, extracts, isNetworkSink, NETWORK_SINKS, secretOutput } from './command-flow.js';
 import { applyToolOptions } from './command-helpers.js';
 import { changeDir, containsSecrets, isSecretPath, normPath, outsidePath, writeFinding } from './command-paths.js';
-import { knowsReads, readPaths } from './command-reads.js';
+import { knowsReads, readPaths, type ReadPath } from './command-reads.js';
 import { procSysWrite } from './command-system.js';
 import { loadLines } from './corpus.js';
 import { RULES, SAFE_COMMANDS, isShell, interpreterKind, ruleFor } from './command-rules.js';
@@ -382,6 +382,9 @@ interface WordState {
 
 // ---------------------------------------------------------------------------------------------
 // The walker
+
+/** Commands whose output files are filled from their inputs (see copyTargets). */
+const COPIERS = new Set(['cp', 'mv', 'install', 'ln', 'zip', 'tee']);
 
 /** What two commands run one after the other produce together (for lists, blocks, branches). */
 function merged(a: Produced, b: Produced): Produced {
@@ -993,6 +996,8 @@ class Analyzer {
         if (word.dynamic) return {};
       } else if (word.dynamic) {
         this.add('caution', `command name comes from a variable (${word.raw})`);
+        const fetched = this.fetchedOf(word.text);
+        if (fetched) this.add('dangerous', `runs a ${fetched === 'download' ? 'downloaded' : 'decoded'} file (${word.raw})`);
         if (stdin?.download || o.redirs.some((r) => r.net)) this.add('dangerous', `runs commands read from the network (${word.raw})`);
         return {};
       }
@@ -1021,6 +1026,7 @@ class Analyzer {
           break;
         case 'su':
         case 'runuser': {
+          this.wrapperOptions(name, rest);
           const code = [...optValuesOf(rest, 'c', 'command'), ...optValuesOf(rest, null, 'session-command')];
           this.add('caution', `runs with elevated privileges (${name})`);
           if (code.length) {
@@ -1209,8 +1215,9 @@ class Analyzer {
     const outer = this.frame;
     this.frame = frame;
     try {
-      const produced = this.runCommand(view);
-      this.flowAfter(view, produced, frame);
+      const reads = readPaths(name, view.args);
+      const produced = this.runCommand(view, reads);
+      this.flowAfter(view, produced, frame, reads);
       return frame.secret ? { ...produced, secret: frame.secret } : produced;
     } finally {
       this.frame = outer;
@@ -1218,10 +1225,9 @@ class Analyzer {
   }
 
   /** The checks every command gets, then its rule. */
-  private runCommand(v: CommandView): Produced {
+  private runCommand(v: CommandView, reads: ReadPath[]): Produced {
     const { name, argv } = v;
     if (name === 'cd' || name === 'pushd') this.changeDirectory(v.args);
-    const reads = readPaths(name, v.args);
     for (const r of reads) this.noteRead(r.path, r.recursive, r.contents);
     applyToolOptions(v, this.ctx);
     const sink = isNetworkSink(name, v.args);
@@ -1273,21 +1279,24 @@ class Analyzer {
   }
 
   /** Marks the files a command wrote with what they now hold: credentials, downloads, unpacked archives. */
-  private flowAfter(v: CommandView, produced: Produced, frame: Frame): void {
+  private flowAfter(v: CommandView, produced: Produced, frame: Frame, reads: ReadPath[]): void {
     const { name, args } = v;
-    const sources = readPaths(name, args).map((r) => r.path);
-    const sourceFetched = sources.map((p) => this.fetchedOf(p)).find((f) => f);
-    const targets = downloadTargets(name, args);
+    let sourceFetched: 'download' | 'decoded' | undefined;
+    if (this.shared.fetchedFiles.size || this.shared.fetchedTree) {
+      for (const r of reads) sourceFetched ??= this.fetchedOf(r.path);
+    }
+    const targets = produced.download || name === 'scp' || name === 'rsync' || name === 'git' ? downloadTargets(name, args) : [];
     if (targets === 'tree') this.shared.fetchedTree = true;
-    const copies = copyTargets(name, args);
+    const copies = COPIERS.has(name) ? copyTargets(name, args) : [];
     const isDownloader = !!produced.download && !v.stdin?.download;
-    for (const out of [...frame.outputs, ...(targets === 'tree' ? [] : targets), ...copies]) {
+    for (const out of [...frame.outputs, ...copies]) {
       const key = this.fileKey(out);
       if (frame.secret) this.shared.secretFiles.set(key, frame.secret);
       const kind = isDownloader || v.stdin?.download ? 'download' : v.stdin?.decoded ? 'decoded' : sourceFetched;
       if (kind) this.shared.fetchedFiles.set(key, kind);
     }
-    if (extracts(name, args) && (v.stdin?.download || sourceFetched || args.some((a) => this.fetchedOf(a.text)))) this.shared.fetchedTree = true;
+    for (const out of targets === 'tree' ? [] : targets) this.shared.fetchedFiles.set(this.fileKey(out), 'download');
+    if ((v.stdin?.download || this.shared.fetchedFiles.size) && extracts(name, args) && (v.stdin?.download || sourceFetched || args.some((a) => this.fetchedOf(a.text)))) this.shared.fetchedTree = true;
   }
 }
 

@@ -264,8 +264,8 @@ const gdb: Table = {
   argLong: ['cd', 'd', 'directory', 's', 'symbols', 'e', 'exec', 'se', 'c', 'core', 'tty', 'data-directory', 'D', 'b', 'l'],
   options: [
     { long: ['ex', 'iex', 'eval-command', 'init-eval-command'], kind: 'gdb-command', what: 'debugger command' },
-    { long: ['x', 'ix', 'command', 'init-command'], kind: 'config', what: 'debugger script' },
-    { long: ['p', 'pid'], kind: 'socket', what: 'process to attach to' },
+    { short: 'x', long: ['x', 'ix', 'command', 'init-command'], kind: 'config', what: 'debugger script' },
+    { short: 'p', long: ['p', 'pid'], kind: 'socket', what: 'process to attach to' },
   ],
 };
 

@@ -21,6 +21,8 @@ export interface OptionSpec<K extends string = string> {
   optional?: boolean;
   /** Only values with this prefix count, and it is stripped (`exec=` of tar --checkpoint-action). */
   prefix?: string;
+  /** The option takes two words and the second is the value (jq --slurpfile NAME FILE). */
+  pair?: boolean;
 }
 
 export interface OptionTable<K extends string = string> {
@@ -28,6 +30,8 @@ export interface OptionTable<K extends string = string> {
   argShort?: string;
   /** Long options that take a value as the next word, beyond the table's own. */
   argLong?: string[];
+  /** Long options that take the next two words (jq --arg NAME VALUE). */
+  argLong2?: string[];
   /** Long options may be shortened to a unique prefix (getopt_long, git, less). */
   abbrev?: boolean;
   /** The first word may be a dash-less cluster of letters (tar cvf). */
@@ -100,11 +104,15 @@ export function scanOptions<K extends string>(table: OptionTable<K>, args: Arg[]
         if (spec.flag) push(spec, `--${name}`, '', i);
         else if (eq >= 0) push(spec, `--${name}`, t.slice(eq + 1), i);
         else if (spec.optional) push(spec, `--${name}`, '', i);
-        else {
+        else if (spec.pair) {
+          push(spec, `--${name}`, args[i + 2]?.text, i + 2);
+          i += 2;
+        } else {
           push(spec, `--${name}`, args[i + 1]?.text, i + 1);
           i++;
         }
-      } else if (eq < 0 && table.argLong?.includes(name)) i++;
+      } else if (eq < 0 && table.argLong2?.includes(name)) i += 2;
+      else if (eq < 0 && table.argLong?.includes(name)) i++;
       continue;
     }
     if (t.startsWith('-') && t.length > 1) {
@@ -187,8 +195,11 @@ export function scanOperands(table: OptionTable, args: Arg[]): Arg[] {
     if (valueAt.has(i) && !(t.startsWith('-') && t.length > 1)) continue;
     if (t.startsWith('--') && t.length > 2) {
       const name = t.slice(2).split('=')[0]!;
-      if (!t.includes('=') && (table.argLong?.includes(name) || takesValue(byLong(table, name)))) {
-        if (!byLong(table, name)?.optional) i++;
+      if (!t.includes('=')) {
+        if (table.argLong2?.includes(name) || byLong(table, name)?.pair) i += 2;
+        else if (table.argLong?.includes(name) || takesValue(byLong(table, name))) {
+          if (!byLong(table, name)?.optional) i++;
+        }
       }
       continue;
     }

@@ -108,7 +108,7 @@ export function isHistoryFile(text: string): boolean {
 // Files and folders under the home directory that programs read at login, at shell start or when
 // they run (so a write there persists or hijacks a later command), plus ssh and credential stores.
 const STARTUP_RE = new RegExp(
-  '^~/(?:Library/LaunchAgents/|bin/|\\.(?:' +
+  '^~/(?:Library/LaunchAgents(?:/|$)|bin(?:/|$)|\\.(?:' +
     [
       'ssh(?:/|$)', 'bashrc$', 'bash_profile$', 'bash_login$', 'bash_logout$', 'bash_aliases$', 'profile$', 'zshrc$', 'zshenv$',
       'zprofile$', 'zlogin$', 'zlogout$', 'cshrc$', 'tcshrc$', 'kshrc$', 'config/fish/', 'config/autostart(?:/|$)',
@@ -116,7 +116,7 @@ const STARTUP_RE = new RegExp(
       'xinitrc$', 'xsession$', 'xsessionrc$', 'xprofile$', 'pam_environment$', 'gnupg(?:/|$)', 'aws/', 'kube/',
       'docker/config\\.json$', 'netrc$', 'git-credentials$', 'gitconfig$', 'config/git/', 'vimrc$', 'vim/', 'exrc$',
       'config/nvim/', 'emacs$', 'emacs\\.d/', 'tmux\\.conf$', 'screenrc$', 'curlrc$', 'wgetrc$', 'npmrc$', 'pypirc$',
-      'config/pip/', 'pip/', 'local/bin/', 'lesskey$',
+      'config/pip/', 'pip/', 'local/bin(?:/|$)', 'lesskey$',
     ].join('|') +
     '))',
 );

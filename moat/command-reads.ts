@@ -65,10 +65,10 @@ const SED: ReadSpec = {
   firstIsCode: true,
 };
 const JQ: ReadSpec = {
-  table: t('L', ['indent', 'arg', 'argjson'], [
+  table: { ...t('L', ['indent'], [
     { short: 'f', long: ['from-file'], kind: 'code', what: 'filter file' },
-    { long: ['slurpfile', 'rawfile'], kind: 'read', what: 'data file' },
-  ]),
+    { long: ['slurpfile', 'rawfile'], kind: 'read', what: 'data file', pair: true },
+  ]), argLong2: ['arg', 'argjson'] },
   firstIsCode: true,
   stopWords: ['--args', '--jsonargs'],
 };

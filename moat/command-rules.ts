@@ -1187,14 +1187,20 @@ const awk: Rule = (v, ctx) => {
     ctx.classifyCode(m[1]!.replace(/\\(.)/g, '$1'), `${v.name} getline`);
   }
   if (/\|\s*getline/.test(noStr) && !/"\s*\|\s*getline/.test(program)) ctx.add('caution', `${v.name} program runs a command (| getline)`);
+  // gawk's special files /inet/tcp|udp/... are sockets; a program that also runs commands is a reverse shell.
+  if (/\/inet[46]?\/(?:tcp|udp)\//.test(program)) {
+    ctx.add('caution', `${v.name} program opens a network connection (/inet/...)`);
+    if (/\|&?\s*getline|\bsystem\s*\(|\|&/.test(noStr)) ctx.add('dangerous', `${v.name} program connects commands to a network socket (reverse shell)`);
+  }
   if (/\bprintf?\b[^;{}]*?(?:>>?|\|)/.test(noStr)) {
-    const pipeTo = /\bprintf?\b[^;{}]*?\|\s*"((?:\\.|[^"\\])*)"/.exec(program);
+    // the print's arguments may contain strings with > or | in them: skip whole strings
+    const pipeTo = /\bprintf?\b(?:[^;{}"|>]|"(?:\\.|[^"\\])*")*?\|&?\s*"((?:\\.|[^"\\])*)"/.exec(program);
     if (pipeTo) {
       ctx.add('caution', `${v.name} program pipes output into a command`);
       if (/^\s*(?:sudo\s+)?(?:ba|z|da|k)?sh\b/.test(pipeTo[1]!)) ctx.add('dangerous', `${v.name} program pipes generated text into a shell`);
       ctx.classifyCode(pipeTo[1]!, `${v.name} print |`);
     } else {
-      const target = /\bprintf?\b[^;{}]*?>>?\s*"((?:\\.|[^"\\])*)"/.exec(program);
+      const target = /\bprintf?\b(?:[^;{}"|>]|"(?:\\.|[^"\\])*")*?>>?\s*"((?:\\.|[^"\\])*)"/.exec(program);
       if (target) {
         const f = writeFinding(target[1]!, `${v.name} writes to`);
         if (f) ctx.add(f.tier, f.reason);
