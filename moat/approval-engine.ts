@@ -27,6 +27,8 @@ export interface ToolCallRequest {
   command?: string;
   /** The tool's own guard vets each call (e.g. memory writes and the memory guard). */
   selfGuarded?: boolean;
+  /** The effect comes from a third party's word (an MCP server's annotations): at strict, such a call always asks. */
+  effectFromThirdParty?: boolean;
 }
 
 /** Where a rule applies: the conversation it was made in (default), the sender, or everywhere. */
@@ -108,7 +110,9 @@ export function decide(call: ToolCallRequest, policy: ApprovalPolicy): ApprovalV
     if (rule) return { decision: 'allow', tier, reasons: [...reasons, `allowed by operator rule${rule.id !== undefined ? ` #${rule.id}` : ''} (${rule.scope}: ${rule.pattern})`], rule, rulePermitted: true };
   }
 
-  const allowed = autoAllowed(effect, tier, policy.autonomy) || (call.selfGuarded === true && policy.autonomy !== 'strict');
+  const vouched = !(call.effectFromThirdParty && policy.autonomy === 'strict');
+  if (!vouched) reasons.push(`${call.tool}'s effect is declared by its MCP server, not by Switchboard: at strict autonomy it is asked`);
+  const allowed = vouched && (autoAllowed(effect, tier, policy.autonomy) || (call.selfGuarded === true && policy.autonomy !== 'strict'));
   if (!allowed) reasons.push(`${effect} at ${tier} tier needs approval at autonomy "${policy.autonomy}"`);
   if (!target.ok) reasons.push(`${NO_RULE_PREFIX}${target.reason}`);
   return { decision: allowed ? 'allow' : 'ask', tier, reasons, rulePermitted: target.ok };

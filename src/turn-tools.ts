@@ -72,7 +72,7 @@ export class TurnTools {
     const command = tool.commandOf?.(args as never);
     this.rules ??= this.d.policy.rules();
     const verdict = decide(
-      { tool: tool.name, ...(tool.effect ? { effect: tool.effect } : {}), args, ...(command !== undefined ? { command } : {}), ...(tool.selfGuarded ? { selfGuarded: true } : {}) },
+      { tool: tool.name, ...(tool.effect ? { effect: tool.effect } : {}), args, ...(command !== undefined ? { command } : {}), ...(tool.selfGuarded ? { selfGuarded: true } : {}), ...(tool.effectFromThirdParty ? { effectFromThirdParty: true } : {}) },
       { autonomy: this.d.policy.autonomy, rules: await this.rules, where: { conversationId: this.d.ctx.conversationId, sender: senderKey(this.d.channel, this.d.requester) } },
     );
     if (verdict.decision === 'allow') return undefined;

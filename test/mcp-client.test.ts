@@ -59,7 +59,7 @@ describe('mcp config', () => {
     expect(() => mcpServerSchema.parse({ name: 'a b', transport: 'http', url: 'http://x' })).toThrow();
     expect(() => mcpServerSchema.parse({ name: 'a', transport: 'http', url: 'http://x', bogus: 1 })).toThrow();
     const s = mcpServerSchema.parse({ name: 'a', transport: 'http', url: 'http://127.0.0.1/mcp' });
-    expect(s).toMatchObject({ trustWriteTools: false, connectTimeoutMs: 10_000, callTimeoutMs: 60_000, envAllow: [], env: {}, args: [] });
+    expect(s).toMatchObject({ trustWriteTools: false, trusted: false, connectTimeoutMs: 10_000, callTimeoutMs: 60_000, envAllow: [], env: {}, args: [] });
     expect(() => mcpConfigSchema.parse({ servers: [s, s] })).toThrow(/unique/);
   });
 });
@@ -70,7 +70,7 @@ describe('McpManager over HTTP', () => {
     const b = await http();
     const m = manager([
       { name: 'alpha', transport: 'http', url: a.url },
-      { name: 'beta', transport: 'http', url: b.url, trustWriteTools: true },
+      { name: 'beta', transport: 'http', url: b.url, trustWriteTools: true, trusted: true },
     ]);
     await m.ready();
     expect(m.status()).toEqual([
@@ -85,7 +85,8 @@ describe('McpManager over HTTP', () => {
     ]);
 
     const lookup = tool(m, 'alpha__lookup');
-    expect(lookup).toMatchObject({ effect: 'read', toolset: 'mcp:alpha', description: '[alpha] Looks a word up' });
+    // alpha is not trusted: its readOnlyHint is only its own claim, so the call is treated as mutating.
+    expect(lookup).toMatchObject({ effect: 'write', effectFromThirdParty: true, toolset: 'mcp:alpha', description: '[alpha] Looks a word up' });
     expect(lookup.parameters).toMatchObject({ type: 'object', properties: { q: { type: 'string' } }, required: ['q'] });
     expect(lookup.parameters).not.toHaveProperty('$schema');
     expect(tool(m, 'beta__write_note')).toMatchObject({ effect: 'write', toolset: 'mcp:beta', description: '[beta] Writes a note' });
@@ -229,6 +230,7 @@ describe('McpManager over stdio', () => {
         args: [STDIO_SERVER],
         envAllow: ['MCP_TEST_ALLOWED'],
         env: { MCP_TEST_LITERAL: 'lit' },
+        trusted: true,
       },
     ]);
     await m.ready();

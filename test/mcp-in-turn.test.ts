@@ -21,15 +21,22 @@ describe('MCP tools in a turn', () => {
       const t = lastUserText(req.body);
       if (t.includes('hang')) return toolCall('docs__hang', {});
       if (t.includes('write')) return toolCall('docs__write_note', { text: 'x' });
+      if (t.includes('stranger')) return toolCall('stranger__lookup', { q: 'switchboard' });
       return toolCall('docs__lookup', { q: 'switchboard' });
     });
     gw = await startGateway(
       testConfig(fake, {}, {
-        mcp: { servers: [{ name: 'docs', transport: 'http', url: `${mcp.url}`, bearerTokenEnv: 'SB_TEST_MCP_TOKEN', callTimeoutMs: 1_500 }] },
+        mcp: {
+          servers: [
+            { name: 'docs', transport: 'http', url: `${mcp.url}`, bearerTokenEnv: 'SB_TEST_MCP_TOKEN', callTimeoutMs: 1_500, trusted: true },
+            // The same server, not trusted: its "read-only" annotations are not believed.
+            { name: 'stranger', transport: 'http', url: `${mcp.url}`, bearerTokenEnv: 'SB_TEST_MCP_TOKEN', callTimeoutMs: 1_500 },
+          ],
+        },
         tools: { planner: false },
       }),
     );
-    await eventually(async () => gw.mcp!.status()[0]!.state === 'connected');
+    await eventually(async () => gw.mcp!.status().every((s) => s.state === 'connected'));
   });
   afterAll(async () => {
     await gw?.close();
@@ -44,7 +51,13 @@ describe('MCP tools in a turn', () => {
     expect(offered).toContain('docs__lookup');
     expect(offered).not.toContain('docs__write_note'); // not read-only, server not trusted
     const ready = (await (await readyz(gw.url!)).json()) as { mcp: Array<{ name: string; state: string }> };
-    expect(ready.mcp).toEqual([expect.objectContaining({ name: 'docs', state: 'connected' })]);
+    expect(ready.mcp).toEqual([expect.objectContaining({ name: 'docs', state: 'connected' }), expect.objectContaining({ name: 'stranger', state: 'connected' })]);
+  });
+
+  it("asks before a read-only tool of a server that is not trusted: its annotation is only its own word", async () => {
+    const r = await openaiClient(gw.url!).chat.completions.create({ model: 'default', messages: [{ role: 'user', content: 'ask the stranger' }] });
+    expect(r.choices[0]!.message.content).toMatch(/Approval needed/);
+    expect((r as unknown as { switchboard: { approval: { tool: string } } }).switchboard.approval.tool).toBe('stranger__lookup');
   });
 
   it('a hanging MCP server does not wedge the turn', async () => {
@@ -59,5 +72,39 @@ describe('MCP tools in a turn', () => {
     expect(text).toMatch(/switchboard_turns_total\{channel="http",finish_reason="stop"\} \d+/);
     expect(text).toMatch(/switchboard_provider_attempts_total\{slot="openai-compatible",outcome="ok"\} \d+/);
     expect(text).toContain('switchboard_time_to_first_token_seconds_bucket');
+  });
+});
+
+describe('MCP tools at strict autonomy', () => {
+  let fake: FakeLlm;
+  let gw: Gateway;
+  let mcp: FakeMcpHttp;
+  beforeAll(async () => {
+    process.env.SB_TEST_MCP_TOKEN_STRICT = 'mcp-token-strict-1';
+    mcp = await startFakeMcpHttp({ token: "mcp-token-strict-1" });
+    fake = new FakeLlm();
+    await fake.start();
+    fake.respond((req) => {
+      const msgs = req.body.messages as Array<{ role: string }>;
+      return msgs[msgs.length - 1]!.role === 'tool' ? reply('done') : toolCall('docs__lookup', { q: 'x' });
+    });
+    gw = await startGateway(
+      testConfig(fake, {}, {
+        mcp: { servers: [{ name: 'docs', transport: 'http', url: `${mcp.url}`, bearerTokenEnv: 'SB_TEST_MCP_TOKEN_STRICT', trusted: true }] },
+        approvals: { autonomy: 'strict' },
+        tools: { planner: false },
+      }),
+    );
+    await eventually(async () => gw.mcp!.status()[0]!.state === 'connected');
+  });
+  afterAll(async () => {
+    await gw?.close();
+    await fake?.close();
+    await mcp?.close();
+  });
+
+  it("asks for every MCP call, even a trusted server's read-only tool", async () => {
+    const r = await openaiClient(gw.url!).chat.completions.create({ model: 'default', messages: [{ role: 'user', content: 'look it up' }] });
+    expect((r as unknown as { switchboard: { approval: { tool: string } } }).switchboard.approval.tool).toBe('docs__lookup');
   });
 });

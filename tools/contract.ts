@@ -43,6 +43,8 @@ export interface ToolDef<S extends z.ZodType = z.ZodType> {
   commandOf?(args: z.infer<S>): string;
   /** A guard of its own vets every call (memory writes: the memory guard), so no approval is asked below strict autonomy. */
   selfGuarded?: boolean;
+  /** The effect was declared by a third party (an MCP server), not by our code: at strict autonomy every call asks. */
+  effectFromThirdParty?: boolean;
   execute(args: z.infer<S>, ctx: ToolContext): Promise<ToolOutput | string>;
 }
 

@@ -321,7 +321,9 @@ class ServerConn {
         name,
         description: description.length > MAX_DESCRIPTION ? `${description.slice(0, MAX_DESCRIPTION - 1)}…` : description,
         parameters: schema,
-        effect: readOnly ? 'read' : 'write',
+        // An untrusted server's "read-only" is only its own claim: treated as mutating.
+        effect: readOnly && this.cfg.trusted ? 'read' : 'write',
+        effectFromThirdParty: true,
         toolset: `mcp:${server}`,
         timeoutMs: this.cfg.callTimeoutMs,
         execute: (args, ctx) => this.call(name, t.name, args, ctx),

@@ -20,6 +20,11 @@ export const mcpServerSchema = z
     bearerTokenEnv: z.string().optional(),
     /** Offer tools not annotated read-only too (they always go through approval). */
     trustWriteTools: z.boolean().default(false),
+    /**
+     * Believe the server's readOnlyHint: its read-only tools then run unasked like built-in reads (below strict).
+     * Default: a server's own word is not enough, and its tools are treated as mutating (asked at supervised).
+     */
+    trusted: z.boolean().default(false),
     connectTimeoutMs: z.number().int().positive().default(10_000),
     callTimeoutMs: z.number().int().positive().default(60_000),
   })
