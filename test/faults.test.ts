@@ -41,7 +41,9 @@ async function stack(opts: { privatePg?: PrivatePostgres } = {}): Promise<Stack>
   const dir = mkdtempSync(join(tmpdir(), 'sb-faults-'));
   const config = join(dir, 'switchboard.json');
   // Fast recovery for the test: locks expire and stuck inbox rows are re-drained within seconds.
-  writeFileSync(config, JSON.stringify({ queue: { lockDurationMs: 2000, stalledIntervalMs: 1000, recoverAfterMs: 2000, recoverIntervalMs: 1000, backoffMs: 200 }, tools: { planner: false } }));
+  // The load sends 180 requests in seconds from one key: no request rate limit (the cap on
+  // the key's concurrent turns stays on, so refused drains are deferred during the faults too).
+  writeFileSync(config, JSON.stringify({ queue: { lockDurationMs: 2000, stalledIntervalMs: 1000, recoverAfterMs: 2000, recoverIntervalMs: 1000, backoffMs: 200 }, tools: { planner: false }, limits: { apiKey: 'off' } }));
   const env = {
     REDIS_URL: redis.url,
     DATABASE_URL: dbUrl,
