@@ -12,7 +12,7 @@ import sh, { type ShNode } from 'mvdan-sh';
 import { litArg, type Arg, type CommandView, type Produced, type RedirectInfo, type RuleContext, type Stdin } from './command-args.js';
 import { SHELL_BUILTINS } from './command-builtins.js';
 import { envFinding } from './command-env.js';
-import { copyTargets, downloadTargets, extracts, isNetworkSink, NETWORK_SINKS, secretOutput } from './command-flow.js';
+import { copyTargets, downloadTargets, extractDir, extracts, isNetworkSink, NETWORK_SINKS, secretOutput } from './command-flow.js';
 import { applyToolOptions } from './command-helpers.js';
 import { changeDir, containsSecrets, isSecretPath, normPath, outsidePath, writeFinding } from './command-paths.js';
 import { knowsReads, readPaths, type ReadPath } from './command-reads.js';
@@ -177,8 +177,8 @@ interface Shared {
   secretFiles: Map<string, string>;
   /** Files this command line wrote from a download or from decoded data. */
   fetchedFiles: Map<string, 'download' | 'decoded'>;
-  /** A fetched archive or a clone was unpacked into the workspace: its files are downloads too. */
-  fetchedTree: boolean;
+  /** Folders a fetched archive or a clone was unpacked into: their files are downloads too ('' = the workspace). */
+  fetchedDirs: string[];
   /** The folder commands run in, relative to the workspace; 'outside' after a `cd` out of it. */
   cwd: string[] | 'outside';
   /** File descriptors opened on /dev/tcp or /dev/udp (`exec 3<>/dev/tcp/host/port`). */
@@ -209,7 +209,7 @@ function newShared(sink: Sink): Shared {
     files: new Map(),
     secretFiles: new Map(),
     fetchedFiles: new Map(),
-    fetchedTree: false,
+    fetchedDirs: [],
     cwd: [],
     netFds: new Set(),
   };
@@ -383,6 +383,10 @@ interface WordState {
 // ---------------------------------------------------------------------------------------------
 // The walker
 
+/** Runtimes and loaders that run the file they are given (interpreters and shells have rules of their own). */
+const FILE_RUNNERS =
+  /^(?:pwsh|powershell|java|dotnet|mono|wine|wine64|expect|tclsh|wish|rscript|julia|swift|kotlin|groovy|scala|elixir|escript|guile|racket|sbcl|clisp|ocaml|runghc|dart|ld-linux[\w.-]*|ld\.so|ld64\.so[\w.]*|qemu-[\w-]+|crystal|nim|zx|tsx|ts-node)$/;
+
 /** Commands whose output files are filled from their inputs (see copyTargets). */
 const COPIERS = new Set(['cp', 'mv', 'install', 'ln', 'zip', 'tee']);
 
@@ -464,7 +468,11 @@ class Analyzer {
     if (!path) return undefined;
     const known = this.shared.fetchedFiles.get(this.fileKey(path));
     if (known) return known;
-    if (this.shared.fetchedTree && !path.startsWith('$') && outsidePath(path, this.shared.cwd) === undefined) return 'download';
+    if (!this.shared.fetchedDirs.length || path.startsWith('$')) return undefined;
+    const key = this.fileKey(path);
+    for (const d of this.shared.fetchedDirs) {
+      if (d === '' ? outsidePath(path, this.shared.cwd) === undefined : key === d || key.startsWith(`${d}/`)) return 'download';
+    }
     return undefined;
   }
 
@@ -564,7 +572,7 @@ class Analyzer {
       }
       if (op === R_IN) {
         if (tcp) this.add('caution', `opens a network connection (${target})`);
-        const secret = tcp ? undefined : this.noteRead(target);
+        const secret = tcp ? undefined : (this.noteRead(target) ?? args.find((a) => a.secret)?.secret);
         input = {
           source: 'file',
           download: tcp || args.some((a) => a.substDownload) || this.fetchedOf(target) === 'download',
@@ -575,7 +583,7 @@ class Analyzer {
         redirs.push({ kind: 'in', target, net: tcp });
         continue;
       }
-      if (op === R_DUP_IN || (op === R_DUP_OUT && /^(?:\d+|-|\d+-)$/.test(target))) {
+      if (op === R_DUP_IN || (op === R_DUP_OUT && (/^(?:\d+|-|\d+-)$/.test(target) || this.shared.netFds.has(target)))) {
         const net = this.shared.netFds.has(target.replace(/-$/, ''));
         redirs.push({ kind: 'dup', target, net });
         if (net && op === R_DUP_OUT) outs.push({ target: `/dev/tcp (fd ${target})`, fd, append: false, net: true });
@@ -654,11 +662,15 @@ class Analyzer {
       case 'ForClause': {
         const loop = cmd.Loop;
         if (nodeType(loop) === 'WordIter') {
-          for (const w of items(loop.Items)) this.evalWord(w);
+          const words = items(loop.Items).flatMap((w) => this.evalWord(w));
           const name = litValue(loop.Name);
           if (name) {
             this.shared.vars.delete(name);
-            this.shared.taint.delete(name);
+            // The loop variable carries what its list came from: command output, or credential files.
+            const secret = words.find((a) => a.secret)?.secret ?? words.map((a) => this.secretOf(a.text, true)).find((x) => x);
+            if (words.some((a) => a.subst) || secret) {
+              this.shared.taint.set(name, { download: words.some((a) => a.substDownload), decoded: words.some((a) => a.substDecoded), secret });
+            } else this.shared.taint.delete(name);
           }
         } else this.visitSubstsIn(loop);
         return this.visitStmts(cmd.Do, stdin);
@@ -1143,7 +1155,7 @@ class Analyzer {
           break;
         }
         case 'flock': {
-          const k = commandIndex(rest, 'wEn', ['timeout', 'conflict-exit-code'], false);
+          const k = commandIndex(rest, 'wE', ['timeout', 'conflict-exit-code'], false);
           const after = rest.slice(k + 1);
           if (after[0]?.text === '-c' || after[0]?.text === '--command') {
             if (after[1]) this.nested(after[1].text, 'flock -c');
@@ -1228,7 +1240,22 @@ class Analyzer {
   private runCommand(v: CommandView, reads: ReadPath[]): Produced {
     const { name, argv } = v;
     if (name === 'cd' || name === 'pushd') this.changeDirectory(v.args);
-    for (const r of reads) this.noteRead(r.path, r.recursive, r.contents);
+    if (name === 'ztcp' || name === 'zsocket') {
+      // zsh's socket builtins leave the new descriptor in $REPLY
+      this.shared.netFds.add('$REPLY');
+      this.add('caution', `opens a network connection (${name})`);
+    }
+    for (const r of reads) {
+      this.noteRead(r.path, r.recursive, r.contents);
+      const fetched = r.program && name !== 'source' && name !== '.' ? this.fetchedOf(r.path) : undefined;
+      if (fetched) this.add('dangerous', `runs a ${fetched === 'download' ? 'downloaded' : 'decoded'} program file (${r.via} ${r.path})`);
+    }
+    if (FILE_RUNNERS.test(name)) {
+      for (const a of v.args) {
+        const fetched = a.text.startsWith('-') ? undefined : this.fetchedOf(a.text);
+        if (fetched) this.add('dangerous', `runs a ${fetched === 'download' ? 'downloaded' : 'decoded'} file with ${name} (${a.text})`);
+      }
+    }
     applyToolOptions(v, this.ctx);
     const sink = isNetworkSink(name, v.args);
     const printed = secretOutput(name, v.args);
@@ -1282,11 +1309,11 @@ class Analyzer {
   private flowAfter(v: CommandView, produced: Produced, frame: Frame, reads: ReadPath[]): void {
     const { name, args } = v;
     let sourceFetched: 'download' | 'decoded' | undefined;
-    if (this.shared.fetchedFiles.size || this.shared.fetchedTree) {
+    if (this.shared.fetchedFiles.size || this.shared.fetchedDirs.length) {
       for (const r of reads) sourceFetched ??= this.fetchedOf(r.path);
     }
     const targets = produced.download || name === 'scp' || name === 'rsync' || name === 'git' ? downloadTargets(name, args) : [];
-    if (targets === 'tree') this.shared.fetchedTree = true;
+    if (targets === 'tree') this.shared.fetchedDirs.push('');
     const copies = COPIERS.has(name) ? copyTargets(name, args) : [];
     const isDownloader = !!produced.download && !v.stdin?.download;
     for (const out of [...frame.outputs, ...copies]) {
@@ -1296,7 +1323,10 @@ class Analyzer {
       if (kind) this.shared.fetchedFiles.set(key, kind);
     }
     for (const out of targets === 'tree' ? [] : targets) this.shared.fetchedFiles.set(this.fileKey(out), 'download');
-    if ((v.stdin?.download || this.shared.fetchedFiles.size) && extracts(name, args) && (v.stdin?.download || sourceFetched || args.some((a) => this.fetchedOf(a.text)))) this.shared.fetchedTree = true;
+    if ((v.stdin?.download || this.shared.fetchedFiles.size) && extracts(name, args) && (v.stdin?.download || sourceFetched || args.some((a) => this.fetchedOf(a.text)))) {
+      const into = extractDir(name, args);
+      this.shared.fetchedDirs.push(into === undefined ? '' : this.fileKey(into));
+    }
   }
 }
 

@@ -105,6 +105,12 @@ const CURL_UPLOADS: OptionTable = {
   ],
 };
 
+/** curl's own {a,b} globbing in -T names. */
+function curlGlob(f: string): string[] {
+  const m = /^(.*)\{([^{}]*)\}(.*)$/.exec(f);
+  return m ? m[2]!.split(',').map((alt) => `${m[1]}${alt}${m[3]}`) : [f];
+}
+
 /** `@file`, `name@file`, `name=@file`, `name=<file` (with `;type=...` options) → the file. */
 function atFile(value: string, kind: string): string | undefined {
   if (kind === 'file') return value;
@@ -140,7 +146,7 @@ export const NETWORK_SINKS: Record<string, (args: Arg[]) => SinkSends> = {
   curl: (args) => ({
     files: scanOptions(CURL_UPLOADS, args).flatMap((h) => {
       const f = atFile(h.value, h.spec.kind);
-      return f && f !== '-' ? [{ path: f, recursive: false }] : [];
+      return f && f !== '-' ? curlGlob(f).map((path) => ({ path, recursive: false })) : [];
     }),
   }),
   wget: (args) => ({ files: optionFiles(args, '', ['post-file', 'body-file']) }),
@@ -160,11 +166,13 @@ export const NETWORK_SINKS: Record<string, (args: Arg[]) => SinkSends> = {
   netcat: () => ({ files: [] }),
   'nc.traditional': () => ({ files: [] }),
   'nc.openbsd': () => ({ files: [] }),
+  'netcat.openbsd': () => ({ files: [] }),
+  'netcat.traditional': () => ({ files: [] }),
   socat: (args) => ({
     files: words(args)
       .filter((w) => !w.startsWith('-'))
       .flatMap((w) => {
-        const m = /^(?:(?:OPEN|GOPEN|FILE|READ):)?(\/[^,]*|~[^,]*)/i.exec(w);
+        const m = /^(?:(?:OPEN|GOPEN|FILE|READ):)?(\/[^,]*|~[^,]*|\$\{?HOME\}?\/[^,]*)/i.exec(w);
         return m && !/^(?:EXEC|SYSTEM):/i.test(w) ? [{ path: m[1]!, recursive: false }] : [];
       }),
   }),
@@ -308,6 +316,13 @@ export function extracts(name: string, args: Arg[]): boolean {
   if (name === 'unzip' || name === 'bunzip2' || name === 'gunzip' || name === 'unxz' || name === 'unzstd' || name === 'cpio') return true;
   if (name === '7z' || name === '7za') return w[0] === 'x' || w[0] === 'e';
   return false;
+}
+
+/** Where an extraction lands when not in the current folder (tar -C, unzip -d). */
+export function extractDir(name: string, args: Arg[]): string | undefined {
+  if (/^(?:g?tar|bsdtar)$/.test(name)) return scanOptions({ argShort: 'bfFgHIKLNTVX', oldStyle: true, options: [{ short: 'C', long: ['directory'], kind: 'C', what: '' }] }, args)[0]?.value;
+  if (name === 'unzip') return scanOptions({ argShort: 'xP', options: [{ short: 'd', kind: 'd', what: '' }] }, args)[0]?.value;
+  return undefined;
 }
 
 /** Output files a command fills from its inputs: the destination of cp/mv/install, zip's archive, tee's files. */

@@ -232,7 +232,8 @@ const vim: Table = {
     { short: 'S', kind: 'config', what: 'editor script' },
     { short: 'u', kind: 'config', what: 'vimrc' },
     { short: 'U', kind: 'config', what: 'gvimrc' },
-    { short: 's', kind: 'config', what: 'keystroke script' },
+    // -s alone reads keystrokes from a file; in -es (Ex mode) it means silent, so only the word counts
+    { words: ['-s'], kind: 'config', what: 'keystroke script' },
     { short: 'l', kind: 'config', what: 'lua script' },
     { short: 'w', kind: 'write', what: 'keystroke log', optional: true },
     { short: 'W', kind: 'write', what: 'keystroke log' },
@@ -664,10 +665,20 @@ export function applyToolOptions(v: CommandView, ctx: RuleContext): void {
       case 'read':
         if (val) ctx.reads(val, label);
         break;
-      case 'config':
+      case 'config': {
         ctx.add('caution', `${label} loads a ${what} (${val}) that can name programs to run`);
         if (val && !/[\s=]/.test(val)) ctx.reads(val, label);
+        const f = val ? ctx.fetched(val) : undefined;
+        if (f) ctx.add('dangerous', `${label} loads a ${what} this command line ${f === 'download' ? 'downloaded' : 'decoded'} (${val})`);
+        // wgetrc commands that name files (wget -e output_document=...)
+        const rc = /^\s*(output_document|logfile|append_output|dir_prefix|save_cookies|warc_file)\s*=\s*(.+)$/i.exec(val);
+        if (rc) {
+          const w = writeFinding(rc[2]!.trim(), `${label} ${rc[1]} writes to`);
+          if (w) ctx.add(w.tier, w.reason);
+          ctx.writes(rc[2]!.trim());
+        }
         break;
+      }
       case 'library': {
         ctx.add('caution', `${label} loads a ${what} (${val})`);
         const f = ctx.fetched(val);

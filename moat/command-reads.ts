@@ -7,7 +7,9 @@
 import type { Arg } from './command-args.js';
 import { scanOperands, scanOptions, type OptionTable } from './command-options.js';
 
-type ReadKind = 'read' | 'code' | 'skip';
+// 'read': a file read; 'program': a file read and run as code (awk -f); 'code': the option gives the
+// pattern/program, so every operand is a file; 'skip': neither.
+type ReadKind = 'read' | 'program' | 'code' | 'skip';
 
 interface ReadSpec {
   /** Options: 'read' ones name files read; 'code' ones give the pattern/program, so every operand is a file. */
@@ -51,7 +53,7 @@ const GREP: ReadSpec = {
 const AWK: ReadSpec = {
   table: t('Fvil', ['field-separator', 'assign', 'include', 'load'], [
     { short: 'e', long: ['source'], kind: 'code', what: 'program' },
-    { short: 'fE', long: ['file', 'exec'], kind: 'read', what: 'program file' },
+    { short: 'fE', long: ['file', 'exec'], kind: 'program', what: 'program file' },
   ]),
   firstIsCode: true,
   skipAssignments: true,
@@ -59,7 +61,7 @@ const AWK: ReadSpec = {
 const SED: ReadSpec = {
   table: t('l', ['line-length'], [
     { short: 'e', long: ['expression'], kind: 'code', what: 'script' },
-    { short: 'f', long: ['file'], kind: 'read', what: 'script file' },
+    { short: 'f', long: ['file'], kind: 'program', what: 'script file' },
     { short: 'i', long: ['in-place'], kind: 'skip', what: 'in place', optional: true },
   ]),
   firstIsCode: true,
@@ -137,6 +139,8 @@ export interface ReadPath {
   path: string;
   /** Contents are read (not just names and metadata). */
   contents: boolean;
+  /** The file is a program the command runs (awk -f, sed -f, source). */
+  program?: boolean;
   /** Read recursively (a folder of credentials counts). */
   recursive: boolean;
   /** The option or operand it came from, for reasons. */
@@ -178,7 +182,9 @@ export function readPaths(name: string, args: Arg[]): ReadPath[] {
   let codeGiven = false;
   for (const h of scanOptions(spec.table, args)) {
     if (h.spec.kind === 'code') codeGiven = true;
-    else if (h.spec.kind === 'read' && h.value) out.push({ path: h.value, recursive: false, contents: true, via: `${name} ${h.spelling}` });
+    else if ((h.spec.kind === 'read' || h.spec.kind === 'program') && h.value) {
+      out.push({ path: h.value, recursive: false, contents: true, program: h.spec.kind === 'program', via: `${name} ${h.spelling}` });
+    }
   }
   if (spec.noOperands) {
     if (spec.keyed) for (const a of args) if (a.text.startsWith(`${spec.keyed}=`)) out.push({ path: a.text.slice(spec.keyed.length + 1), recursive: false, contents: true, via: `${name} ${spec.keyed}=` });
@@ -197,6 +203,7 @@ export function readPaths(name: string, args: Arg[]): ReadPath[] {
   if (spec.dropLast && !args.some((a) => /^-[a-zA-Z]*t$|^--target-directory/.test(a.text))) ops = ops.slice(0, -1);
   if (spec.dropFirst) ops = ops.slice(1);
   if (spec.maxOperands !== undefined) ops = ops.slice(0, spec.maxOperands);
-  for (const a of ops) if (a.text !== '-') out.push({ path: a.text, recursive: !!spec.recursive, contents: !spec.namesOnly, via: name });
+  const runs = name === 'source' || name === '.';
+  for (const a of ops) if (a.text !== '-') out.push({ path: a.text, recursive: !!spec.recursive, contents: !spec.namesOnly, program: runs, via: name });
   return out;
 }

