@@ -2,17 +2,23 @@
  * Memory guard: a durable memory write (a note the agent keeps across
  * conversations) is allowed only when it is
  *  - not empty, and at most `maxChars` long (default 500);
- *  - not instruction-like (prompt injection aimed at future conversations) —
- *    checked before evidence: a note that is an injection is refused even when
- *    the user or a tool said exactly that;
+ *  - not instruction-like (prompt injection aimed at future conversations:
+ *    the classifier in ./memory-injection.ts, over text normalized by
+ *    ./memory-normalize.ts) — checked before evidence: a note that is an
+ *    injection is refused even when the user or a tool said exactly that;
  *  - free of secrets (injected detector, or a small built-in one);
  *  - supported by evidence in this conversation: the note's content words
  *    overlap a user message or a tool output (pronouns, "user"/"I" and
  *    preference verbs ignored, so "user prefers dark mode" is supported by
  *    "I like dark mode"); numbers and names in the note must appear in the
  *    evidence, and a negated note needs negated evidence.
+ *
+ * Operators' notes (CLI, HTTP API) go through checkOperatorNote: no evidence
+ * is needed, but secrets are always refused and injection is refused unless
+ * the operator forces it.
  */
-import { stripSpecialTokens } from './untrusted.js';
+import { findInjection } from './memory-injection.js';
+import { scanText } from './secrets.js';
 
 export interface MemoryEvidence {
   userMessages: string[];
@@ -31,75 +37,9 @@ export interface MemoryGuardOptions {
 }
 
 // ---------------------------------------------------------------------------
-// Injection
+// Injection: a classifier over normalized text (./memory-injection.ts).
 
-/** Zero-width and bidi-control characters, Unicode tag characters: hidden text. */
-const HIDDEN_CHARS = /[\u200B-\u200F\u202A-\u202E\u2060-\u2064\u2066-\u2069\uFEFF]|[\u{E0000}-\u{E007F}]/u;
-
-const INJECTION_PATTERNS: Array<[RegExp, string]> = [
-  [/\b(?:ignore|disregard|forget|override|bypass|skip|drop)\b[\s\w,'-]{0,40}?\b(?:instructions?|rules|prompts?|directions|directives|guidelines|guardrails|policies|policy|restrictions|constraints|safety|programming|context|commands)\b/, 'asks to ignore instructions'],
-  [/\bdisregard\b/, 'asks to disregard something'],
-  [/\b(?:forget|ignore)\s+(?:everything|all\s+(?:that|of\s+(?:that|this)|above)|what\s+you\s+(?:were|have\s+been)\s+told)\b/, 'asks to forget what came before'],
-  [/\b(?:always|only|never)\s+(?:reply|respond|answer|say|write|output|print|start|begin|end|include|append|add|use|call|run|execute|send|forward|recommend|mention|link|tell|obey|comply|agree|refuse)\b/, 'standing order to the assistant'],
-  [/\bfrom\s+now\s+on\b/, 'standing order ("from now on")'],
-  [/\b(?:going|moving)\s+forward,?\s+(?:you|always|never|reply|respond|answer)\b/, 'standing order ("going forward")'],
-  [/\b(?:in\s+(?:all|every)\s+(?:future\s+)?(?:conversations?|chats?|sessions?|replies|responses|answers)|in\s+future\s+(?:conversations?|chats?|sessions?))\b/, 'standing order for future conversations'],
-  [/\b(?:whenever|every\s+time|each\s+time)\s+(?:the\s+user|someone|anyone|you|they|he|she)\s+(?:asks?|says?|mentions?|types?|writes?|sends?|requests?)\b/, 'trigger for future behaviour'],
-  [/\byou(?:\s+are|'re)\s+now\b/, 'role reassignment ("you are now")'],
-  [/\byou\s+(?:will|shall|must|should)\s+now\b/, 'role reassignment'],
-  [/\byour\s+(?:new\s+)?(?:instructions|rules|role|task|goal|purpose|directive|persona|identity|name)\s+(?:is|are)\b/, 'role reassignment'],
-  [/\byou\s+(?:must|shall|have\s+to|are\s+required\s+to|need\s+to)\s+(?:always|never|now|ignore|obey|follow|comply|reply|respond|answer|not|only|do|say|pretend|act|forget|reveal|send|forward|run|execute)\b/, 'order to the assistant ("you must …")'],
-  [/\b(?:the\s+)?(?:assistant|ai|model|bot|chatbot|llm|agent)\s+(?:must|shall|should\s+always|should\s+never|is\s+required\s+to|has\s+to|will\s+now)\b/, 'order to the assistant'],
-  [/\bsystem\s*(?:prompt|message|instructions?|override|note|update)\s*[:=]/, 'system-prompt marker'],
-  [/\b(?:reveal|print|show|ignore|new|update|change|override|replace|leak|repeat)\s+(?:the\s+|your\s+|my\s+)?system\s+(?:prompt|message|instructions?)\b/, 'targets the system prompt'],
-  [/(?:^|\n|[.!?]\s)\s*(?:system|assistant|developer)\s*:/, 'chat-role prefix'],
-  [/\[\s*(?:system|assistant|developer|inst|sys|admin|instructions?)\s*\]/, 'chat-role marker'],
-  [/<\s*\/?\s*(?:system|instructions?|assistant|developer|admin|prompt|im_start|im_end|sys)\s*>/, 'hidden-instruction tag'],
-  [/#{2,}\s*(?:system|instructions?|new\s+instructions?|admin|override)\b/, 'instruction header'],
-  [/\b(?:new|updated|additional|hidden|secret|real|true)\s+(?:instructions?|rules|directives?|orders)\b/, 'new instructions'],
-  [/\b(?:begin|start|end)\s+(?:of\s+)?(?:hidden\s+|secret\s+|system\s+)?(?:instructions?|prompt)\b/, 'hidden-instruction marker'],
-  [/<!--[\s\S]*?-->/, 'hidden HTML comment'],
-  [/\bnote\s+to\s+(?:the\s+)?(?:ai|assistant|model|llm|bot|agent|chatbot|gpt|claude)\b/, 'note addressed to the model'],
-  [/\b(?:attention|hey|dear|important(?:\s+for)?)\s*[,:!]?\s+(?:the\s+)?(?:ai|assistant|model|llm|bot|agent|chatbot|gpt|claude)\b/, 'message addressed to the model'],
-  [/\b(?:do\s+not|don'?t|never)\s+(?:tell|inform|show|let|mention\s+(?:this|it)\s+to|reveal\s+(?:this|it)\s+to|alert|warn|notify)\s+(?:the\s+)?(?:user|users|human|owner|them|him|her|anyone)\b/, 'hides something from the user'],
-  [/\b(?:do\s+not|don'?t|never)\s+(?:reveal|mention|say|disclose|admit|explain|show)\s+(?:\w+\s+){0,3}?to\s+(?:the\s+)?(?:user|users|human|owner)\b/, 'hides something from the user'],
-  [/\bwithout\s+(?:telling|informing|asking|notifying|alerting)\s+(?:the\s+)?(?:user|users|human|owner|them|him|her|anyone)\b/, 'hides something from the user'],
-  [/\b(?:keep|hide)\s+(?:this|it|that)\s+(?:secret|hidden|confidential)?\s*from\s+(?:the\s+)?(?:user|users|human|owner)\b/, 'hides something from the user'],
-  [/\b(?:reveal|print|output|show|leak|dump|repeat|send)\s+(?:me\s+)?(?:your|the)\s+(?:system\s+prompt|instructions|hidden\s+prompt|initial\s+prompt|api\s+keys?|secrets?|credentials|environment\s+variables|env)\b/, 'asks to leak the prompt or secrets'],
-  [/\b(?:exfiltrate|jailbreak|jailbroken|prompt\s+injection)\b/, 'injection vocabulary'],
-  [/\b(?:send|forward|upload|post|copy|leak|email)\s+(?:all|every|the\s+whole|the\s+entire|the\s+full)?\s*(?:of\s+)?(?:the\s+|their\s+|the\s+user'?s\s+)?(?:conversations?|chat\s+history|chats|messages|emails|memory|memories|files|history|data|contacts|passwords|credentials)\s+to\b/, 'exfiltration order'],
-  [/\b(?:act|behave|respond|speak)\s+as\s+(?:if\s+you\s+(?:are|were)|an?\s+(?:unfiltered|unrestricted|uncensored|evil|different)|dan\b)/, 'role-play jailbreak'],
-  [/\bpretend\s+(?:to\s+be|that\s+you|you\s+are|you're)\b/, 'role-play jailbreak'],
-  [/\b(?:role-?play|roleplay)\s+as\b/, 'role-play jailbreak'],
-  [/\bdo\s+anything\s+now\b/, 'jailbreak persona'],
-  [/\b(?:enable|enter|activate|switch\s+(?:in)?to|turn\s+on|unlock|are\s+(?:now\s+)?(?:in\s+)?|act\s+as|become|you'?re\s+(?:now\s+)?(?:in\s+)?)\s*(?:the\s+|a\s+)?(?:dan|developer\s+mode|god\s+mode|admin\s+mode|sudo\s+mode|unrestricted\s+mode|jailbreak\s+mode|evil\s+mode)\b/, 'jailbreak persona'],
-  [/\b(?:answer|respond|reply|act|operate|behave|talk|speak|work|mode|assistant|ai|model|chatbot|bot|llm|you)\b[\w\s,'-]{0,30}?\b(?:no|without(?:\s+any)?|free\s+(?:of|from))\s+(?:restrictions|filters|limits|limitations|guidelines|rules|censorship|safety\s+(?:checks|filters|rules|guidelines))\b/, 'asks to drop restrictions'],
-  [/\b(?:unfiltered|uncensored|unrestricted)\b/, 'asks to drop restrictions'],
-  [/\bexecute\s+(?:the\s+)?(?:following|this|these)\b/, 'asks to execute something'],
-  [/\b(?:curl|wget)\s+\S+\s*\|\s*(?:sh|bash)\b/, 'piped download-and-run'],
-  [/\b(?:obey|comply\s+with)\s+(?:these|the\s+following|this|my|all)\b/, 'order to obey'],
-  [/\bnew\s+rule\b/, 'new rule'],
-];
-
-function normalizeForScan(s: string): string {
-  return s
-    .normalize('NFKC')
-    .replace(/[\u2018\u2019\u02BC]/g, "'")
-    .replace(/[\u201C\u201D]/g, '"')
-    .replace(/\s+/g, ' ')
-    .toLowerCase();
-}
-
-/** Why the note is instruction-like, or undefined. */
-export function findInjection(note: string): string | undefined {
-  if (HIDDEN_CHARS.test(note)) return 'contains hidden (zero-width, bidi or tag) characters';
-  if (stripSpecialTokens(note) !== note) return 'contains chat-template special tokens';
-  // Compare on a copy with hidden characters and separators flattened.
-  const text = normalizeForScan(note);
-  if (stripSpecialTokens(text) !== text) return 'contains chat-template special tokens';
-  for (const [re, why] of INJECTION_PATTERNS) if (re.test(text)) return why;
-  return undefined;
-}
+export { classifyInjection, findInjection, type InjectionVerdict } from './memory-injection.js';
 
 // ---------------------------------------------------------------------------
 // Secrets
@@ -265,4 +205,33 @@ export function checkMemoryWrite(note: string, evidence: MemoryEvidence, opts: M
     return { allowed: false, code: 'no_evidence', reason: 'nothing the user said or a tool returned in this conversation supports the note' };
   }
   return { allowed: true };
+}
+
+export interface OperatorNoteCheck {
+  allowed: boolean;
+  code?: 'empty' | 'too_long' | 'secret' | 'injection';
+  reason?: string;
+  /** Set when an instruction-like note was let through by force. */
+  forcedInjection?: string;
+}
+
+/**
+ * An operator's note (written with the CLI or the HTTP API): secrets are
+ * refused always (the project's scanner: moat/secrets.ts), instruction-like
+ * notes unless `force` (an operator may mean a standing rule; it is then
+ * still shown to the model as a note, not as an instruction).
+ */
+export function checkOperatorNote(note: string, opts: { force?: boolean; maxChars?: number } = {}): OperatorNoteCheck {
+  const maxChars = opts.maxChars ?? 2000;
+  if (typeof note !== 'string' || !note.trim()) return { allowed: false, code: 'empty', reason: 'the note is empty' };
+  if (note.length > maxChars) return { allowed: false, code: 'too_long', reason: `the note is ${note.length} chars, over the ${maxChars}-char limit` };
+  const secrets = scanText(note);
+  if (secrets.length || defaultFindSecrets(note)) {
+    const kinds = [...new Set(secrets.map((f) => f.kind))];
+    const what = secrets.length && secrets.every((f) => f.class === 'pii') ? 'personal data' : 'a secret';
+    return { allowed: false, code: 'secret', reason: `the note contains ${what}${kinds.length ? ` (${kinds.join(', ')})` : ' (key, token or password)'}; notes are shown to the model, so secrets are never kept in them` };
+  }
+  const injection = findInjection(note);
+  if (injection && !opts.force) return { allowed: false, code: 'injection', reason: `the note is instruction-like: ${injection}` };
+  return injection ? { allowed: true, forcedInjection: injection } : { allowed: true };
 }
