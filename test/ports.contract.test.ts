@@ -400,6 +400,31 @@ describe.each(backends)('ports contract: $name', (backend) => {
       expect((await start(oneOff.conversationId)).context!.history).toEqual([]);
     });
 
+    it("forgets only what the caller may write: its own sender notes and this conversation's, never a global note", async () => {
+      const add = (scope: 'global' | 'conversation' | 'sender', key: string, body: string) => store.addMemory(scope, key, body);
+      const global = await add('global', '', 'operator note');
+      const mine = await add('sender', 'forget-u1', 'about u1');
+      const theirs = await add('sender', 'forget-u2', 'about u2');
+      const here = await add('conversation', 'forget-c1', 'in c1');
+      const there = await add('conversation', 'forget-c2', 'in c2');
+      // u1 in conversation c1: a global note, another sender's note, another conversation's note are not deleted.
+      for (const id of [global, theirs, there, 99_999_999]) expect(await store.forgetMemory(id, 'forget-c1', 'forget-u1')).toBe(false);
+      // A sender id that happens to equal a conversation id (or the reverse) reaches nothing of the other scope.
+      expect(await store.forgetMemory(here, 'forget-cX', 'forget-c1')).toBe(false);
+      expect(await store.forgetMemory(mine, 'forget-u1', 'forget-uX')).toBe(false);
+      const left = (await store.listMemory()).map((n) => n.id);
+      for (const id of [global, mine, theirs, here, there]) expect(left).toContain(id);
+      // Its own note and this conversation's, once.
+      expect(await store.forgetMemory(mine, 'forget-c1', 'forget-u1')).toBe(true);
+      expect(await store.forgetMemory(here, 'forget-c1', 'forget-u1')).toBe(true);
+      expect(await store.forgetMemory(mine, 'forget-c1', 'forget-u1')).toBe(false);
+      // What remains is still visible where it belongs, and the operator's delete reaches global notes.
+      expect((await store.searchMemory('forget-c2', 'forget-u2', '')).map((n) => n.id)).toEqual(expect.arrayContaining([global, theirs, there]));
+      expect(await store.deleteMemory(global)).toBe(true);
+      await store.deleteMemory(theirs);
+      await store.deleteMemory(there);
+    });
+
     it('finds conversations whose inbox rows waited too long', async () => {
       const m = await store.accept(msg('stuck-1', 'http/-/stuck/-'));
       await sleep(60);
