@@ -1374,6 +1374,15 @@ const RAW_PATTERNS: { re: RegExp; tier: Tier; reason: string }[] = [
   { re: /\bgit\s+(?:push\s+[^;&|\n]*(?:-f\b|--force)|reset\s+--hard|clean\s+-\w*f)/, tier: 'dangerous', reason: 'destructive git command' },
   { re: /\b(?:DROP\s+(?:TABLE|DATABASE|SCHEMA)|TRUNCATE\s+\w)/i, tier: 'dangerous', reason: 'destructive SQL' },
   { re: /\bchmod\s+-R\b|\bchown\s+-R\b/, tier: 'dangerous', reason: 'recursive permission change' },
+  { re: /\b(?:ba|z|k|da)?sh\b[^\n]*\/dev\/(?:tcp|udp)\/|\/dev\/(?:tcp|udp)\/[^\n]*\b(?:ba|z|k|da)?sh\s+-i\b/, tier: 'dangerous', reason: 'a shell wired to /dev/tcp (reverse shell)' },
+  { re: /\b(?:nc|ncat|netcat)\b[^;&|\n]*\s-[a-z]*[ec]\b|\bsocat\b[^\n]*\b(?:exec|system):/i, tier: 'dangerous', reason: 'a network tool running a shell (reverse shell)' },
+  { re: /\bmkfifo\b[^\n]*\|\s*(?:\/bin\/)?(?:ba|z|da|k)?sh\b[^\n]*\|\s*(?:nc|ncat|netcat|telnet|socat)\b/, tier: 'dangerous', reason: 'fifo reverse shell' },
+  { re: /\bcrontab\s+(?:-u\s+\S+\s+)?-(?:\s|$)/, tier: 'dangerous', reason: 'installs a crontab from standard input' },
+  { re: /(?:\.ssh\/id_|\.aws\/credentials|\/etc\/shadow|\/proc\/[^/\s]+\/environ|\.env\b|--export-secret-keys)[^\n]*\b(?:curl|wget|nc|ncat|netcat|socat|scp|rsync|telnet)\b|\b(?:curl|wget)\b[^\n]*@(?:~|\$HOME)?\/?[^\s]*(?:\.ssh\/id_|\.aws\/credentials|\/etc\/shadow)/, tier: 'dangerous', reason: 'sends credential material to the network' },
+  { re: /\bsysctl\b[^\n]*\bkernel[./](?:randomize_va_space\s*=\s*[01]|yama[./]ptrace_scope\s*=\s*0|kptr_restrict\s*=\s*0|dmesg_restrict\s*=\s*0)/, tier: 'dangerous', reason: 'switches off kernel hardening' },
+  { re: /\bjournalctl\b[^\n]*--vacuum-/, tier: 'dangerous', reason: 'deletes system logs' },
+  { re: /\bkill\s+(?:-\S+\s+)*(?:\$\(|`)/, tier: 'dangerous', reason: 'kills a computed list of processes' },
+  { re: /\bssh\b[^\n]*\s-[A-Za-z]*R\s*\d|RemoteForward/, tier: 'dangerous', reason: 'ssh remote port forward' },
   { re: /\beval\b|\bbash\s+-c\b|\bsh\s+-c\b/, tier: 'caution', reason: 'runs dynamic code' },
 ];
 

@@ -863,6 +863,7 @@ const pkgManager: Rule = (v, ctx) => {
   const sub = words[0] ?? '';
   // A package file fetched earlier in the line: installing it runs its maintainer/setup scripts.
   for (const w of words) {
+    if (!/\/|\.(?:deb|rpm|whl|tar\.gz|tgz|zip|apk|pkg|gem|snap|flatpak|nupkg|egg|xpi|vsix|crate)$/.test(w)) continue;
     const f = ctx.fetched(w);
     if (f) ctx.add('dangerous', `installs a ${f === 'download' ? 'downloaded' : 'decoded'} package (${v.name} ${w}); its install scripts run`);
   }
