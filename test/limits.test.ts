@@ -1,9 +1,12 @@
 /** Rate limits (per sender, conversation and API key), per-turn budgets, the caps on concurrent turns and the slot counters behind them. */
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openPglite } from '../adapters/db/pglite.js';
 import { MemoryRateLimiter } from '../adapters/ratelimit/memory.js';
 import type { TurnSlots } from '../adapters/ratelimit/port.js';
 import { RedisRateLimiter } from '../adapters/ratelimit/redis.js';
+import { migrate } from '../adapters/store/migrate.js';
+import { Store } from '../adapters/store/store.js';
 import { configSchema, loadConfig } from '../src/config.js';
 import type { Gateway } from '../src/gateway.js';
 import { Ingress } from '../src/ingress.js';
@@ -194,5 +197,44 @@ describe.each(['memory', 'redis'] as const)('turn slots (%s)', (kind) => {
     expect(await slots.holders('key:c')).toBe(0);
     expect(await slots.acquire(k, 'other', 300, 'c')).toEqual({ acquired: true });
     await slots.release(k, 'other');
+  });
+});
+
+describe('Store.deferTurn: a turn refused by a cap is put back as it was', () => {
+  it('unclaims an opened turn, gives a resumed one its attempt back, frees the lease; the message is answered once later', async () => {
+    const db = await openPglite();
+    await migrate(db);
+    const store = new Store(db);
+    const { conversationId } = await store.accept({ channel: 'test', externalId: 'defer-1', conversationKey: 'test/-/defer/-', sender: { id: 'u' }, text: 'hello', attachments: [], receivedAt: new Date() });
+    const start = (lease: string) =>
+      store.startTurn({ conversationId, worker: 'w', lease, leaseMs: 30_000, claim: 'auto', modes: { default: 'followup', byChannel: {} }, historyLimits: { default: 200 }, memoryLimit: 20 });
+    try {
+      // Opened, refused: no turn row, the row unclaimed and unconsumed, the lease free for the next drain.
+      const first = await start('L1');
+      expect(first.turn).toMatchObject({ attempt: 1, seq: 1 });
+      await store.deferTurn(first.turn!.id, conversationId, 'L1');
+      expect(await store.turns(conversationId)).toEqual([]);
+      expect(await store.pending(conversationId)).toMatchObject([{ text: 'hello', turn_id: null, consumed_at: null }]);
+      const opened = await start('L2');
+      expect(opened.conversation).not.toBeNull();
+      expect(opened.turn).toMatchObject({ attempt: 1, seq: 1 });
+      // Its worker dies; the drain that resumes the turn after the lease expired is refused too.
+      await db.query(`update conversations set lease_until = now() - interval '1 second' where id = $1`, [conversationId]);
+      const resumed = await start('L3');
+      expect(resumed.turn).toMatchObject({ id: opened.turn!.id, attempt: 2 });
+      await store.deferTurn(resumed.turn!.id, conversationId, 'L3');
+      expect(await store.turns(conversationId)).toMatchObject([{ id: opened.turn!.id, status: 'running', attempt: 1 }]);
+      expect(await store.pending(conversationId)).toMatchObject([{ turn_id: opened.turn!.id, consumed_at: null }]);
+      // The next drain resumes it and finishes it, once.
+      const last = await start('L4');
+      expect(last.turn).toMatchObject({ id: opened.turn!.id, attempt: 2 });
+      const done = await store.finishTurn({ turnId: last.turn!.id, status: 'done', messages: [{ role: 'user', content: 'hello' }, { role: 'assistant', content: [{ type: 'text', text: 'hi' }] }] as never, finishReason: 'stop', lease: 'L4' });
+      expect(done).toEqual({ finished: true, pending: [] });
+      expect(await store.pending(conversationId)).toEqual([]);
+      expect(await store.turns(conversationId)).toMatchObject([{ status: 'done', attempt: 2 }]);
+      expect((await start('L5')).conversation).toBeNull(); // nothing waits
+    } finally {
+      await db.close();
+    }
   });
 });
