@@ -2,8 +2,9 @@
  * HTTP hardening (issue #18): request parsing errors are 4xx answers in the
  * OpenAI error shape and never reach a process-level handler; user-supplied
  * names are looked up as own properties only; the process guard logs what
- * nothing caught. The last two suites spawn `bin/switchboard.js` from dist:
- * run `npm run build` first.
+ * nothing caught. The first suite runs the gateway in this process (embedded
+ * store and queue); the last two spawn `bin/switchboard.js` from dist (the
+ * gateway on Redis and Postgres): run `npm run build` first.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
@@ -22,7 +23,9 @@ import { packageRoot } from '../src/paths.js';
 import { queueModeFor } from '../src/queue-mode.js';
 import { FakeLlm, lastUserText, reply, toolCall } from './fakes/fake-llm.js';
 import { API_KEY, eventually, GatewayProcess, openaiClient, startGateway, testConfig } from './support/gateway.js';
+import { createTestDatabase, type TestDatabase } from './support/postgres.js';
 import { buildRequest, rawExchange, type RawResponse } from './support/raw-http.js';
+import { TestRedis } from './support/redis.js';
 
 const OP_KEY = 'sk-operator-hardening-01';
 const HOOK_SECRET = 'hardening-hook-secret-0123456789';
@@ -290,17 +293,23 @@ describe('own-property lookups and the config schema', () => {
   });
 });
 
-describe('the gateway process (bin/switchboard.js from dist)', () => {
+describe('the gateway process (bin/switchboard.js from dist, Redis and Postgres)', () => {
   let fake: FakeLlm;
   let gp: GatewayProcess | undefined;
+  let redis: TestRedis;
+  let pgdb: TestDatabase;
   beforeAll(async () => {
     fake = new FakeLlm();
     await fake.start();
+    redis = await TestRedis.start();
+    pgdb = await createTestDatabase();
     fake.respond((req) => reply(`echo: ${lastUserText(req.body)}`));
   });
   afterAll(async () => {
     await gp?.kill('SIGKILL');
     await fake?.close();
+    await redis?.stop();
+    await pgdb?.drop();
   });
 
   it('survives the URI crash of issue #18 and __proto__ models, and answers normally afterwards', async () => {
@@ -309,6 +318,9 @@ describe('the gateway process (bin/switchboard.js from dist)', () => {
       SWITCHBOARD_HTTP_PORT: '0',
       SWITCHBOARD_API_KEYS: API_KEY,
       SWITCHBOARD_SANDBOX: 'none',
+      REDIS_URL: redis.url,
+      DATABASE_URL: pgdb.url,
+      SWITCHBOARD_QUEUE_PREFIX: `sbh${process.pid}`,
       OPENAI_BASE_URL: fake.openaiBaseUrl,
       OPENAI_API_KEY: 'fake-key',
       SWITCHBOARD_MODEL: 'fake-model',

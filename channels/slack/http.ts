@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { BodyTooLargeError, sendJson, type RequestContext } from '../../src/http/server.js';
+import { BodyTooLargeError, parseJsonObject, sendJson, type RequestContext } from '../../src/http/server.js';
 import type { RelayReceiver } from './receiver.js';
 import { verifySlackSignature } from './signature.js';
 
@@ -48,6 +48,9 @@ export async function handleSlackHttp(rc: RequestContext, deps: SlackHttpDeps): 
   const retryReason = typeof req.headers['x-slack-retry-reason'] === 'string' ? req.headers['x-slack-retry-reason'] : undefined;
 
   if (body.type === 'event_callback') {
+    // A signed callback without an event cannot be stored; a 500 would only make Slack send it again.
+    const ev = body.event as { type?: unknown } | null | undefined;
+    if (!ev || typeof ev !== 'object' || Array.isArray(ev) || typeof ev.type !== 'string') return sendJson(res, 400, { ok: false, error: 'invalid_event' });
     const handled = deps.relay.event(body, retry, retryReason);
     const r = await Promise.race([handled, sleep(deps.ackTimeoutMs).then(() => 'late' as const)]);
     if (r === false) return sendJson(res, 500, { ok: false, error: 'not_stored' });
@@ -74,12 +77,10 @@ function parseBody(text: string, contentType: string): Record<string, unknown> {
   if (contentType.includes('application/x-www-form-urlencoded')) {
     const form = new URLSearchParams(text);
     const payload = form.get('payload');
-    if (payload !== null) return JSON.parse(payload) as Record<string, unknown>;
+    if (payload !== null) return parseJsonObject(payload); // an object: a payload of null is a 400, not a crash below
     return Object.fromEntries(form);
   }
-  const v = JSON.parse(text) as unknown;
-  if (!v || typeof v !== 'object' || Array.isArray(v)) throw new Error('not an object');
-  return v as Record<string, unknown>;
+  return parseJsonObject(text);
 }
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref());

@@ -106,6 +106,8 @@ export class HttpServer {
     this.server = server;
     server.keepAliveTimeout = 65_000;
     server.on('clientError', (err, socket) => this.clientError(err, socket));
+    // CONNECT (a proxy tunnel) is not served; without a listener node would drop the connection unanswered.
+    server.on('connect', (_req, socket: Duplex) => rawAnswer(socket, 405, 'CONNECT is not supported.', 'method_not_allowed'));
     // An Expect header other than 100-continue.
     server.on('checkExpectation', (_req, res) => sendError(res, 417, 'Only "Expect: 100-continue" is supported.', { code: 'expectation_failed' }));
     await new Promise<void>((resolve, reject) => {
@@ -145,8 +147,7 @@ export class HttpServer {
           ? [408, 'The request was not received in time.', 'request_timeout']
           : [400, `Malformed HTTP request (${err.code ?? 'parse error'}).`, 'malformed_request'];
     this.opts.log.debug({ code: err.code, reason: (err as { reason?: string }).reason }, 'refused a malformed request');
-    const body = JSON.stringify({ error: { message, type: 'invalid_request_error', param: null, code } });
-    socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+    rawAnswer(socket, status, message, code);
   }
 
   private async dispatch(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -243,6 +244,12 @@ export class HttpServer {
       setTimeout(() => s.closeAllConnections(), 2_000).unref();
     });
   }
+}
+
+/** An error answer written to the socket itself (no request or response object exists), then the connection closed. */
+function rawAnswer(socket: Duplex, status: number, message: string, code: string): void {
+  const body = JSON.stringify({ error: { message, type: 'invalid_request_error', param: null, code } });
+  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
 }
 
 /** The request target as a URL: origin-form (/path?query) or absolute-form; anything else is a 400. */

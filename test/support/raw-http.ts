@@ -85,8 +85,10 @@ function parse(buf: Buffer, head: boolean): Omit<RawResponse, 'outcome'> & { com
     const rest = parse(body, head);
     return rest.status !== undefined ? rest : { complete: false, headers, body: Buffer.alloc(0), head: text };
   }
-  if (head || status === 204 || status === 304) complete = true;
-  else if (/chunked/i.test(headers['transfer-encoding'] ?? '')) {
+  if (head || status === 204 || status === 304) {
+    complete = true;
+    body = Buffer.alloc(0); // no body: whatever follows is another answer
+  } else if (/chunked/i.test(headers['transfer-encoding'] ?? '')) {
     const d = dechunk(body);
     if (d) {
       body = d;
