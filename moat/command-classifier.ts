@@ -6,19 +6,28 @@
 // removal, ANSI-C strings, known variables, `${x:-default}`, brace expansion, `$IFS` splitting,
 // substitutions whose output is a literal `echo`), wrappers are stripped (sudo, env, nice, nohup,
 // timeout, xargs, command, exec, busybox, ...) and nested code is classified recursively (`bash -c`,
-// `eval`, `su -c`, `ssh host cmd`, heredocs fed to shells, `python -c` shell-outs, ...). The
-// per-command knowledge lives in ./command-rules.ts.
-import sh, { type ShNode } from 'mvdan-sh';
+// `eval`, `su -c`, `ssh host cmd`, heredocs fed to shells, `python -c` shell-outs, ...).
+//
+// Every simple command then gets the same checks before its rule: the files it reads (outside the
+// workspace: caution; ./command-reads.ts), the options and variables that name programs or files
+// (./command-helpers.ts, ./command-env.ts, ./command-git.ts), and the data flow of the line:
+// credential material is followed from where it is read to a network tool, downloads to the file
+// that is later run, across pipes, substitutions, variables, redirects to files and `&&`/`;`
+// (./command-flow.ts, ./command-paths.ts). The per-command knowledge lives in ./command-rules.ts
+// and the files it imports.
 import { litArg, type Arg, type CommandView, type Produced, type RedirectInfo, type RuleContext, type Stdin } from './command-args.js';
 import { SHELL_BUILTINS } from './command-builtins.js';
 import { envFinding } from './command-env.js';
 import { copyTargets, downloadTargets, extractDir, extracts, isNetworkSink, NETWORK_SINKS, secretOutput } from './command-flow.js';
 import { applyToolOptions } from './command-helpers.js';
 import { changeDir, containsSecrets, isSecretPath, normPath, outsidePath, writeFinding } from './command-paths.js';
+import { rawScan, repairSuffix } from './command-raw.js';
 import { knowsReads, readPaths, type ReadPath } from './command-reads.js';
+import { count, gstr, isNil, items, litValue, nodeType, parseShell, ParseFailure, walk, type Raw } from './command-syntax.js';
 import { procSysWrite } from './command-system.js';
-import { loadLines } from './corpus.js';
+import { ansiC, braceExpand, hasGlob, splitFields, type Field } from './command-words.js';
 import { RULES, SAFE_COMMANDS, isShell, interpreterKind, ruleFor } from './command-rules.js';
+import { loadLines } from './corpus.js';
 
 export type Tier = 'safe' | 'caution' | 'dangerous' | 'blocked';
 
@@ -56,94 +65,6 @@ const R_HERESTRING = 63; // <<<
 const R_ALL_OUT = 64; // &>
 const R_ALL_APPEND = 65; // &>>
 const PROC_OUT = 67; // >(
-
-const syntax = sh.syntax;
-let parser: ReturnType<typeof syntax.NewParser> | undefined;
-
-class ParseFailure extends Error {}
-
-/** Parses `src` and returns the raw (GopherJS-internal) syntax.File; see the adapter below. */
-function parseShell(src: string): Raw {
-  parser ??= syntax.NewParser();
-  try {
-    const file = parser.Parse(src, '') as ShNode;
-    const raw = (file as { __internal_object__?: Raw }).__internal_object__;
-    if (nodeType(raw) !== 'File') throw new TypeError('unexpected mvdan-sh build (no internal syntax tree)');
-    return raw;
-  } catch (e) {
-    if (e instanceof TypeError && e.message.startsWith('unexpected mvdan-sh build')) throw e;
-    parser = undefined; // never reuse a parser that failed mid-parse
-    const msg = typeof (e as { Error?: unknown })?.Error === 'function' ? String((e as { Error: () => string }).Error()) : String(e);
-    throw new ParseFailure(msg.replace(/^:?\d+:\d+:\s*/, ''));
-  }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Raw syntax-tree adapter
-//
-// The JS wrappers of mvdan-sh externalise whole sub-trees on every property access (a `Pos()` call
-// costs ~70µs), which made a walk cost milliseconds. The walker therefore reads the GopherJS-internal
-// objects behind them (`__internal_object__`), which mirror the Go structs of mvdan.cc/sh/v3/syntax
-// exactly: pointers are objects whose `constructor.string` is the Go type (`*syntax.CallExpr`),
-// slices are `{$array, $offset, $length}`, nil pointers are `Type.nil`, nil interfaces are a
-// method-less placeholder, strings are Go byte strings (UTF-8 bytes as char codes), and Go
-// methods such as `Pos()`/`End()` are callable. mvdan-sh is pinned (0.10.1) and the tests cover
-// this adapter.
-
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-type Raw = any;
-
-function isNil(x: Raw): boolean {
-  if (x == null || typeof x !== 'object') return true;
-  const c = x.constructor;
-  return !c || typeof c.string !== 'string' || x === c.nil;
-}
-
-/** Node type name ('CallExpr', 'Lit', ...) or '' for nil. */
-function nodeType(x: Raw): string {
-  if (isNil(x)) return '';
-  const t = x.constructor.string as string;
-  return t.startsWith('*syntax.') ? t.slice(8) : t;
-}
-
-/** A Go slice as a JS array (empty for nil). */
-function items(s: Raw): Raw[] {
-  if (!s || !s.$array) return [];
-  const out: Raw[] = new Array(s.$length);
-  for (let i = 0; i < s.$length; i++) out[i] = s.$array[s.$offset + i];
-  return out;
-}
-
-function count(s: Raw): number {
-  return s && s.$array ? (s.$length as number) : 0;
-}
-
-/** Go byte string → JS string. */
-function gstr(s: unknown): string {
-  if (typeof s !== 'string') return '';
-  // eslint-disable-next-line no-control-regex
-  return /[^\x00-\x7f]/.test(s) ? Buffer.from(s, 'latin1').toString('utf8') : s;
-}
-
-function litValue(x: Raw): string | undefined {
-  return isNil(x) ? undefined : gstr(x.Value);
-}
-
-/** Pre-order walk over syntax nodes; `fn` returning false skips a node's children. */
-function walk(node: Raw, fn: (n: Raw) => boolean): void {
-  if (isNil(node) || !fn(node)) return;
-  for (const key of Object.keys(node)) {
-    if (key === '$val') continue;
-    const v = node[key];
-    if (v == null || typeof v !== 'object') continue;
-    if (v.$array !== undefined) {
-      for (const e of items(v)) if (e && typeof e === 'object' && typeof e.constructor?.string === 'string' && e.constructor.string.startsWith('*syntax.')) walk(e, fn);
-      continue;
-    }
-    const t = v.constructor?.string;
-    if (typeof t === 'string' && t.startsWith('*syntax.') && t !== '*syntax.Pos' && v !== v.constructor.nil) walk(v, fn);
-  }
-}
 
 // ---------------------------------------------------------------------------------------------
 // Findings
@@ -216,110 +137,7 @@ function newShared(sink: Sink): Shared {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Word expansion helpers
-
-/** Decodes a bash `$'...'` string. */
-function ansiC(s: string): string {
-  return s.replace(/\\(x[0-9a-fA-F]{1,2}|u[0-9a-fA-F]{1,4}|U[0-9a-fA-F]{1,8}|[0-7]{1,3}|c.|.)/gs, (_m, e: string) => {
-    const c = e[0]!;
-    if (c === 'x' || c === 'u' || c === 'U') return String.fromCodePoint(parseInt(e.slice(1), 16) || 0);
-    if (/[0-7]/.test(c)) return String.fromCharCode(parseInt(e, 8));
-    const map: Record<string, string> = { n: '\n', t: '\t', r: '\r', a: '\x07', b: '\b', e: '\x1b', E: '\x1b', f: '\f', v: '\v', '\\': '\\', "'": "'", '"': '"', '?': '?' };
-    if (c === 'c') return String.fromCharCode(e.charCodeAt(1) & 31);
-    return map[c] ?? `\\${e}`;
-  });
-}
-
-interface Field {
-  text: string;
-  /** Per character: u = unquoted literal, q = quoted, s = unquoted expansion result, Q = quoted expansion, d = unresolved. */
-  mask: string;
-}
-
-function splitFields(f: Field, ifs = ' \t\n'): Field[] {
-  const out: Field[] = [];
-  let cur: Field = { text: '', mask: '' };
-  let started = false;
-  for (let i = 0; i < f.text.length; i++) {
-    const c = f.text[i]!;
-    const m = f.mask[i]!;
-    if (m === 's' && ifs.includes(c)) {
-      if (started) out.push(cur);
-      cur = { text: '', mask: '' };
-      started = false;
-      continue;
-    }
-    cur.text += c;
-    cur.mask += m;
-    started = true;
-  }
-  if (started) out.push(cur);
-  return out;
-}
-
-function braceExpand(f: Field, budget = { n: 64 }): Field[] {
-  const { text, mask } = f;
-  for (let i = 0; i < text.length; i++) {
-    if (text[i] !== '{' || mask[i] !== 'u') continue;
-    let depth = 0;
-    let close = -1;
-    const commas: number[] = [];
-    for (let j = i + 1; j < text.length; j++) {
-      if (mask[j] !== 'u') continue;
-      const c = text[j];
-      if (c === '{') depth++;
-      else if (c === '}') {
-        if (depth === 0) {
-          close = j;
-          break;
-        }
-        depth--;
-      } else if (c === ',' && depth === 0) commas.push(j);
-    }
-    if (close < 0) continue;
-    const alts: Field[] = [];
-    if (commas.length) {
-      let from = i + 1;
-      for (const k of [...commas, close]) {
-        alts.push({ text: text.slice(from, k), mask: mask.slice(from, k) });
-        from = k + 1;
-      }
-    } else {
-      const m = /^(-?\d+|[a-zA-Z])\.\.(-?\d+|[a-zA-Z])(?:\.\.(-?\d+))?$/.exec(text.slice(i + 1, close));
-      if (!m) continue;
-      const num = /^-?\d+$/.test(m[1]!);
-      const a = num ? parseInt(m[1]!, 10) : m[1]!.charCodeAt(0);
-      const b = num ? parseInt(m[2]!, 10) : m[2]!.charCodeAt(0);
-      const step = Math.max(1, Math.abs(parseInt(m[3] ?? '1', 10) || 1)) * (b >= a ? 1 : -1);
-      for (let v = a, n = 0; (step > 0 ? v <= b : v >= b) && n < 64; v += step, n++) {
-        const s = num ? String(v) : String.fromCharCode(v);
-        alts.push({ text: s, mask: 'u'.repeat(s.length) });
-      }
-    }
-    const pre: Field = { text: text.slice(0, i), mask: mask.slice(0, i) };
-    const post: Field = { text: text.slice(close + 1), mask: mask.slice(close + 1) };
-    const out: Field[] = [];
-    for (const alt of alts) {
-      for (const e of braceExpand({ text: pre.text + alt.text + post.text, mask: pre.mask + alt.mask + post.mask }, budget)) {
-        if (budget.n-- <= 0) return out.length ? out : [f];
-        out.push(e);
-      }
-    }
-    return out;
-  }
-  return [f];
-}
-
-function hasGlob(f: Field): boolean {
-  for (let i = 0; i < f.text.length; i++) {
-    const m = f.mask[i];
-    if (m !== 'u' && m !== 's') continue;
-    const c = f.text[i];
-    if (c === '*' || c === '?') return true;
-    if (c === '[' && f.text.indexOf(']', i + 1) > i + 1) return true;
-  }
-  return false;
-}
+// Word expansion helpers (the character-level ones are in ./command-words.ts)
 
 function cmdName(text: string): string {
   const trimmed = text.replace(/\/+$/, '');
@@ -1350,58 +1168,6 @@ function optValuesOf(args: Arg[], short: string | null, long: string | null): st
 
 // ---------------------------------------------------------------------------------------------
 // Entry points
-
-/** Hard-block and dangerous patterns looked for in text that could not be parsed. */
-const RAW_PATTERNS: { re: RegExp; tier: Tier; reason: string }[] = [
-  {
-    re: /\brm\s+(?:[^;&|\n]*\s)?(?:-[a-zA-Z]*[rR][a-zA-Z]*|--recursive|--no-preserve-root)\b[^;&|\n]*?\s["']?(?:\/|\/\*|~\/?|\$\{?HOME\}?\/?|\/(?:etc|usr|var|boot|bin|sbin|lib|lib64|home|root|opt|srv|dev|sys|proc)\/?\*?)["']?(?=\s|$|[;&|)])/,
-    tier: 'blocked',
-    reason: 'rm -rf on / or a system/home directory',
-  },
-  { re: /\bmkfs(?:\.\w+)?\b|\bmke2fs\b|\bwipefs\s+(?:-\w*a|--all)/, tier: 'blocked', reason: 'formats or wipes a filesystem' },
-  { re: /\bdd\b[^;&|\n]*\bof=\/dev\/(?:[shv]d[a-z]|xvd|nvme|mmcblk|r?disk)/, tier: 'blocked', reason: 'dd onto a block device' },
-  { re: />\s*\/dev\/(?:[shv]d[a-z]|xvd[a-z]|nvme\d|mmcblk\d|r?disk\d)/, tier: 'blocked', reason: 'redirects output onto a block device' },
-  { re: /:\s*\(\s*\)\s*\{[^}]*:\s*\|\s*:\s*&/, tier: 'blocked', reason: 'fork bomb' },
-  { re: /\b(\w+)\s*\(\s*\)\s*\{[^}]*\b\1\s*\|\s*\1\s*&/, tier: 'blocked', reason: 'fork bomb' },
-  { re: /(?:^|[;&|({`]\s*|\bsudo\s+)(?:shutdown|reboot|halt|poweroff)\b/, tier: 'blocked', reason: 'shuts down or reboots the machine' },
-  { re: /\b(?:systemctl\s+(?:poweroff|reboot|halt|kexec)|(?:tel)?init\s+[06])\b/, tier: 'blocked', reason: 'shuts down or reboots the machine' },
-  { re: /\bkill\s+(?:-9|-KILL|-SIGKILL|-s\s+KILL)\s+-1\b|\bkillall5\b/, tier: 'blocked', reason: 'kills every process' },
-  { re: /\/proc\/sysrq-trigger|>\s*\/dev\/k?mem\b/, tier: 'blocked', reason: 'writes to kernel interfaces' },
-  { re: /\bfind\s+\/\s[^;&|\n]*(?:-delete|-exec\s+rm)/, tier: 'blocked', reason: 'find / deletes everything' },
-  { re: /\brm\s+(?:[^;&|\n]*\s)?-[a-zA-Z]*[rR]/, tier: 'dangerous', reason: 'recursive rm' },
-  { re: /\b(?:curl|wget)\b[^;&\n]*\|\s*(?:sudo\s+)?(?:ba|z|da|k)?sh\b/, tier: 'dangerous', reason: 'pipes a download into a shell' },
-  { re: /\bbase64\s+(?:-d|--decode|-D)\b[^;&\n]*\|\s*(?:sudo\s+)?(?:ba|z|da|k)?sh\b/, tier: 'dangerous', reason: 'pipes decoded data into a shell' },
-  { re: /\bgit\s+(?:push\s+[^;&|\n]*(?:-f\b|--force)|reset\s+--hard|clean\s+-\w*f)/, tier: 'dangerous', reason: 'destructive git command' },
-  { re: /\b(?:DROP\s+(?:TABLE|DATABASE|SCHEMA)|TRUNCATE\s+\w)/i, tier: 'dangerous', reason: 'destructive SQL' },
-  { re: /\bchmod\s+-R\b|\bchown\s+-R\b/, tier: 'dangerous', reason: 'recursive permission change' },
-  { re: /\b(?:ba|z|k|da)?sh\b[^\n]*\/dev\/(?:tcp|udp)\/|\/dev\/(?:tcp|udp)\/[^\n]*\b(?:ba|z|k|da)?sh\s+-i\b/, tier: 'dangerous', reason: 'a shell wired to /dev/tcp (reverse shell)' },
-  { re: /\b(?:nc|ncat|netcat)\b[^;&|\n]*\s-[a-z]*[ec]\b|\bsocat\b[^\n]*\b(?:exec|system):/i, tier: 'dangerous', reason: 'a network tool running a shell (reverse shell)' },
-  { re: /\bmkfifo\b[^\n]*\|\s*(?:\/bin\/)?(?:ba|z|da|k)?sh\b[^\n]*\|\s*(?:nc|ncat|netcat|telnet|socat)\b/, tier: 'dangerous', reason: 'fifo reverse shell' },
-  { re: /\bcrontab\s+(?:-u\s+\S+\s+)?-(?:\s|$)/, tier: 'dangerous', reason: 'installs a crontab from standard input' },
-  { re: /(?:\.ssh\/id_|\.aws\/credentials|\/etc\/shadow|\/proc\/[^/\s]+\/environ|\.env\b|--export-secret-keys)[^\n]*\b(?:curl|wget|nc|ncat|netcat|socat|scp|rsync|telnet)\b|\b(?:curl|wget)\b[^\n]*@(?:~|\$HOME)?\/?[^\s]*(?:\.ssh\/id_|\.aws\/credentials|\/etc\/shadow)/, tier: 'dangerous', reason: 'sends credential material to the network' },
-  { re: /\bsysctl\b[^\n]*\bkernel[./](?:randomize_va_space\s*=\s*[01]|yama[./]ptrace_scope\s*=\s*0|kptr_restrict\s*=\s*0|dmesg_restrict\s*=\s*0)/, tier: 'dangerous', reason: 'switches off kernel hardening' },
-  { re: /\bjournalctl\b[^\n]*--vacuum-/, tier: 'dangerous', reason: 'deletes system logs' },
-  { re: /\bkill\s+(?:-\S+\s+)*(?:\$\(|`)/, tier: 'dangerous', reason: 'kills a computed list of processes' },
-  { re: /\bssh\b[^\n]*\s-[A-Za-z]*R\s*\d|RemoteForward/, tier: 'dangerous', reason: 'ssh remote port forward' },
-  { re: /\beval\b|\bbash\s+-c\b|\bsh\s+-c\b/, tier: 'caution', reason: 'runs dynamic code' },
-];
-
-function rawScan(text: string, add: (tier: Tier, reason: string) => void): void {
-  for (const p of RAW_PATTERNS) if (p.re.test(text)) add(p.tier, `unparsed text looks like: ${p.reason}`);
-}
-
-/** A suffix that closes what the parser complained about, so the rest can still be analysed. */
-function repairSuffix(msg: string): string | undefined {
-  let m = /closing quote (.)/.exec(msg);
-  if (m) return m[1];
-  m = /matching (\S+) with (\S+)/.exec(msg);
-  if (m) return m[1] === '{' ? '\n}' : m[1] === '[[' ? ' ]]' : m[2];
-  m = /must end with "(\w+)"/.exec(msg);
-  if (m) return `\n${m[1]}`;
-  if (/must be followed by a statement/.test(msg)) return ' :';
-  if (/must be followed by an expression/.test(msg)) return '0';
-  return undefined;
-}
 
 function runSource(src: string, shared: Shared, depth: number, label: string): void {
   if (src.length > MAX_SOURCE) {
