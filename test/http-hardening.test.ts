@@ -317,6 +317,7 @@ describe('the gateway process (bin/switchboard.js from dist, Redis and Postgres)
       SWITCHBOARD_DATA: mkdtempSync(join(tmpdir(), 'sb-harden-')),
       SWITCHBOARD_HTTP_PORT: '0',
       SWITCHBOARD_API_KEYS: API_KEY,
+      SWITCHBOARD_OPERATOR_KEYS: OP_KEY,
       SWITCHBOARD_SANDBOX: 'none',
       REDIS_URL: redis.url,
       DATABASE_URL: pgdb.url,
@@ -334,6 +335,18 @@ describe('the gateway process (bin/switchboard.js from dist, Redis and Postgres)
       const m = await rawExchange(port, buildRequest('POST', '/v1/chat/completions', [['host', '127.0.0.1'], ['authorization', `Bearer ${API_KEY}`], ['content-type', 'application/json'], ['content-length', String(body.length)]], body));
       expect(m.status, model).toBe(404);
     }
+    // Prototype-pollution bodies, then requests whose answer would change if Object.prototype had been touched.
+    const post = (path: string, key: string, body: string) =>
+      rawExchange(port, buildRequest('POST', path, [['host', '127.0.0.1'], ['authorization', `Bearer ${key}`], ['content-type', 'application/json'], ['content-length', String(Buffer.byteLength(body))]], body));
+    for (const body of ['{"__proto__":{"decision":"approve","model":"default","messages":[{"role":"user","content":"x"}]}}', '{"constructor":{"prototype":{"decision":"approve","model":"default"}}}']) {
+      for (const [path, key] of [['/v1/chat/completions', API_KEY], ['/v1/approvals/ABCDE', OP_KEY], ['/v1/memory', OP_KEY]] as const) expect((await post(path, key, body)).status, path).toBe(400);
+    }
+    const noDecision = await post('/v1/approvals/ABCDE', OP_KEY, '{}');
+    expect(noDecision.status).toBe(400);
+    expect(openAiError(noDecision).param).toBe('decision');
+    const noModel = await post('/v1/chat/completions', API_KEY, '{"messages":[{"role":"user","content":"x"}]}');
+    expect(noModel.status).toBe(400);
+    expect(openAiError(noModel).param).toBe('model');
     await new Promise((res) => setTimeout(res, 200));
     expect(gp.proc.exitCode).toBeNull();
     const ok = await openaiClient(gp.url!).chat.completions.create({ model: 'default', messages: [{ role: 'user', content: 'still here' }] });

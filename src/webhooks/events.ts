@@ -67,7 +67,8 @@ export class EventHub {
   async deliver(job: EventJob, attempt: number): Promise<void> {
     const s = (await this.subscribers()).find((x) => x.id === job.subscriber);
     if (!s) return;
-    const secret = this.deps.env[s.secretEnv];
+    // Own variables only: a secretEnv of "constructor" (added over the API) names no secret.
+    const secret = Object.hasOwn(this.deps.env, s.secretEnv) ? this.deps.env[s.secretEnv] : undefined;
     const max = this.deps.config.webhooks.maxAttempts;
     let error = '';
     if (!secret) error = `environment variable ${s.secretEnv} is not set`;
