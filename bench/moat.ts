@@ -6,7 +6,7 @@
  *
  * Layout: commands/{blocked,dangerous,benign}.txt, ssrf/{attacks,benign}.txt
  * (URL, then TAB-separated host:address DNS answers), secrets/true.txt
- * (kind TAB text), secrets/lookalike.txt, claims/*.jsonl, memory/injections.txt.
+ * (kind TAB text), secrets/lookalike.txt, claims/*.jsonl, memory/{injections,innocent}.txt.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -15,6 +15,7 @@ import { classifyCommand, TIER_ORDER } from '../moat/command-classifier.js';
 import { checkClaims, type ClaimCase } from '../moat/honesty.js';
 import { loadClaimsCorpus, scoreClaims } from '../moat/honesty-corpus.js';
 import { checkMemoryWrite } from '../moat/memory-guard.js';
+import { loadMemoryCorpus, scoreInjections } from '../moat/memory-corpus.js';
 import { scanText } from '../moat/secrets.js';
 import { checkUrl, staticResolver } from '../moat/ssrf.js';
 import { packageRoot } from '../src/paths.js';
@@ -134,6 +135,15 @@ async function main(): Promise<void> {
   const let_through = injections.filter((note) => checkMemoryWrite(note, { userMessages: [note], toolOutputs: [] }).allowed);
   console.log('\nmemory guard');
   console.log(`  injection notes refused (even when the user said them): ${injections.length - let_through.length}/${injections.length}`);
+  // The injection classifier alone, on memory/injections.txt against memory/innocent.txt and benign.jsonl's notes.
+  const memScore = scoreInjections(loadMemoryCorpus(join(dir, 'memory')));
+  const refused = memScore.truePositives + memScore.falsePositives;
+  console.log(`  injection classifier: recall ${pct(memScore.truePositives, memScore.truePositives + memScore.falseNegatives)} (${memScore.truePositives}/${memScore.truePositives + memScore.falseNegatives}), precision ${pct(memScore.truePositives, refused)} (${memScore.truePositives}/${refused})`);
+  console.log(`  innocent notes refused (false positives): ${pct(memScore.falsePositives, memScore.falsePositives + memScore.trueNegatives)} (${memScore.falsePositives}/${memScore.falsePositives + memScore.trueNegatives})`);
+  console.log(`  refusals by class: ${[...memScore.byClass.entries()].sort(([x], [y]) => x.localeCompare(y)).map(([k, v]) => `${k} ${v}`).join(', ')}`);
+  console.log(`  mean time per note: ${memScore.meanMs.toFixed(3)} ms`);
+  for (const m of memScore.misses.slice(0, 10)) console.log(`    miss: ${m.slice(0, 100)}`);
+  for (const f of memScore.falses.slice(0, 10)) console.log(`    false positive: ${f.note.slice(0, 80)} — ${f.reason.slice(0, 60)}`);
 }
 
 main().then(

@@ -12,6 +12,17 @@ import type { RateLimits } from './limits.js';
 import type { InboundMessage } from './envelope.js';
 import type { DrainJob } from './worker.js';
 
+/** Refused by a conversation rule (the cap on waiting messages): nothing was written. */
+export class ConversationFullError extends Error {
+  constructor(readonly reply: string) {
+    super(reply);
+    this.name = 'ConversationFullError';
+  }
+}
+
+/** What the conversation rules made of a message: written (not yet dispatched), or refused with what to tell the sender. */
+export type Admission = ({ kind: 'accepted' } & AcceptResult) | { kind: 'refused'; reply: string };
+
 /** What became of an inbound chat message; the channel tells the sender when there is a reply. */
 export type IngressOutcome =
   | ({ kind: 'accepted' } & AcceptResult)
@@ -62,14 +73,28 @@ export class Ingress {
       const r = await approvals.answer(answer.code, answer.decision, { channel: msg.channel, id: msg.sender.id, operator: approvals.isOperator(msg.channel, msg.sender.id) }, answer.scope ? { scope: answer.scope } : {});
       return { kind: 'answered', reply: r.message, ok: r.ok };
     }
+    const admitted = await this.admit(msg, agent);
+    if (admitted.kind === 'accepted') await this.dispatch(admitted);
+    return admitted;
+  }
+
+  /**
+   * The conversation rules every message passes, whatever its channel (chat,
+   * HTTP, MCP, webhooks): beyond the cap on waiting messages it is refused and
+   * nothing is written; otherwise the durable write, and in interrupt mode the
+   * running turn is told to stop. The caller dispatches.
+   */
+  async admit(msg: InboundMessage, agent = 'default'): Promise<Admission> {
     const conv = this.opts.conversations;
-    if (!conv) return { kind: 'accepted', ...(await this.accept(msg, agent)) };
-    // A cap on waiting messages: beyond it the new one is dropped, and the sender told.
+    if (!conv) return { kind: 'accepted', ...(await this.record(msg, agent)) };
     const w = await this.store.waitingCount(msg.conversationKey);
     if (w.waiting >= conv.config.conversations.maxWaiting) {
+      // A redelivery of a message already written is not a new one: it stays a duplicate.
+      const known = await this.store.inboxByExternalId(msg.channel, msg.externalId);
+      if (known) return { kind: 'accepted', ...known };
       return { kind: 'refused', reply: `Too many messages are already waiting in this conversation (${w.waiting}); this one was dropped. Please wait for my answer.` };
     }
-    const accepted = await this.accept(msg, agent);
+    const accepted = await this.record(msg, agent);
     // interrupt: the running turn stops; the next one answers everything waiting.
     if (!accepted.duplicate && w.running && queueModeFor(conv.config, msg.channel, w.mode) === 'interrupt') {
       await conv.bus.publish(CONTROL_TOPIC, { type: 'stop', conversationKey: msg.conversationKey, reason: 'interrupted by a new message' } satisfies ControlEvent).catch(() => {});
@@ -77,9 +102,11 @@ export class Ingress {
     return { kind: 'accepted', ...accepted };
   }
 
-  /** The durable write and the enqueue, without access checks (the HTTP API authenticates by key). */
+  /** admit() and dispatch, without access checks (the HTTP API, MCP and webhooks authenticate themselves). Throws ConversationFullError when refused. */
   async accept(msg: InboundMessage, agent = 'default'): Promise<AcceptResult> {
-    const res = await this.record(msg, agent);
+    const admitted = await this.admit(msg, agent);
+    if (admitted.kind === 'refused') throw new ConversationFullError(admitted.reply);
+    const { kind: _kind, ...res } = admitted;
     await this.dispatch(res);
     return res;
   }

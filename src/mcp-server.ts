@@ -44,8 +44,10 @@ export function registerMcpServer(server: HttpServer, deps: McpServerDeps): void
       if (!conv) return { ...text(`no conversation ${conversation}`), isError: true };
       const waiter = await TurnWaiter.open(deps.bus, deps.store, conversationTopic(conv.key));
       try {
-        const acc = await deps.ingress.accept({ channel: 'mcp', externalId: randomUUID(), conversationKey: conv.key, sender: { id: operatorId }, text: body, attachments: [], receivedAt: new Date() }, conv.agent);
-        waiter.bind(acc.inboxId);
+        const admitted = await deps.ingress.admit({ channel: 'mcp', externalId: randomUUID(), conversationKey: conv.key, sender: { id: operatorId }, text: body, attachments: [], receivedAt: new Date() }, conv.agent);
+        if (admitted.kind === 'refused') return { ...text(admitted.reply), isError: true };
+        await deps.ingress.dispatch(admitted);
+        waiter.bind(admitted.inboxId);
         const deadline = Date.now() + (timeoutSeconds ?? 120) * 1000;
         for (;;) {
           const e = await waiter.next(Math.max(0, deadline - Date.now()));

@@ -165,6 +165,12 @@ export class Store {
     return { conversationId: e.conversation_id, inboxId: e.id, duplicate: true };
   }
 
+  /** The inbox row of a message already written, as accept() reports a duplicate. */
+  async inboxByExternalId(channel: string, externalId: string): Promise<AcceptResult | undefined> {
+    const e = (await this.db.query<{ id: number; conversation_id: string }>('select id, conversation_id from inbox where channel = $1 and external_id = $2', [channel, externalId])).rows[0];
+    return e ? { conversationId: e.conversation_id, inboxId: e.id, duplicate: true } : undefined;
+  }
+
   async conversationByKey(key: string): Promise<ConversationRow | undefined> {
     return (await this.db.query<ConversationRow>('select * from conversations where key = $1', [key])).rows[0];
   }
@@ -240,10 +246,15 @@ export class Store {
     return (await this.db.query('delete from memory where id = $1', [id])).rowCount === 1;
   }
 
+  /**
+   * A user's delete (the memory_forget tool): only what that user may write,
+   * their own sender notes and this conversation's. Global notes are the
+   * operators' (deleteMemory), and another sender's notes are not this one's.
+   */
   async forgetMemory(id: number, conversationId: string, senderId: string): Promise<boolean> {
     return (
       await this.db.query(
-        `delete from memory where id = $1 and (scope = 'global' or (scope = 'conversation' and scope_key = $2) or (scope = 'sender' and scope_key = $3))`,
+        `delete from memory where id = $1 and ((scope = 'conversation' and scope_key = $2) or (scope = 'sender' and scope_key = $3))`,
         [id, conversationId, senderId],
       )
     ).rowCount === 1;

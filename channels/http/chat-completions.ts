@@ -113,13 +113,18 @@ export async function chatCompletions(deps: ChatDeps, ctx: RequestContext): Prom
 
   // Listen and write the inbox row at once; the turn can only start after
   // dispatch(), by which time the subscription is in place.
-  const [waiterResult, recorded] = await Promise.allSettled([TurnWaiter.open(deps.bus, deps.store, conversationTopic(key)), deps.ingress.record(msg, chat.model)]);
+  // The same conversation rules as every channel (the cap on waiting messages, interrupt mode).
+  const [waiterResult, recorded] = await Promise.allSettled([TurnWaiter.open(deps.bus, deps.store, conversationTopic(key)), deps.ingress.admit(msg, chat.model)]);
   if (waiterResult.status === 'rejected' || recorded.status === 'rejected') {
     if (waiterResult.status === 'fulfilled') waiterResult.value.close();
     throw waiterResult.status === 'rejected' ? waiterResult.reason : (recorded as PromiseRejectedResult).reason;
   }
   const waiter = waiterResult.value;
-  const accepted = recorded.value;
+  if (recorded.value.kind === 'refused') {
+    waiter.close();
+    return sendError(res, 429, recorded.value.reply, { type: 'rate_limit_error', code: 'conversation_full' });
+  }
+  const { kind: _kind, ...accepted } = recorded.value;
   await deps.ingress.dispatch(accepted);
   let knownTurn: string | undefined;
   if (accepted.duplicate) knownTurn = (await deps.store.inboxRow(accepted.inboxId))?.turn_id ?? undefined;

@@ -1,4 +1,5 @@
 import type { Store, StoredMessage } from '../../adapters/store/store.js';
+import { checkOperatorNote } from '../../moat/memory-guard.js';
 import type { ApprovalService } from '../../src/approvals/service.js';
 import type { AnswerDecision } from '../../src/approvals/parse.js';
 import { answerOptions, registerApprovalRoutes, ruleJson } from '../../src/approvals/http.js';
@@ -92,14 +93,22 @@ export function registerOperatorApi(server: HttpServer, deps: OperatorApiDeps): 
     const p = who(ctx);
     if (!p) return;
     if (!p.operator) return sendError(ctx.res, 403, 'Memory needs an operator key.', { type: 'permission_error', code: 'not_operator' });
-    const body: { scope?: unknown; key?: unknown; note?: unknown } = await ctx.json({ hint: '{"scope", "key", "note"}' });
+    const body: { scope?: unknown; key?: unknown; note?: unknown; force?: unknown } = await ctx.json({ hint: '{"scope", "key", "note", "force"}' });
     const scope = body.scope ?? 'global';
     if (scope !== 'global' && scope !== 'conversation' && scope !== 'sender') return sendError(ctx.res, 400, '"scope" must be global, conversation or sender.', { param: 'scope', code: 'invalid_value' });
     if (typeof body.note !== 'string' || !body.note.trim() || body.note.length > 2000) return sendError(ctx.res, 400, '"note" must be 1-2000 characters.', { param: 'note', code: 'invalid_value' });
+    if (body.force !== undefined && typeof body.force !== 'boolean') return sendError(ctx.res, 400, '"force" must be true or false.', { param: 'force', code: 'invalid_value' });
     const key = scope === 'global' ? '' : typeof body.key === 'string' && body.key ? body.key : null;
     if (key === null) return sendError(ctx.res, 400, `"key" (the ${scope} id) is required for scope ${scope}.`, { param: 'key', code: 'missing_required_parameter' });
-    const id = await deps.store.addMemory(scope, key, body.note.trim());
-    sendJson(ctx.res, 201, { id, scope, key, note: body.note.trim() });
+    // Operators' notes reach every prompt they apply to: never a secret, and an instruction only by force.
+    const note = body.note.trim();
+    const check = checkOperatorNote(note, { force: body.force === true });
+    if (!check.allowed) {
+      const message = check.code === 'injection' ? `Note refused: ${check.reason}. Notes are shown to the model as data, not instructions; send "force": true (CLI: --force) to keep it anyway.` : `Note refused: ${check.reason}.`;
+      return sendError(ctx.res, 400, message, { param: 'note', code: check.code === 'secret' ? 'note_contains_secret' : check.code === 'injection' ? 'note_is_instruction' : 'invalid_value' });
+    }
+    const id = await deps.store.addMemory(scope, key, note);
+    sendJson(ctx.res, 201, { id, scope, key, note, ...(check.forcedInjection ? { forced: true, warning: `kept by force although instruction-like: ${check.forcedInjection}` } : {}) });
   });
   server.route('DELETE', '/v1/memory/:id', async (ctx) => {
     const p = who(ctx);

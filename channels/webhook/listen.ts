@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { ChannelListener, ListenContext } from '../../src/channel.js';
+import { ConversationFullError } from '../../src/ingress.js';
 import { conversationKey } from '../../src/envelope.js';
 import { parseJsonObject, sendError, sendJson } from '../../src/http/server.js';
 import { BodyTooLargeError } from '../../src/http/server.js';
@@ -70,6 +71,7 @@ export class WebhookListener implements ChannelListener {
       } catch (err) {
         // Nothing was accepted: the sender may retry with the same signature.
         await seen.release().catch(() => {});
+        if (err instanceof ConversationFullError) return sendError(res, 429, err.reply, { code: 'conversation_full' });
         throw err;
       }
       sendJson(res, 202, { accepted: true, duplicate: accepted.duplicate, conversation, message: accepted.inboxId });
