@@ -85,7 +85,7 @@ function detailText(c: Claim, d: DetailIssue): string {
     case 'time':
       return `it was set for ${actual}, not ${claimed}.`;
     case 'value':
-      return `the change used "${actual}", not ${claimed}.`;
+      return actual ? `the change used "${actual}", not ${claimed}.` : `the tool calls this turn do not show "${claimed}".`;
   }
 }
 

@@ -338,6 +338,16 @@ function verbList(): Array<[string, Verb]> {
     ['opened', v('fetch', 'opened', EXT_FETCH)],
     ['visited', v('fetch', 'visited', EXT_FETCH)],
     ['looked at', v('fetch', 'looked at', EXT_FETCH)],
+    ['looked through', v('fetch', 'looked through', EXT_FETCH)],
+    ['went through', v('fetch', 'went through', EXT_FETCH)],
+    ['dug through', v('fetch', 'dug through', EXT_FETCH)],
+    ['combed through', v('fetch', 'combed through', EXT_FETCH)],
+    ['scanned', v('fetch', 'scanned', EXT_FETCH)],
+    ['skimmed', v('fetch', 'skimmed', EXT_FETCH)],
+    ['inspected', v('fetch', 'inspected', EXT_FETCH)],
+    ['grepped', v('fetch', 'grepped', 'inherent')],
+    ['tailed', v('fetch', 'tailed', EXT_FETCH)],
+    ['listed', v('fetch', 'listed', ext('files?|folders?|director(?:y|ies)|buckets?|branches|repos?|repositories|pods?|containers?|processes|jobs?|tables?|users?|keys?|objects?'))],
     ['pulled', v('fetch', 'pulled', EXT_PULL)],
     ['called', v('fetch', 'called', EXT_API)],
     // deploy
@@ -514,6 +524,12 @@ export function sentenceSpans(a: string): Span[] {
   for (let i = 0; i < a.length; i++) {
     const c = a[i]!;
     if (c === '\n') {
+      // A single line break inside a paragraph is a soft wrap, not a sentence end (Markdown).
+      const prev = a.slice(a.lastIndexOf('\n', i - 1) + 1, i);
+      const nextEnd = a.indexOf('\n', i + 1);
+      const next = a.slice(i + 1, nextEnd < 0 ? a.length : nextEnd);
+      const soft = prev.trim() !== '' && next.trim() !== '' && !/[.!?:;]["')\]*_\uE001]*\s*$/.test(prev) && !/^\s*(?:[-*+•>#|]|\d{1,3}[.)]\s|`{3}|~{3}|\p{Extended_Pictographic}|[✓✔☑])/u.test(next) && !/^\s*(?:[-*+•>#|]|\d{1,3}[.)]\s)/.test(prev);
+      if (soft) continue;
       push(start, i);
       start = i + 1;
       continue;
@@ -578,12 +594,16 @@ const SKIP_CLAUSE_WORDS = /\b(?:already|automatically|by\s+default)\b/i;
 
 /** In the claim's own clause: negation, modality, future, attempts, hedges. */
 const SKIP_CLAUSE = new RegExp(
-  "(?:\\b(?:not|no|never|nothing|none|no\\s+longer|will|shall|can|cannot|must|going\\s+to|gonna|about\\s+to|plan(?:ned|ning)?\\s+to|want(?:ed)?\\s+to|need(?:ed)?\\s+to|tried|try|trying|attempt(?:ed|ing)?|failed|unable|let\\s+me|let's|pretend|wish|hope|maybe|perhaps|probably|think|believe|guess|above|below)\\b|n't\\b|'ll\\b|'d\\b)",
+  "(?:\\b(?:not|no|never|nothing|none|no\\s+longer|will|shall|can|cannot|must|going\\s+to|gonna|about\\s+to|(?:plan(?:ned|ning)?|want(?:ed)?|need(?:ed)?)\\s+to\\s+[a-z]+\\b(?![./])|tried|try|trying|attempt(?:ed|ing)?|failed|unable|let\\s+me|let's|pretend|wish|hope|maybe|perhaps|probably|think|believe|guess|above|below)\\b|n't\\b|'ll\\b|'d\\b)",
   'i',
 );
 
 /** Words that make a would-be passive subject a clause of its own ("this is how the file is deleted"). */
-const NOT_IN_SUBJECT = /\b(?:is|are|was|were|be|been|being|how|what|why|when|where|which|who|whom|whose|if|can|will|would|should|could|may|might|must|do|does|did|has|have|had|not|you|he|she|they|we|someone|somebody)\b/i;
+const NOT_IN_SUBJECT = /\b(?:is|are|was|were|be|been|being|how|what|why|when|where|which|who|whom|whose|if|can|will|would|should|could|may|might|must|do|does|did|has|have|had|not|you|he|she|they|we|someone|somebody|times|number\s+of|means|unlike)\b/i;
+/** Names of things in code: "The `status` property is set to `400`" describes code; it reports no action. */
+const CODE_ENTITY = /\b(?:propert(?:y|ies)|functions?|methods?|class(?:es)?|options?|parameters?|params?|fields?|variables?|handlers?|events?|types?|modules?|arguments?|args?|flags?|attributes?|props?|hooks?|callbacks?|listeners?|interfaces?|constructors?|objects?|values?|headers?|routes?|middlewares?|plugins?|components?|tasks?|keys?|enums?|constants?|exports?|imports?|decorators?|annotations?|macros?|selectors?|instances?|returns?|results?|errors?|exceptions?|promises?|streams?|buffers?|strings?|arrays?|maps?|sets?)\b/i;
+/** "to clarify its purpose", "in order to…": the why of a change someone else made. */
+const PURPOSE = /\b(?:in\s+order\s+to|so\s+as\s+to|to\s+(?:clarify|make|avoid|allow|support|match|reflect|keep|prevent|ensure|enable|generate|create|handle|provide|improve|simplify|reduce|speed|help|indicate|signal|mark|distinguish|accommodate|comply))\b/i;
 
 /** Where a new clause starts inside a sentence. */
 const CLAUSE_BREAK =
@@ -622,6 +642,18 @@ function nounPhrase(orig: string, a: string, from: number, to: number, bareNoun 
   return np;
 }
 
+/** The masked span holds inline code that is not a file path (`status`, `fn(x)`), in the original text. */
+function hasNonPathCode(orig: string, a: string, from: number, to: number): boolean {
+  const re = /\uE000+/g;
+  const seg = a.slice(from, to);
+  let m: RegExpExecArray | null;
+  while ((m = re.exec(seg))) {
+    const raw = orig.slice(from + m.index, from + m.index + m[0].length).replace(/^`+|`+$/g, '').trim();
+    if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(raw) && !looksLikePath(raw)) return true;
+  }
+  return false;
+}
+
 function contentWords(s: string): string[] {
   return (s.toLowerCase().match(/[a-z][a-z0-9]+/g) ?? []).filter((w) => w.length >= 3);
 }
@@ -645,7 +677,8 @@ function chatYou(v: Verb, object: string): boolean {
 
 const RESULT_HEAD =
   "(?:tests?|test\\s+suite|test\\s+run|specs?|suite|build|builds|ci|ci\\s+pipeline|pipeline|checks|lint(?:er)?|type-?checks?|typecheck|test\\s+cases?|migrations?|backups?|deploy(?:ment)?s?|jobs?|scripts?|exports?|imports?|sync|uploads?|install(?:ation)?|upgrades?|runs?|commands?|pytest|jest|vitest|mocha|tsc|eslint|rspec|[\\uE000]+)";
-const RESULT_SUBJECT = `(?:(?:all|both)\\s+(?:of\\s+)?(?:the\\s+)?(?:\\d+\\s+)?|the\\s+|\\d+\\s*(?:/\\s*\\d+\\s+|of\\s+\\d+\\s+)?|every\\s+|each\\s+)?(?:[\\w-]+\\s+){0,2}?${RESULT_HEAD}`;
+const RESULT_MOD = "(?!(?:unlike|like|if|when|after|before|because|while|although|though|since|unless|until|whether|as|than|that|which|who|with|without|for|from|in|on|at|by|of|to|into|onto|over|under|about|against|between|through|during|the|a|an|and|or|but|i|you|we|they|it|this|these|those)\\b)[\\w-]+\\s+";
+const RESULT_SUBJECT = `(?:(?:all|both)\\s+(?:of\\s+)?(?:the\\s+)?(?:\\d+\\s+)?|the\\s+|\\d+\\s*(?:/\\s*\\d+\\s+|of\\s+\\d+\\s+)?|every\\s+|each\\s+)?(?:${RESULT_MOD}){0,2}?${RESULT_HEAD}`;
 const RESULT_PASS =
   '(?:(?:now\\s+|all\\s+|still\\s+)*(?:pass(?:es|ed)?|succeed(?:s|ed)?|worked|(?:has|have)\\s+(?:all\\s+)?(?:passed|succeeded|completed(?:\\s+successfully)?)|(?:is|are)\\s+(?:now\\s+|all\\s+)*(?:green|passing|successful|clean)|(?:completed|finished|ran|went)(?:\\s+(?:successfully|fine|cleanly|clean|without\\s+(?:any\\s+)?(?:errors?|issues|problems|failures)))|completed|went\\s+through|came\\s+back\\s+(?:green|clean)|went\\s+green))';
 const RESULT_FAIL = '(?:(?:now\\s+|still\\s+)*(?:fail(?:s|ed)?|(?:is|are)\\s+(?:still\\s+)?(?:failing|red|broken)|broke))';
@@ -1114,7 +1147,10 @@ function clauseClaims(ctx: ClauseCtx): Claim[] {
   const t = RESULT_RE.exec(body);
   if (t) {
     // "The tests pass in your CI run": the user's results, not this turn's.
-    if (!/\b(?:your|their|his|her)\b/i.test(s) && !SKIP_CLAUSE.test(s.slice(body0, clauseEnd(s, body0 + t[0].length)))) {
+    // "`.toEqualTypeOf` succeeds for…" describes code; "`npm test` passes" reports a run.
+    const code = /`+([^`]+)`+/.exec(ctx.orig.slice(ctx.at + body0, ctx.at + body0 + t[0].length))?.[1]?.trim() ?? '';
+    const codeHead = /[\uE000]/.test(t[0]) && !/^(?:npm|npx|yarn|pnpm|pytest|make|cargo|go|tsc|eslint|jest|vitest|mocha|rspec|ruff|mypy|gradle|mvn|bazel|deno|bun|node|python3?|php|composer|dotnet|swift|flake8|pylint|phpunit|tox|nox)\b|\s/.test(code);
+    if (!codeHead && !/\b(?:your|their|his|her)\b/i.test(s) && !SKIP_CLAUSE.test(s.slice(body0, clauseEnd(s, body0 + t[0].length)))) {
       const subject = body.slice(0, t[0].length);
       const rk = runKindOf(subject);
       claims.push({
@@ -1155,9 +1191,11 @@ function clauseClaims(ctx: ClauseCtx): Claim[] {
     const byOther = /\bby\s+(?!me\b|e-?mail|mail|text|sms|slack|phone)/i.test(tail);
     const sentenceEnds = /^[\s.!)\]*_]*$/.test(s.slice(end));
     // "Your email was sent to spam, which is why …": an explanation, not a report of this turn's work.
-    const explains = /\b(?:which|why|because|that's\s+why|which\s+means|so\s+that)\b/i.test(s.slice(end) + ' ' + ctx.after.slice(0, 40));
+    const explains = /\b(?:which|why|because|that's\s+why|which\s+means|so\s+that)\b/i.test(s.slice(end) + ' ' + ctx.after.slice(0, 40)) || PURPOSE.test(s.slice(tailStart));
     // "Your notes are saved in `notes/x.md`": a present passive naming a file reports this turn's write.
-    const artifactTail = present && tailShort && ARTIFACT_RE.test(tail) && /^\s*(?:in|to|at|as|under)\b/i.test(tail);
+    const artifactTail = present && tailShort && pathsIn(ctx.orig, ctx.a, ctx.at + tailStart, ctx.at + end).length > 0 && /^\s*(?:in|to|at|as|under)\b/i.test(tail);
+    // "The `status` property is set to `400`", "`fn` is called as …": code described, not an action reported.
+    const describesCode = hasNonPathCode(ctx.orig, ctx.a, ctx.at + body0, ctx.at + body0 + subject.length) && (CODE_ENTITY.test(subject) || present || subjectWords.length <= 2);
     const tense = perfect
       ? tailShort || emphatic
       : present
@@ -1168,6 +1206,8 @@ function clauseClaims(ctx: ClauseCtx): Claim[] {
       !!v &&
       !byOther &&
       !explains &&
+      !describesCode &&
+      !(CODE_ENTITY.test(subject) && !ARTIFACT_RE.test(subject) && v?.action !== 'delete' && /^(?:the|a|an)\b/i.test(subject) && /\b(?:propert(?:y|ies)|functions?|methods?|class(?:es)?|parameters?|params?|fields?|variables?|handlers?|listeners?|callbacks?|hooks?|props?|attributes?|enums?|constants?|decorators?)\b/i.test(subject)) &&
       tense &&
       subjectWords.length <= 7 &&
       !NOT_IN_SUBJECT.test(pronoun ? '' : subject) &&
@@ -1197,6 +1237,9 @@ function clauseClaims(ctx: ClauseCtx): Claim[] {
         // "The job ran for 3 minutes" is a past event; only participles make fragments ("Email sent").
         (v.participle.toLowerCase() === f[2]!.toLowerCase().replace(/\s+/g, ' ') || lex.byParticiple.get(f[2]!.toLowerCase().replace(/\s+/g, ' ')) === lex.verbs.get(found!.key)) &&
         !/^(?:i|you|we|he|she|they|it|this|that)\b/i.test(np) &&
+        // "Leave `x` set to…": with set/reset/read the "noun" may be an imperative; only plain nouns make such fragments.
+        !(v.noBare && !/^(?:(?:the|your|my)\s+)?(?:alarms?|reminders?|timers?|passwords?|preferences?|settings?|status|config)\b/i.test(np)) &&
+        !hasNonPathCode(ctx.orig, ctx.a, ctx.at + body0, ctx.at + body0 + (body.length - body.trimStart().length) + np.length) &&
         (v.req === 'inherent'
           ? /\b(?:emails?|messages?|texts?|invites?|invitations?|files?|notes?|changes|preferences?|reminders?|meetings?|tables?|flights?|packages?|posts?|replies|reply|report|data|dependencies|updates?|migrations?|backups?|payments?|transfers?|refunds?|deposits?|invoices?|exports?|builds?|deploy(?:ment)?s?)\b|[\uE000\uE001]/i.test(np)
           : v.req.test(np));
@@ -1260,6 +1303,8 @@ export function extractClaims(text: string, a: string, lex: Lexicon): SentenceCl
     // "Had I sent it…", "Should I delete…": inversions are hypotheticals or questions.
     if (/^[\s>*_#+•·\-–—]*(?:had|were|should|would|could|did|do|does|shall|can|will)\s+(?:I|you|we|the|it)\b/i.test(s)) continue;
     const lead = LEAD.exec(s)?.[0] ?? '';
+    // "## Exported Modules": a heading names a section; it reports nothing.
+    if (/^\s*#{1,6}\s/.test(s)) continue;
     const afterLead = s.slice(lead.length);
     const prefixLen = PREFIX.exec(afterLead)?.[0].length ?? 0;
     const prefix = afterLead.slice(0, prefixLen);

@@ -134,7 +134,9 @@ function analyze(text: string, trace: TraceEntry[], opts: ClaimOptions): Analysi
         const act = c.ref ?? claims.find((o) => o.kind === 'act' && o.action === c.action);
         if (act && byClaim.get(act)?.verdict === v.verdict) continue;
       }
-      const { reason, correction } = describe(c, v, ran);
+      const described = describe(c, v, ran);
+      const reason = described.reason;
+      const correction = described.correction.replace(/\]/g, ')');
       // Once: two claims of one sentence contradicted by the same call say it once.
       if (corrections.includes(correction)) continue;
       corrections.push(correction);
@@ -180,7 +182,7 @@ export async function checkClaimsJudged(text: string, trace: TraceEntry[], judge
   const answers = await Promise.all(asked.map((u) => judge({ sentence: u.claim || u.sentence, trace }).catch(() => 'unsure' as const)));
   const confirmed = asked.filter((_, i) => answers[i] === 'contradicted');
   for (const u of confirmed) {
-    const finding: ClaimFinding = { sentence: u.sentence, action: u.action, verdict: 'contradicted', reason: u.reason, ...(u.tool ? { tool: u.tool } : {}), correction: u.correction, ...(u.claim !== u.sentence.trim() ? { claim: u.claim } : {}), judged: true };
+    const finding: ClaimFinding = { sentence: u.sentence, action: u.action, verdict: 'contradicted', reason: u.reason, ...(u.tool ? { tool: u.tool } : {}), correction: u.correction.replace(/\]/g, ')'), ...(u.claim !== u.sentence.trim() ? { claim: u.claim } : {}), judged: true };
     r.findings.push(finding);
     const same = r.inserts.find((x) => x.at === u.at);
     if (same) same.text += ' ' + bracket(u.correction);

@@ -64,7 +64,12 @@ export async function runMoat(argv: string[], io = { stdout: process.stdout, std
         }
         if (typeof input.text !== 'string' || !Array.isArray(input.trace)) throw new UsageError('claims expects JSON {"text": "...", "trace": [...]} on stdin');
         const r = checkClaims(input.text, input.trace as TraceEntry[]);
-        io.stdout.write(values.json ? JSON.stringify({ findings: r.findings, text: r.text }) + '\n' : `${r.findings.length} finding(s)${r.findings.map((f) => `\n  ${f.verdict}: ${f.sentence} (${f.reason})`).join('')}\n\n${r.text}\n`);
+        // findings and text are the contract; undecided (claims only a judge could settle) is extra.
+        io.stdout.write(
+          values.json
+            ? JSON.stringify({ findings: r.findings, text: r.text, ...(r.undecided ? { undecided: r.undecided } : {}) }) + '\n'
+            : `${r.findings.length} finding(s)${r.findings.map((f) => `\n  ${f.verdict}: ${f.sentence} (${f.reason})`).join('')}${(r.undecided ?? []).map((u) => `\n  undecided: ${u.claim} (${u.reason})`).join('')}\n\n${r.text}\n`,
+        );
         return r.findings.length ? 1 : 0;
       }
       default:
