@@ -212,6 +212,13 @@ export const configSchema = z
       .object({
         /** What to do with secrets in a user's message: redact them before the model sees them, or block the message. */
         secrets: z.enum(['redact', 'block']).default('redact'),
+        honesty: z
+          .object({
+            /** Id of a (cheap) provider slot asked about claims the honesty rules cannot decide; it can only add a correction. Unset: rules only. */
+            judgeSlot: z.string().regex(/^[a-zA-Z0-9._-]+$/, 'slot ids are letters, digits and . _ -').optional(),
+          })
+          .strict()
+          .prefault({}),
       })
       .strict()
       .prefault({}),

@@ -4,7 +4,8 @@ import type { Logger } from 'pino';
 import type { ApprovalStore } from '../adapters/store/approvals.js';
 import type { ConversationRow, InboxRow, Store, StoredMessage, TurnRow } from '../adapters/store/store.js';
 import { senderKey } from '../moat/approval-engine.js';
-import { checkClaims, type ClaimFinding, type TraceEntry } from '../moat/honesty.js';
+import type { ClaimFinding, TraceEntry } from '../moat/honesty.js';
+import { checkTurnClaims } from './honesty-judge.js';
 import { planTools } from '../moat/planner.js';
 import { Redactor, scanText } from '../moat/secrets.js';
 import type { Attempt, ProviderChain } from '../providers/chain.js';
@@ -320,10 +321,10 @@ export async function runTurn(
       emit({ type: 'text_delta', turnId, delta: note });
     }
     // The honesty check: claims of action must match this turn's tool trace.
-    const check = checkClaims(result.text, tools.trace);
+    const check = await checkTurnClaims(deps, result.text, tools.trace, redactor, signal);
     honesty = check.findings;
     if (honesty.length) {
-      const corrections = '\n\n' + honesty.map((f) => `[Correction: ${f.reason}]`).join('\n');
+      const corrections = '\n\n' + honesty.map((f) => `[Correction: ${f.correction ?? f.reason}]`).join('\n');
       text += corrections;
       emit({ type: 'text_delta', turnId, delta: corrections });
       appendText(kept, corrections);
