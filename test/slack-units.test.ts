@@ -109,13 +109,15 @@ describe('slack event classification', () => {
 describe('slack approval blocks and config', () => {
   const info = { code: 'K7Q4P', tool: 'shell_exec', tier: 'caution', expiresAt: new Date(Date.now() + 60_000).toISOString(), args: { command: 'echo <hi>' }, reasons: ['writes files'] };
 
-  it('offers Always allow unless the tier is dangerous; buttons carry the code', () => {
-    const { blocks, text } = approvalBlocks(info);
+  it('offers Always allow only when a rule is possible and the tier is not dangerous; buttons carry the code', () => {
+    const notMatchable = approvalBlocks(info).blocks.find((b) => b.type === 'actions') as { elements: unknown[] };
+    expect(notMatchable.elements).toHaveLength(2); // no alwaysPermitted: no Always button
+    const { blocks, text } = approvalBlocks({ ...info, alwaysPermitted: true });
     const actions = blocks.find((b) => b.type === 'actions') as { elements: Array<{ action_id: string; value: string }> };
     expect(actions.elements.map((e) => [e.action_id, e.value])).toEqual([['sb_approve', 'K7Q4P'], ['sb_deny', 'K7Q4P'], ['sb_always', 'K7Q4P']]);
     expect(JSON.stringify(blocks)).toContain('echo &lt;hi&gt;');
     expect(text).toContain('K7Q4P');
-    const danger = approvalBlocks({ ...info, tier: 'dangerous' }).blocks.find((b) => b.type === 'actions') as { elements: unknown[] };
+    const danger = approvalBlocks({ ...info, tier: 'dangerous', alwaysPermitted: false }).blocks.find((b) => b.type === 'actions') as { elements: unknown[] };
     expect(danger.elements).toHaveLength(2);
     const decided = decidedBlocks(blocks, '*Approved*', 'slack:UOP', new Date(0));
     expect(decided.some((b) => b.type === 'actions')).toBe(false);
