@@ -90,7 +90,7 @@ const AUTHS = (): Array<Array<[string, string]>> => [
   [['authorization', '\t']],
 ];
 const KEYS = ['model', 'messages', 'stream', 'user', 'stream_options', 'decision', 'scope', 'variable', 'note', 'key', 'id', 'url', 'secretEnv', 'events', 'channel', 'sender', 'status', 'text', 'conversation', 'callbackUrl', 'idempotencyKey', 'jsonrpc', 'method', 'params', 'role', 'content', 'type', 'challenge', 'event', 'payload', ...RESERVED, '', 'x'.repeat(300), '\u2603', '\\u0000'];
-const STRINGS = ['default', 'hello', '', ' ', 'approve', 'deny', 'always', 'constructor', '__proto__', 'toString', 'global', 'conversation', 'sender', 'allowed', 'denied', 'user', 'assistant', 'system', 'tool', '*', 'turn.completed', 'http://127.0.0.1:9/x', 'https://example.test/hook', 'SB_FUZZ_HOOK_SECRET', 'PATH', '/new', '/status', '/stop', '/mode steer', 'YES ABCDE', 'always ABCDE constructor', 'x'.repeat(5000), '\u2603\u{1f600}', 'url_verification', 'event_callback', 'block_actions', 'tools/list', 'tools/call', 'initialize'];
+const STRINGS = ['default', 'hello', '', ' ', 'approve', 'deny', 'always', 'constructor', '__proto__', 'toString', 'global', 'conversation', 'sender', 'allowed', 'denied', 'user', 'assistant', 'system', 'tool', '*', 'turn.completed', 'http://127.0.0.1:9/x', 'http://127.0.0.1:9/hook', 'SB_FUZZ_HOOK_SECRET', 'PATH', '/new', '/status', '/stop', '/mode steer', 'YES ABCDE', 'always ABCDE constructor', 'x'.repeat(5000), '\u2603\u{1f600}', 'url_verification', 'event_callback', 'block_actions', 'tools/list', 'tools/call', 'initialize'];
 const NUMBERS = ['0', '-0', '1', '-1', '1.5', '1e400', '-1e400', '1e-400', '123456789012345678901234567890', '9007199254740993', '0.0000001', '1E+308', '2e308'];
 
 function randomJson(r: Rng, depth = 0): string {
