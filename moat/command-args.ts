@@ -25,6 +25,8 @@ export interface Arg {
   substOnly: boolean;
   /** A substitution (or a variable holding command output) in the word carries credential material: what it came from. */
   secret?: string;
+  /** A substitution in the word prints names of credential files. */
+  secretNames?: string;
 }
 
 /** Where a command's standard input comes from, when the classifier can tell. */
@@ -40,6 +42,8 @@ export interface Stdin {
   path?: string;
   /** Some upstream stage read credential material: what it was. */
   secret?: string;
+  /** Some upstream stage printed names of credential files. */
+  secretNames?: string;
 }
 
 /** What a pipeline stage produces for the next one. */
@@ -50,6 +54,8 @@ export interface Produced {
   text?: string;
   /** The output carries credential material: what it came from. */
   secret?: string;
+  /** The output is a list of credential files (find -name id_rsa). */
+  secretNames?: string;
   /** The stage talks to the network (its output is remote data, its input is sent away). */
   net?: boolean;
   /** The stage runs code read from its standard input (a shell or interpreter fed by the pipe). */

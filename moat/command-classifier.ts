@@ -18,9 +18,9 @@
 import { litArg, type Arg, type CommandView, type Produced, type RedirectInfo, type RuleContext, type Stdin } from './command-args.js';
 import { SHELL_BUILTINS } from './command-builtins.js';
 import { envFinding } from './command-env.js';
-import { copyTargets, downloadTargets, extractDir, extracts, isNetworkSink, NETWORK_SINKS, secretOutput } from './command-flow.js';
+import { copyTargets, downloadTargets, extractDir, extracts, isNetworkSink, NETWORK_SINKS, secretNames, secretOutput } from './command-flow.js';
 import { applyToolOptions } from './command-helpers.js';
-import { changeDir, containsSecrets, isSecretPath, normPath, outsidePath, writeFinding } from './command-paths.js';
+import { changeDir, containsSecrets, cwdOutside, isSecretPath, normPath, outsidePath, pathFrom, writeFinding, type Cwd } from './command-paths.js';
 import { rawScan, repairSuffix } from './command-raw.js';
 import { knowsReads, readPaths, type ReadPath } from './command-reads.js';
 import { count, gstr, isNil, items, litValue, nodeType, parseShell, ParseFailure, walk, type Raw } from './command-syntax.js';
@@ -100,8 +100,8 @@ interface Shared {
   fetchedFiles: Map<string, 'download' | 'decoded'>;
   /** Folders a fetched archive or a clone was unpacked into: their files are downloads too ('' = the workspace). */
   fetchedDirs: string[];
-  /** The folder commands run in, relative to the workspace; 'outside' after a `cd` out of it. */
-  cwd: string[] | 'outside';
+  /** The folder commands run in (see Cwd: '' is the workspace). */
+  cwd: Cwd;
   /** File descriptors opened on /dev/tcp or /dev/udp (`exec 3<>/dev/tcp/host/port`). */
   netFds: Set<string>;
 }
@@ -119,6 +119,8 @@ interface Frame {
   secret?: string;
   /** Files it writes (from option tables and rules). */
   outputs: string[];
+  /** Its arguments name credential files (from xargs or a substitution that found them). */
+  named?: string;
 }
 
 function newShared(sink: Sink): Shared {
@@ -131,7 +133,7 @@ function newShared(sink: Sink): Shared {
     secretFiles: new Map(),
     fetchedFiles: new Map(),
     fetchedDirs: [],
-    cwd: [],
+    cwd: '',
     netFds: new Set(),
   };
 }
@@ -185,6 +187,8 @@ interface RunOpts {
   redirs: RedirectInfo[];
   privileged: boolean;
   viaXargs: boolean;
+  /** xargs is handing this command names of credential files (find -name id_rsa | xargs cat). */
+  secretArgs?: string;
 }
 
 interface WordState {
@@ -196,6 +200,7 @@ interface WordState {
   quoted: boolean;
   glob: boolean;
   secret: string | undefined;
+  secretNames: string | undefined;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -210,7 +215,7 @@ const COPIERS = new Set(['cp', 'mv', 'install', 'ln', 'zip', 'tee']);
 
 /** What two commands run one after the other produce together (for lists, blocks, branches). */
 function merged(a: Produced, b: Produced): Produced {
-  return { download: a.download || b.download, decoded: a.decoded || b.decoded, secret: a.secret ?? b.secret, text: b.text };
+  return { download: a.download || b.download, decoded: a.decoded || b.decoded, secret: a.secret ?? b.secret, secretNames: a.secretNames ?? b.secretNames, text: b.text };
 }
 
 /** A function of this name would hide a command or builtin. */
@@ -268,10 +273,7 @@ class Analyzer {
 
   /** The key a file is remembered under: normalised, relative paths taken from the current folder. */
   private fileKey(path: string): string {
-    const p = normPath(path);
-    if (p.startsWith('/') || p.startsWith('~') || p.startsWith('$') || this.shared.cwd === 'outside' || !this.shared.cwd.length) return p;
-    const joined = changeDir(this.shared.cwd, p);
-    return joined === 'outside' ? p : joined.join('/');
+    return pathFrom(this.shared.cwd, path);
   }
 
   /** Credential material at `path` (or a file this line filled with some): what it is. */
@@ -289,7 +291,7 @@ class Analyzer {
     if (!this.shared.fetchedDirs.length || path.startsWith('$')) return undefined;
     const key = this.fileKey(path);
     for (const d of this.shared.fetchedDirs) {
-      if (d === '' ? outsidePath(path, this.shared.cwd) === undefined : key === d || key.startsWith(`${d}/`)) return 'download';
+      if (d === '' ? !/^[/~?$]/.test(key) : key === d || key.startsWith(`${d}/`)) return 'download';
     }
     return undefined;
   }
@@ -482,6 +484,20 @@ class Analyzer {
         if (nodeType(loop) === 'WordIter') {
           const words = items(loop.Items).flatMap((w) => this.evalWord(w));
           const name = litValue(loop.Name);
+          // A short list of known words: the body is read once per word, with the variable set.
+          const values = [...new Set(words.map((a) => a.text))];
+          if (name && words.length && !words.some((a) => a.dynamic) && values.length <= 8) {
+            let out: Produced = {};
+            for (const value of values) {
+              this.shared.vars.set(name, value);
+              this.shared.taint.delete(name);
+              const secret = this.secretOf(value, true);
+              if (secret) this.shared.taint.set(name, { download: false, decoded: false, secret });
+              out = merged(out, this.visitStmts(cmd.Do, stdin));
+            }
+            this.shared.vars.delete(name);
+            return out;
+          }
           if (name) {
             this.shared.vars.delete(name);
             // The loop variable carries what its list came from: command output, or credential files.
@@ -550,20 +566,22 @@ class Analyzer {
     let download = false;
     let decoded = false;
     let secret: string | undefined;
+    let names: string | undefined;
     let shellStage = -1;
     let prev: Produced = {};
     for (let i = 0; i < stages.length; i++) {
-      const input: Stdin | undefined = i === 0 ? stdin : { source: 'pipe', download, decoded, text: prev.text, secret };
+      const input: Stdin | undefined = i === 0 ? stdin : { source: 'pipe', download, decoded, text: prev.text, secret, secretNames: names };
       prev = this.visitStmt(stages[i], input);
       download ||= !!prev.download;
       decoded ||= !!prev.decoded;
       secret ??= prev.secret;
+      names ??= prev.secretNames;
       // A shell running whatever arrives on its stdin, with its output piped on to a network tool,
       // is a reverse shell (the fifo form: cat f | sh -i 2>&1 | nc host port > f).
       if (prev.net && shellStage >= 0) this.add('dangerous', 'pipes a shell\'s output to a network tool (reverse shell)');
       if (prev.runsInput && shellStage < 0) shellStage = i;
     }
-    return { download, decoded, text: prev.text, secret };
+    return { download, decoded, text: prev.text, secret, secretNames: names };
   }
 
   private visitCall(cmd: Raw, stdin: Stdin | undefined, redirs: RedirectInfo[]): Produced {
@@ -648,7 +666,7 @@ class Analyzer {
 
   /** Expands a word into arguments; visits (and reports) any substitutions inside it. */
   evalWord(word: Raw, assign = false): Arg[] {
-    const st: WordState = { dynamic: false, subst: false, proc: false, download: false, decoded: false, quoted: false, glob: false, secret: undefined };
+    const st: WordState = { dynamic: false, subst: false, proc: false, download: false, decoded: false, quoted: false, glob: false, secret: undefined, secretNames: undefined };
     const acc: Field = { text: '', mask: '' };
     const push = (t: string, m: string): void => {
       acc.text += t;
@@ -680,6 +698,7 @@ class Analyzer {
       substDecoded: st.decoded,
       substOnly,
       secret: st.secret,
+      secretNames: st.secretNames,
     }));
   }
 
@@ -729,6 +748,7 @@ class Analyzer {
         st.download ||= !!prod.download;
         st.decoded ||= !!prod.decoded;
         st.secret ??= prod.secret;
+        st.secretNames ??= prod.secretNames;
         if (prod.text !== undefined && !prod.download) push(prod.text.replace(/\n+$/, ''), quoted ? 'Q' : 's');
         else {
           st.dynamic = true;
@@ -816,6 +836,7 @@ class Analyzer {
     let privileged = o.privileged;
     let viaXargs = o.viaXargs;
     let stdin = o.stdin;
+    let secretArgs = o.secretArgs;
     for (let guard = 0; guard < 32; guard++) {
       const word = argv[i];
       if (!word) return {};
@@ -986,6 +1007,7 @@ class Analyzer {
           skip = commandIndex(rest, 'adEILnPs', ['arg-file', 'delimiter', 'max-lines', 'max-args', 'max-procs', 'max-chars', 'process-slot-var'], false);
           viaXargs = true;
           if (skip >= rest.length) return {}; // defaults to echo
+          secretArgs = stdin?.secretNames ?? secretArgs;
           stdin = undefined;
           break;
         case 'parallel': {
@@ -1002,7 +1024,7 @@ class Analyzer {
         default:
           break;
       }
-      if (skip < 0) return this.dispatch(name, argv.slice(i), { ...o, privileged, viaXargs, stdin });
+      if (skip < 0) return this.dispatch(name, argv.slice(i), { ...o, privileged, viaXargs, stdin, secretArgs });
       this.wrapperOptions(name, rest.slice(0, skip));
       if (PRIVILEGE.has(name)) {
         privileged = true;
@@ -1042,13 +1064,17 @@ class Analyzer {
       redirects: o.redirs,
     };
     const frame: Frame = { secret: o.stdin?.secret ?? view.args.find((a) => a.secret)?.secret, outputs: [] };
+    // Names of credential files as arguments (from xargs or a substitution): the command opens them.
+    frame.named = o.secretArgs ?? view.args.find((a) => a.secretNames)?.secretNames;
+    if (frame.named) frame.secret ??= frame.named;
     const outer = this.frame;
     this.frame = frame;
     try {
       const reads = readPaths(name, view.args);
       const produced = this.runCommand(view, reads);
       this.flowAfter(view, produced, frame, reads);
-      return frame.secret ? { ...produced, secret: frame.secret } : produced;
+      const names = secretNames(name, view.args);
+      return frame.secret || names ? { ...produced, secret: frame.secret, secretNames: names ?? produced.secretNames } : produced;
     } finally {
       this.frame = outer;
     }
@@ -1101,13 +1127,10 @@ class Analyzer {
   /** cd/pushd: tracks the folder commands run in; leaving the workspace is caution. */
   private changeDirectory(args: Arg[]): void {
     const target = args.find((a) => !/^-[LPe@]+$/.test(a.text));
-    if (target?.text === '-' || target?.dynamic) {
-      if (target.dynamic && !target.text.startsWith('$PWD')) this.shared.cwd = 'outside';
-      return;
-    }
+    if (target?.text === '-') return;
     const dest = target?.text ?? '~';
-    const next = changeDir(this.shared.cwd, dest);
-    if (next === 'outside') this.add('caution', `changes directory outside the workspace (${normPath(dest)})`);
+    const next = target?.dynamic && !dest.startsWith('$PWD') && !dest.startsWith('$HOME') ? '?' : changeDir(this.shared.cwd, dest);
+    if (cwdOutside(next) && !cwdOutside(this.shared.cwd)) this.add('caution', `changes directory outside the workspace (${next === '?' ? dest : next})`);
     this.shared.cwd = next;
   }
 
@@ -1115,6 +1138,7 @@ class Analyzer {
   private checkSink(v: CommandView): void {
     const sent: string[] = [];
     if (v.stdin?.secret) sent.push(v.stdin.secret);
+    if (this.frame?.named) sent.push(this.frame.named);
     for (const a of v.args) if (a.secret) sent.push(a.secret);
     for (const f of NETWORK_SINKS[v.name]!(v.args).files) {
       const s = this.noteRead(f.path, f.recursive);
@@ -1131,7 +1155,7 @@ class Analyzer {
       for (const r of reads) sourceFetched ??= this.fetchedOf(r.path);
     }
     const targets = produced.download || name === 'scp' || name === 'rsync' || name === 'git' ? downloadTargets(name, args) : [];
-    if (targets === 'tree') this.shared.fetchedDirs.push('');
+    if (targets === 'tree') this.shared.fetchedDirs.push(this.fileKey('.'));
     const copies = COPIERS.has(name) ? copyTargets(name, args) : [];
     const isDownloader = !!produced.download && !v.stdin?.download;
     for (const out of [...frame.outputs, ...copies]) {
@@ -1143,7 +1167,7 @@ class Analyzer {
     for (const out of targets === 'tree' ? [] : targets) this.shared.fetchedFiles.set(this.fileKey(out), 'download');
     if ((v.stdin?.download || this.shared.fetchedFiles.size) && extracts(name, args) && (v.stdin?.download || sourceFetched || args.some((a) => this.fetchedOf(a.text)))) {
       const into = extractDir(name, args);
-      this.shared.fetchedDirs.push(into === undefined ? '' : this.fileKey(into));
+      this.shared.fetchedDirs.push(this.fileKey(into ?? '.'));
     }
   }
 }

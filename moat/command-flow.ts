@@ -4,6 +4,7 @@
 // these facts through pipes, substitutions, variables, redirects to files and `&&`/`;` chains.
 import type { Arg } from './command-args.js';
 import { scanOperands, scanOptions, type OptionTable } from './command-options.js';
+import { isSecretPath } from './command-paths.js';
 
 const words = (args: Arg[]): string[] => args.map((a) => a.text);
 const nonOptions = (args: Arg[]): string[] => words(args).filter((w) => !w.startsWith('-'));
@@ -80,6 +81,43 @@ export function secretOutput(name: string, args: Arg[]): string | undefined {
       return pos[0] === 'auth' && pos[1] === 'token' ? `a ${name} token` : undefined;
     default:
       if (/^docker-credential-/.test(name)) return `registry credentials (${name})`;
+      return undefined;
+  }
+}
+
+// Name patterns that pick out key and credential files, and grep patterns that find key material.
+const SECRET_NAME_PATTERN_RE = /id_(?:rsa|dsa|ecdsa|ed25519)|\.pem\b|\.key\b|\.p12\b|\.pfx\b|\.kdbx\b|\.env\b|credentials|authorized_keys|known_hosts|\.netrc|\.pgpass|shadow|kubeconfig|\.ppk\b|\.jks\b|secret/i;
+const KEY_MATERIAL_RE = /PRIVATE KEY|BEGIN OPENSSH|aws_secret_access_key|BEGIN PGP PRIVATE|xox[bp]-|ghp_|AKIA/i;
+
+/**
+ * Names of credential files that `name args` prints (find -name id_rsa, grep -l 'PRIVATE KEY',
+ * ls ~/.ssh/id_*): whoever reads those files next (xargs cat, $(...)) reads credentials.
+ */
+export function secretNames(name: string, args: Arg[]): string | undefined {
+  const w = words(args);
+  switch (name) {
+    case 'find':
+    case 'gfind': {
+      const k = w.findIndex((x) => /^-(?:i?name|i?path|i?wholename|i?regex)$/.test(x));
+      const pats = w.flatMap((x, i) => (/^-(?:i?name|i?path|i?wholename|i?regex)$/.test(x) && w[i + 1] ? [w[i + 1]!] : []));
+      const starts = w.slice(0, k < 0 ? undefined : k).filter((x) => !x.startsWith('-'));
+      if (pats.some((p) => SECRET_NAME_PATTERN_RE.test(p)) || starts.some((p) => isSecretPath(p))) return `credential files found by ${name}`;
+      return undefined;
+    }
+    case 'locate':
+    case 'plocate':
+    case 'mlocate':
+    case 'fd':
+    case 'fdfind':
+      return nonOptions(args).some((p) => SECRET_NAME_PATTERN_RE.test(p) || isSecretPath(p)) ? `credential files found by ${name}` : undefined;
+    case 'grep':
+    case 'egrep':
+    case 'fgrep':
+    case 'rg':
+      return w.some((x) => /^-[a-zA-Z]*[lL]|^--files-with(?:out)?-match/.test(x)) && w.some((x) => KEY_MATERIAL_RE.test(x)) ? `files holding key material (${name} -l)` : undefined;
+    case 'ls':
+      return nonOptions(args).some((p) => isSecretPath(p)) ? 'credential files listed by ls' : undefined;
+    default:
       return undefined;
   }
 }

@@ -188,12 +188,23 @@ export function containsSecrets(text: string): boolean {
 const HARMLESS_READ_RE = /^\/dev\/(?:null|zero|full|u?random|stdin|tty|fd\/\d+)$|^\/proc\/self\/fd\/\d+$/;
 
 /**
- * Where a path lies relative to the workspace (the shell's starting folder). `cwd` is the folder
- * the command runs in, relative to the workspace (segments), or 'outside' after a `cd` out of it.
- * Returns the normalised path when it is outside, else undefined. Paths that start with an
- * unresolved variable (other than $HOME/$PWD) are unknown and not reported.
+ * The folder commands run in: '' is the workspace (the shell's starting folder), `a/b` a folder
+ * inside it, an absolute or `~` path a known folder outside it, and '?' somewhere outside it that
+ * is not known (a `..` above the workspace, a computed `cd`).
  */
-export function outsidePath(text: string, cwd: string[] | 'outside' = []): string | undefined {
+export type Cwd = string;
+
+/** The folder is outside the workspace. */
+export function cwdOutside(cwd: Cwd): boolean {
+  return cwd === '?' || cwd.startsWith('/') || cwd.startsWith('~');
+}
+
+/**
+ * Where a path lies relative to the workspace, read from folder `cwd`. Returns the normalised path
+ * when it is outside, else undefined. Paths that start with an unresolved variable (other than
+ * $HOME/$PWD) are unknown and not reported.
+ */
+export function outsidePath(text: string, cwd: Cwd = ''): string | undefined {
   let t = text.trim();
   if (t === '' || t === '-') return undefined;
   t = t.replace(/^(?:\$PWD|\$\{PWD\})(?=\/|$)/, '.');
@@ -201,8 +212,8 @@ export function outsidePath(text: string, cwd: string[] | 'outside' = []): strin
   if (p.startsWith('/')) return HARMLESS_READ_RE.test(p) ? undefined : p;
   if (p.startsWith('~')) return p;
   if (p.startsWith('$')) return undefined;
-  if (cwd === 'outside') return p;
-  let depth = cwd.length;
+  if (cwdOutside(cwd)) return cwd === '?' ? p : normPath(`${cwd}/${p}`);
+  let depth = cwd ? cwd.split('/').length : 0;
   for (const seg of p.split('/')) {
     if (seg === '..') depth--;
     else if (seg !== '.' && seg !== '') depth++;
@@ -211,15 +222,28 @@ export function outsidePath(text: string, cwd: string[] | 'outside' = []): strin
   return undefined;
 }
 
-/** Joins a relative `cd` target onto the workspace-relative cwd; 'outside' when it leaves the workspace. */
-export function changeDir(cwd: string[] | 'outside', target: string): string[] | 'outside' {
-  if (cwd === 'outside' || outsidePath(target, cwd) !== undefined) return 'outside';
-  const out = [...cwd];
-  for (const seg of normPath(target).split('/')) {
-    if (seg === '..') out.pop();
-    else if (seg !== '.' && seg !== '') out.push(seg);
+/** The folder after `cd target` from `cwd`. */
+export function changeDir(cwd: Cwd, target: string): Cwd {
+  const p = normPath(target.trim().replace(/^(?:\$PWD|\$\{PWD\})(?=\/|$)/, '.'));
+  if (p.startsWith('/') || p.startsWith('~')) return p;
+  if (p.startsWith('$') || cwd === '?') return '?';
+  if (cwdOutside(cwd)) return normPath(`${cwd}/${p}`);
+  const segs = cwd ? cwd.split('/') : [];
+  for (const seg of p.split('/')) {
+    if (seg === '..') {
+      if (!segs.length) return '?';
+      segs.pop();
+    } else if (seg !== '.' && seg !== '') segs.push(seg);
   }
-  return out;
+  return segs.join('/');
+}
+
+/** A path as seen from `cwd`, as one key: the same file gets the same key whichever folder named it. */
+export function pathFrom(cwd: Cwd, path: string): string {
+  const p = normPath(path);
+  if (p.startsWith('/') || p.startsWith('~') || p.startsWith('$')) return p;
+  const joined = changeDir(cwd, p);
+  return joined === '?' ? `?/${p}` : joined;
 }
 
 export interface Finding {

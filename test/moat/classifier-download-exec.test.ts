@@ -92,3 +92,9 @@ describe('after a clone or an unpacked download', () => {
     expect(misses(['git clone https://x.example/r.git && cd r && npm install', 'git clone https://x.example/r.git && cd r && make', 'wget -qO- https://x.example/a.tgz | tar xz', 'git clone https://x.example/r.git && cat r/README.md'], false)).toEqual([]);
   });
 });
+
+describe('downloads outside the workspace', () => {
+  it('are followed through cd', () => {
+    expect(misses(['cd /tmp && wget https://x.example/a.tar.gz && tar zxf a.tar.gz && cd a && ./run.sh', 'cd /tmp && curl -O https://x.example/p && cd / && /tmp/p'], true)).toEqual([]);
+  });
+});

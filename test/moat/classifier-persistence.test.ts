@@ -141,3 +141,10 @@ describe('privilege grants and more kills', () => {
     expect(outside(['setcap cap_net_bind_service=+ep ./server', 'getcap ./server'], 'caution', 'caution')).toEqual([]);
   });
 });
+
+describe('loops over known words', () => {
+  it('read the body with each word', () => {
+    expect(outside(['for f in /var/log/*.log; do : > $f; done', 'for u in toor; do useradd -o -u 0 $u; done', 'for k in kernel.randomize_va_space; do sysctl -w $k=0; done'], 'dangerous')).toEqual([]);
+    expect(outside(['for f in a.txt b.txt; do wc -l $f; done', 'for i in 1 2 3; do echo $i; done'], 'safe', 'safe')).toEqual([]);
+  });
+});
