@@ -283,7 +283,6 @@ export function isNetworkSink(name: string, args: Arg[]): boolean {
   if (!Object.prototype.hasOwnProperty.call(NETWORK_SINKS, name)) return false;
   if (name === 'openssl') return /^s_client$/.test(args[0]?.text ?? '');
   if (name === 'rsync') return args.some((a) => remote(a.text) || /^rsync:\/\//.test(a.text));
-  if (name === 'aws' || name === 'gcloud' || name === 'az' || name === 'gh') return true;
   return true;
 }
 

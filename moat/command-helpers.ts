@@ -457,7 +457,6 @@ const valgrind: Table = {
   options: [{ long: ['log-file', 'xml-file'], kind: 'write', what: 'log file' }],
 };
 
-const tee: Table = { options: [] };
 
 /** Option tables by command name. */
 export const TOOL_OPTIONS: Record<string, Table> = {
@@ -465,7 +464,7 @@ export const TOOL_OPTIONS: Record<string, Table> = {
   scp, sftp, make, gmake: make, vim, vi: vim, nvim: vim, view: vim, vimdiff: vim, gvim: vim, rvim: vim, ex: vim, emacs, nano,
   gdb, tcpdump, script, apt, 'apt-get': apt, 'apt-cache': apt, strace, ltrace, bat, batcat: bat, fzf, rg, pandoc, cpio,
   mysql, mariadb: mysql, psql, gpg, gpg2: gpg, node, nodejs: node, openssl, xargs, env, sudo, su, runuser: su, npx,
-  npm, at, batch: at, valgrind, tee,
+  npm, at, batch: at, valgrind,
 };
 
 // ssh_config(5) keywords that name programs, libraries, forwards or files (matched case-insensitively).

@@ -2,15 +2,16 @@
 //
 // The classifier parses the shell, expands words as far as it statically can, strips wrappers
 // (sudo, env, xargs, ...) and then hands each simple command to the rule registered for its name
-// here. Rules only see already-evaluated arguments (`Arg`) and report findings through a
-// `RuleContext`; they never parse shell themselves (nested code goes back through
-// `ctx.classifyCode`).
+// here. Rules only see already-evaluated arguments (`Arg`, ./command-args.ts) and report findings
+// through a `RuleContext`; they never parse shell themselves (nested code goes back through
+// `ctx.classifyCode`). Beside them: path predicates (./command-paths.ts), option tables of helper
+// programs (./command-helpers.ts), variables (./command-env.ts), git (./command-git.ts), builtins
+// (./command-builtins.ts), detaching (./command-background.ts), persistence, accounts, sysctl,
+// logs and kills (./command-system.ts).
 import type { Tier } from './command-classifier.js';
 import {
-  beforeDD,
   hasLong,
   hasShort,
-  hasWord,
   litArg,
   optValues,
   positionals,
