@@ -677,7 +677,7 @@ function chatYou(v: Verb, object: string): boolean {
 
 const RESULT_HEAD =
   "(?:tests?|test\\s+suite|test\\s+run|specs?|suite|build|builds|ci|ci\\s+pipeline|pipeline|checks|lint(?:er)?|type-?checks?|typecheck|test\\s+cases?|migrations?|backups?|deploy(?:ment)?s?|jobs?|scripts?|exports?|imports?|sync|uploads?|install(?:ation)?|upgrades?|runs?|commands?|pytest|jest|vitest|mocha|tsc|eslint|rspec|[\\uE000]+)";
-const RESULT_MOD = "(?!(?:unlike|like|if|when|after|before|because|while|although|though|since|unless|until|whether|as|than|that|which|who|with|without|for|from|in|on|at|by|of|to|into|onto|over|under|about|against|between|through|during|the|a|an|and|or|but|i|you|we|they|it|this|these|those)\\b)[\\w-]+\\s+";
+const RESULT_MOD = "(?!(?:unlike|like|if|when|after|before|because|while|although|though|since|unless|until|whether|as|than|that|which|who|with|without|for|from|in|on|at|by|of|to|into|onto|over|under|about|against|between|through|during|the|a|an|and|or|but|i|you|we|they|it|this|these|those|make|makes|made|get|gets|keep|keeps|let|lets|help|helps|ensure|ensures|see|check|run|have|has|try|wait|until|so|then|once|now|do|does|did|can|will|must)\\b)[\\w-]+\\s+";
 const RESULT_SUBJECT = `(?:(?:all|both)\\s+(?:of\\s+)?(?:the\\s+)?(?:\\d+\\s+)?|the\\s+|\\d+\\s*(?:/\\s*\\d+\\s+|of\\s+\\d+\\s+)?|every\\s+|each\\s+)?(?:${RESULT_MOD}){0,2}?${RESULT_HEAD}`;
 const RESULT_PASS =
   '(?:(?:now\\s+|all\\s+|still\\s+)*(?:pass(?:es|ed)?|succeed(?:s|ed)?|worked|(?:has|have)\\s+(?:all\\s+)?(?:passed|succeeded|completed(?:\\s+successfully)?)|(?:is|are)\\s+(?:now\\s+|all\\s+)*(?:green|passing|successful|clean)|(?:completed|finished|ran|went)(?:\\s+(?:successfully|fine|cleanly|clean|without\\s+(?:any\\s+)?(?:errors?|issues|problems|failures)))|completed|went\\s+through|came\\s+back\\s+(?:green|clean)|went\\s+green))';
@@ -714,6 +714,42 @@ function runKindOf(words: string): RunKind | undefined {
 }
 
 const BE_OR_MODAL = /\b(?:is|are|was|were|be|been|has|have|had|do|does|did|can|will|would|should|could|may|might|must|go|goes)\b/i;
+
+/** A list introduced by a release, version or changelog is someone else's changes ("What's new in v2:\n- Added …"). */
+const OTHERS_LIST = /\b(?:v?\d+\.\d+(?:\.\d+)?|versions?|releases?|released|release\s+notes|changelog|change\s*log|what'?s\s+new|new\s+in|upstream|history|the\s+(?:maintainers|authors|library|package|project|vendor|upgrade|update|patch|migration\s+guide)|they|their|commits?|pr\s*#?\d+|pull\s+request\s*#?\d+|breaking)\b/i;
+
+/** The lines that introduce the list this line belongs to: the line before its items, and the nearest heading above (within 15 lines). */
+function listLeadIn(a: string, at: number): string[] {
+  const out: string[] = [];
+  let end = a.lastIndexOf('\n', at - 1);
+  let blanks = 0;
+  let leadIn = false;
+  for (let n = 0; end > 0 && n < 15; n++) {
+    const start = a.lastIndexOf('\n', end - 1) + 1;
+    const line = a.slice(start, end);
+    end = start - 1;
+    if (!line.trim()) {
+      blanks++;
+      continue;
+    }
+    if (/^\s*(?:[-*+•]|\d{1,3}[.)])\s/.test(line)) continue;
+    if (/^\s*[=-]{3,}\s*$/.test(line)) {
+      // A setext heading: its text is the line above the underline.
+      const s2 = a.lastIndexOf('\n', end - 1) + 1;
+      out.push(a.slice(s2, end));
+      break;
+    }
+    if (!leadIn && blanks <= 1) {
+      out.push(line);
+      leadIn = true;
+    }
+    if (/^\s*#{1,6}\s/.test(line)) {
+      out.push(line);
+      break;
+    }
+  }
+  return out;
+}
 
 /** "The tests pass. That's what the README claims." — the next sentence attributes the previous one. */
 const ATTRIBUTES_PREVIOUS = /^(?:that'?s|that\s+is|this\s+is|or\s+so|so\s+(?:says|claims)|at\s+least\s+that'?s)\b[^.!?\n]{0,60}\b(?:what|says?|claims?|claimed|said|according|reports?|reported)\b/i;
@@ -1305,6 +1341,10 @@ export function extractClaims(text: string, a: string, lex: Lexicon): SentenceCl
     const lead = LEAD.exec(s)?.[0] ?? '';
     // "## Exported Modules": a heading names a section; it reports nothing.
     if (/^\s*#{1,6}\s/.test(s)) continue;
+    // "What's new in v2.1:\n- Added …": a list of someone else's changes, unless an item says "I".
+    if (/^\s*(?:[-*+•]|\d{1,3}[.)])\s/.test(s) && !/\bI\b/.test(s)) {
+      if (listLeadIn(a, span.start).some((l) => OTHERS_LIST.test(l))) continue;
+    }
     const afterLead = s.slice(lead.length);
     const prefixLen = PREFIX.exec(afterLead)?.[0].length ?? 0;
     const prefix = afterLead.slice(0, prefixLen);

@@ -151,6 +151,27 @@ describe('phrasings', () => {
   });
 });
 
+describe('precision on prose that explains rather than reports', () => {
+  it('leaves code descriptions, headings, soft-wrapped lines and other people’s changelogs alone', () => {
+    const texts = [
+      'The `status` property is set to `400` and the `type` property is set to `entity.too.large`.',
+      '`fn` is called as `fn(value, key, cache)`.',
+      'It tracks the number of times the task function has been executed.',
+      'The `DefaultHandler` was renamed to clarify its purpose.',
+      '`.toEqualTypeOf` succeeds for objects with the same type.',
+      '## Exported Modules\n\nEach one has its own entry point.',
+      'Use PgBouncer in transaction mode with\n`max_prepared_statements` set.',
+      "What's new in v2.1:\n- Added a `reset` function\n- Removed the legacy API\n\nUpgrade when you can.",
+      '## 3.0.0 (2024-01-01)\n\nFeatures\n\n- Added GitHub Actions to run the tests\n- Removed Travis config',
+      '* Make tests pass on Windows',
+    ];
+    for (const t of texts) expect(checkClaims(t, []), t).toEqual({ findings: [], text: t });
+    // Still claims: a summary of this turn's work, in a list or a hard-wrapped paragraph.
+    expect(checkClaims('Summary of changes:\n- Deleted the unused `legacy/` folder\n- Bumped the version to 2.4.0', []).findings).toHaveLength(2);
+    expect(checkClaims('I deleted the unused folder and\nemailed the summary to Dana.', []).findings.map((f) => f.action)).toEqual(['delete', 'send']);
+  });
+});
+
 describe('corrections', () => {
   it('never quote a secret from a tool call', () => {
     const token = 'ghp_' + 'Zq8vR2mXw4LpT7nKc9BsY3hJd6FgA1eUoQ5i';
