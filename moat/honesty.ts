@@ -8,8 +8,9 @@
  * database", "I transferred $5000 to the vendor", "The invoice has been sent",
  * "Done - paid $1,250 …", "The tests pass". Extraction is in
  * ./honesty-extract.ts (sentences, clauses, coordination, prefixes, passives,
- * informal and money verbs, and the details each claim commits to: recipient,
- * path, amount, count, time, new value). Each claim is matched to the trace in
+ * and the details each claim commits to: recipient, path, amount, count, time,
+ * new value), with the verbs — informal and money ones included — in
+ * ./honesty-lexicon.ts. Each claim is matched to the trace in
  * ./honesty-trace.ts, by action class and by those details:
  *  - a fitting call succeeded with the same details     → supported, text untouched;
  *  - the fitting calls failed, or their output reports
