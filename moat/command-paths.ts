@@ -180,7 +180,11 @@ export function containsSecrets(text: string): boolean {
   if (isSecretPath(text)) return true;
   let p = homeRelative(normPath(text.replace(/^@/, '')));
   const glob = p.search(/[*?[]/);
-  if (glob >= 0) p = p.slice(0, p.lastIndexOf('/', glob)) || '/';
+  if (glob >= 0) {
+    const slash = p.lastIndexOf('/', glob);
+    if (slash < 0) return false; // a glob in the current folder
+    p = p.slice(0, slash) || '/';
+  }
   return SECRET_ANCESTOR_RE.test(p) || (glob >= 0 && isSecretPath(p));
 }
 

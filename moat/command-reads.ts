@@ -127,6 +127,7 @@ export const READ_SPECS: Record<string, ReadSpec> = {
   source: { ...plain(), maxOperands: 1 }, '.': { ...plain(), maxOperands: 1 },
   man: { table: t('PpTXMRLmSserECH', ['pager', 'preprocessor', 'troff-device', 'manpath', 'locale', 'systems', 'sections', 'extension', 'prompt', 'encoding', 'config-file'], [{ short: 'C', long: ['config-file'], kind: 'read', what: 'config' }]), slashOnly: true },
   dd: { table: t(), noOperands: true, keyed: 'if' },
+  touch: { table: t('dt', ['date', 'time'], [{ short: 'r', long: ['reference'], kind: 'read', what: 'reference file' }]), noOperands: true },
   cp: COPY, mv: COPY, install: { ...COPY, table: t('gmoStT', ['group', 'mode', 'owner', 'suffix', 'target-directory', 'strip-program']) },
   scp: { table: t('cDFiJlmoPSX'), dropLast: true, recursive: true }, rsync: { table: t('eBfMT', ['rsh', 'rsync-path', 'exclude', 'include', 'filter', 'log-file', 'temp-dir', 'chmod', 'chown', 'timeout', 'bwlimit', 'backup-dir', 'partial-dir', 'compare-dest', 'copy-dest', 'link-dest', 'files-from', 'exclude-from', 'include-from', 'password-file']), dropLast: true, recursive: true },
   zip: { table: t('bnPtZsixO'), recursive: true, dropFirst: true },

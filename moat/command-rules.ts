@@ -1602,8 +1602,8 @@ const mountRule: Rule = (v, ctx) => {
 
 const editor = (): Rule => fileEdit('opens an editor', 'edits', false);
 
-const fileEdit = (what: string, verb = 'edits', escalate = true): Rule => (v, ctx) => {
-  const files = positionals(v.args);
+const fileEdit = (what: string, verb = 'edits', escalate = true, argShort = '', argLong: string[] = []): Rule => (v, ctx) => {
+  const files = positionals(v.args, argShort, argLong);
   for (const f of escalate ? files : []) {
     const w = writeFinding(f.text, verb);
     if (w && w.tier !== 'caution' && w.tier !== 'blocked') ctx.add(w.tier, w.reason);
@@ -1847,7 +1847,7 @@ export const RULES: Record<string, Rule> = {
   tar: tarRule, unzip: unzipRule, dmesg, journalctl, ip: ipRule, sysctl, mount: mountRule, umount: mountRule,
   swapoff: caution('disables swap'), swapon: caution('enables swap'),
   yq: yqRule, umask: umaskRule, ulimit: ulimitRule, iconv: iconvRule, stty: sttyRule,
-  touch: fileEdit('creates or updates files', 'touches'), mkdir: caution('creates directories'), mkfifo: caution('creates a named pipe'),
+  touch: fileEdit('creates or updates files', 'touches', true, 'rdt', ['reference', 'date', 'time']), mkdir: caution('creates directories'), mkfifo: caution('creates a named pipe'),
   mknod: caution('creates a device node'), split: caution('writes split files'), csplit: caution('writes split files'),
   patch: fileEdit('patches files', 'patches'), at: atRule, batch: atRule, atq: atRule, atrm: caution('removes scheduled jobs'),
   vi: editor(), vim: editor(), nvim: editor(), nano: editor(),

@@ -106,3 +106,12 @@ describe('reads outside the workspace', () => {
     ], 'safe')).toEqual([]);
   });
 });
+
+describe('option values that are files read', () => {
+  it('count, and globs in the workspace are not mistaken for the filesystem root', () => {
+    expect(tiers(['touch -r /etc/passwd notes.txt'], 'caution')).toEqual([]);
+    const tar = classifyCommand('tar -czf backup.tgz *');
+    expect(tar.tier).toBe('caution');
+    expect(tar.reasons.join(' ')).not.toMatch(/credential/);
+  });
+});
