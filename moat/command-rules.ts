@@ -216,6 +216,19 @@ export function scanSql(sql: string, client: string, ctx: RuleContext): void {
     ctx.add('dangerous', `${client} runs a shell command from SQL input`);
     ctx.classifyCode(m[1]!, `${client} shell escape`);
   }
+  // Output piped to a command: sqlite .once/.output |cmd, psql \o |cmd and \g |cmd; server-side COPY ... PROGRAM.
+  for (const m of sql.matchAll(/^\s*(?:\.(?:once|output)(?:\s+-\w+)*|\\(?:o|out|g|gx))\s+['"]?\|\s*(.+?)['"]?\s*$/gm)) {
+    ctx.add('caution', `${client} pipes query output to a command`);
+    ctx.classifyCode(m[1]!, `${client} output pipe`);
+  }
+  for (const m of sql.matchAll(/^\s*\.(?:once|output)(?:\s+-\w+)*\s+['"]?([^|'"\s][^'"\s]*)/gm)) {
+    const f = writeFinding(m[1]!, `${client} .output writes to`);
+    if (f) ctx.add(f.tier, f.reason);
+  }
+  for (const m of sql.matchAll(/\b(?:TO|FROM)\s+PROGRAM\s+'((?:[^']|'')*)'/gi)) {
+    ctx.add('dangerous', `${client} COPY ... PROGRAM runs a shell command on the database server`);
+    ctx.classifyCode(m[1]!.replace(/''/g, "'"), `${client} COPY PROGRAM`);
+  }
   const cleaned = sql
     .replace(/--[^\n]*/g, ' ')
     .replace(/\/\*[\s\S]*?\*\//g, ' ')

@@ -390,3 +390,18 @@ describe('spellings that once slipped through', () => {
     ])).toEqual([]);
   });
 });
+
+describe('database clients that run commands or write files', () => {
+  it('are recognised', () => {
+    expect(check([
+      [`sqlite3 app.db '.once |rm -rf ~'`, 'blocked'],
+      [`sqlite3 app.db '.output /etc/passwd'`, 'dangerous'],
+      [`psql -c "COPY t TO PROGRAM 'rm -rf ~'"`, 'blocked'],
+      [`psql <<< '\\o |rm -rf ~'`, 'blocked'],
+      [`psql -c '\\! rm -rf ~'`, 'blocked'],
+      ['psql -o /etc/passwd -c "select 1"', 'dangerous'],
+      [`mysql -e 'system rm -rf ~'`, 'blocked'],
+      ['sqlite3 app.db "select 1"', 'caution'],
+    ])).toEqual([]);
+  });
+});
