@@ -68,3 +68,12 @@ describe('wrapUntrusted', () => {
     expect(UNTRUSTED_NOTE.split(/(?<=[.!?])\s/).length).toBe(1);
   });
 });
+
+describe('the untrusted-content note reaches the model', () => {
+  it('is in the rules every system prompt starts with, word for word', async () => {
+    const { PromptComposer } = await import('../../src/prompt.js');
+    const { configSchema } = await import('../../src/config.js');
+    const prompt = new PromptComposer().compose({ channel: 'http', agent: configSchema.parse({}).agents.default! });
+    expect(prompt).toContain(UNTRUSTED_NOTE);
+  });
+});
