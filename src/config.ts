@@ -83,6 +83,8 @@ const sandboxSchema = z
     /** The host user and group commands run as when the gateway runs as root (default: nobody/nogroup). */
     uid: z.number().int().min(1).default(65534),
     gid: z.number().int().min(1).default(65534),
+    /** The bubblewrap program (default: `bwrap` on PATH). */
+    bwrapPath: z.string().min(1).optional(),
   })
   .strict();
 
@@ -364,6 +366,7 @@ export const ENV_KEYS: Array<{ env: string; path: string[]; kind: 'string' | 'in
   { env: 'SWITCHBOARD_HTTP_RATE_LIMIT', path: ['limits', 'apiKey'], kind: 'string' },
   { env: 'SWITCHBOARD_SANDBOX', path: ['tools', 'sandbox', 'mode'], kind: 'string' },
   { env: 'SWITCHBOARD_SANDBOX_NETWORK', path: ['tools', 'sandbox', 'network'], kind: 'string' },
+  { env: 'SWITCHBOARD_BWRAP', path: ['tools', 'sandbox', 'bwrapPath'], kind: 'string' },
 ];
 
 function setPath(obj: Record<string, unknown>, path: string[], value: unknown): void {

@@ -72,7 +72,13 @@ export class Gateway {
     const provider = providerStatus(slots, reason);
     if (!slots.length) log.warn({ reason }, 'no model provider is configured: the gateway will answer every message with a notice saying so');
 
-    const infra = await openInfra(config);
+    // Tools run in workers only; a host that cannot sandbox them fails here, at start (before anything
+    // is opened), saying how to fix it.
+    const sandbox = roles.worker ? await openSandbox(config, log) : undefined;
+    const infra = await openInfra(config).catch(async (err: unknown) => {
+      await sandbox?.close();
+      throw err;
+    });
     const chain: ProviderChain | null = slots.length ? new FallbackChain(slots, infra.cooldowns, config.fallback) : null;
     // Summaries go to a cheaper slot first when one is named; the others back it up.
     const cheap = config.compaction.summarizerSlot;
@@ -103,8 +109,6 @@ export class Gateway {
         : {}),
     });
     const skills = loadSkills(config.skills.dir);
-    // Tools run in workers only; a host that cannot sandbox them fails here, at start, saying how to fix it.
-    const sandbox = roles.worker ? await openSandbox(config, log) : undefined;
     const tools = !sandbox ? [] : [...skillTools(() => skills), ...builtinTools({
       sandbox,
       store: infra.store,

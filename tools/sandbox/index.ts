@@ -13,18 +13,18 @@ export { UnconfinedSandbox } from './unconfined.js';
 
 const SEARCH_PATH = ['/usr/local/sbin', '/usr/local/bin', '/usr/sbin', '/usr/bin', '/sbin', '/bin'];
 
+function executable(p: string): boolean {
+  try {
+    accessSync(p, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 function findProgram(name: string): string | undefined {
   const dirs = [...(process.env.PATH ?? '').split(':').filter((d) => d.startsWith('/')), ...SEARCH_PATH];
-  for (const d of dirs) {
-    const p = join(d, name);
-    try {
-      accessSync(p, constants.X_OK);
-      return p;
-    } catch {
-      /* next */
-    }
-  }
-  return undefined;
+  return dirs.map((d) => join(d, name)).find(executable);
 }
 
 export const HOW_TO_FIX =
@@ -35,7 +35,8 @@ export const HOW_TO_FIX =
 
 /** Finds the programs the bwrap sandbox needs; throws SandboxUnavailableError naming what is missing and how to fix it. */
 export function findSandboxPrograms(opts: SandboxOptions): SandboxPrograms {
-  const bwrap = findProgram('bwrap');
+  if (opts.bwrapPath && !executable(opts.bwrapPath)) throw new SandboxUnavailableError(`the tool sandbox's bubblewrap (tools.sandbox.bwrapPath) ${opts.bwrapPath} is not an executable file: ${HOW_TO_FIX}`);
+  const bwrap = opts.bwrapPath ?? findProgram('bwrap');
   if (!bwrap) throw new SandboxUnavailableError(`the tool sandbox (tools.sandbox: bwrap) needs bubblewrap, which is not installed: ${HOW_TO_FIX}`);
   const prlimit = findProgram('prlimit');
   if (!prlimit) throw new SandboxUnavailableError('the tool sandbox needs prlimit (util-linux) for its resource limits: install util-linux');
@@ -54,11 +55,11 @@ export function findSandboxPrograms(opts: SandboxOptions): SandboxPrograms {
 }
 
 /** The flat `tools.sandbox` configuration, as the config schema gives it. */
-export type SandboxSettings = Pick<SandboxOptions, 'mode' | 'network' | 'uid' | 'gid'> & SandboxOptions['limits'];
+export type SandboxSettings = Pick<SandboxOptions, 'mode' | 'network' | 'uid' | 'gid' | 'bwrapPath'> & SandboxOptions['limits'];
 
 export function sandboxOptions(c: SandboxSettings): SandboxOptions {
-  const { mode, network, uid, gid, cpuSeconds, memoryMb, processes, fileSizeMb, openFiles, tmpMb } = c;
-  return { mode, network, uid, gid, limits: { cpuSeconds, memoryMb, processes, fileSizeMb, openFiles, tmpMb } };
+  const { mode, network, uid, gid, bwrapPath, cpuSeconds, memoryMb, processes, fileSizeMb, openFiles, tmpMb } = c;
+  return { mode, network, uid, gid, ...(bwrapPath ? { bwrapPath } : {}), limits: { cpuSeconds, memoryMb, processes, fileSizeMb, openFiles, tmpMb } };
 }
 
 export interface CreateSandboxDeps {

@@ -32,6 +32,8 @@ export interface SandboxOptions {
   /** Host user and group the sandbox runs as when the gateway itself runs as root. */
   uid: number;
   gid: number;
+  /** The bubblewrap program; unset: `bwrap` found on PATH. */
+  bwrapPath?: string;
 }
 
 export interface ExecRequest {
