@@ -13,47 +13,20 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Gateway } from '../src/gateway.js';
 import { workspaceFor } from '../tools/workspace.js';
-import { FakeLlm, reply, toolCall, type FakeRequest } from './fakes/fake-llm.js';
-import { API_KEY, eventually, openaiClient, startGateway, testConfig } from './support/gateway.js';
+import { FakeLlm } from './fakes/fake-llm.js';
+import { API_KEY, startGateway, testConfig } from './support/gateway.js';
+import { toolCommandModel, toolResultOf } from './support/tool-turns.js';
 
 const OPERATOR_KEY = 'op-key-sandbox-01';
 // Planted in the gateway's own environment; no secret pattern, so only the sandbox can keep it out of tool output.
 const PLANTED = 'planted-marker-5f1c9e';
 
-/** "run: <cmd>" → shell_exec, "write: <path>|<content>" → file_write, "read: <path>" → file_read; a tool result is echoed back. */
-function model(req: FakeRequest) {
-  const msgs = req.body.messages as Array<{ role: string; content: unknown }>;
-  const last = msgs[msgs.length - 1]!;
-  if (last.role === 'tool') return reply('done');
-  const text = String(last.content);
-  let m: RegExpExecArray | null;
-  if ((m = /^run: ([\s\S]+)$/.exec(text))) return toolCall('shell_exec', { command: m[1], timeoutSeconds: 20 });
-  if ((m = /^write: ([^|]+)\|([\s\S]*)$/.exec(text))) return toolCall('file_write', { path: m[1], content: m[2] });
-  if ((m = /^read: (.+)$/.exec(text))) return toolCall('file_read', { path: m[1] });
-  return reply('nothing to do');
-}
+/** Sends the message, an operator approving whatever is asked, and returns what the tool gave the model. */
+const toolResult = (gw: Gateway, fake: FakeLlm, conversation: string, text: string) => toolResultOf(gw, fake, { conversation, text, approveWith: OPERATOR_KEY });
 
-/** Sends the message, approves whatever is asked, and returns what the tool gave the model. */
-async function toolResult(gw: Gateway, fake: FakeLlm, conversation: string, text: string): Promise<string> {
-  const before = fake.requests.length;
-  const r = await openaiClient(gw.url!, API_KEY, { 'X-Switchboard-Conversation': conversation }).chat.completions.create({ model: 'default', messages: [{ role: 'user', content: text }] });
-  const approval = (r as unknown as { switchboard?: { approval?: { code: string } } }).switchboard?.approval;
-  if (approval) {
-    const res = await fetch(`${gw.url}/v1/approvals/${approval.code}`, { method: 'POST', headers: { authorization: `Bearer ${OPERATOR_KEY}`, 'content-type': 'application/json' }, body: JSON.stringify({ decision: 'approve' }) });
-    expect(res.status).toBe(200);
-  }
-  return eventually(
-    async () => {
-      for (const q of fake.requests.slice(before)) {
-        const msgs = q.body.messages as Array<{ role: string; content: unknown }>;
-        const last = msgs[msgs.length - 1]!;
-        if (last.role === 'tool' && msgs.some((m) => m.role === 'user' && String(m.content).includes(text))) return String(last.content);
-      }
-      return null;
-    },
-    30_000,
-  );
-}
+/** A gateway whose operator approves everything, with the given sandbox: the sandbox alone must hold. */
+const permissive = (fake: FakeLlm, sandbox: Record<string, unknown>) =>
+  startGateway(testConfig(fake, {}, { http: { operatorKeys: [OPERATOR_KEY] }, approvals: { autonomy: 'trusted', timeoutMs: 60_000 }, tools: { sandbox } }));
 
 describe('the tool sandbox (bwrap) through the HTTP API', () => {
   let fake: FakeLlm;
@@ -72,14 +45,8 @@ describe('the tool sandbox (bwrap) through the HTTP API', () => {
     servicePort = (service.address() as { port: number }).port;
     fake = new FakeLlm();
     await fake.start();
-    fake.respond(model);
-    gw = await startGateway(
-      testConfig(fake, {}, {
-        http: { operatorKeys: [OPERATOR_KEY] },
-        approvals: { autonomy: 'trusted', timeoutMs: 60_000 },
-        tools: { sandbox: { mode: 'bwrap', cpuSeconds: 2, memoryMb: 64, processes: 64 } },
-      }),
-    );
+    fake.respond(toolCommandModel);
+    gw = await permissive(fake, { mode: 'bwrap', cpuSeconds: 2, memoryMb: 64, processes: 64 });
   });
   afterAll(async () => {
     await gw?.close();
@@ -194,14 +161,8 @@ describe('the tool sandbox with network egress through the SSRF-guarded proxy', 
     await new Promise<void>((r) => internal.listen(0, '127.0.0.1', r));
     fake = new FakeLlm();
     await fake.start();
-    fake.respond(model);
-    gw = await startGateway(
-      testConfig(fake, {}, {
-        http: { operatorKeys: [OPERATOR_KEY] },
-        approvals: { autonomy: 'trusted', timeoutMs: 60_000 },
-        tools: { sandbox: { mode: 'bwrap', network: 'egress', allowCidrs: ['127.0.0.2/32'] } },
-      }),
-    );
+    fake.respond(toolCommandModel);
+    gw = await permissive(fake, { mode: 'bwrap', network: 'egress', allowCidrs: ['127.0.0.2/32'] });
   });
   afterAll(async () => {
     await gw?.close();

@@ -5,19 +5,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Gateway } from '../src/gateway.js';
-import { FakeLlm, reply, toolCall, type FakeRequest } from './fakes/fake-llm.js';
-import { API_KEY, OTHER_KEY, eventually, openaiClient, startGateway, testConfig } from './support/gateway.js';
-
-function model(req: FakeRequest) {
-  const msgs = req.body.messages as Array<{ role: string; content: unknown }>;
-  const last = msgs[msgs.length - 1]!;
-  if (last.role === 'tool') return reply('done');
-  const text = String(last.content);
-  let m: RegExpExecArray | null;
-  if ((m = /^run: (.+)$/.exec(text))) return toolCall('shell_exec', { command: m[1] });
-  if ((m = /^page: (\S+)$/.exec(text))) return toolCall('tool_result_page', { resultId: m[1], offset: 0, length: 200 });
-  return reply('nothing to do');
-}
+import { FakeLlm } from './fakes/fake-llm.js';
+import { API_KEY, OTHER_KEY, startGateway, testConfig } from './support/gateway.js';
+import { toolCommandModel, toolResultOf } from './support/tool-turns.js';
 
 describe('tool_result_page is scoped to its conversation', () => {
   let fake: FakeLlm;
@@ -25,7 +15,7 @@ describe('tool_result_page is scoped to its conversation', () => {
   beforeAll(async () => {
     fake = new FakeLlm();
     await fake.start();
-    fake.respond(model);
+    fake.respond(toolCommandModel);
     gw = await startGateway(testConfig(fake, {}, { tools: { outputCapBytes: 2048 } }));
   });
   afterAll(async () => {
@@ -33,18 +23,7 @@ describe('tool_result_page is scoped to its conversation', () => {
     await fake?.close();
   });
 
-  const toolText = async (key: string, conversation: string, text: string) => {
-    const before = fake.requests.length;
-    await openaiClient(gw.url!, key, { 'X-Switchboard-Conversation': conversation }).chat.completions.create({ model: 'default', messages: [{ role: 'user', content: text }] });
-    return eventually(async () => {
-      for (const q of fake.requests.slice(before)) {
-        const msgs = q.body.messages as Array<{ role: string; content: unknown }>;
-        const last = msgs[msgs.length - 1]!;
-        if (last.role === 'tool' && msgs.some((x) => x.role === 'user' && x.content === text)) return String(last.content);
-      }
-      return null;
-    });
-  };
+  const toolText = (key: string, conversation: string, text: string) => toolResultOf(gw, fake, { key, conversation, text });
 
   it('pages in its own conversation and reads as unknown from any other', async () => {
     const long = await toolText(API_KEY, 'owner-conv', 'run: seq 100000 100999');
