@@ -68,6 +68,8 @@ export class Gateway {
     if (config.compaction.summarizerSlot && !slots.some((x) => x.id === config.compaction.summarizerSlot)) {
       throw new ConfigError(`invalid configuration at "compaction.summarizerSlot": no provider slot "${config.compaction.summarizerSlot}"`);
     }
+    const judge = config.moat.honesty.judgeSlot;
+    if (judge && !slots.some((x) => x.id === judge)) throw new ConfigError(`invalid configuration at "moat.honesty.judgeSlot": no provider slot "${judge}"`);
     const channels = await configureChannels(config, env);
     const provider = providerStatus(slots, reason);
     if (!slots.length) log.warn({ reason }, 'no model provider is configured: the gateway will answer every message with a notice saying so');

@@ -199,3 +199,17 @@ describe('the honesty judge (moat.honesty.judgeSlot)', () => {
     expect(judgeRequests().length).toBe(before);
   });
 });
+
+describe('moat.honesty.judgeSlot at start', () => {
+  it('refuses a judge slot that names no provider slot, naming the key', async () => {
+    const fake = new FakeLlm();
+    await fake.start();
+    try {
+      const err = await startGateway(testConfig(fake, {}, { moat: { honesty: { judgeSlot: 'no-such-slot' } } })).catch((e: unknown) => e);
+      expect((err as Error).name).toBe('ConfigError');
+      expect((err as Error).message).toMatch(/"moat\.honesty\.judgeSlot": no provider slot "no-such-slot"/);
+    } finally {
+      await fake.close();
+    }
+  });
+});
