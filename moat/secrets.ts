@@ -170,6 +170,11 @@ export class Redactor {
     this.#opts = { ...opts };
   }
 
+  /** What this Redactor looks for. */
+  get options(): Readonly<ScanOptions> {
+    return this.#opts;
+  }
+
   /** Distinct values seen so far. */
   get size(): number {
     return this.#byValue.size;

@@ -10,8 +10,10 @@ import {
   type BeforeToolCallResult,
 } from '@mariozechner/pi-agent-core';
 import { createAssistantMessageEventStream, type AssistantMessage, type Context, type Message } from '@mariozechner/pi-ai';
+import { Redactor } from '../moat/secrets.js';
 import type { ProviderChain, ChainHooks } from '../providers/chain.js';
 import type { FinishReason, TurnUsage } from './events.js';
+import { sendToProvider, type SecretsFound, type SecretsPolicy, type SystemPart } from './provider-request.js';
 
 /**
  * One turn of the single-loop agent, on pi-agent-core's low-level agentLoop:
@@ -20,7 +22,8 @@ import type { FinishReason, TurnUsage } from './events.js';
  * TurnEvents for the channel.
  */
 export interface AgentRunInput {
-  systemPrompt: string;
+  /** The system prompt, whole or in parts (each part is redacted on its way out). */
+  systemPrompt: string | ReadonlyArray<SystemPart | string>;
   /** Transcript before this turn. */
   history: Message[];
   /** This turn's new user messages. */
@@ -38,8 +41,8 @@ export interface AgentRunInput {
   afterToolCall?: (c: AfterToolCallContext, signal?: AbortSignal) => Promise<AfterToolCallResult | undefined>;
   /** Checked after each model turn: true ends the loop (a call is waiting for approval). */
   stopWhen?: () => boolean;
-  /** Applied to the context on its way to the provider (secret redaction). */
-  toProvider?: (context: Context) => Context;
+  /** How every model call is guarded (src/provider-request.ts); default: a fresh Redactor, policy 'redact'. */
+  secrets?: { redactor: Redactor; policy: SecretsPolicy };
   /** steer mode: messages that arrived meanwhile, injected before the next model call. */
   getSteeringMessages?: () => Promise<Message[]>;
   /** Per-turn budget, checked before each model call (0: none). */
@@ -63,6 +66,8 @@ export interface AgentRunResult {
   usage: TurnUsage;
   /** The provider's error, when finishReason is 'error'. */
   error?: string;
+  /** finishReason 'blocked_secret': the request policy 'block' refused, and why. */
+  blocked?: SecretsFound;
 }
 
 export async function runAgent(input: AgentRunInput, cb: AgentRunCallbacks): Promise<AgentRunResult> {
@@ -135,6 +140,9 @@ export async function runAgent(input: AgentRunInput, cb: AgentRunCallbacks): Pro
     ...(input.transformContext ? { transformContext: async (msgs: AgentMessage[], signal?: AbortSignal) => input.transformContext!(msgs.filter(isLlmMessage), signal) } : {}),
   };
   let budgetHit = false;
+  let blocked: SecretsFound | undefined;
+  const system = typeof input.systemPrompt === 'string' ? [input.systemPrompt] : input.systemPrompt;
+  const secrets = input.secrets ?? { redactor: new Redactor(), policy: 'redact' as const };
   const streamFn = (_model: unknown, context: Context, options?: Parameters<ProviderChain['stream']>[1]) => {
     // The budget is checked before each model call: a call that would start past it is not made.
     const b = input.budget;
@@ -151,17 +159,28 @@ export async function runAgent(input: AgentRunInput, cb: AgentRunCallbacks): Pro
       });
       return out;
     }
-    return input.chain.stream(input.toProvider ? input.toProvider(context) : context, options ?? {}, {
-      ...cb,
-      // The chain withdraws the partial message: forget its text too.
-      onReset: (reason) => {
-        text = text.slice(0, textAtMessageStart);
-        textInMessage = false;
-        cb.onReset?.(reason);
+    // Every model call goes through the request builder: redacted, or refused under policy 'block'.
+    return sendToProvider(
+      input.chain,
+      { system, messages: context.messages, ...(context.tools ? { tools: context.tools } : {}) },
+      {
+        ...secrets,
+        options: options ?? {},
+        hooks: {
+          ...cb,
+          // The chain withdraws the partial message: forget its text too.
+          onReset: (reason) => {
+            text = text.slice(0, textAtMessageStart);
+            textInMessage = false;
+            cb.onReset?.(reason);
+          },
+        },
+        onBlocked: (found) => (blocked = found),
       },
-    });
+    );
   };
-  const context = { systemPrompt: input.systemPrompt, messages: [...input.history] as AgentMessage[], tools: input.tools };
+  const systemText = system.map((p) => (typeof p === 'string' ? p : p.text)).filter(Boolean).join('\n\n');
+  const context = { systemPrompt: systemText, messages: [...input.history] as AgentMessage[], tools: input.tools };
   let added: Message[];
   if (input.resumed) {
     context.messages.push(...input.prompts, ...input.resumed);
@@ -173,14 +192,15 @@ export async function runAgent(input: AgentRunInput, cb: AgentRunCallbacks): Pro
   const last = [...added].reverse().find((m): m is AssistantMessage => m.role === 'assistant');
   let finishReason: FinishReason = 'stop';
   let error: string | undefined;
-  if (last?.stopReason === 'error') {
+  if (blocked && last?.stopReason === 'error') finishReason = 'blocked_secret';
+  else if (last?.stopReason === 'error') {
     finishReason = 'error';
     error = last.errorMessage ?? 'the model provider failed';
   } else if (budgetHit) finishReason = 'budget';
   else if (last?.stopReason === 'aborted') finishReason = 'aborted';
   else if (last?.stopReason === 'length') finishReason = 'length';
   else if (capped && last?.stopReason === 'toolUse') finishReason = 'turn_cap';
-  return { newMessages: added, finishReason, text, usage, ...(error ? { error } : {}) };
+  return { newMessages: added, finishReason, text, usage, ...(error ? { error } : {}), ...(finishReason === 'blocked_secret' && blocked ? { blocked } : {}) };
 }
 
 function isLlmMessage(m: AgentMessage): m is Message {

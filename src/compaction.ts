@@ -1,8 +1,16 @@
 import type { Message } from '@mariozechner/pi-ai';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { Redactor } from '../moat/secrets.js';
 import type { ProviderChain } from '../providers/chain.js';
 import { promptsDir } from './paths.js';
+import { findSecrets, markAuthor, sendToProvider, type SecretsPolicy } from './provider-request.js';
+
+/** How the summarizer's request is guarded: the turn's Redactor and secrets policy. */
+export interface SummarySecrets {
+  redactor: Redactor;
+  policy: SecretsPolicy;
+}
 
 /**
  * Compaction keeps a conversation inside the model's window without losing what
@@ -57,8 +65,22 @@ export function safeCut(messages: readonly Message[], keepTokens: number): numbe
 
 let summarizerPrompt: string | undefined;
 
-export async function summarize(chain: ProviderChain, old: readonly Message[], previous: string | null, signal?: AbortSignal): Promise<string | null> {
+/**
+ * The summary of `old` (merged with `previous`), or null. The transcript goes
+ * out through the request builder like every other request, redacted. Under
+ * policy 'block' it is not sent when the same messages would refuse a turn
+ * (a secret in anything but what the model wrote): the transcript is kept.
+ */
+export async function summarize(
+  chain: ProviderChain,
+  old: readonly Message[],
+  previous: string | null,
+  signal?: AbortSignal,
+  secrets: SummarySecrets = { redactor: new Redactor(), policy: 'redact' },
+): Promise<string | null> {
   summarizerPrompt ??= readFileSync(join(promptsDir, 'summarizer.md'), 'utf8');
+  // One user message carries the whole transcript, so who wrote each line is decided here, per message.
+  if (secrets.policy === 'block' && findSecrets({ messages: old }, secrets.redactor)) return null;
   const transcript = old
     .map((m) => {
       const role = m.role === 'toolResult' ? `tool ${m.toolName}` : m.role;
@@ -71,13 +93,13 @@ export async function summarize(chain: ProviderChain, old: readonly Message[], p
       return `${role}: ${text}`;
     })
     .join('\n');
-  const s = chain.stream(
+  const s = sendToProvider(
+    chain,
     {
-      systemPrompt: summarizerPrompt,
+      system: [summarizerPrompt],
       messages: [{ role: 'user', content: `${previous ? `Previous summary:\n${previous}\n\n` : ''}New messages:\n${transcript}\n\nWrite the updated summary.`, timestamp: Date.now() }],
     },
-    { ...(signal ? { signal } : {}), maxTokens: 1024 },
-    {},
+    { redactor: secrets.redactor, policy: 'redact', options: { ...(signal ? { signal } : {}), maxTokens: 1024 } },
   );
   const msg = await s.result();
   if (msg.stopReason !== 'stop') return null; // an error, a cut-off or an abort is not a summary
@@ -91,7 +113,7 @@ export async function summarize(chain: ProviderChain, old: readonly Message[], p
 
 /** The summary as the model sees it. */
 export function summaryMessage(summary: string): Message {
-  return { role: 'user', content: `[Summary of the earlier conversation, which is no longer shown]\n${summary}`, timestamp: 0 };
+  return markAuthor({ role: 'user', content: `[Summary of the earlier conversation, which is no longer shown]\n${summary}`, timestamp: 0 }, 'model');
 }
 
 /**
@@ -102,6 +124,8 @@ export function summaryMessage(summary: string): Message {
 export class InTurnCompactor {
   private cut = 0;
   private summary: string | null;
+  /** The summary message of the current cut (one object, so the request builder scans it once). */
+  private shown: { summary: string; message: Message } | null = null;
 
   constructor(
     private readonly chain: ProviderChain,
@@ -109,13 +133,16 @@ export class InTurnCompactor {
     private readonly settings: CompactionSettings,
     initialSummary: string | null,
     private readonly onCompacted?: (info: { summarized: number; tokensBefore: number; tokensAfter: number }) => void,
+    private readonly secrets?: SummarySecrets,
   ) {
     this.summary = initialSummary;
   }
 
   private view(messages: readonly Message[]): Message[] {
     const rest = messages.slice(this.cut);
-    return this.cut > 0 && this.summary ? [summaryMessage(this.summary), ...rest] : [...rest];
+    if (!(this.cut > 0 && this.summary)) return [...rest];
+    if (this.shown?.summary !== this.summary) this.shown = { summary: this.summary, message: summaryMessage(this.summary) };
+    return [this.shown.message, ...rest];
   }
 
   /** The messages the model sees; compacts first when they outgrew the threshold. */
@@ -127,7 +154,7 @@ export class InTurnCompactor {
     // Forced (the provider said the context overflowed): keep half as much.
     const n = safeCut(rest, Math.floor((this.settings.keepRecent * this.window) / (force ? 2 : 1)));
     if (n <= 0) return current;
-    const summary = await summarize(this.chain, rest.slice(0, n), this.summary, signal);
+    const summary = await summarize(this.chain, rest.slice(0, n), this.summary, signal, this.secrets);
     if (!summary) return current; // keep everything; try again at the next call
     this.summary = summary;
     this.cut += n;

@@ -1,14 +1,17 @@
 import { existsSync } from 'node:fs';
 import { openPostgres } from '../adapters/db/pg.js';
 import { createRedis } from '../adapters/redis.js';
-import { completeSimple } from '@mariozechner/pi-ai';
+import { MemoryCooldowns } from '../adapters/cooldowns/memory.js';
 import { RedisCooldowns } from '../adapters/cooldowns/redis.js';
+import { Redactor } from '../moat/secrets.js';
+import { FallbackChain } from '../providers/chain.js';
 import { buildSlots } from '../providers/catalog.js';
 import { classifyError } from '../providers/errors.js';
 import { providerStatus } from '../providers/from-env.js';
 import type { ProviderSlot, ProviderStatus } from '../providers/slot.js';
 import { ConfigError, maskConfig, type Config } from './config.js';
 import { infraMode, pgliteDir } from './infra.js';
+import { sendToProvider } from './provider-request.js';
 import { createSandbox, sandboxOptions, SandboxUnavailableError } from '../tools/sandbox/index.js';
 
 export interface DoctorCheck {
@@ -82,10 +85,19 @@ export async function doctor(cfg: Config, opts: { probe?: boolean; env?: Record<
     await Promise.all(
       slots.map(async (slot, i) => {
         const t0 = Date.now();
-        const m = await completeSimple(slot.model, { messages: [{ role: 'user', content: 'Reply with the single word: ok', timestamp: Date.now() }] }, { apiKey: slot.apiKey, maxRetries: 0, maxTokens: 16, timeoutMs: 20_000 });
+        // The slot alone, one attempt, no busy retries; through the request builder like every request.
+        const t = cfg.fallback.timeouts;
+        const probe = new FallbackChain([slot], new MemoryCooldowns(), { ...cfg.fallback, busyRetryMs: 0, busyNoticeMs: Number.MAX_SAFE_INTEGER, timeouts: { ...t, totalMs: Math.min(t.totalMs, 20_000) } });
+        let cls: string | undefined;
+        const m = await sendToProvider(
+          probe,
+          { messages: [{ role: 'user', content: 'Reply with the single word: ok', timestamp: Date.now() }] },
+          { redactor: new Redactor(), policy: 'redact', options: { maxTokens: 16 }, hooks: { onAttempt: (a) => void (a.error !== 'ok' && (cls = a.error)) } },
+        ).result();
         const ok = m.stopReason !== 'error' && m.stopReason !== 'aborted';
-        slotReports[i]!.probe = { ok, ms: Date.now() - t0, ...(ok ? {} : { error: m.errorMessage ?? 'failed', class: classifyError(m) }) };
-        checks.push({ name: `probe ${slot.id}`, status: ok ? 'ok' : 'fail', message: ok ? `answered in ${Date.now() - t0} ms` : `${classifyError(m)}: ${m.errorMessage}` });
+        cls ??= classifyError(m);
+        slotReports[i]!.probe = { ok, ms: Date.now() - t0, ...(ok ? {} : { error: m.errorMessage ?? 'failed', class: cls }) };
+        checks.push({ name: `probe ${slot.id}`, status: ok ? 'ok' : 'fail', message: ok ? `answered in ${Date.now() - t0} ms` : `${cls}: ${m.errorMessage}` });
       }),
     );
   }

@@ -17,6 +17,7 @@ import { checkClaims, checkClaimsJudged, type ClaimCheck, type TraceEntry } from
 import type { Redactor } from '../moat/secrets.js';
 import { FallbackChain, type ProviderChain } from '../providers/chain.js';
 import type { Config } from './config.js';
+import { sendToProvider } from './provider-request.js';
 
 export interface JudgeDeps {
   chain: ProviderChain | null;
@@ -98,13 +99,14 @@ export async function checkTurnClaims(deps: JudgeDeps, text: string, trace: Trac
   if (health.some((h) => h.id === slotId && h.cooling)) return rules;
   const summary = traceSummary(trace, redactor);
   const judged = await checkClaimsJudged(text, trace, async ({ sentence }) => {
-    const s = judge.stream(
+    // Through the request builder, like every request (redacted again there; refused under moat.secrets: block).
+    const s = sendToProvider(
+      judge,
       {
-        systemPrompt: JUDGE_PROMPT,
+        system: [JUDGE_PROMPT],
         messages: [{ role: 'user', content: `Sentence:\n${redactor.redact(sentence).text}\n\nTool calls this turn:\n${summary}\n\nCONTRADICTED, SUPPORTED or UNSURE?`, timestamp: Date.now() }],
       },
-      { ...(signal ? { signal } : {}), maxTokens: 64 },
-      {},
+      { redactor, policy: deps.config.moat.secrets, options: { ...(signal ? { signal } : {}), maxTokens: 64 } },
     );
     const msg = await s.result();
     if (msg.stopReason !== 'stop' && msg.stopReason !== 'length') return 'unsure';

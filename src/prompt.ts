@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promptsDir } from './paths.js';
 import type { AgentConfig } from './config.js';
+import type { SystemPart } from './provider-request.js';
 import { stripSpecialTokens } from '../moat/untrusted.js';
 
 /** The line that opens the memory block: what the notes are, and how much to trust them. */
@@ -52,10 +53,22 @@ export class PromptComposer {
   }
 
   compose(opts: { channel: string; agent: AgentConfig; memory?: string[]; extraSystem?: string[] }): string {
-    const parts = [this.file('identity.md'), this.file('rules.md'), this.file(join('channels', `${opts.channel}.md`)), this.skillsBlock];
-    if (opts.agent.instructions) parts.push(opts.agent.instructions.trim());
-    for (const s of opts.extraSystem ?? []) if (s.trim()) parts.push(s.trim());
-    if (opts.memory?.length) parts.push(memoryBlock(opts.memory));
-    return parts.filter(Boolean).join('\n\n');
+    return this.parts(opts)
+      .map((p) => p.text)
+      .join('\n\n');
+  }
+
+  /** The same prompt in named parts, for the request builder (src/provider-request.ts), which redacts each. */
+  parts(opts: { channel: string; agent: AgentConfig; memory?: string[]; extraSystem?: string[] }): SystemPart[] {
+    const parts: SystemPart[] = [
+      { text: this.file('identity.md'), label: 'identity prompt' },
+      { text: this.file('rules.md'), label: 'rules prompt' },
+      { text: this.file(join('channels', `${opts.channel}.md`)), label: 'channel prompt' },
+      { text: this.skillsBlock, label: 'skills' },
+    ];
+    if (opts.agent.instructions) parts.push({ text: opts.agent.instructions.trim(), label: 'agent instructions' });
+    for (const s of opts.extraSystem ?? []) if (s.trim()) parts.push({ text: s.trim(), label: 'system message', from: 'user' });
+    if (opts.memory?.length) parts.push({ text: memoryBlock(opts.memory), label: 'memory notes' });
+    return parts.filter((p) => p.text);
   }
 }

@@ -1,5 +1,5 @@
 import type { AgentToolResult } from '@mariozechner/pi-agent-core';
-import type { AssistantMessage, Context, Message, ToolResultMessage, UserMessage } from '@mariozechner/pi-ai';
+import type { AssistantMessage, Message, ToolResultMessage, UserMessage } from '@mariozechner/pi-ai';
 import type { Logger } from 'pino';
 import type { ApprovalStore } from '../adapters/store/approvals.js';
 import type { ConversationRow, InboxRow, Store, StoredMessage, TurnRow } from '../adapters/store/store.js';
@@ -7,7 +7,7 @@ import { senderKey } from '../moat/approval-engine.js';
 import type { ClaimFinding, TraceEntry } from '../moat/honesty.js';
 import { checkTurnClaims } from './honesty-judge.js';
 import { planTools } from '../moat/planner.js';
-import { Redactor, scanText } from '../moat/secrets.js';
+import { Redactor } from '../moat/secrets.js';
 import type { Attempt, ProviderChain } from '../providers/chain.js';
 import { schemaCharsOf, type AnyTool } from '../tools/contract.js';
 import { workspaceFor } from '../tools/workspace.js';
@@ -19,6 +19,7 @@ import type { ApprovalService } from './approvals/service.js';
 import type { Config } from './config.js';
 import type { TurnEvent, TurnProvider, TurnUsage } from './events.js';
 import type { PromptComposer } from './prompt.js';
+import { findSecrets, markAuthor, refusalText, userRefusal, type SystemPart } from './provider-request.js';
 import type { Metrics } from './metrics.js';
 import { TurnTools, type ParkedCall } from './turn-tools.js';
 
@@ -116,11 +117,26 @@ export async function runTurn(
   const chain = deps.chain;
   const parked = isParkedState(turn.state) ? turn.state : null;
 
-  // Secret policy "block": a message carrying a secret never reaches the model.
-  if (deps.config.moat.secrets === 'block' && !parked) {
-    const kinds = [...new Set(prompts.flatMap((p) => scanText(typeof p.content === 'string' ? p.content : '').map((f) => f.kind)))];
-    if (kinds.length) {
-      const refusal = `Your message was not sent to the model: it contains what looks like a secret (${kinds.join(', ')}). Remove it and try again.`;
+  const contextMessages = oneOff ? contextToMessages(oneOff, chain) : { messages: [] as Message[], system: [] as string[] };
+  let history = context.history as unknown as Message[];
+  let summary = context.summary ?? null;
+  const systemParts = deps.prompts.parts({ channel: conv.channel, agent, memory: context.memory, extraSystem: contextMessages.system });
+
+  // The moat around the model: every request of the turn (model calls, summaries, the honesty judge) goes
+  // through src/provider-request.ts with this Redactor: secrets reach the provider as stable placeholders.
+  const redactor = new Redactor();
+  const secrets = { redactor, policy: deps.config.moat.secrets };
+
+  // Secret policy "block": a request carrying a secret never reaches the model. Asked here, before
+  // compaction, for the whole turn; the request builder refuses any later call the same way.
+  if (secrets.policy === 'block' && !parked) {
+    const mine = findSecrets({ system: systemParts.filter((p) => p.from === 'user'), messages: [...contextMessages.messages, ...prompts] }, redactor);
+    const parts = mine ? null : findSecrets({ system: systemParts.filter((p) => p.from !== 'user'), messages: [] }, redactor);
+    const earlier = mine ? null : findSecrets({ messages: history }, redactor);
+    if (mine || parts || earlier) {
+      const refusal = mine
+        ? userRefusal(mine.kinds)
+        : refusalText({ kinds: [...new Set([...(parts?.kinds ?? []), ...(earlier?.kinds ?? [])])], where: [...(parts?.where ?? []), ...(earlier ? ['earlier messages of this conversation'] : [])], fromUser: false });
       emit({ type: 'text_delta', turnId, delta: refusal });
       await flush();
       const usage = { input: 0, output: 0, totalTokens: 0, cost: 0 };
@@ -129,19 +145,16 @@ export async function runTurn(
       return closed.finished ? closed.pending : null;
     }
   }
-  const contextMessages = oneOff ? contextToMessages(oneOff, chain) : { messages: [] as Message[], system: [] as string[] };
   const window = chain.primary.contextWindow;
   const compaction = deps.config.compaction;
 
   // Compaction at the start of the turn: the oldest part of the history becomes the running summary.
-  let history = context.history as unknown as Message[];
-  let summary = context.summary ?? null;
-  const baseSystem = deps.prompts.compose({ channel: conv.channel, agent, memory: context.memory, extraSystem: contextMessages.system });
+  const baseSystem = systemParts.map((p) => p.text).join('\n\n');
   if (!parked && estimateTokens([...history, ...contextMessages.messages, ...prompts], baseSystem) > compaction.threshold * window) {
     const n = safeCut(history, Math.floor(compaction.keepRecent * window));
     const upto = context.historyIds?.[n - 1];
     if (n > 0 && upto !== undefined) {
-      const s = await summarize(deps.summarizer ?? chain, history.slice(0, n), summary, signal);
+      const s = await summarize(deps.summarizer ?? chain, history.slice(0, n), summary, signal, secrets);
       if (s) {
         await deps.store.saveSummary(conv.id, upto, s);
         summary = s;
@@ -150,22 +163,10 @@ export async function runTurn(
       } else deps.log.warn({ conversation: conv.id }, 'the summarizer failed; the transcript is kept and compaction retried later');
     }
   }
-  const systemPrompt = summary ? `${baseSystem}\n\nSummary of the earlier conversation (older messages are not shown):\n${summary}` : baseSystem;
+  const summaryPart: SystemPart[] = summary ? [{ text: `Summary of the earlier conversation (older messages are not shown):\n${summary}`, label: 'conversation summary', from: 'model' }] : [];
+  const systemPrompt = summary ? `${baseSystem}\n\n${summaryPart[0]!.text}` : baseSystem;
   // ...and between model calls inside the turn (long tool loops), or when a provider says the context overflowed.
-  const compactor = new InTurnCompactor(deps.summarizer ?? chain, window, compaction, null, (info) => deps.log.info({ turn: turnId, ...info }, 'compacted inside the turn'));
-
-  // The moat around the model: secrets never reach the provider (stable placeholders instead).
-  const redactor = new Redactor();
-  // Messages are the same objects from one model call to the next: each is scanned once.
-  const redacted = new WeakMap<Message, Message>();
-  const toProvider = (c: Context): Context => ({
-    ...c,
-    messages: c.messages.map((m) => {
-      let r = redacted.get(m);
-      if (!r) redacted.set(m, (r = redactMessage(m, redactor)));
-      return r;
-    }),
-  });
+  const compactor = new InTurnCompactor(deps.summarizer ?? chain, window, compaction, null, (info) => deps.log.info({ turn: turnId, ...info }, 'compacted inside the turn'), secrets);
 
   // Tools: the planner offers only those the request needs (the full set when unsure).
   const all = deps.tools();
@@ -231,7 +232,7 @@ export async function runTurn(
   let slot: string | undefined;
   const result = await runAgent(
     {
-      systemPrompt,
+      systemPrompt: [...systemParts, ...summaryPart],
       history: [...sanitizeHistory(history), ...contextMessages.messages],
       prompts,
       tools: tools.agentTools(),
@@ -246,7 +247,7 @@ export async function runTurn(
       afterToolCall: tools.afterToolCall,
       ...(getSteeringMessages ? { getSteeringMessages } : {}),
       stopWhen: () => tools.parked.length > 0,
-      toProvider,
+      secrets,
       transformContext: (messages, sig) => compactor.transform(messages, systemPrompt, sig),
       budget: { tokens: deps.config.limits.turnTokens, costUsd: deps.config.limits.turnCostUsd, ...(parked ? { spent: parked.usage } : {}) },
     },
@@ -270,7 +271,12 @@ export async function runTurn(
   const usage = addUsage(parked?.usage, result.usage);
   let text = parked?.text ? (result.text ? `${parked.text}\n\n${result.text}` : parked.text) : result.text;
   const provider: TurnProvider = { slot: slot ?? null, fallbackActivated: slot !== undefined && slot !== chain.slots[0]!.id, attempts };
-  const kept = result.newMessages.filter((m) => !(m.role === 'assistant' && (m.stopReason === 'error' || m.stopReason === 'aborted')));
+  const kept = result.newMessages.filter(
+    (m) =>
+      !(m.role === 'assistant' && (m.stopReason === 'error' || m.stopReason === 'aborted')) &&
+      // A message that joined the turn (steer) and was refused for a secret is not kept either.
+      !(result.finishReason === 'blocked_secret' && m.role === 'user' && findSecrets({ messages: [m] }, redactor)),
+  );
 
   if (tools.parked.length) {
     // Park: persist the loop state, free the worker; the decision resumes it.
@@ -312,6 +318,12 @@ export async function runTurn(
     }
     if (result.finishReason === 'aborted') {
       const note = '\n\n(Stopped.)';
+      text += note;
+      emit({ type: 'text_delta', turnId, delta: note });
+    }
+    if (result.finishReason === 'blocked_secret' && result.blocked) {
+      // A later model call of the turn was refused (policy block): say why, as a refused message is told.
+      const note = (text ? '\n\n' : '') + refusalText(result.blocked);
       text += note;
       emit({ type: 'text_delta', turnId, delta: note });
     }
@@ -405,14 +417,6 @@ function appendText(messages: Message[], text: string): void {
   if (last) last.content = [...last.content, { type: 'text', text }];
 }
 
-function redactMessage(m: Message, r: Redactor): Message {
-  if (m.role === 'user') {
-    return typeof m.content === 'string' ? { ...m, content: r.redact(m.content).text } : { ...m, content: m.content.map((p) => (p.type === 'text' ? { ...p, text: r.redact(p.text).text } : p)) };
-  }
-  if (m.role === 'toolResult') return { ...m, content: m.content.map((p) => (p.type === 'text' ? { ...p, text: r.redact(p.text).text } : p)) };
-  return m;
-}
-
 function toUserMessage(row: InboxRow): UserMessage {
   let text = row.text;
   const atts = row.attachments as Array<{ name?: string; contentType?: string }>;
@@ -429,7 +433,8 @@ function contextToMessages(ctx: NonNullable<InboxRow['context']>, chain: Provide
     if (m.role === 'system') system.push(m.text);
     else if (m.role === 'user') messages.push({ role: 'user', content: m.text, timestamp: now });
     else
-      messages.push({
+      // The request's own assistant messages are the client's words: policy block refuses their secrets too.
+      messages.push(markAuthor({
         role: 'assistant',
         content: [{ type: 'text', text: m.text }],
         api: chain.primary.api,
@@ -438,7 +443,7 @@ function contextToMessages(ctx: NonNullable<InboxRow['context']>, chain: Provide
         usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
         stopReason: 'stop',
         timestamp: now,
-      } satisfies AssistantMessage);
+      } satisfies AssistantMessage, 'user'));
   }
   return { messages, system };
 }
