@@ -1,5 +1,6 @@
 import { isPlainOperand, normalizeCommand, type CommandShape } from './approval-command.js';
 import { classifyCommand, type Classification, type Tier } from './command-classifier.js';
+import { formatIdentity } from '../src/identity.js';
 
 /**
  * The approval engine: per tool call, allow | ask | deny. It weighs the tool's
@@ -47,7 +48,7 @@ export interface AllowRule {
   tool: string;
   pattern: string;
   scope: RuleScope;
-  /** The conversation id (scope conversation) or `<channel>:<sender id>` (scope sender); '' for global. An empty key matches nothing. */
+  /** The conversation id (scope conversation) or the sender's canonical identity (scope sender, src/identity.ts); '' for global. An empty key matches nothing. */
   scopeKey: string;
   /** Word positions (1-based: 0 is the command name, never variable) that may vary. Commands only. */
   variable?: number[];
@@ -58,7 +59,7 @@ export interface AllowRule {
 /** Where the call is made: which rules are in scope. */
 export interface RuleWhere {
   conversationId: string;
-  /** `<channel>:<sender id>`: see senderKey(). */
+  /** The sender's canonical identity (`slack:T1:U1`, `http:<key id>`: src/identity.ts), compared as a whole. */
   sender: string;
 }
 
@@ -69,9 +70,9 @@ export interface ApprovalPolicy {
   where?: RuleWhere;
 }
 
-/** The key a sender-scoped rule is bound to. */
-export function senderKey(channel: string, senderId: string): string {
-  return `${channel}:${senderId}`;
+/** The key a sender-scoped rule is bound to: the sender's canonical identity. */
+export function senderKey(channel: string, senderId: string, workspace?: string): string {
+  return formatIdentity({ channel, id: senderId, ...(workspace ? { workspace } : {}) });
 }
 
 export interface ApprovalVerdict {

@@ -3,8 +3,14 @@
  * Everything after a channel's `listen` side sees only this.
  */
 export interface Sender {
-  /** Platform identity (user id, phone number, email address, API key hash). */
+  /** The platform's id (user id, phone number, email address, API key hash), unique within the channel (and workspace). */
   id: string;
+  /**
+   * Where the platform's user ids are unique only within a workspace (Slack: the
+   * team id), that workspace. With the channel it makes the sender's identity:
+   * see src/identity.ts.
+   */
+  workspace?: string;
   name?: string;
 }
 

@@ -10,6 +10,7 @@ import type { Config } from './config.js';
 import { queueModeFor } from './queue-mode.js';
 import type { RateLimits } from './limits.js';
 import type { InboundMessage } from './envelope.js';
+import { formatIdentity, identityOf } from './identity.js';
 import type { DrainJob } from './worker.js';
 
 /** Refused by a conversation rule (the cap on waiting messages): nothing was written. */
@@ -54,15 +55,17 @@ export class Ingress {
   ) {}
 
   async receive(msg: InboundMessage, agent = 'default'): Promise<IngressOutcome> {
+    // The sender as a whole identity (channel, workspace, id): access, limits and approvals compare it so.
+    const sender = identityOf(msg);
     if (this.opts.access) {
-      const v = await this.opts.access.check(msg.channel, msg.sender.id);
+      const v = await this.opts.access.check(sender);
       if (!v.allowed) {
-        this.log.info({ channel: msg.channel, sender: msg.sender.id }, 'message refused by the access policy');
+        this.log.info({ channel: msg.channel, sender: formatIdentity(sender) }, 'message refused by the access policy');
         return { kind: 'refused', ...(v.reply ? { reply: v.reply } : {}) };
       }
     }
     if (this.opts.limits) {
-      const l = await this.opts.limits.check(msg.channel, msg.sender.id, msg.conversationKey);
+      const l = await this.opts.limits.check(sender, msg.conversationKey);
       if (!l.allowed) return { kind: 'refused', reply: l.message };
     }
     const cmd = this.opts.commands ? parseCommand(msg.text) : null;
@@ -70,7 +73,7 @@ export class Ingress {
     const answer = this.opts.approvals ? parseApprovalAnswer(msg.text) : null;
     if (answer) {
       const approvals = this.opts.approvals!;
-      const r = await approvals.answer(answer.code, answer.decision, { channel: msg.channel, id: msg.sender.id, operator: approvals.isOperator(msg.channel, msg.sender.id) }, answer.scope ? { scope: answer.scope } : {});
+      const r = await approvals.answer(answer.code, answer.decision, { ...sender, operator: approvals.isOperator(sender) }, answer.scope ? { scope: answer.scope } : {});
       return { kind: 'answered', reply: r.message, ok: r.ok };
     }
     const admitted = await this.admit(msg, agent);

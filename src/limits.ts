@@ -1,5 +1,6 @@
 import type { RateLimiter, SlotScope } from '../adapters/ratelimit/port.js';
 import type { Config } from './config.js';
+import { formatIdentity, type Identity } from './identity.js';
 
 export type LimitVerdict = { allowed: true } | { allowed: false; retryAfterMs: number; scope: 'sender' | 'conversation' | 'key'; message: string };
 
@@ -10,10 +11,11 @@ export class RateLimits {
     private readonly config: Config,
   ) {}
 
-  async check(channel: string, senderId: string, conversationKey: string): Promise<LimitVerdict> {
+  /** One message of this sender (a whole identity: the same id on another channel has its own bucket) in this conversation. */
+  async check(from: Identity, conversationKey: string): Promise<LimitVerdict> {
     const { sender, conversation } = this.config.limits;
     const buckets: Array<['sender' | 'conversation', string, { burst: number; perMinute: number }]> = [
-      ['sender', `s:${channel}:${senderId}`, sender],
+      ['sender', `s:${formatIdentity(from)}`, sender],
       ['conversation', `c:${conversationKey}`, conversation],
     ];
     for (const [scope, key, l] of buckets) {
@@ -41,13 +43,15 @@ export class RateLimits {
 /**
  * The concurrency caps a turn counts against (`limits.maxConcurrentTurnsPerKey`
  * and `limits.maxConcurrentTurnsPerSender`): its conversation's API key (the
- * owner, a hash id) and the sender of the first message it answers. On the HTTP
- * API the sender is the key itself, so only the key's cap applies there.
+ * owner, a hash id) and the sender of the first message it answers, a whole
+ * identity (`sender:slack:T1:U1`). On the HTTP API the sender is the key
+ * itself, so only the key's cap applies there.
  */
-export function turnScopes(config: Config, conversation: { channel: string; owner: string | null }, sender: string | undefined): SlotScope[] {
+export function turnScopes(config: Config, conversation: { channel: string; owner: string | null }, sender: Identity | undefined): SlotScope[] {
   const { maxConcurrentTurnsPerKey: perKey, maxConcurrentTurnsPerSender: perSender } = config.limits;
   const scopes: SlotScope[] = [];
   if (perKey > 0 && conversation.owner) scopes.push({ key: `key:${conversation.owner}`, cap: perKey });
-  if (perSender > 0 && sender !== undefined && sender !== conversation.owner) scopes.push({ key: `sender:${conversation.channel}:${sender}`, cap: perSender });
+  const isKey = sender?.channel === 'http' && sender.id === conversation.owner;
+  if (perSender > 0 && sender !== undefined && !isKey) scopes.push({ key: `sender:${formatIdentity(sender)}`, cap: perSender });
   return scopes;
 }

@@ -2,8 +2,7 @@ import type { AgentToolResult } from '@mariozechner/pi-agent-core';
 import type { AssistantMessage, Message, ToolResultMessage, UserMessage } from '@mariozechner/pi-ai';
 import type { Logger } from 'pino';
 import type { ApprovalStore } from '../adapters/store/approvals.js';
-import type { ConversationRow, InboxRow, Store, StoredMessage, TurnRow } from '../adapters/store/store.js';
-import { senderKey } from '../moat/approval-engine.js';
+import { senderIdentity, type ConversationRow, type InboxRow, type Store, type StoredMessage, type TurnRow } from '../adapters/store/store.js';
 import type { ClaimFinding, TraceEntry } from '../moat/honesty.js';
 import { checkTurnClaims } from './honesty-judge.js';
 import { planTools } from '../moat/planner.js';
@@ -104,7 +103,8 @@ export async function runTurn(
   const agent = (Object.hasOwn(deps.config.agents, conv.agent) ? deps.config.agents[conv.agent] : undefined) ?? deps.config.agents.default!;
   const prompts = batch.map(toUserMessage);
   const oneOff = batch[0]?.context ?? null;
-  const sender = batch[0]!.sender.id;
+  // Who the turn answers: a canonical identity (channel and id as a whole, src/identity.ts), for memory, search, rules and approvals.
+  const sender = senderIdentity(batch[0]!);
 
   if (!deps.chain) {
     emit({ type: 'text_delta', turnId, delta: NO_PROVIDER_REPLY });
@@ -195,7 +195,7 @@ export async function runTurn(
       }),
     },
     // Operator rules are read when a call first needs a decision, not on every turn.
-    policy: { autonomy: deps.config.approvals.autonomy, rules: () => deps.approvalStore.rulesFor(conv.id, senderKey(conv.channel, sender)) },
+    policy: { autonomy: deps.config.approvals.autonomy, rules: () => deps.approvalStore.rulesFor(conv.id, sender) },
     redactor,
     store: deps.store,
     approvals: deps.approvals,

@@ -2,7 +2,7 @@ import type { AgentTool, AgentToolResult, AfterToolCallContext, AfterToolCallRes
 import type { Logger } from 'pino';
 import { argsHash, type ApprovalRow } from '../adapters/store/approvals.js';
 import type { Store } from '../adapters/store/store.js';
-import { canonicalJson, decide, normalizePattern, senderKey, type ApprovalPolicy } from '../moat/approval-engine.js';
+import { canonicalJson, decide, normalizePattern, type ApprovalPolicy } from '../moat/approval-engine.js';
 import type { TraceEntry } from '../moat/honesty.js';
 import type { Redactor } from '../moat/secrets.js';
 import { wrapUntrusted } from '../moat/untrusted.js';
@@ -42,6 +42,7 @@ export class TurnTools {
       redactor: Redactor;
       store: Store;
       approvals: ApprovalService;
+      /** The turn's sender, a canonical identity: sender-scoped rules are bound to it, and it is the approvals' requester. */
       requester: string;
       channel: string;
       outputCapBytes: number;
@@ -73,7 +74,7 @@ export class TurnTools {
     this.rules ??= this.d.policy.rules();
     const verdict = decide(
       { tool: tool.name, ...(tool.effect ? { effect: tool.effect } : {}), args, ...(command !== undefined ? { command } : {}), ...(tool.selfGuarded ? { selfGuarded: true } : {}), ...(tool.effectFromThirdParty ? { effectFromThirdParty: true } : {}) },
-      { autonomy: this.d.policy.autonomy, rules: await this.rules, where: { conversationId: this.d.ctx.conversationId, sender: senderKey(this.d.channel, this.d.requester) } },
+      { autonomy: this.d.policy.autonomy, rules: await this.rules, where: { conversationId: this.d.ctx.conversationId, sender: this.d.requester } },
     );
     if (verdict.decision === 'allow') return undefined;
     if (verdict.decision === 'deny') {

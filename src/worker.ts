@@ -6,7 +6,7 @@ import type { LockService } from '../adapters/lock/port.js';
 import type { JobQueue } from '../adapters/queue/port.js';
 import { openTurnSlots } from '../adapters/ratelimit/open.js';
 import type { SlotScope, TurnSlots } from '../adapters/ratelimit/port.js';
-import type { InboxRow, StartTurn } from '../adapters/store/store.js';
+import { senderIdentity, type InboxRow, type StartTurn } from '../adapters/store/store.js';
 import { conversationTopic, EventPublisher } from './event-publisher.js';
 import type { TimerJob } from './approvals/service.js';
 import type { ChannelDeliverer, DeliverContext } from './channel.js';
@@ -14,6 +14,7 @@ import { CONTROL_TOPIC, type ControlEvent } from './commands.js';
 import type { EventHub, EventJob } from './webhooks/events.js';
 import { linkedSignal } from './linked-signal.js';
 import { turnScopes } from './limits.js';
+import { parseIdentity } from './identity.js';
 import { runTurn, type TurnDeps } from './turn-runner.js';
 
 export interface DrainJob {
@@ -192,7 +193,7 @@ export class Worker {
           stale = false;
           const { turn, batch, context } = s;
           // One key (or sender) may run only so many turns at once, across every worker.
-          const want = this.slots ? turnScopes(config, conv, batch[0]?.sender.id) : [];
+          const want = this.slots ? turnScopes(config, conv, batch[0] && parseIdentity(senderIdentity(batch[0]))) : [];
           if (!sameScopes(slots, want)) {
             const had = slots;
             slots = [];

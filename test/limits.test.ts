@@ -139,11 +139,15 @@ describe('caps on concurrent turns: which turns count against what', () => {
     expect(loadConfig({ SWITCHBOARD_MAX_TURNS_PER_KEY: '0', SWITCHBOARD_MAX_TURNS_PER_SENDER: '2' }).limits).toMatchObject({ maxConcurrentTurnsPerKey: 0, maxConcurrentTurnsPerSender: 2 });
   });
   it('counts an HTTP turn against its key (the hash id, never the key), a chat turn against its sender', () => {
-    expect(turnScopes(cfg, { channel: 'http', owner: 'a1b2c3d4e5f60718' }, 'a1b2c3d4e5f60718')).toEqual([{ key: 'key:a1b2c3d4e5f60718', cap: 8 }]);
-    expect(turnScopes(cfg, { channel: 'slack', owner: null }, 'U123')).toEqual([{ key: 'sender:slack:U123', cap: 4 }]);
+    expect(turnScopes(cfg, { channel: 'http', owner: 'a1b2c3d4e5f60718' }, { channel: 'http', id: 'a1b2c3d4e5f60718' })).toEqual([{ key: 'key:a1b2c3d4e5f60718', cap: 8 }]);
+    expect(turnScopes(cfg, { channel: 'slack', owner: null }, { channel: 'slack', workspace: 'T1', id: 'U123' })).toEqual([{ key: 'sender:slack:T1:U123', cap: 4 }]);
+    // The sender is a whole identity: the same id on another channel counts on its own.
+    expect(turnScopes(cfg, { channel: 'sms', owner: null }, { channel: 'sms', id: 'U123' })).toEqual([{ key: 'sender:sms:U123', cap: 4 }]);
+    // An MCP operator's message in an HTTP conversation counts against the key and the operator.
+    expect(turnScopes(cfg, { channel: 'http', owner: 'a1b2' }, { channel: 'mcp', id: 'a1b2' })).toEqual([{ key: 'key:a1b2', cap: 8 }, { key: 'sender:mcp:a1b2', cap: 4 }]);
     const off = configSchema.parse({ limits: { maxConcurrentTurnsPerKey: 0, maxConcurrentTurnsPerSender: 0 } });
-    expect(turnScopes(off, { channel: 'http', owner: 'a1b2' }, 'a1b2')).toEqual([]);
-    expect(turnScopes(off, { channel: 'sms', owner: null }, '+15550001')).toEqual([]);
+    expect(turnScopes(off, { channel: 'http', owner: 'a1b2' }, { channel: 'http', id: 'a1b2' })).toEqual([]);
+    expect(turnScopes(off, { channel: 'sms', owner: null }, { channel: 'sms', id: '+15550001' })).toEqual([]);
   });
 });
 

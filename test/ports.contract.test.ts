@@ -31,6 +31,8 @@ interface Backend {
   busPair(): [Bus, Bus];
   locks(): LockService;
   db(): Promise<Db>;
+  /** A database of its own (empty, not migrated), and how to get rid of it. */
+  freshDb(): Promise<{ db: Db; drop(): Promise<void> }>;
 }
 
 const settings = { attempts: 3, backoffMs: 50 };
@@ -50,6 +52,10 @@ const backends: Backend[] = [
     },
     locks: () => new MemoryLocks(),
     db: () => openPglite(),
+    freshDb: async () => {
+      const db = await openPglite();
+      return { db, drop: () => db.close() };
+    },
   },
   {
     name: 'redis+postgres',
@@ -65,6 +71,17 @@ const backends: Backend[] = [
     busPair: () => [new RedisStreamsBus(redis!.url, { prefix: 'ct' }), new RedisStreamsBus(redis!.url, { prefix: 'ct' })],
     locks: () => new RedisLocks(redis!.url, `ct${++n}`),
     db: () => openPostgres(pgdb!.url),
+    freshDb: async () => {
+      const t = await createTestDatabase();
+      const db = await openPostgres(t.url);
+      return {
+        db,
+        async drop() {
+          await db.close();
+          await t.drop();
+        },
+      };
+    },
   },
 ];
 
@@ -386,7 +403,7 @@ describe.each(backends)('ports contract: $name', (backend) => {
       await store.finishTurn({ turnId: t.id, status: 'done', messages, finishReason: 'stop', lease: 'lease-1' });
       const win = await store.transcript(m.conversationId, 3);
       expect(win.map((x) => (x as unknown as { content: string }).content)).toEqual(['m7', 'm8', 'm9']);
-      await store.db.query(`insert into memory (scope, scope_key, body) values ('global', '', 'g1'), ('sender', 'u1', 's1'), ('sender', 'u2', 'other'), ('conversation', $1, 'c1')`, [m.conversationId]);
+      await store.db.query(`insert into memory (scope, scope_key, body) values ('global', '', 'g1'), ('sender', 'http:u1', 's1'), ('sender', 'http:u2', 'other'), ('sender', 'u1', 'bare id: no one'), ('sender', 'sms:u1', 'same id, another channel'), ('conversation', $1, 'c1')`, [m.conversationId]);
       await store.accept(msg('win-2', 'http/-/window/-'));
       const t2 = await start(m.conversationId, { historyLimits: { default: 50, small: 3 } });
       expect(t2.context!.history).toHaveLength(10); // the conversation's agent is "default"
@@ -423,6 +440,150 @@ describe.each(backends)('ports contract: $name', (backend) => {
       expect(await store.deleteMemory(global)).toBe(true);
       await store.deleteMemory(theirs);
       await store.deleteMemory(there);
+    });
+
+    it('keys every look-up by sender on the whole identity: the same id on another channel or Slack team is someone else', async () => {
+      const from = (channel: string, id: string, key: string, text: string, workspace?: string): InboundMessage => ({
+        channel,
+        externalId: `ident-${channel}-${workspace ?? ''}-${id}-${key}`,
+        conversationKey: key,
+        sender: { id, ...(workspace ? { workspace } : {}) },
+        text,
+        attachments: [],
+        receivedAt: new Date(),
+      });
+      const people = [
+        from('slack', 'UIDENT', 'slack/T1/C1/-', 'kumquat plans of the T1 user', 'T1'),
+        from('slack', 'UIDENT', 'slack/T2/C1/-', 'kumquat plans of the T2 user', 'T2'),
+        from('sms', 'UIDENT', 'sms/+1/UIDENT/-', 'kumquat plans of the sms sender'),
+        from('webhook', 'slack:T1:UIDENT', 'webhook/slack/default/-', 'kumquat plans of a hook named slack'),
+      ];
+      const convs: string[] = [];
+      for (const p of people) {
+        const a = await store.accept(p);
+        convs.push(a.conversationId);
+        const t = (await start(a.conversationId)).turn!;
+        const messages = [{ role: 'user', content: p.text, timestamp: 1 }];
+        await store.finishTurn({ turnId: t.id, status: 'done', messages, finishReason: 'stop', lease: 'lease-1' });
+      }
+      const stored = await db.query<{ sender_identity: string }>(`select sender_identity from inbox where external_id like 'ident-%' order by id`);
+      expect(stored.rows.map((r) => r.sender_identity)).toEqual(['slack:T1:UIDENT', 'slack:T2:UIDENT', 'sms:UIDENT', 'webhook:slack:T1:UIDENT']);
+      // conversation_search: each identity finds its own conversation only.
+      const ids = ['slack:T1:UIDENT', 'slack:T2:UIDENT', 'sms:UIDENT', 'webhook:slack:T1:UIDENT'];
+      for (const [i, who] of ids.entries()) expect((await store.searchMessages('kumquat', { sender: who })).map((h) => h.conversation_id)).toEqual([convs[i]]);
+      for (const who of ['UIDENT', 'slack:UIDENT', 'slack:-:UIDENT', 'webhook:UIDENT', '']) expect(await store.searchMessages('kumquat', { sender: who })).toEqual([]);
+      // Memory: a note of one identity is seen (and forgotten) by that identity only, and reaches only its turns.
+      const note = await store.addMemory('sender', 'slack:T1:UIDENT', 'the T1 user likes kumquats');
+      for (const who of ['slack:T2:UIDENT', 'sms:UIDENT', 'webhook:slack:T1:UIDENT', 'UIDENT']) {
+        expect(await store.searchMemory('ident-any', who, '')).not.toContainEqual(expect.objectContaining({ id: note }));
+        expect(await store.forgetMemory(note, 'ident-any', who)).toBe(false);
+      }
+      expect((await store.searchMemory('ident-any', 'slack:T1:UIDENT', 'kumquats')).map((n) => n.id)).toEqual([note]);
+      await store.accept({ ...people[0]!, externalId: 'ident-again-t1', text: 'again' });
+      await store.accept({ ...people[2]!, externalId: 'ident-again-sms', text: 'again' });
+      expect((await start(convs[0]!)).context!.memory).toContain('the T1 user likes kumquats');
+      expect((await start(convs[2]!)).context!.memory).not.toContain('the T1 user likes kumquats');
+      expect(await store.forgetMemory(note, 'ident-any', 'slack:T1:UIDENT')).toBe(true);
+    });
+
+    it('migration 010 moves rows keyed by a bare sender id to whole identities', async () => {
+      const fresh = await backend.freshDb();
+      try {
+        const q = (sql: string, params: unknown[] = []) => fresh.db.query<Record<string, any>>(sql, params);
+        await migrate(fresh.db, { until: '009_allow_rule_scope.sql' });
+        // As version 009 wrote them: senders by bare id only.
+        const convs: Array<[string, string, string]> = [
+          ['c_slack', 'slack/T1/C1/-', 'slack'],
+          ['c_slack2', 'slack/T2/C2/-', 'slack'],
+          ['c_slack3', 'slack/-/D3/-', 'slack'],
+          ['c_sms', 'sms/+10000/U1/-', 'sms'],
+          ['c_hook', 'webhook/unverified/default/-', 'webhook'],
+          ['c_email', 'email/bot@x.test/unverified:a@x.test/t1', 'email'],
+          ['c_http', 'http/k1/chat/-', 'http'],
+        ];
+        for (const [id, key, channel] of convs) await q('insert into conversations (id, key, channel) values ($1, $2, $3)', [id, key, channel]);
+        const inbox: Array<[string, string, string, object, object | null, string]> = [
+          ['c_slack', 'slack', 'e1', { id: 'U1', name: 'Alice' }, { channel: 'C1', ts: '1.1', team: 'T1', user: 'U1', dm: false }, 't_slack'],
+          ['c_slack2', 'slack', 'e2', { id: 'U2' }, { channel: 'C2', ts: '1.2', user: 'U2', dm: false }, 't_slack2'],
+          ['c_slack3', 'slack', 'e3', { id: 'U3' }, { channel: 'D3', ts: '1.3', user: 'U3', dm: true }, 't_slack3'],
+          ['c_sms', 'sms', 'e4', { id: 'U1' }, { to: 'U1', from: '+10000' }, 't_sms'],
+          ['c_hook', 'webhook', 'e5', { id: 'unverified:a@x.test' }, { hook: 'unverified' }, 't_hook'],
+          ['c_email', 'email', 'e6', { id: 'unverified:a@x.test' }, null, 't_email'],
+          ['c_http', 'http', 'e7', { id: 'k1' }, null, 't_http'],
+        ];
+        for (const [conv, channel, ext, sender, replyTo, turn] of inbox) {
+          await q(`insert into inbox (conversation_id, channel, external_id, sender, text, reply_to, received_at, turn_id, consumed_at) values ($1, $2, $3, $4, 'hi', $5, now(), $6, now())`, [conv, channel, ext, JSON.stringify(sender), replyTo ? JSON.stringify(replyTo) : null, turn]);
+        }
+        const note = async (key: string, body: string) => (await q(`insert into memory (scope, scope_key, body) values ('sender', $1, $2) returning id`, [key, body])).rows[0]!.id as number;
+        const byTranscript = await note('U1', 'written by the Slack user U1'); // U1 is also an SMS sender: the transcript decides
+        const unknownWriter = await note('U1', 'written through the API for U1'); // no transcript, two identities: no one's
+        const unique = await note('k1', 'about key k1');
+        const emailNote = await note('unverified:a@x.test', 'written by the unverified email sender');
+        const teamFromKey = await note('U2', 'about U2');
+        const remembered = (turn: string, conv: string, id: number, role = 'toolResult') =>
+          q(`insert into messages (conversation_id, turn_id, role, content) values ($1, $2, $3, $4)`, [
+            conv,
+            turn,
+            role,
+            JSON.stringify({ role, toolCallId: 'call_1', toolName: 'memory_remember', content: [{ type: 'text', text: `<untrusted source="memory_remember">\nremembered (#${id}, sender)\n</untrusted>` }], isError: false }),
+          ]);
+        await remembered('t_slack', 'c_slack', byTranscript);
+        await remembered('t_email', 'c_email', emailNote);
+        await remembered('t_sms', 'c_sms', unknownWriter, 'user'); // a user's text saying so is no tool result
+        const approval = (id: string, conv: string, turn: string, requester: string, channel: string) =>
+          q(`insert into approvals (id, code, conversation_id, turn_id, tool_call_id, tool, args, args_hash, pattern, tier, requester, channel, expires_at) values ($1, $1, $2, $3, $1, 'shell_exec', '{}', 'h', 'ls', 'caution', $4, $5, now() + interval '1 hour')`, [id, conv, turn, requester, channel]);
+        await approval('A1', 'c_slack', 't_slack', 'U1', 'slack');
+        await approval('A2', 'c_sms', 't_sms', 'U1', 'sms');
+        await approval('A3', 'c_slack3', 't_gone', 'U9', 'slack');
+        await approval('A4', 'c_http', 't_gone', 'k1', 'http');
+        const rule = async (scopeKey: string) => (await q(`insert into allow_rules (tool, pattern, scope, scope_key, created_by, kind) values ('shell_exec', $1, 'sender', $2, 'http:op', 'command') returning id`, [`ls ${scopeKey}`, scopeKey])).rows[0]!.id as number;
+        const slackRule = await rule('slack:U1');
+        const smsRule = await rule('sms:U1');
+        const unknownRule = await rule('slack:U7');
+        for (const [channel, sender, status] of [['slack', 'U1', 'allowed'], ['slack', 'U3', 'allowed'], ['slack', 'U8', 'pending'], ['sms', 'U1', 'allowed']]) {
+          await q(`insert into access (channel, sender, status) values ($1, $2, $3)`, [channel, sender, status]);
+        }
+
+        expect((await migrate(fresh.db)).applied).toEqual(['010_sender_identity.sql']);
+
+        const identities = await q(`select external_id, sender_identity from inbox order by external_id`);
+        expect(Object.fromEntries(identities.rows.map((r) => [r.external_id, r.sender_identity]))).toEqual({
+          e1: 'slack:T1:U1', // the reply target's team
+          e2: 'slack:T2:U2', // the conversation key's team
+          e3: 'slack:-:U3', // no team known
+          e4: 'sms:U1',
+          e5: 'webhook:unverified:a@x.test',
+          e6: 'email:unverified:a@x.test',
+          e7: 'http:k1',
+        });
+        const keys = Object.fromEntries((await q(`select id, scope_key from memory`)).rows.map((r) => [Number(r.id), r.scope_key]));
+        expect(keys[byTranscript]).toBe('slack:T1:U1');
+        expect(keys[unknownWriter]).toBe('U1');
+        expect(keys[unique]).toBe('http:k1');
+        expect(keys[emailNote]).toBe('email:unverified:a@x.test');
+        expect(keys[teamFromKey]).toBe('slack:T2:U2');
+        const requesters = Object.fromEntries((await q(`select id, requester from approvals`)).rows.map((r) => [r.id, r.requester]));
+        expect(requesters).toEqual({ A1: 'slack:T1:U1', A2: 'sms:U1', A3: 'slack:-:U9', A4: 'http:k1' });
+        const rules = Object.fromEntries((await q(`select id, scope_key from allow_rules`)).rows.map((r) => [Number(r.id), r.scope_key]));
+        expect([rules[slackRule], rules[smsRule], rules[unknownRule]]).toEqual(['slack:T1:U1', 'sms:U1', 'slack:U7']);
+        const access = (await q(`select channel, sender, status from access order by channel, sender`)).rows;
+        expect(access).toEqual([
+          { channel: 'slack', sender: 'T1:U1', status: 'allowed' },
+          { channel: 'slack', sender: 'U3', status: 'allowed' }, // team unknown: the bare id still names U3 in any team
+          { channel: 'slack', sender: 'U8', status: 'pending' },
+          { channel: 'sms', sender: 'U1', status: 'allowed' },
+        ]);
+
+        // The store reads the moved rows by whole identities.
+        const moved = new Store(fresh.db);
+        expect((await moved.searchMemory('none', 'slack:T1:U1', '')).map((n) => n.body)).toEqual(['written by the Slack user U1']);
+        expect(await moved.searchMemory('none', 'sms:U1', '')).toEqual([]);
+        expect((await moved.searchMemory('none', 'email:unverified:a@x.test', '')).map((n) => n.body)).toEqual(['written by the unverified email sender']);
+        expect(await moved.searchMemory('none', 'webhook:unverified:a@x.test', '')).toEqual([]);
+        expect((await migrate(fresh.db)).applied).toEqual([]);
+      } finally {
+        await fresh.drop();
+      }
     });
 
     it('finds conversations whose inbox rows waited too long', async () => {

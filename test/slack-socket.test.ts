@@ -75,10 +75,12 @@ describe('slack over socket mode', () => {
     expect(m.history.length).toBeGreaterThanOrEqual(4); // it grew while the model wrote
     expect(slack.callsOf('chat.postMessage').filter((c) => c.args.channel === 'C1')).toHaveLength(0);
     // The conversation is the thread; the sender's display name was resolved.
-    const row = (await gw.infra.store.db.query<{ key: string; sender: { id: string; name?: string } }>(`select c.key, i.sender from inbox i join conversations c on c.id = i.conversation_id where i.external_id = $1`, [ev.client_msg_id])).rows;
+    const row = (await gw.infra.store.db.query<{ key: string; sender: { id: string; name?: string }; sender_identity: string }>(`select c.key, i.sender, i.sender_identity from inbox i join conversations c on c.id = i.conversation_id where i.external_id = $1`, [ev.client_msg_id])).rows;
     expect(row).toHaveLength(1);
     expect(row[0]!.key).toBe(`slack/${BOT.team}/C1/${ev.ts}`);
-    expect(row[0]!.sender).toEqual({ id: 'UALICE', name: 'Alice A.' });
+    // The sender is the user of the team (src/identity.ts).
+    expect(row[0]!.sender).toEqual({ id: 'UALICE', workspace: BOT.team, name: 'Alice A.' });
+    expect(row[0]!.sender_identity).toBe(`slack:${BOT.team}:UALICE`);
 
     // A reply in that thread without a mention is for the bot (it is in the thread) …
     const follow = slack.userMessage({ user: 'UALICE', channel: 'C1', text: 'and again', thread_ts: ev.ts });

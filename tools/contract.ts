@@ -10,6 +10,7 @@ export type { Effect };
 export interface ToolContext {
   conversationId: string;
   turnId: string;
+  /** The sender of the turn's first message, as a canonical identity (`slack:T1:U1`, `sms:+1555…`; src/identity.ts). */
   senderId: string;
   /** This conversation's workspace folder (file and shell tools stay inside it). */
   workspace: string;

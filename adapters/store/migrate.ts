@@ -11,9 +11,16 @@ export interface MigrationReport {
   current: string[];
 }
 
-/** Applies the plain-SQL files in adapters/store/migrations in name order, each once. */
-export async function migrate(db: Db): Promise<MigrationReport> {
-  const files = readdirSync(migrationsDir).filter((f) => f.endsWith('.sql')).sort();
+/**
+ * Applies the plain-SQL files in adapters/store/migrations in name order, each once.
+ * `until` (a file name) stops after that file: tests use it to write rows as an older
+ * version would, then migrate them.
+ */
+export async function migrate(db: Db, opts: { until?: string } = {}): Promise<MigrationReport> {
+  const files = readdirSync(migrationsDir)
+    .filter((f) => f.endsWith('.sql'))
+    .sort()
+    .filter((f) => opts.until === undefined || f <= opts.until);
   return db.transaction(async (tx) => {
     await tx.query('select pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
     await tx.query(`create table if not exists schema_migrations (

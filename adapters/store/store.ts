@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../db/port.js';
 import type { InboundMessage, ContextMessage } from '../../src/envelope.js';
+import { formatIdentity, identityOf } from '../../src/identity.js';
 import { QUEUE_MODES } from '../../src/queue-mode.js';
 
 /** A stored transcript message, in pi-ai's message shape (user, assistant or toolResult). */
@@ -21,7 +22,13 @@ export interface InboxRow {
   conversation_id: string;
   channel: string;
   external_id: string;
-  sender: { id: string; name?: string };
+  sender: { id: string; workspace?: string; name?: string };
+  /**
+   * The sender's identity in canonical form (src/identity.ts): what every look-up
+   * by sender compares. Null only on a row written by a version from before
+   * migration 010 after it ran (see senderIdentity()).
+   */
+  sender_identity: string | null;
   text: string;
   attachments: unknown[];
   reply_to: Record<string, unknown> | null;
@@ -134,8 +141,8 @@ export class Store {
          on conflict (key) do update set updated_at = now()
          returning id
        ), i as (
-         insert into inbox (conversation_id, channel, external_id, sender, text, attachments, reply_to, context, received_at)
-         select c.id, $3, $6, $7, $8, $9, $10, $11, $12 from c
+         insert into inbox (conversation_id, channel, external_id, sender, text, attachments, reply_to, context, received_at, sender_identity)
+         select c.id, $3, $6, $7, $8, $9, $10, $11, $12, $13 from c
          on conflict (channel, external_id) do nothing
          returning id
        )
@@ -153,6 +160,7 @@ export class Store {
         msg.replyTo ? JSON.stringify(msg.replyTo) : null,
         msg.context ? JSON.stringify(msg.context) : null,
         msg.receivedAt,
+        formatIdentity(identityOf(msg)),
       ],
     );
     const row = r.rows[0]!;
@@ -219,7 +227,7 @@ export class Store {
     return (await this.db.query<{ id: number }>('insert into memory (scope, scope_key, body) values ($1, $2, $3) returning id', [scope, scopeKey, body])).rows[0]!.id;
   }
 
-  /** Notes visible to a conversation and its sender, newest first, filtered by words of the query. */
+  /** Notes visible to a conversation and its sender (a canonical identity), newest first, filtered by words of the query. */
   async searchMemory(conversationId: string, senderId: string, query: string, limit = 20): Promise<Array<{ id: number; scope: string; body: string }>> {
     const words = query.toLowerCase().split(/\W+/).filter((w) => w.length > 2).slice(0, 8);
     const r = await this.db.query<{ id: number; scope: string; body: string }>(
@@ -247,8 +255,8 @@ export class Store {
   }
 
   /**
-   * A user's delete (the memory_forget tool): only what that user may write,
-   * their own sender notes and this conversation's. Global notes are the
+   * A user's delete (the memory_forget tool): only what that user (a canonical
+   * identity) may write, their own sender notes and this conversation's. Global notes are the
    * operators' (deleteMemory), and another sender's notes are not this one's.
    */
   async forgetMemory(id: number, conversationId: string, senderId: string): Promise<boolean> {
@@ -383,7 +391,7 @@ export class Store {
        ),
        t as (select * from resumed union all select * from created),
        batch as (select * from claim union all select p.* from pend p where p.turn_id = (select id from resumed)),
-       head as (select context, sender from batch order by id limit 1)
+       head as (select context, sender_identity from batch order by id limit 1)
        select
          (select row_to_json(c) from c) as conversation,
          (select m from mode) as mode,
@@ -398,7 +406,7 @@ export class Store {
          (select summary from c) as summary,
          case when exists (select 1 from t) then coalesce((select json_agg(mm.body order by mm.id) from (
            select id, body from memory
-           where scope = 'global' or (scope = 'conversation' and scope_key = $2) or (scope = 'sender' and scope_key = (select sender ->> 'id' from head))
+           where scope = 'global' or (scope = 'conversation' and scope_key = $2) or (scope = 'sender' and scope_key = (select sender_identity from head))
            order by id desc limit $9) mm), '[]'::json) else '[]'::json end as memory`,
       [
         't_' + randomUUID(),
@@ -522,17 +530,21 @@ export class Store {
     ).rows[0];
   }
 
-  /** Full-text search over past messages visible to a sender (their conversations) — the conversation_search tool. */
-  async searchMessages(query: string, opts: { senderId?: string; limit?: number } = {}): Promise<Array<{ conversation_id: string; id: number; role: string; snippet: string; created_at: Date }>> {
+  /**
+   * Full-text search over past messages visible to a sender (the conversations
+   * they wrote in) — the conversation_search tool. `sender` is a canonical
+   * identity, compared as a whole: the same id on another channel is someone else.
+   */
+  async searchMessages(query: string, opts: { sender: string; limit?: number }): Promise<Array<{ conversation_id: string; id: number; role: string; snippet: string; created_at: Date }>> {
     return (
       await this.db.query<{ conversation_id: string; id: number; role: string; snippet: string; created_at: Date }>(
         `select m.conversation_id, m.id, m.role, left(coalesce(m.content->>'content', m.content::text), 300) as snippet, m.created_at
          from messages m
          where to_tsvector('simple', coalesce(m.content->>'content', '') || ' ' || coalesce(jsonb_path_query_array(m.content, '$.content[*].text')::text, ''))
                @@ plainto_tsquery('simple', $1)
-           and ($2::text is null or m.conversation_id in (select distinct i.conversation_id from inbox i where i.sender->>'id' = $2))
+           and m.conversation_id in (select i.conversation_id from inbox i where i.sender_identity = $2)
          order by m.id desc limit $3`,
-        [query, opts.senderId ?? null, opts.limit ?? 10],
+        [query, opts.sender, opts.limit ?? 10],
       )
     ).rows;
   }
@@ -576,6 +588,11 @@ export class Store {
   async ping(): Promise<void> {
     await this.db.query('select 1');
   }
+}
+
+/** The canonical identity of an inbox row's sender (computed from the row when a version before migration 010 wrote it). */
+export function senderIdentity(row: Pick<InboxRow, 'channel' | 'sender' | 'sender_identity'>): string {
+  return row.sender_identity ?? formatIdentity(identityOf(row));
 }
 
 export function assistantText(m: StoredMessage): string {

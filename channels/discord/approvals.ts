@@ -85,7 +85,7 @@ export async function handleApprovalClick(
   const parsed = parseApprovalCustomId(i.customId);
   if (!parsed) return false;
   const userId = i.user.id;
-  const operator = deps.approvals.isOperator('discord', userId) || hasOperatorRole(i.member as GuildMember | APIInteractionGuildMember | null, deps.operatorRoles);
+  const operator = deps.approvals.isOperator({ channel: 'discord', id: userId }) || hasOperatorRole(i.member as GuildMember | APIInteractionGuildMember | null, deps.operatorRoles);
   const answering = deps.approvals.answer(parsed.code, parsed.decision, { channel: 'discord', id: userId, operator });
   const SLOW = Symbol('slow');
   let timer: NodeJS.Timeout | undefined;

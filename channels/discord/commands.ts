@@ -33,7 +33,7 @@ export async function handleCommand(
   i: ChatInputCommandInteraction,
   deps: { gens: Generations; access: AccessControl; approvals: ApprovalService; log: Logger },
 ): Promise<void> {
-  const verdict = await deps.access.check('discord', i.user.id);
+  const verdict = await deps.access.check({ channel: 'discord', id: i.user.id });
   if (!verdict.allowed) {
     await i.reply({ content: verdict.reply ?? 'Sorry, you may not use this assistant.', flags: MessageFlags.Ephemeral });
     return;

@@ -132,7 +132,7 @@ export class DiscordListener implements ChannelListener {
   private async receive(message: Message, msg: InboundMessage): Promise<string | undefined> {
     const ctx = this.ctx!;
     const answer = parseApprovalAnswer(msg.text);
-    if (answer && !ctx.approvals.isOperator('discord', msg.sender.id) && hasOperatorRole(message.member as GuildMember | null, this.cfg.operatorRoles)) {
+    if (answer && !ctx.approvals.isOperator({ channel: 'discord', id: msg.sender.id }) && hasOperatorRole(message.member as GuildMember | null, this.cfg.operatorRoles)) {
       const r = await ctx.approvals.answer(answer.code, answer.decision, { channel: 'discord', id: msg.sender.id, operator: true }, answer.scope ? { scope: answer.scope } : {});
       return r.message;
     }

@@ -68,7 +68,7 @@ export async function chatCompletions(deps: ChatDeps, ctx: RequestContext): Prom
   }
 
   if (deps.limits && deps.config.limits.applyToHttp) {
-    const l = await deps.limits.check('http', principal.id, conversationKey({ channel: 'http', workspace: principal.id, chat: name ?? 'oneoff' }));
+    const l = await deps.limits.check({ channel: 'http', id: principal.id }, conversationKey({ channel: 'http', workspace: principal.id, chat: name ?? 'oneoff' }));
     if (!l.allowed) {
       res.setHeader('retry-after', String(Math.max(1, Math.ceil(l.retryAfterMs / 1000))));
       return sendError(res, 429, l.message, { type: 'rate_limit_error', code: 'rate_limit_exceeded' });

@@ -5,6 +5,7 @@ import type { AnswerDecision } from '../../src/approvals/parse.js';
 import { answerOptions, registerApprovalRoutes, ruleJson } from '../../src/approvals/http.js';
 import { visibleCall } from '../../src/approvals/render.js';
 import { conversationKey } from '../../src/envelope.js';
+import { parseIdentity } from '../../src/identity.js';
 import { sendJson, type HttpServer, type RequestContext } from '../../src/http/server.js';
 import type { ApiKeyAuth, Principal } from './auth.js';
 import { sendError } from './errors.js';
@@ -100,6 +101,8 @@ export function registerOperatorApi(server: HttpServer, deps: OperatorApiDeps): 
     if (body.force !== undefined && typeof body.force !== 'boolean') return sendError(ctx.res, 400, '"force" must be true or false.', { param: 'force', code: 'invalid_value' });
     const key = scope === 'global' ? '' : typeof body.key === 'string' && body.key ? body.key : null;
     if (key === null) return sendError(ctx.res, 400, `"key" (the ${scope} id) is required for scope ${scope}.`, { param: 'key', code: 'missing_required_parameter' });
+    // A sender note belongs to one whole identity; a bare id would belong to nobody (or, before, to anyone using it on any channel).
+    if (scope === 'sender' && !parseIdentity(key)) return sendError(ctx.res, 400, '"key" for scope sender is the sender\'s identity, channel included: slack:T0123:U0456, sms:+15551234567, email:alice@example.com, webhook:<hook>:<sender>, http:<key id>.', { param: 'key', code: 'invalid_value' });
     // Operators' notes reach every prompt they apply to: never a secret, and an instruction only by force.
     const note = body.note.trim();
     const check = checkOperatorNote(note, { force: body.force === true });

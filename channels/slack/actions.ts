@@ -3,9 +3,11 @@ import type { Logger } from 'pino';
 import type { ListenContext } from '../../src/channel.js';
 import { ACTION_IDS, decidedBlocks, outcomeLabel } from './approvals.js';
 import { slackError } from './client.js';
+import { formatIdentity, type Identity } from '../../src/identity.js';
 
 interface BlockActionBody {
-  user?: { id?: string };
+  user?: { id?: string; team_id?: string };
+  team?: { id?: string };
   channel?: { id?: string };
   container?: { channel_id?: string; message_ts?: string; thread_ts?: string };
   message?: { ts?: string; thread_ts?: string; text?: string; blocks?: Array<Record<string, unknown>> };
@@ -27,6 +29,8 @@ export class ApprovalClicks {
     private readonly ctx: ListenContext,
     private readonly client: WebClient,
     private readonly log: Logger,
+    /** The bot's own team (auth.test), for a click whose body names none. */
+    private readonly teamId?: string,
   ) {}
 
   async onClick(body: BlockActionBody, action: ButtonAction): Promise<void> {
@@ -38,11 +42,14 @@ export class ApprovalClicks {
     const threadTs = body.message?.thread_ts ?? body.container?.thread_ts;
     if (!user || !code || !decision || !channel) return;
     try {
-      const operator = this.ctx.approvals.isOperator('slack', user);
-      const r = await this.ctx.approvals.answer(code, decision, { channel: 'slack', id: user, operator });
+      // The clicker as a whole identity: the user of their team, as their messages are (channels/slack/normalize.ts).
+      const team = body.user?.team_id ?? body.team?.id ?? this.teamId;
+      const who: Identity = { channel: 'slack', ...(team ? { workspace: team } : {}), id: user };
+      const operator = this.ctx.approvals.isOperator(who);
+      const r = await this.ctx.approvals.answer(code, decision, { ...who, operator });
       if (r.ok) {
         const a = r.approval;
-        await this.redraw(channel, ts, body, outcomeLabel(a.status, a.always), `slack:${user}`, a.decided_at ? new Date(a.decided_at) : new Date());
+        await this.redraw(channel, ts, body, outcomeLabel(a.status, a.always), formatIdentity(who), a.decided_at ? new Date(a.decided_at) : new Date());
         return;
       }
       await this.client.chat
@@ -61,7 +68,7 @@ export class ApprovalClicks {
   private async redraw(channel: string, ts: string | undefined, body: BlockActionBody, outcome: { mrkdwn: string; plain: string }, by: string | null, at: Date | null): Promise<void> {
     if (!ts) return;
     const blocks = decidedBlocks(body.message?.blocks, outcome.mrkdwn, by, at);
-    const text = `${(body.message?.text ?? 'Approval request').split('. Reply')[0]}: ${outcome.plain}${by ? ` by ${by.replace(/^slack:/, '')}` : ''}.`;
+    const text = `${(body.message?.text ?? 'Approval request').split('. Reply')[0]}: ${outcome.plain}${by ? ` by ${by.replace(/^slack:(?:[^:]+:)?/, '')}` : ''}.`;
     try {
       await this.client.chat.update({ channel, ts, text, blocks: blocks as never });
     } catch (err) {

@@ -75,6 +75,7 @@ export function outcomeLabel(status: string, always: boolean): { mrkdwn: string;
 
 /** decided_by is "<channel>:<id>": a Slack user becomes a mention, anyone else stays text. */
 function mentionOf(by: string): string {
-  const m = /^slack:([UW][A-Z0-9]+)$/.exec(by);
+  // `slack:<team>:<user>` (src/identity.ts); `slack:<user>` from before the team was part of it.
+  const m = /^slack:(?:[^:]+:)?([UW][A-Z0-9]+)$/.exec(by);
   return m ? `<@${m[1]}>` : escapeText(by);
 }

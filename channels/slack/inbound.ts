@@ -86,7 +86,8 @@ export class InboundHandler {
       channel: 'slack',
       externalId: c.externalId,
       conversationKey: conversationKey({ channel: 'slack', ...(c.team ? { workspace: c.team } : {}), chat: c.channel, ...(c.thread ? { thread: c.thread } : {}) }),
-      sender: { id: c.user, ...(name ? { name } : {}) },
+      // A Slack user id is the team's: the team is part of who they are (src/identity.ts).
+      sender: { id: c.user, ...(c.team ? { workspace: c.team } : {}), ...(name ? { name } : {}) },
       text: c.text,
       attachments: c.attachments,
       replyTo: { ...c.replyTo },

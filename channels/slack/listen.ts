@@ -95,7 +95,7 @@ export class SlackListener implements ChannelListener {
     const names = new NameResolver(this.client!, this.cfg.nameCacheMs, log);
     const threads = new ThreadMembership(this.client!, () => bot, log);
     const inbound = new InboundHandler(ctx, this.client!, bot, names, threads, new AnsweredLog(ctx.state, log), log);
-    const clicks = new ApprovalClicks(ctx, this.client!, log);
+    const clicks = new ApprovalClicks(ctx, this.client!, log, bot.teamId);
     const outcomeOf = (context: Record<string, unknown>) => context.sbOutcome as EventOutcome | undefined;
     const retryOf = (context: Record<string, unknown>) => (typeof context.retryNum === 'number' ? context.retryNum : undefined);
     app.event('message', async ({ event, body, context }) => inbound.onEvent(event as unknown as SlackMessage, body, outcomeOf(context), retryOf(context)));

@@ -1,9 +1,10 @@
 import type { Logger } from 'pino';
 import type { JobQueue } from '../../adapters/queue/port.js';
 import type { ApprovalRow, ApprovalStore, NewApproval, RuleRow } from '../../adapters/store/approvals.js';
-import { checkVariable, NO_RULE_PREFIX, RULE_SCOPES, ruleTarget, senderKey, type RuleScope } from '../../moat/approval-engine.js';
+import { checkVariable, NO_RULE_PREFIX, RULE_SCOPES, ruleTarget, type RuleScope } from '../../moat/approval-engine.js';
 import type { Store } from '../../adapters/store/store.js';
 import type { Config } from '../config.js';
+import { entryNames, formatIdentity, type Identity } from '../identity.js';
 import type { DrainJob } from '../worker.js';
 import { visibleText } from '../../moat/approval-display.js';
 import type { AnswerDecision } from './parse.js';
@@ -14,10 +15,8 @@ export interface TimerJob {
   approvalId: string;
 }
 
-/** Who is answering, as the channel knows them. */
-export interface Actor {
-  channel: string;
-  id: string;
+/** Who is answering, as the channel knows them: a whole identity (src/identity.ts). */
+export interface Actor extends Identity {
   /** The channel says this identity is a configured operator. */
   operator: boolean;
 }
@@ -54,9 +53,10 @@ export class ApprovalService {
     },
   ) {}
 
-  isOperator(channel: string, id: string): boolean {
+  /** A configured operator of the identity's own channel (`approvals.operators.<channel>`): an id listed for one channel is nobody on another. */
+  isOperator(who: Identity): boolean {
     const operators = this.deps.config.approvals.operators;
-    return Object.hasOwn(operators, channel) && operators[channel]!.includes(id);
+    return Object.hasOwn(operators, who.channel) && operators[who.channel]!.some((e) => entryNames(e, who));
   }
 
   async request(a: Omit<NewApproval, 'expiresAt'>): Promise<ApprovalRow> {
@@ -78,9 +78,10 @@ export class ApprovalService {
     const normalized = code.trim().toUpperCase();
     const current = await approvals.byCode(normalized);
     if (!current) return { ok: false, status: 404, code: 'unknown_code', message: `There is no approval request with code ${normalized}.` };
-    const who = `${actor.channel}:${actor.id}`;
+    const who = formatIdentity(actor);
     if (!actor.operator) {
-      const mayAsRequester = current.requester === actor.id && current.tier !== 'dangerous' && (this.deps.config.approvals.requesterMay as string[]).includes(current.tier);
+      // The requester is the whole identity that asked (channel, Slack team and id), not an id that another channel may also use.
+      const mayAsRequester = current.requester === who && current.tier !== 'dangerous' && (this.deps.config.approvals.requesterMay as string[]).includes(current.tier);
       if (!mayAsRequester || decision === 'always') {
         await approvals.audit(who, 'approval.refused', normalized, { reason: 'not an operator', decision });
         return { ok: false, status: 403, code: 'not_operator', message: `Only an operator can answer approval ${normalized}.`, approval: current };
@@ -118,7 +119,7 @@ export class ApprovalService {
     const a = outcome.approval;
     let rule: RuleRow | undefined;
     if (a.always && kind) {
-      const scopeKey = scope === 'global' ? '' : scope === 'sender' ? senderKey(a.channel, a.requester ?? '') : a.conversation_id;
+      const scopeKey = scope === 'global' ? '' : scope === 'sender' ? (a.requester ?? '') : a.conversation_id;
       rule = await approvals.addRule({ tool: a.tool, pattern: a.pattern, scope, scopeKey, variable, kind, by: who });
       await approvals.audit(who, 'rule.created', normalized, { rule: rule.id, tool: rule.tool, pattern: rule.pattern, scope, scopeKey, variable: rule.variable });
     }
@@ -142,7 +143,7 @@ export class ApprovalService {
   /** Deletes a rule (audited). */
   async deleteRule(id: number, actor: Actor): Promise<RuleRow | undefined> {
     const r = await this.deps.approvals.deleteRule(id);
-    if (r) await this.deps.approvals.audit(`${actor.channel}:${actor.id}`, 'rule.deleted', `rule:${id}`, { tool: r.tool, pattern: r.pattern, scope: r.scope, scopeKey: r.scope_key });
+    if (r) await this.deps.approvals.audit(formatIdentity(actor), 'rule.deleted', `rule:${id}`, { tool: r.tool, pattern: r.pattern, scope: r.scope, scopeKey: r.scope_key });
     return r;
   }
 

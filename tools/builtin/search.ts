@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Store } from '../../adapters/store/store.js';
 import { defineTool } from '../contract.js';
 
-/** Full-text search over this person's past conversations (Postgres FTS). */
+/** Full-text search over this person's past conversations (Postgres FTS): those their identity, channel included, wrote in. */
 export function conversationSearchTool(store: Store) {
   return defineTool({
     name: 'conversation_search',
@@ -11,7 +11,7 @@ export function conversationSearchTool(store: Store) {
     toolset: 'memory',
     schema: z.object({ query: z.string().min(2).max(200), limit: z.number().int().positive().max(25).default(10) }),
     async execute({ query, limit }, ctx) {
-      const hits = await store.searchMessages(query, { senderId: ctx.senderId, limit });
+      const hits = await store.searchMessages(query, { sender: ctx.senderId, limit });
       return hits.length ? hits.map((h) => `[${new Date(h.created_at).toISOString().slice(0, 10)} ${h.conversation_id} #${h.id} ${h.role}] ${h.snippet}`).join('\n') : 'nothing found';
     },
   });
