@@ -130,6 +130,7 @@ describe('the tool sandbox (bwrap) through the HTTP API', () => {
     const marker = `sbx-escape-${process.pid}`;
     const out = await toolSays('sbx-write', `run: echo x > /usr/${marker}; echo x > /etc/${marker}; echo x > /${marker}; echo x > /tmp/${marker} && echo tmp-ok; ln -s ${tmpdir()} hostlink; ln -s /etc etclink; echo END`);
     expect(out).toContain('END');
+    expect(out).toContain('tmp-ok'); // its own /tmp is writable
     expect(out).toMatch(/Read-only file system|Permission denied/);
     expect(existsSync(`/usr/${marker}`) || existsSync(`/etc/${marker}`) || existsSync(`/${marker}`)).toBe(false);
     expect(readdirSync(tmpdir()).filter((f) => f.includes(marker))).toEqual([]); // the sandbox's /tmp is its own

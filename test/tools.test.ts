@@ -50,6 +50,13 @@ describe('workspace confinement', () => {
     await expect(runTool(tool('file_write'), { path, content: 'x' }, ctxFor(ws))).rejects.toThrow(/outside|absolute|NUL|symlink/);
   });
 
+  it('patches only UTF-8 text files of bounded size', async () => {
+    writeFileSync(join(ws, 'blob.bin'), Buffer.concat([Buffer.alloc(1000, 0xff), Buffer.from('MARK')]));
+    await expect(runTool(tool('file_patch'), { path: 'blob.bin', find: 'MARK', replace: 'X' }, ctxFor(ws))).rejects.toThrow(/not UTF-8 text/);
+    writeFileSync(join(ws, 'big.txt'), 'a'.repeat(2 * 1024 * 1024) + 'MARK');
+    await expect(runTool(tool('file_patch'), { path: 'big.txt', find: 'MARK', replace: 'X' }, ctxFor(ws))).rejects.toThrow(/larger than/);
+  });
+
   it('refuses to write secrets into files', async () => {
     await expect(runTool(tool('file_write'), { path: 'cfg.txt', content: 'key=sk-live-abcdefghijklmnopqrst' }, ctxFor(ws))).rejects.toThrow(/secret/);
   });

@@ -7,6 +7,7 @@ import { ensureWorkspace } from '../workspace.js';
 export type WriteScanner = (text: string) => { kinds: string[] } | null;
 
 const MAX_READ = 256 * 1024;
+const MAX_PATCH = 1024 * 1024;
 
 /**
  * The file tools. Paths are resolved component by component without following
@@ -69,7 +70,17 @@ export function fileTools(scanWrite: WriteScanner, owner: Owner = null) {
       refuseSecrets(replace);
       const root = ensureWorkspace(ctx.workspace, owner);
       const fh = await openForRead(root, path);
-      const text = await fh.readFile('utf8').finally(() => fh.close());
+      const bytes = await (async () => {
+        // Patching rewrites the whole file: a bounded size, and text only (a binary file would be corrupted).
+        if ((await fh.stat()).size > MAX_PATCH) throw new ToolError(`"${path}" is larger than ${MAX_PATCH} bytes; file_patch edits text files up to that size`);
+        return fh.readFile();
+      })().finally(() => fh.close());
+      let text: string;
+      try {
+        text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+      } catch {
+        throw new ToolError(`"${path}" is not UTF-8 text; file_patch edits text files only`);
+      }
       const at = text.indexOf(find);
       if (at < 0) throw new ToolError(`the text to replace was not found in ${path}`);
       if (text.indexOf(find, at + 1) >= 0) throw new ToolError(`the text to replace occurs more than once in ${path}; give more context`);

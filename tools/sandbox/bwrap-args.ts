@@ -93,7 +93,8 @@ export interface BwrapCommand {
 export function namespaceArgs(privileged: boolean): string[] {
   return privileged
     ? ['--unshare-pid', '--unshare-ipc', '--unshare-net', '--unshare-uts', '--unshare-cgroup-try', '--cap-add', 'CAP_SETUID', '--cap-add', 'CAP_SETGID']
-    : ['--unshare-all', '--disable-userns', '--uid', String(SANDBOX_UID), '--gid', String(SANDBOX_UID)];
+    : // --unshare-all only tries the user namespace; --disable-userns needs it for certain (bwrap 0.8).
+      ['--unshare-all', '--unshare-user', '--disable-userns', '--uid', String(SANDBOX_UID), '--gid', String(SANDBOX_UID)];
 }
 
 /** As root: what the command starts through to become the sandbox's host user. */
@@ -118,7 +119,8 @@ export function bwrapArgs(c: BwrapCommand): string[] {
     ...c.etc,
     '--proc', '/proc',
     '--dev', '/dev',
-    '--size', String(c.limits.tmpMb * 1024 * 1024), '--tmpfs', '/tmp',
+    // Writable by the command's user whoever created it (as root, bwrap makes it root's).
+    '--perms', '1777', '--size', String(c.limits.tmpMb * 1024 * 1024), '--tmpfs', '/tmp',
     '--bind', c.workspace, SANDBOX_WORKSPACE,
     ...c.extraBinds,
     '--chdir', SANDBOX_WORKSPACE,

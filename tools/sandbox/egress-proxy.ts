@@ -1,5 +1,5 @@
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer, request as httpRequest, type IncomingMessage, type Server } from 'node:http';
+import { createServer, request as httpRequest, type ClientRequest, type IncomingMessage, type Server } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,6 +16,11 @@ export interface EgressLog {
  * SSRF guard, and the proxy connects to the address the guard checked, so DNS
  * rebinding cannot redirect it to loopback, the metadata service or the LAN.
  */
+/** Connections open through the proxy at once (sandbox side), and how long one may sit idle. */
+export const MAX_EGRESS_CONNECTIONS = 256;
+const IDLE_MS = 120_000;
+const CONNECT_TIMEOUT_MS = 10_000;
+
 export class EgressProxy {
   readonly socketPath: string;
   private readonly dir: string;
@@ -28,20 +33,31 @@ export class EgressProxy {
     chmodSync(this.dir, 0o711);
     this.socketPath = join(this.dir, 'proxy.sock');
     this.server = createServer((req, res) => {
-      this.forwardHttp(req).then(
+      // When the sandbox side goes away (the call ended), so does the upstream request.
+      let gone = false;
+      let upstreamReq: ClientRequest | undefined;
+      res.on('close', () => {
+        gone = true;
+        upstreamReq?.destroy();
+      });
+      this.forwardHttp(req, (r) => (upstreamReq = r)).then(
         (upstream) => {
+          if (gone) return void upstream.destroy();
           res.writeHead(upstream.statusCode ?? 502, upstream.headers);
           upstream.pipe(res);
         },
         (err: Error) => {
+          if (gone) return;
           res.writeHead(err instanceof Refused ? 403 : 502, { 'content-type': 'text/plain' });
           res.end(`switchboard egress proxy: ${err.message}\n`);
         },
       );
     });
     this.server.on('connect', (req: IncomingMessage, client: Socket, head: Buffer) => this.tunnel(req, client, head));
+    this.server.maxConnections = MAX_EGRESS_CONNECTIONS;
     this.server.on('connection', (s: Socket) => {
       this.sockets.add(s);
+      s.setTimeout(IDLE_MS, () => s.destroy());
       s.on('close', () => this.sockets.delete(s));
     });
   }
@@ -68,6 +84,9 @@ export class EgressProxy {
 
   private tunnel(req: IncomingMessage, client: Socket, head: Buffer): void {
     client.on('error', () => {});
+    // Registered before the (asynchronous) check: a client gone by then gets no upstream at all.
+    let upstream: Socket | undefined;
+    client.on('close', () => upstream?.destroy());
     const target = /^\[?([^\]]+?)\]?:(\d{1,5})$/.exec(req.url ?? '');
     if (!target) {
       client.end('HTTP/1.1 400 Bad Request\r\n\r\nCONNECT needs host:port\n');
@@ -76,23 +95,25 @@ export class EgressProxy {
     const host = target[1]!.includes(':') ? `[${target[1]}]` : target[1]!;
     this.check(`https://${host}:${target[2]}/`).then(
       ({ address, port }) => {
-        const upstream = connect({ host: address, port });
-        this.sockets.add(upstream);
-        upstream.on('close', () => this.sockets.delete(upstream));
-        upstream.on('error', () => client.destroy());
-        upstream.once('connect', () => {
+        if (client.destroyed) return;
+        const up = (upstream = connect({ host: address, port, timeout: CONNECT_TIMEOUT_MS }));
+        this.sockets.add(up);
+        up.on('close', () => this.sockets.delete(up));
+        up.on('error', () => client.destroy());
+        up.once('timeout', () => up.destroy());
+        up.once('connect', () => {
+          up.setTimeout(IDLE_MS);
           client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
-          if (head.length) upstream.write(head);
-          upstream.pipe(client);
-          client.pipe(upstream);
+          if (head.length) up.write(head);
+          up.pipe(client);
+          client.pipe(up);
         });
-        client.on('close', () => upstream.destroy());
       },
       (err: Error) => client.end(`HTTP/1.1 ${err instanceof Refused ? '403 Forbidden' : '502 Bad Gateway'}\r\ncontent-type: text/plain\r\n\r\nswitchboard egress proxy: ${err.message}\n`),
     );
   }
 
-  private async forwardHttp(req: IncomingMessage): Promise<IncomingMessage> {
+  private async forwardHttp(req: IncomingMessage, started: (r: ClientRequest) => void): Promise<IncomingMessage> {
     const url = req.url ?? '';
     if (!/^http:\/\//i.test(url)) throw new Refused('only absolute http:// URLs (and CONNECT for https) go through this proxy');
     const { address, port } = await this.check(url);
@@ -101,8 +122,10 @@ export class EgressProxy {
     delete headers['proxy-connection'];
     delete headers['proxy-authorization'];
     return new Promise((resolve, reject) => {
-      const out = httpRequest({ host: address, port, method: req.method, path: `${u.pathname}${u.search}`, headers }, resolve);
+      const out = httpRequest({ host: address, port, method: req.method, path: `${u.pathname}${u.search}`, headers, timeout: IDLE_MS }, resolve);
+      started(out);
       out.on('error', reject);
+      out.once('timeout', () => out.destroy(new Error('the upstream did not answer in time')));
       req.pipe(out);
     });
   }

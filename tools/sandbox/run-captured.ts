@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { setPriority } from 'node:os';
 import type { ExecResult } from './types.js';
 
 export interface CapturedRun {
@@ -9,8 +10,10 @@ export interface CapturedRun {
   timeoutMs: number;
   signal: AbortSignal;
   maxOutputBytes: number;
-  /** Written to the program's fd 3, then closed (bwrap reads its options there: `--args 3`). */
-  fd3?: Buffer;
+  /** Written to the program's fds 3, 4, … in order, then closed (bwrap reads its options and seccomp filter there). */
+  extraFds?: Buffer[];
+  /** Niceness of the program (and all it starts): tools yield the CPU to the gateway. */
+  nice?: number;
 }
 
 /**
@@ -20,13 +23,43 @@ export interface CapturedRun {
  */
 export function runCaptured(run: CapturedRun): Promise<ExecResult> {
   return new Promise((resolve, reject) => {
-    if (run.signal.aborted) return resolve({ output: '', droppedBytes: 0, code: null, signal: null, timedOut: false, aborted: true });
-    const child = spawn(run.file, run.args, { cwd: run.cwd, env: run.env, detached: true, stdio: ['ignore', 'pipe', 'pipe', run.fd3 ? 'pipe' : 'ignore'] });
-    if (run.fd3) {
-      const fd3 = child.stdio[3] as NodeJS.WritableStream & { on(e: 'error', f: () => void): void };
-      fd3.on('error', () => {}); // a program that exits without reading it is reported by its exit
-      fd3.end(run.fd3);
+    let settled = false;
+    let grace: NodeJS.Timeout | undefined;
+    let timer: NodeJS.Timeout | undefined;
+    const onAbort = () => {
+      aborted = true;
+      killGroup();
+    };
+    let aborted = false;
+    function done() {
+      settled = true;
+      clearTimeout(timer);
+      clearTimeout(grace);
+      run.signal.removeEventListener('abort', onAbort);
     }
+    if (run.signal.aborted) return resolve({ output: '', droppedBytes: 0, code: null, signal: null, timedOut: false, aborted: true });
+    const extra = run.extraFds ?? [];
+    const child = spawn(run.file, run.args, { cwd: run.cwd, env: run.env, detached: true, stdio: ['ignore', 'pipe', 'pipe', ...extra.map(() => 'pipe' as const)] });
+    // Before anything else: a spawn that fails (EMFILE, ENOENT) reports here, never as an unhandled 'error'.
+    child.on('error', (err) => {
+      if (settled) return;
+      done();
+      reject(err);
+    });
+    if (child.pid === undefined || !child.stdout || !child.stderr) return; // the 'error' above rejects
+    if (run.nice !== undefined) {
+      try {
+        setPriority(child.pid, run.nice);
+      } catch {
+        /* not fatal: the limits still hold */
+      }
+    }
+    extra.forEach((data, i) => {
+      const w = child.stdio[3 + i] as (NodeJS.WritableStream & { on(e: 'error', f: () => void): void }) | null;
+      if (!w) return;
+      w.on('error', () => {}); // a program that exits without reading it is reported by its exit
+      w.end(data);
+    });
     const chunks: Buffer[] = [];
     let kept = 0;
     let dropped = 0;
@@ -44,36 +77,19 @@ export function runCaptured(run: CapturedRun): Promise<ExecResult> {
     child.stdout!.on('data', take);
     child.stderr!.on('data', take);
     let timedOut = false;
-    let aborted = false;
-    const killGroup = () => {
+    function killGroup() {
       try {
         process.kill(-child.pid!, 'SIGKILL');
       } catch {
         /* already gone */
       }
-    };
-    const timer = setTimeout(() => {
+    }
+    timer = setTimeout(() => {
       timedOut = true;
       killGroup();
     }, run.timeoutMs);
-    const onAbort = () => {
-      aborted = true;
-      killGroup();
-    };
     run.signal.addEventListener('abort', onAbort, { once: true });
-    let settled = false;
-    let grace: NodeJS.Timeout | undefined;
-    const done = () => {
-      settled = true;
-      clearTimeout(timer);
-      clearTimeout(grace);
-      run.signal.removeEventListener('abort', onAbort);
-    };
-    child.on('error', (err) => {
-      if (settled) return;
-      done();
-      reject(err);
-    });
+
     const finish = (code: number | null, signal: NodeJS.Signals | null) => {
       if (settled) return;
       done();
