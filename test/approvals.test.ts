@@ -16,6 +16,8 @@ import { createTestDatabase, type TestDatabase } from './support/postgres.js';
 import { TestRedis } from './support/redis.js';
 
 const OPERATOR_KEY = 'op-key-0000001';
+/** A key of its own for the code-guessing test: its wrong codes count against it for ten minutes. */
+const GUESSER_KEY = 'sk-test-guesser-0003';
 
 /** The fake model: run the command the user asked for; after a tool result, report it. */
 function agentLike(req: FakeRequest) {
@@ -44,7 +46,7 @@ describe('approvals (embedded)', () => {
     fake = new FakeLlm();
     await fake.start();
     fake.respond(agentLike);
-    gw = await startGateway(testConfig(fake, {}, { http: { operatorKeys: [OPERATOR_KEY] }, approvals: { timeoutMs: 60_000 } }));
+    gw = await startGateway(testConfig(fake, {}, { http: { apiKeys: [API_KEY, OTHER_KEY, GUESSER_KEY], operatorKeys: [OPERATOR_KEY] }, approvals: { timeoutMs: 60_000 } }));
   });
   afterAll(async () => {
     await gw?.close();
@@ -109,14 +111,31 @@ describe('approvals (embedded)', () => {
     const { sb } = await ask('appr-who', 'echo x >> who.txt');
     const requester = await post(gw.url!, `/v1/approvals/${sb.approval.code}`, API_KEY, { decision: 'approve' });
     expect(requester.status).toBe(403);
+    // Someone else's live code reads exactly like an unknown one: no oracle.
     const stranger = await post(gw.url!, `/v1/approvals/${sb.approval.code}`, OTHER_KEY, { decision: 'approve' });
-    expect(stranger.status).toBe(403);
-    expect(stranger.body.error.code).toBe('not_operator');
+    const strangerUnknown = await post(gw.url!, `/v1/approvals/ZZZZZ`, OTHER_KEY, { decision: 'approve' });
+    expect(stranger.status).toBe(404);
+    expect(strangerUnknown.status).toBe(404);
+    expect(stranger.body.error.code).toBe('unknown_code');
+    expect(stranger.body.error.message).toBe(strangerUnknown.body.error.message.replace('ZZZZZ', sb.approval.code));
     const unknown = await post(gw.url!, `/v1/approvals/ZZZZZ`, OPERATOR_KEY, { decision: 'approve' });
     expect(unknown.status).toBe(404);
     const bad = await post(gw.url!, `/v1/approvals/${sb.approval.code}`, OPERATOR_KEY, { decision: 'maybe' });
     expect(bad.status).toBe(400);
     expect((await gw.infra.approvals.byCode(sb.approval.code))!.status).toBe('pending');
+  });
+
+  it('stops a non-operator guessing codes after ten wrong ones, even for a code that exists', async () => {
+    const { sb } = await ask('appr-guess', 'echo x >> guess.txt', GUESSER_KEY);
+    const guesses = ['AAAAA', 'CCCCC', 'DDDDD', 'EEEEE', 'FFFFF', 'GGGGG', 'HHHHH', 'JJJJJ', 'KKKKK', 'MMMMM'];
+    const KEY3 = GUESSER_KEY; // the requester: their own code is theirs to see, but guesses count
+    for (const g of guesses) expect((await post(gw.url!, `/v1/approvals/${g}`, KEY3, { decision: 'deny' })).status).toBe(404);
+    const blocked = await post(gw.url!, `/v1/approvals/${sb.approval.code}`, KEY3, { decision: 'deny' });
+    expect(blocked.status).toBe(429);
+    expect(blocked.body.error.code).toBe('too_many_attempts');
+    // Operators are not limited, and the request is still pending for them.
+    expect((await gw.infra.approvals.byCode(sb.approval.code))!.status).toBe('pending');
+    expect((await post(gw.url!, `/v1/approvals/${sb.approval.code}`, OPERATOR_KEY, { decision: 'deny' })).status).toBe(200);
   });
 
   it('two operators answering at once: one decision wins, the other is told', async () => {

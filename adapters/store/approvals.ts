@@ -207,6 +207,11 @@ export class ApprovalStore {
     await this.db.query('insert into audit (actor, action, subject, details) values ($1, $2, $3, $4)', [actor, action, subject, JSON.stringify(details ?? null)]);
   }
 
+  /** How many audit rows of this action this actor has within the last windowMs. */
+  async auditCount(actor: string, action: string, windowMs: number): Promise<number> {
+    return (await this.db.query<{ n: number }>(`select count(*)::int as n from audit where actor = $1 and action = $2 and at > now() - $3 * interval '1 millisecond'`, [actor, action, windowMs])).rows[0]!.n;
+  }
+
   async auditTrail(subject: string): Promise<Array<{ at: Date; actor: string; action: string; details: unknown }>> {
     return (await this.db.query<{ at: Date; actor: string; action: string; details: unknown }>('select at, actor, action, details from audit where subject = $1 order by id', [subject])).rows;
   }

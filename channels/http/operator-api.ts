@@ -72,7 +72,7 @@ export function registerOperatorApi(server: HttpServer, deps: OperatorApiDeps): 
     const opts = answerOptions(body as Record<string, unknown>);
     if (typeof opts === 'string') return sendError(ctx.res, 400, opts, { param: 'scope', code: 'invalid_value' });
     const r = await deps.approvals.answer(ctx.params.code!, decision, { channel: 'http', id: p.id, operator: p.operator }, opts);
-    if (!r.ok) return sendError(ctx.res, r.status, r.message, { type: r.status === 403 ? 'permission_error' : 'invalid_request_error', code: r.code });
+    if (!r.ok) return sendError(ctx.res, r.status, r.message, { type: r.status === 403 ? 'permission_error' : r.status === 429 ? 'rate_limit_error' : 'invalid_request_error', code: r.code });
     sendJson(ctx.res, 200, {
       ok: true,
       message: r.message,

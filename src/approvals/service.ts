@@ -29,7 +29,11 @@ export interface AnswerOptions {
 
 export type AnswerResult =
   | { ok: true; approval: ApprovalRow; message: string; rule?: RuleRow }
-  | { ok: false; status: 400 | 403 | 404 | 409 | 410; code: string; message: string; approval?: ApprovalRow };
+  | { ok: false; status: 400 | 403 | 404 | 409 | 410 | 429; code: string; message: string; approval?: ApprovalRow };
+
+/** Wrong codes a non-operator may try in CODE_ATTEMPT_WINDOW_MS before further answers are refused (codes are 5 characters of 25). */
+export const CODE_ATTEMPTS = 10;
+export const CODE_ATTEMPT_WINDOW_MS = 10 * 60_000;
 
 const SCOPE_PHRASE: Record<RuleScope, string> = { conversation: 'in this conversation', sender: 'for this sender, in any conversation', global: 'everywhere (global)' };
 
@@ -76,14 +80,28 @@ export class ApprovalService {
   async answer(code: string, decision: AnswerDecision, actor: Actor, opts: AnswerOptions = {}): Promise<AnswerResult> {
     const { approvals } = this.deps;
     const normalized = code.trim().toUpperCase();
-    const current = await approvals.byCode(normalized);
-    if (!current) return { ok: false, status: 404, code: 'unknown_code', message: `There is no approval request with code ${normalized}.` };
     const who = formatIdentity(actor);
+    // Guessing codes: after too many wrong ones a non-operator is refused for a while, whatever the code.
+    if (!actor.operator && (await approvals.auditCount(who, 'approval.code_refused', CODE_ATTEMPT_WINDOW_MS)) >= CODE_ATTEMPTS) {
+      return { ok: false, status: 429, code: 'too_many_attempts', message: `Too many wrong approval codes; try again in ${Math.round(CODE_ATTEMPT_WINDOW_MS / 60_000)} minutes.` };
+    }
+    const current = await approvals.byCode(normalized);
+    // The requester is the whole identity that asked (channel and id), not an id that another channel may also use.
+    const isRequester = !!current && current.requester === who;
+    // A chat request is posted where the conversation is: people on that channel may have seen
+    // the code, and are told it is not theirs to answer. Anywhere else (the HTTP API, another
+    // channel) a code that is not yours reads exactly like an unknown one.
+    const couldHaveSeen = !!current && current.channel === actor.channel && actor.channel !== 'http';
+    if (!current || (!actor.operator && !isRequester && !couldHaveSeen)) {
+      // Unknown, and someone else's: one answer, so a code's existence does not leak.
+      if (!actor.operator) await approvals.audit(who, 'approval.code_refused', normalized, { decision, known: !!current });
+      return { ok: false, status: 404, code: 'unknown_code', message: `There is no approval request with code ${normalized}.` };
+    }
     if (!actor.operator) {
-      // The requester is the whole identity that asked (channel, Slack team and id), not an id that another channel may also use.
-      const mayAsRequester = current.requester === who && current.tier !== 'dangerous' && (this.deps.config.approvals.requesterMay as string[]).includes(current.tier);
+      const mayAsRequester = isRequester && current.tier !== 'dangerous' && (this.deps.config.approvals.requesterMay as string[]).includes(current.tier);
       if (!mayAsRequester || decision === 'always') {
-        await approvals.audit(who, 'approval.refused', normalized, { reason: 'not an operator', decision });
+        // Counted with the wrong codes unless it is the requester's own request.
+        await approvals.audit(who, isRequester ? 'approval.refused' : 'approval.code_refused', normalized, { reason: 'not an operator', decision });
         return { ok: false, status: 403, code: 'not_operator', message: `Only an operator can answer approval ${normalized}.`, approval: current };
       }
     }
