@@ -9,7 +9,7 @@ import { runChat } from './cli-chat.js';
 import { runMemory } from './cli-memory.js';
 import { runMoat } from './cli-moat.js';
 import { runWebhooks } from './cli-webhooks.js';
-import { openDb } from './infra.js';
+import { lockDataDir, openDb } from './infra.js';
 import { createLogger } from './log.js';
 import { installProcessGuard } from './process-guard.js';
 
@@ -66,12 +66,18 @@ export async function main(argv: string[]): Promise<number> {
         return await serve({ ingress: false, worker: true });
       case 'migrate': {
         const cfg = loadConfig();
-        const db = await openDb(cfg);
+        // Embedded: the data folder is one process's (a running `start` holds it).
+        const lock = cfg.databaseUrl ? undefined : lockDataDir(cfg, 'migrate');
         try {
-          const r = await migrate(db);
-          process.stdout.write(json ? JSON.stringify(r) + '\n' : r.applied.length ? `applied: ${r.applied.join(', ')}\n` : 'database is up to date\n');
+          const db = await openDb(cfg);
+          try {
+            const r = await migrate(db);
+            process.stdout.write(json ? JSON.stringify(r) + '\n' : r.applied.length ? `applied: ${r.applied.join(', ')}\n` : 'database is up to date\n');
+          } finally {
+            await db.close();
+          }
         } finally {
-          await db.close();
+          lock?.release();
         }
         return 0;
       }

@@ -8,7 +8,8 @@ import type { ProviderStatus } from '../providers/slot.js';
 import { ConfigError, type Config } from './config.js';
 import { registerHealth } from './http/health.js';
 import { HttpServer } from './http/server.js';
-import { openInfra, infraMode, type Infra } from './infra.js';
+import { openInfra, infraMode, lockDataDir, type Infra } from './infra.js';
+import type { DataLock } from '../adapters/db/data-lock.js';
 import { Ingress } from './ingress.js';
 import { createLogger } from './log.js';
 import { PromptComposer } from './prompt.js';
@@ -57,6 +58,7 @@ export class Gateway {
     readonly mcp?: McpManager,
     readonly channels: ChannelInstance[] = [],
     readonly sandbox?: Sandbox,
+    private readonly lock?: DataLock,
   ) {}
 
   static async start(config: Config, roles: Roles, log: Logger = createLogger(config.log.level), env: Record<string, string | undefined> = process.env): Promise<Gateway> {
@@ -74,61 +76,92 @@ export class Gateway {
     const provider = providerStatus(slots, reason);
     if (!slots.length) log.warn({ reason }, 'no model provider is configured: the gateway will answer every message with a notice saying so');
 
-    // Tools run in workers only; a host that cannot sandbox them fails here, at start (before anything
-    // is opened), saying how to fix it.
-    const sandbox = roles.worker ? await openSandbox(config, log) : undefined;
-    const infra = await openInfra(config).catch(async (err: unknown) => {
-      await sandbox?.close();
-      throw err;
-    });
-    const chain: ProviderChain | null = slots.length ? new FallbackChain(slots, infra.cooldowns, config.fallback) : null;
-    // Summaries go to a cheaper slot first when one is named; the others back it up.
-    const cheap = config.compaction.summarizerSlot;
-    const summarizer = chain && cheap ? new FallbackChain([...slots.filter((x) => x.id === cheap), ...slots.filter((x) => x.id !== cheap)], infra.cooldowns, config.fallback) : chain;
-    const metrics = new Metrics();
-    const events = new EventHub({ queue: infra.events, store: infra.webhooks, config, log, env });
-    const opCh = config.approvals.operatorChannel;
-    const opDeliverer = opCh ? channels.find((c) => c.name === opCh.channel)?.deliverer : undefined;
-    if (opCh && !opDeliverer?.notifyApproval) throw new ConfigError(`invalid configuration at "approvals.operatorChannel.channel": "${opCh.channel}" is not a configured channel that can post approval requests (slack, discord)`);
-    const approvals = new ApprovalService({
-      approvals: infra.approvals,
-      store: infra.store,
-      queue: infra.queue,
-      timers: infra.timers,
-      config,
-      log,
-      events,
-      ...(opCh && opDeliverer?.notifyApproval
-        ? {
-            notify: (a) =>
-              opDeliverer.notifyApproval!(
-                opCh.target,
-                approvalInfo(a),
-                approvalRequestText(a, { conversation: true }),
-                { deliveries: infra.deliveries, state: infra.channelState, config, log },
-              ),
-          }
-        : {}),
-    });
-    const skills = loadSkills(config.skills.dir);
-    const tools = !sandbox ? [] : [...skillTools(() => skills), ...builtinTools({
-      sandbox,
-      store: infra.store,
-      scanWrite: (text) => {
-        const f = scanText(text, { contact: false });
-        return f.length ? { kinds: [...new Set(f.map((x) => x.kind))] } : null;
-      },
-      findSecrets: (text) => scanText(text).length > 0,
-      ...(config.tools.enabled ? { enabled: config.tools.enabled } : {}),
-    })];
-    // MCP servers connect in the background: a slow or dead one never blocks start or a turn.
-    const mcp = roles.worker ? new McpManager(config.mcp.servers, { log: log.child({ component: 'mcp' }) }) : undefined;
-    mcp?.start();
-    let http: HttpServer | undefined;
-    let worker: Worker | undefined;
+    // The embedded data folder belongs to one process: a second one refuses here, before anything is
+    // opened (src/infra.ts lockDataDir). Then the port is bound, so a port in use fails before a
+    // worker or the store is opened. Whatever was opened is closed again when a later step fails.
+    const lock = mode === 'embedded' ? lockDataDir(config, 'start', log) : undefined;
+    const opened: { http?: HttpServer; sandbox?: Sandbox; infra?: Infra; mcp?: McpManager; worker?: Worker; listeners: ChannelInstance[]; deliverers: ChannelInstance[] } = { listeners: [], deliverers: [] };
     try {
+      if (roles.ingress) {
+        const http = new HttpServer({ host: config.http.host, port: config.http.port, maxBodyBytes: config.http.maxBodyBytes, log });
+        await listen(http, config);
+        opened.http = http;
+        lock?.update({ url: http.url });
+      }
+      // Tools run in workers only; a host that cannot sandbox them fails here, at start, saying how to fix it.
+      const sandbox = roles.worker ? await openSandbox(config, log) : undefined;
+      opened.sandbox = sandbox;
+      const infra = await openInfra(config);
+      opened.infra = infra;
+      const chain: ProviderChain | null = slots.length ? new FallbackChain(slots, infra.cooldowns, config.fallback) : null;
+      // Summaries go to a cheaper slot first when one is named; the others back it up.
+      const cheap = config.compaction.summarizerSlot;
+      const summarizer = chain && cheap ? new FallbackChain([...slots.filter((x) => x.id === cheap), ...slots.filter((x) => x.id !== cheap)], infra.cooldowns, config.fallback) : chain;
+      const metrics = new Metrics();
+      const events = new EventHub({ queue: infra.events, store: infra.webhooks, config, log, env });
+      const opCh = config.approvals.operatorChannel;
+      const opDeliverer = opCh ? channels.find((c) => c.name === opCh.channel)?.deliverer : undefined;
+      if (opCh && !opDeliverer?.notifyApproval) throw new ConfigError(`invalid configuration at "approvals.operatorChannel.channel": "${opCh.channel}" is not a configured channel that can post approval requests (slack, discord)`);
+      const approvals = new ApprovalService({
+        approvals: infra.approvals,
+        store: infra.store,
+        queue: infra.queue,
+        timers: infra.timers,
+        config,
+        log,
+        events,
+        ...(opCh && opDeliverer?.notifyApproval
+          ? {
+              notify: (a) =>
+                opDeliverer.notifyApproval!(
+                  opCh.target,
+                  approvalInfo(a),
+                  approvalRequestText(a, { conversation: true }),
+                  { deliveries: infra.deliveries, state: infra.channelState, config, log },
+                ),
+            }
+          : {}),
+      });
+      const skills = loadSkills(config.skills.dir);
+      const tools = !sandbox ? [] : [...skillTools(() => skills), ...builtinTools({
+        sandbox,
+        store: infra.store,
+        scanWrite: (text) => {
+          const f = scanText(text, { contact: false });
+          return f.length ? { kinds: [...new Set(f.map((x) => x.kind))] } : null;
+        },
+        findSecrets: (text) => scanText(text).length > 0,
+        ...(config.tools.enabled ? { enabled: config.tools.enabled } : {}),
+      })];
+      // MCP servers connect in the background: a slow or dead one never blocks start or a turn.
+      const mcp = roles.worker ? new McpManager(config.mcp.servers, { log: log.child({ component: 'mcp' }) }) : undefined;
+      opened.mcp = mcp;
+      mcp?.start();
+      const http = opened.http;
+      if (roles.ingress && http) {
+        const auth = new ApiKeyAuth(config.http.apiKeys, config.http.openAccess, config.http.operatorKeys);
+        if (!auth.configured) log.warn('no API keys are configured (SWITCHBOARD_API_KEYS): every API request will be refused');
+        registerHealth(http, infra, provider, infra.mode, metrics, () => ({
+          ...(mcp ? { mcp: mcp.status() } : {}),
+          channels: Object.fromEntries(channels.filter((c) => c.listener).map((c) => [c.name, c.listener!.health()])),
+        }), () => channels.filter((c) => c.listener).map((c) => ({ name: c.name, ...c.listener!.health() })), (req) => auth.authenticate(req)?.operator === true);
+        const access = new AccessControl(infra.access, config);
+        const commands = new ConversationCommands(infra.store, infra.bus, provider);
+        const limits = new RateLimits(infra.rateLimiter, config);
+        const ingress = new Ingress(infra.store, infra.queue, log, { access, approvals, commands, conversations: { config, bus: infra.bus }, limits });
+        registerHttpChannel(http, { config, auth, store: infra.store, bus: infra.bus, ingress, approvals, commands, limits });
+        registerMcpServer(http, { auth, store: infra.store, bus: infra.bus, ingress, approvals });
+        registerWebhookApi(http, auth, infra.webhooks);
+        registerConsole(http, { auth, infra, chain });
+        registerAccessApi(http, auth, infra.access);
+        for (const c of channels) {
+          if (!c.listener) continue;
+          opened.listeners.push(c);
+          await c.listener.start({ ingress, approvals, access, http, state: infra.channelState, deliveries: infra.deliveries, locks: infra.locks, config, log: log.child({ channel: c.name }) });
+        }
+      }
       if (roles.worker) {
-        worker = new Worker({
+        const worker = new Worker({
           store: infra.store,
           queue: infra.queue,
           timers: infra.timers,
@@ -148,39 +181,39 @@ export class Gateway {
           events,
           eventQueue: infra.events,
         });
-        for (const c of channels) await c.deliverer?.start?.({ deliveries: infra.deliveries, state: infra.channelState, config, log: log.child({ channel: c.name }) });
+        opened.worker = worker;
+        for (const c of channels) {
+          if (!c.deliverer) continue;
+          opened.deliverers.push(c);
+          await c.deliverer.start?.({ deliveries: infra.deliveries, state: infra.channelState, config, log: log.child({ channel: c.name }) });
+        }
         worker.start();
         log.info({ mode: infra.mode, concurrency: config.queue.concurrency, worker: worker.id }, 'switchboard worker started');
       }
-      if (roles.ingress) {
-        const auth = new ApiKeyAuth(config.http.apiKeys, config.http.openAccess, config.http.operatorKeys);
-        if (!auth.configured) log.warn('no API keys are configured (SWITCHBOARD_API_KEYS): every API request will be refused');
-        http = new HttpServer({ host: config.http.host, port: config.http.port, maxBodyBytes: config.http.maxBodyBytes, log });
-        registerHealth(http, infra, provider, infra.mode, metrics, () => ({
-          ...(mcp ? { mcp: mcp.status() } : {}),
-          channels: Object.fromEntries(channels.filter((c) => c.listener).map((c) => [c.name, c.listener!.health()])),
-        }), () => channels.filter((c) => c.listener).map((c) => ({ name: c.name, ...c.listener!.health() })), (req) => auth.authenticate(req)?.operator === true);
-        const access = new AccessControl(infra.access, config);
-        const commands = new ConversationCommands(infra.store, infra.bus, provider);
-        const limits = new RateLimits(infra.rateLimiter, config);
-        const ingress = new Ingress(infra.store, infra.queue, log, { access, approvals, commands, conversations: { config, bus: infra.bus }, limits });
-        registerHttpChannel(http, { config, auth, store: infra.store, bus: infra.bus, ingress, approvals, commands, limits });
-        registerMcpServer(http, { auth, store: infra.store, bus: infra.bus, ingress, approvals });
-        registerWebhookApi(http, auth, infra.webhooks);
-        registerConsole(http, { auth, infra, chain });
-        registerAccessApi(http, auth, infra.access);
-        for (const c of channels) await c.listener?.start({ ingress, approvals, access, http, state: infra.channelState, deliveries: infra.deliveries, locks: infra.locks, config, log: log.child({ channel: c.name }) });
-        await http.start();
+      if (http) {
+        http.serve();
         log.info({ url: http.url, mode: infra.mode }, 'switchboard is listening');
       }
+      return new Gateway(config, infra, provider, log, http, opened.worker, chain, mcp, channels, sandbox, lock);
     } catch (err) {
-      await worker?.close();
-      await mcp?.close();
-      await sandbox?.close();
-      await infra.close();
+      // Close what was opened, in reverse; a failure while closing must not hide the cause.
+      const quietly = async (fn?: () => Promise<void> | void) => {
+        try {
+          await fn?.();
+        } catch (e) {
+          log.debug({ err: e }, 'closing after a failed start');
+        }
+      };
+      for (const c of opened.listeners) await quietly(() => c.listener?.close());
+      await quietly(() => opened.http?.close());
+      await quietly(() => opened.worker?.close());
+      for (const c of opened.deliverers) await quietly(() => c.deliverer?.close?.());
+      await quietly(() => opened.mcp?.close());
+      await quietly(() => opened.sandbox?.close());
+      await quietly(() => opened.infra?.close());
+      lock?.release();
       throw err;
     }
-    return new Gateway(config, infra, provider, log, http, worker, chain, mcp, channels, sandbox);
   }
 
   get url(): string | undefined {
@@ -198,8 +231,23 @@ export class Gateway {
       await this.mcp?.close();
       await this.sandbox?.close();
       await this.infra.close();
+      this.lock?.release();
     })();
     return this.closing;
+  }
+}
+
+/** Binds the HTTP port (answering 503 until serve()); a port that cannot be bound is a configuration error, in one line. */
+async function listen(http: HttpServer, config: Config): Promise<void> {
+  const { host, port } = config.http;
+  try {
+    await http.start({ serve: false });
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE') throw new ConfigError(`port ${port} on ${host} is in use (SWITCHBOARD_HTTP_PORT)`);
+    if (code === 'EACCES') throw new ConfigError(`port ${port} on ${host} cannot be bound: permission denied (SWITCHBOARD_HTTP_PORT)`);
+    if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND' || code === 'EAI_AGAIN') throw new ConfigError(`host ${host} is not an address of this machine (SWITCHBOARD_HTTP_HOST)`);
+    throw err;
   }
 }
 

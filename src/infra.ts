@@ -9,6 +9,8 @@ import { RedisStreamsBus } from '../adapters/bus/redis-streams.js';
 import type { Db } from '../adapters/db/port.js';
 import { openPostgres } from '../adapters/db/pg.js';
 import { openPglite } from '../adapters/db/pglite.js';
+import { acquireDataLock, DataFolderInUseError, type DataLock } from '../adapters/db/data-lock.js';
+import type { Logger } from 'pino';
 import type { LockService } from '../adapters/lock/port.js';
 import { MemoryLocks } from '../adapters/lock/memory.js';
 import { RedisLocks } from '../adapters/lock/redis.js';
@@ -123,6 +125,22 @@ export async function openInfra(cfg: Config): Promise<Infra> {
       await db.close();
     },
   };
+}
+
+/**
+ * The embedded data folder (PGlite mode, no DATABASE_URL) is one process's: this takes its lock
+ * (<dataDir>/switchboard.lock) or refuses with a configuration error naming the holder (pid, where it
+ * listens). A lock left by a process that is gone is taken over, logged.
+ */
+export function lockDataDir(cfg: Config, command: string, log?: Logger): DataLock {
+  try {
+    return acquireDataLock(cfg.dataDir, { command, ...(command === 'start' ? { url: `${cfg.http.host}:${cfg.http.port}` } : {}) }, (stale) =>
+      log?.warn({ stalePid: stale.pid, since: stale.startedAt, dataDir: resolve(cfg.dataDir) }, 'took over the lock on the data folder from a process that is no longer running'),
+    );
+  } catch (err) {
+    if (err instanceof DataFolderInUseError) throw new ConfigError(err.message);
+    throw err;
+  }
 }
 
 export function pgliteDir(cfg: Config): string {

@@ -77,6 +77,8 @@ const CONTROL_CHARS = /[\u0000-\u001f\u007f]/;
 export class HttpServer {
   private readonly routes: Route[] = [];
   private server?: Server;
+  /** False between start({ serve: false }) and serve(): requests are answered 503 while the gateway starts. */
+  private serving = true;
 
   constructor(
     private readonly opts: { host: string; port: number; maxBodyBytes: number; log: Logger },
@@ -94,7 +96,12 @@ export class HttpServer {
     return this.routes.map((r) => ({ method: r.method, path: r.path }));
   }
 
-  async start(): Promise<void> {
+  /**
+   * Binds the port. With { serve: false } every request is answered 503 (starting) until serve():
+   * the gateway binds first, so a port in use fails before anything else is started.
+   */
+  async start(opts: { serve?: boolean } = {}): Promise<void> {
+    this.serving = opts.serve !== false;
     // The Host header is checked in dispatch, so that its absence is answered like every other bad request.
     const server = createServer({ requireHostHeader: false }, (req, res) => {
       this.dispatch(req, res).catch((err: unknown) => {
@@ -111,14 +118,22 @@ export class HttpServer {
     // An Expect header other than 100-continue.
     server.on('checkExpectation', (_req, res) => sendError(res, 417, 'Only "Expect: 100-continue" is supported.', { code: 'expectation_failed' }));
     await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
+      server.once('error', (err) => {
+        this.server = undefined; // never listened: nothing to close
+        reject(err);
+      });
       server.listen(this.opts.port, this.opts.host, () => {
-        server.off('error', reject);
+        server.removeAllListeners('error');
         resolve();
       });
     });
     // After listening, a server error (EMFILE on accept...) is logged, not thrown.
     server.on('error', (err) => this.opts.log.error({ err }, 'http server error'));
+  }
+
+  /** Starts answering requests (after start({ serve: false })). */
+  serve(): void {
+    this.serving = true;
   }
 
   get port(): number {
@@ -156,6 +171,10 @@ export class HttpServer {
     res.on('error', (err) => this.opts.log.debug({ err: err.message }, 'response stream error'));
     let path = '(unparsed)';
     try {
+      if (!this.serving) {
+        res.setHeader('retry-after', '1');
+        throw new HttpError(503, 'The gateway is starting; retry shortly.', null, 'starting');
+      }
       if (req.headers.host === undefined && req.httpVersion === '1.1') throw new HttpError(400, 'An HTTP/1.1 request needs a Host header.', null, 'missing_host');
       const url = requestUrl(req.url);
       path = url.pathname;
