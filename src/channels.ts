@@ -1,5 +1,5 @@
 import type { ChannelInstance, ChannelPlugin } from './channel.js';
-import { ConfigError, type Config } from './config.js';
+import { ConfigError, didYouMean, type Config } from './config.js';
 
 /**
  * Every chat channel this build knows (the HTTP API is built in, channels/http).
@@ -15,13 +15,37 @@ const CHANNEL_LOADERS: Record<string, () => Promise<ChannelPlugin>> = {
 
 export const CHANNEL_NAMES = Object.keys(CHANNEL_LOADERS);
 
-/** The channels named under `channels` in the configuration, validated. */
+/** The channels named under `channels` in the configuration, validated. Throws the first problem. */
 export async function configureChannels(config: Config, env: Record<string, string | undefined>): Promise<ChannelInstance[]> {
-  const out: ChannelInstance[] = [];
+  const { channels, errors } = await validateChannels(config, env);
+  if (errors.length) throw errors[0]!.error;
+  return channels;
+}
+
+/**
+ * Each configured channel through its own parser (nothing connects): what start would configure and,
+ * per channel, why it would refuse. Doctor reports every error; start refuses at the first.
+ */
+export async function validateChannels(
+  config: Config,
+  env: Record<string, string | undefined>,
+): Promise<{ channels: ChannelInstance[]; errors: Array<{ name: string; error: ConfigError }> }> {
+  const channels: ChannelInstance[] = [];
+  const errors: Array<{ name: string; error: ConfigError }> = [];
   for (const [name, raw] of Object.entries(config.channels)) {
     const load = Object.hasOwn(CHANNEL_LOADERS, name) ? CHANNEL_LOADERS[name] : undefined;
-    if (!load) throw new ConfigError(`invalid configuration at "channels.${name}": unknown channel (known: ${CHANNEL_NAMES.join(', ')})`);
-    out.push((await load()).configure(raw, env));
+    if (!load) {
+      const suggestion = didYouMean(name, CHANNEL_NAMES);
+      const message = `unknown channel${suggestion ? `: did you mean "${suggestion}"?` : ''} (known: ${CHANNEL_NAMES.join(', ')})`;
+      errors.push({ name, error: new ConfigError(`invalid configuration at "channels.${name}": ${message}`, { problems: [{ path: `channels.${name}`, message, ...(suggestion ? { suggestion } : {}) }] }) });
+      continue;
+    }
+    try {
+      channels.push((await load()).configure(raw, env));
+    } catch (err) {
+      if (!(err instanceof ConfigError)) throw err;
+      errors.push({ name, error: err });
+    }
   }
-  return out;
+  return { channels, errors };
 }

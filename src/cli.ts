@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { migrate } from '../adapters/store/migrate.js';
 import { ConfigError, loadConfig } from './config.js';
-import { doctor, formatDoctor } from './doctor.js';
+import { doctorFromEnv, formatDoctor } from './doctor.js';
 import { Gateway, type Roles } from './gateway.js';
 import { runAccess } from './cli-access.js';
 import { runApprovals } from './cli-approvals.js';
@@ -82,7 +82,7 @@ export async function main(argv: string[]): Promise<number> {
         return 0;
       }
       case 'doctor': {
-        const r = await doctor(loadConfig(), { probe: parsed.values.probe === true });
+        const r = await doctorFromEnv(process.env, { probe: parsed.values.probe === true });
         process.stdout.write(json ? JSON.stringify(r, null, 2) + '\n' : formatDoctor(r) + '\n');
         return r.ok ? 0 : 1;
       }

@@ -332,11 +332,122 @@ export const configSchema = z
 export type Config = z.infer<typeof configSchema>;
 export type AgentConfig = z.infer<typeof agentSchema>;
 
+/** One problem in the configuration: the key, its environment variable if it has one, and what is wrong. */
+export interface ConfigProblem {
+  path: string;
+  env?: string;
+  message: string;
+  /** The closest allowed name, for an unknown key or value. */
+  suggestion?: string;
+}
+
 export class ConfigError extends Error {
-  constructor(message: string) {
-    super(message);
+  /** Every problem found (the message is the first); one problem parsed from the message when not given. */
+  readonly problems: ConfigProblem[];
+  constructor(message: string, opts: { cause?: unknown; problems?: ConfigProblem[] } = {}) {
+    super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
     this.name = 'ConfigError';
+    const problems = opts.problems;
+    const m = /^invalid configuration at "([^"]*)"(?: \(([A-Za-z_][A-Za-z0-9_]*)\))?: ([\s\S]*)$/.exec(message);
+    this.problems = problems?.length ? problems : [m ? { path: m[1]!, ...(m[2] ? { env: m[2] } : {}), message: m[3]! } : { path: '', message }];
   }
+}
+
+export function problemMessage(p: ConfigProblem): string {
+  return `invalid configuration at "${p.path || '(root)'}"${p.env ? ` (${p.env})` : ''}: ${p.message}`;
+}
+
+/** A ConfigError carrying every problem; its message is the first problem, followed by how many more there are. */
+export function configError(problems: ConfigProblem[]): ConfigError {
+  const more = problems.length > 1 ? ` (and ${problems.length - 1} more problem${problems.length > 2 ? 's' : ''}: run switchboard doctor)` : '';
+  return new ConfigError(problemMessage(problems[0]!) + more, { problems });
+}
+
+/** Edit distance, for "did you mean". */
+export function levenshtein(a: string, b: string): number {
+  const prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    let diag = prev[0]!;
+    prev[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const up = prev[j]!;
+      prev[j] = Math.min(up + 1, prev[j - 1]! + 1, diag + (a[i - 1]!.toLowerCase() === b[j - 1]!.toLowerCase() ? 0 : 1));
+      diag = up;
+    }
+  }
+  return prev[b.length]!;
+}
+
+/** The allowed name closest to `word`, when it is close enough to be a typo. */
+export function didYouMean(word: string, allowed: readonly string[]): string | undefined {
+  let best: string | undefined;
+  let bestD = Infinity;
+  for (const a of allowed) {
+    const d = levenshtein(word, a);
+    if (d < bestD) [best, bestD] = [a, d];
+  }
+  return best !== undefined && bestD <= Math.max(2, Math.floor(word.length / 3)) && bestD < Math.max(word.length, 1) ? best : undefined;
+}
+
+/** The object keys a schema allows at a path (through defaults, optionals, preprocessing, records and arrays). */
+function keysAt(schema: z.ZodType, path: PropertyKey[]): string[] {
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  let cur: any = schema;
+  const unwrap = (s: any): any => {
+    for (let n = 0; s && n < 20; n++) {
+      const d = s._zod?.def;
+      if (!d) return s;
+      if (d.innerType) s = d.innerType;
+      else if (d.type === 'pipe') s = d.out?._zod?.def?.type === 'transform' ? d.in : d.out;
+      else if (d.type === 'lazy' && d.getter) s = d.getter();
+      else return s;
+    }
+    return s;
+  };
+  cur = unwrap(cur);
+  for (const seg of path) {
+    const d = cur?._zod?.def;
+    if (!d) return [];
+    if (d.type === 'object') cur = d.shape?.[seg as string];
+    else if (d.type === 'record') cur = d.valueType;
+    else if (d.type === 'array') cur = d.element;
+    else return [];
+    cur = unwrap(cur);
+  }
+  const d = cur?._zod?.def;
+  return d?.type === 'object' && d.shape ? Object.keys(d.shape) : [];
+}
+
+/** Every zod issue as a problem naming the key (under `prefix`), its environment variable and a "did you mean". */
+export function issueProblems(issues: readonly z.core.$ZodIssue[], schema: z.ZodType, prefix: string[] = [], input?: unknown): ConfigProblem[] {
+  // zod leaves the value out of its issues: it is looked up in the input that was parsed.
+  const valueAt = (path: PropertyKey[]): unknown => path.reduce<unknown>((v, k) => (v && typeof v === 'object' && Object.hasOwn(v, k) ? (v as Record<PropertyKey, unknown>)[k] : undefined), input);
+  const out: ConfigProblem[] = [];
+  const envOf = (path: string) => ENV_KEYS.find((k) => path === k.path.join('.') || path.startsWith(k.path.join('.') + '.'))?.env;
+  for (const issue of issues) {
+    const base = [...prefix, ...issue.path.map(String)];
+    if (issue.code === 'unrecognized_keys') {
+      const allowed = keysAt(schema, issue.path);
+      for (const key of issue.keys) {
+        const path = [...base, key].join('.');
+        const suggestion = didYouMean(key, allowed);
+        const env = envOf(path);
+        out.push({ path, ...(env ? { env } : {}), message: `unknown key "${key}"${suggestion ? `: did you mean "${suggestion}"?` : allowed.length ? ` (allowed: ${allowed.join(', ')})` : ''}`, ...(suggestion ? { suggestion } : {}) });
+      }
+      continue;
+    }
+    const path = base.join('.');
+    const env = envOf(path);
+    let message = issue.message;
+    let suggestion: string | undefined;
+    if (issue.code === 'invalid_value' && issue.values.every((v) => typeof v === 'string')) {
+      const given = issue.input ?? valueAt(issue.path);
+      suggestion = typeof given === 'string' ? didYouMean(given, issue.values as string[]) : undefined;
+      message = `${typeof given === 'string' ? `"${given}" is not one of ` : 'expected one of '}${(issue.values as string[]).join(', ')}${suggestion ? `: did you mean "${suggestion}"?` : ''}`;
+    }
+    out.push({ path, ...(env ? { env } : {}), message, ...(suggestion ? { suggestion } : {}) });
+  }
+  return out;
 }
 
 type Env = Record<string, string | undefined>;
@@ -430,10 +541,16 @@ export function loadConfig(env: Env = process.env, overrides: Record<string, unk
   // `tools.sandbox: none` is short for `{ mode: none }`; expand it so the environment can add to it.
   const tools = raw.tools as Record<string, unknown> | undefined;
   if (tools && typeof tools === 'object' && typeof tools.sandbox === 'string') tools.sandbox = { mode: tools.sandbox };
+  const problems: ConfigProblem[] = [];
   for (const k of ENV_KEYS) {
     const v = env[k.env];
     if (v === undefined || v === '') continue;
-    setPath(raw, k.path, envValue(k.env, v, k.kind));
+    try {
+      setPath(raw, k.path, envValue(k.env, v, k.kind));
+    } catch (err) {
+      if (!(err instanceof ConfigError)) throw err;
+      problems.push({ path: k.path.join('.'), env: k.env, message: err.message.replace(`${k.env}: `, '') });
+    }
   }
   // A "__proto__" key is refused, not dropped (the other Object.prototype names are refused by the schema).
   const proto = protoKeyPath(raw) ?? protoKeyPath(overrides);
@@ -441,17 +558,21 @@ export function loadConfig(env: Env = process.env, overrides: Record<string, unk
   for (const [k, v] of Object.entries(overrides)) raw[k] = v;
   const parsed = configSchema.safeParse(raw);
   if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    const path = issue.path.join('.');
-    const envName = ENV_KEYS.find((k) => path === k.path.join('.') || path.startsWith(k.path.join('.') + '.'))?.env;
-    throw new ConfigError(`invalid configuration at "${path || '(root)'}"${envName ? ` (${envName})` : ''}: ${issue.message}`);
+    // Every problem, not only the first; an environment variable that could not be read is not reported twice.
+    problems.push(...issueProblems(parsed.error.issues, configSchema, [], raw).filter((p) => !problems.some((q) => q.path === p.path)));
   }
-  const cfg = parsed.data;
+  if (problems.length) throw configError(problems);
+  const cfg = parsed.data!;
   if (!cfg.agents.default) throw new ConfigError('invalid configuration at "agents": an agent named "default" is required');
   return cfg;
 }
 
-const SECRET_KEYS = /key|secret|token|password|pass$/i;
+const SECRET_KEYS = /key|secret|token|password|pass$|authorization/i;
+/**
+ * Keys that look secret but hold no secret: a variable's NAME (apiKeyEnv, botTokenEnv, secretEnv,
+ * passwordEnv, envAllow...) or a policy value (moat.secrets: redact | block). These are shown.
+ */
+const NAME_KEYS = /Env$|^envAllow$|^secrets$/;
 
 /** The configuration with secrets masked, for doctor and logs. */
 export function maskConfig(cfg: Config): unknown {
@@ -461,7 +582,7 @@ export function maskConfig(cfg: Config): unknown {
     if (Array.isArray(v)) return v.map((x) => walk(x, key));
     if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, walk(x, k)]));
     if (typeof v === 'string') {
-      if (SECRET_KEYS.test(key)) return mask(v);
+      if (SECRET_KEYS.test(key) && !NAME_KEYS.test(key)) return mask(v);
       if (/url$/i.test(key)) return maskUrl(v);
     }
     return v;

@@ -9,7 +9,8 @@ import { buildSlots } from '../providers/catalog.js';
 import { classifyError } from '../providers/errors.js';
 import { providerStatus } from '../providers/from-env.js';
 import type { ProviderSlot, ProviderStatus } from '../providers/slot.js';
-import { ConfigError, maskConfig, type Config } from './config.js';
+import { ConfigError, didYouMean, loadConfig, maskConfig, problemMessage, type Config, type ConfigProblem } from './config.js';
+import { validateChannels } from './channels.js';
 import { infraMode, pgliteDir } from './infra.js';
 import { sendToProvider } from './provider-request.js';
 import { createSandbox, sandboxOptions, SandboxUnavailableError } from '../tools/sandbox/index.js';
@@ -18,6 +19,38 @@ export interface DoctorCheck {
   name: string;
   status: 'ok' | 'warn' | 'fail';
   message: string;
+  /** For a configuration problem: the key, its environment variable, the closest allowed name. */
+  key?: string;
+  env?: string;
+  suggestion?: string;
+}
+
+/** A failing check for each problem of a ConfigError. */
+function problemChecks(name: string, err: ConfigError): DoctorCheck[] {
+  return err.problems.map((p: ConfigProblem) => ({
+    name,
+    status: 'fail' as const,
+    message: p.path ? problemMessage(p) : p.message,
+    ...(p.path ? { key: p.path } : {}),
+    ...(p.env ? { env: p.env } : {}),
+    ...(p.suggestion ? { suggestion: p.suggestion } : {}),
+  }));
+}
+
+/**
+ * Doctor from the environment as start reads it: a configuration start would refuse is a report
+ * with every problem as a failing check (ok: false), not an exception.
+ */
+export async function doctorFromEnv(env: Record<string, string | undefined> = process.env, opts: { probe?: boolean } = {}): Promise<DoctorReport> {
+  let cfg: Config;
+  try {
+    cfg = loadConfig(env);
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    const checks = problemChecks('config', err);
+    return { mode: 'unknown', config: null, provider: providerStatus([], 'the configuration is invalid'), slots: [], checks, ok: false };
+  }
+  return doctor(cfg, { ...opts, env });
 }
 
 export interface SlotReport {
@@ -51,20 +84,57 @@ export async function doctor(cfg: Config, opts: { probe?: boolean; env?: Record<
   } catch (err) {
     checks.push({ name: 'mode', status: 'fail', message: (err as Error).message });
   }
+  const env = opts.env ?? process.env;
   let slots: ProviderSlot[] = [];
   let reason: string | undefined;
+  let slotError: ConfigError | undefined;
   try {
-    ({ slots, reason } = buildSlots(cfg, opts.env ?? process.env));
+    ({ slots, reason } = buildSlots(cfg, env));
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
     reason = err.message;
+    slotError = err;
   }
   const provider = providerStatus(slots, reason);
   checks.push(
     provider.configured
       ? { name: 'provider', status: 'ok', message: provider.slots.map((s) => `${s.id}: ${s.api} ${s.model} at ${s.baseUrl}`).join('; ') }
-      : { name: 'provider', status: 'fail', message: reason ?? 'no model provider is configured' },
+      : slotError
+        ? problemChecks('provider', slotError)[0]!
+        : { name: 'provider', status: 'fail', message: reason ?? 'no model provider is configured' },
   );
+  // The slot references start checks (src/gateway.ts Gateway.start); unknowable while the slots themselves are broken.
+  if (!slotError) {
+    const ids = slots.map((x) => x.id);
+    const refs: Array<[string, string | undefined]> = [
+      ['compaction.summarizerSlot', cfg.compaction.summarizerSlot],
+      ['moat.honesty.judgeSlot', cfg.moat.honesty.judgeSlot],
+    ];
+    for (const [key, id] of refs) {
+      if (!id || ids.includes(id)) continue;
+      const suggestion = didYouMean(id, ids);
+      checks.push({ name: 'slots', status: 'fail', key, message: `invalid configuration at "${key}": no provider slot "${id}"${suggestion ? `: did you mean "${suggestion}"?` : ids.length ? ` (slots: ${ids.join(', ')})` : ''}`, ...(suggestion ? { suggestion } : {}) });
+    }
+  }
+  // The channels, through the parsers start calls (nothing connects).
+  const { channels, errors } = await validateChannels(cfg, env);
+  for (const e of errors) checks.push(...problemChecks(`channel ${e.name}`, e.error));
+  if (channels.length) checks.push({ name: 'channels', status: errors.length ? 'warn' : 'ok', message: `configured: ${channels.map((c) => c.name).join(', ')}` });
+  const opCh = cfg.approvals.operatorChannel;
+  if (opCh && !errors.some((e) => e.name === opCh.channel)) {
+    const ch = channels.find((c) => c.name === opCh.channel);
+    if (!ch?.deliverer?.notifyApproval) {
+      const able = channels.filter((c) => c.deliverer?.notifyApproval).map((c) => c.name);
+      const suggestion = ch ? undefined : didYouMean(opCh.channel, able.length ? able : ['slack', 'discord']);
+      checks.push({
+        name: 'approvals',
+        status: 'fail',
+        key: 'approvals.operatorChannel.channel',
+        message: `invalid configuration at "approvals.operatorChannel.channel": "${opCh.channel}" is not a configured channel that can post approval requests (slack, discord)${suggestion ? `: did you mean "${suggestion}"?` : ''}`,
+        ...(suggestion ? { suggestion } : {}),
+      });
+    }
+  }
   const slotReports: SlotReport[] = provider.slots.map((s) => ({ ...s }));
   if (cfg.redisUrl && slots.length) {
     const cd = new RedisCooldowns(cfg.redisUrl, cfg.queue.prefix);

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ConfigError } from '../../src/config.js';
+import { ConfigError, configError, issueProblems } from '../../src/config.js';
 
 const snowflake = z.string().regex(/^\d{1,25}$/, 'a Discord id (digits)');
 
@@ -49,9 +49,7 @@ export interface DiscordSettings extends DiscordConfig {
 export function parseDiscordConfig(raw: unknown, env: Record<string, string | undefined>): DiscordSettings {
   const parsed = discordConfigSchema.safeParse(raw ?? {});
   if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    const path = ['channels', 'discord', ...issue.path.map(String)].join('.');
-    throw new ConfigError(`invalid configuration at "${path}": ${issue.message}`);
+    throw configError(issueProblems(parsed.error.issues, discordConfigSchema, ['channels', 'discord'], raw ?? {}));
   }
   const cfg = parsed.data;
   const token = env[cfg.botTokenEnv];

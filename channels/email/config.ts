@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ConfigError } from '../../src/config.js';
+import { ConfigError, configError, issueProblems } from '../../src/config.js';
 
 const retrySchema = z
   .object({
@@ -106,9 +106,7 @@ export interface EmailConfig extends EmailSettings {
 export function parseEmailConfig(raw: unknown, env: Record<string, string | undefined>): EmailConfig {
   const r = emailConfigSchema.safeParse(raw ?? {});
   if (!r.success) {
-    const issue = r.error.issues[0]!;
-    const path = issue.path.map(String).join('.');
-    throw new ConfigError(`invalid configuration at "channels.email${path ? `.${path}` : ''}": ${issue.message}`);
+    throw configError(issueProblems(r.error.issues, emailConfigSchema, ['channels', 'email'], raw ?? {}));
   }
   const c = r.data;
   const imapPassword = env[c.imap.passwordEnv];

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ConfigError } from '../../src/config.js';
+import { ConfigError, configError, issueProblems } from '../../src/config.js';
 
 const envName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'expected an environment variable name');
 
@@ -49,9 +49,7 @@ export interface SlackConfig extends SlackSettings {
 export function parseSlackConfig(raw: unknown, env: Record<string, string | undefined>): SlackConfig {
   const r = slackSchema.safeParse(raw ?? {});
   if (!r.success) {
-    const issue = r.error.issues[0]!;
-    const key = ['channels', 'slack', ...issue.path.map(String)].join('.');
-    throw new ConfigError(`invalid configuration at "${key}": ${issue.message}`);
+    throw configError(issueProblems(r.error.issues, slackSchema, ['channels', 'slack'], raw ?? {}));
   }
   const s = r.data;
   const botToken = env[s.botTokenEnv]?.trim();

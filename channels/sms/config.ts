@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ConfigError } from '../../src/config.js';
+import { ConfigError, configError, issueProblems } from '../../src/config.js';
 
 export const DEFAULT_INBOUND_PATH = '/v1/channels/sms/inbound';
 export const DEFAULT_STATUS_PATH = '/v1/channels/sms/status';
@@ -76,9 +76,7 @@ const fail = (key: string, message: string): never => {
 export function parseSmsConfig(raw: unknown, env: Record<string, string | undefined>): SmsConfig {
   const parsed = smsSchema.safeParse(raw ?? {});
   if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    const keys = issue.code === 'unrecognized_keys' ? [...issue.path, ...issue.keys] : issue.path;
-    fail(keys.join('.'), issue.message);
+    throw configError(issueProblems(parsed.error.issues, smsSchema, ['channels', 'sms'], raw ?? {}));
   }
   const c = parsed.data!;
   const accountSid = c.accountSid ?? env[c.accountSidEnv];

@@ -1,5 +1,5 @@
 import type { ChannelPlugin } from '../../src/channel.js';
-import { ConfigError } from '../../src/config.js';
+import { ConfigError, configError, issueProblems } from '../../src/config.js';
 import { webhookChannelSchema } from './config.js';
 import { WebhookDeliverer } from './deliver.js';
 import { WebhookListener } from './listen.js';
@@ -10,8 +10,7 @@ export const plugin: ChannelPlugin = {
   configure(raw, env) {
     const parsed = webhookChannelSchema.safeParse(raw ?? {});
     if (!parsed.success) {
-      const i = parsed.error.issues[0]!;
-      throw new ConfigError(`invalid configuration at "channels.webhook.${i.path.join('.')}": ${i.message}`);
+      throw configError(issueProblems(parsed.error.issues, webhookChannelSchema, ['channels', 'webhook'], raw ?? {}));
     }
     const cfg = parsed.data;
     const secrets = new Map<string, string>();
