@@ -1,11 +1,79 @@
 import { Redis, type RedisOptions } from 'ioredis';
+import { hostPort, maskUrl } from './mask-url.js';
+
+/** Where Redis connection trouble is reported: a pino logger fits. */
+export interface RedisLog {
+  warn(obj: object, msg: string): void;
+  info(obj: object, msg: string): void;
+}
+
+/** At most one warning per Redis server in this window while it stays unreachable. */
+export const REDIS_WARN_INTERVAL_MS = 30_000;
+
+interface TargetState {
+  down: boolean;
+  errors: number;
+  sinceLastWarn: number;
+  lastWarnAt: number;
+}
+
+let sink: RedisLog | undefined;
+const targets = new Map<string, TargetState>();
+
+/**
+ * Sets where every Redis connection of this process reports errors and reconnects
+ * (the gateway's logger; src/infra.ts). Until one is set, errors are not logged.
+ */
+export function setRedisLog(log: RedisLog | undefined): void {
+  sink = log;
+}
+
+/**
+ * Watches one connection: the first error while a server is reachable is a warning naming it
+ * (host:port and the masked URL); while it stays unreachable, one "still unreachable (N errors)"
+ * warning per REDIS_WARN_INTERVAL_MS, for all of this process's connections to it together;
+ * when a connection is ready again, one "reconnected" info.
+ */
+export function watchRedis(r: Redis, url: string, now: () => number = Date.now): void {
+  const server = hostPort(url, 6379);
+  const fields = { redis: server, url: maskUrl(url) };
+  const state = () => {
+    let s = targets.get(server);
+    if (!s) targets.set(server, (s = { down: false, errors: 0, sinceLastWarn: 0, lastWarnAt: 0 }));
+    return s;
+  };
+  r.on('error', (err: NodeJS.ErrnoException) => {
+    const s = state();
+    s.errors++;
+    s.sinceLastWarn++;
+    const reason = err?.code ?? err?.message ?? String(err);
+    if (!s.down) {
+      s.down = true;
+      s.lastWarnAt = now();
+      s.sinceLastWarn = 0;
+      sink?.warn({ ...fields, error: reason }, `cannot reach Redis at ${server} (REDIS_URL ${fields.url}): ${reason}; retrying`);
+    } else if (now() - s.lastWarnAt >= REDIS_WARN_INTERVAL_MS) {
+      sink?.warn({ ...fields, error: reason, errors: s.errors }, `Redis at ${server} still unreachable (${s.errors} errors): ${reason}; retrying`);
+      s.lastWarnAt = now();
+      s.sinceLastWarn = 0;
+    }
+  });
+  r.on('ready', () => {
+    const s = state();
+    if (!s.down) return;
+    sink?.info({ ...fields, errors: s.errors }, `reconnected to Redis at ${server} (after ${s.errors} errors)`);
+    s.down = false;
+    s.errors = 0;
+    s.sinceLastWarn = 0;
+  });
+}
 
 /**
  * Redis connections. BullMQ needs maxRetriesPerRequest: null on every connection
  * a worker uses; we use it everywhere so that a Redis restart makes commands wait
  * for the reconnect instead of failing mid-turn.
  */
-export function createRedis(url: string, extra: RedisOptions = {}): Redis {
+export function createRedis(url: string, extra: RedisOptions = {}, opts: { watch?: boolean } = {}): Redis {
   const r = new Redis(url, {
     maxRetriesPerRequest: null,
     enableAutoPipelining: true,
@@ -14,7 +82,9 @@ export function createRedis(url: string, extra: RedisOptions = {}): Redis {
     lazyConnect: false,
     ...extra,
   });
-  // Errors surface through the commands that hit them; a lost connection alone must not crash.
-  r.on('error', () => {});
+  // A lost connection must not crash: errors are reported (rate-limited) through setRedisLog's
+  // logger, and surface through the commands that hit them. One-shot checks (doctor) opt out.
+  if (opts.watch === false) r.on('error', () => {});
+  else watchRedis(r, url);
   return r;
 }

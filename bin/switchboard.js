@@ -8,11 +8,9 @@ if (!existsSync(fileURLToPath(cli))) {
   process.stderr.write('switchboard: not built yet; run `npm run build` (npm ci does it for you)\n');
   process.exit(1);
 }
-const { main } = await import(cli.href);
+const { main, reportFailure } = await import(cli.href);
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
-  (err) => {
-    process.stderr.write(`switchboard: ${err?.stack ?? err}\n`);
-    process.exit(1);
-  },
+  // One line (the stack with --debug or SWITCHBOARD_DEBUG=1); exit 2 for configuration, 1 otherwise.
+  (err) => process.exit(reportFailure(err)),
 );

@@ -9,7 +9,7 @@ import { runChat } from './cli-chat.js';
 import { runMemory } from './cli-memory.js';
 import { runMoat } from './cli-moat.js';
 import { runWebhooks } from './cli-webhooks.js';
-import { lockDataDir, openDb } from './infra.js';
+import { createDatabaseIfMissing, lockDataDir, openDb, RuntimeFailure } from './infra.js';
 import { createLogger } from './log.js';
 import { installProcessGuard } from './process-guard.js';
 
@@ -33,9 +33,16 @@ commands:
 
 options:
   --json    machine-readable output (migrate, doctor)
+  --create  migrate: create the database DATABASE_URL names when it does not exist
+  --debug   stack traces with failures (or SWITCHBOARD_DEBUG=1)
   -h, --help`;
 
 export async function main(argv: string[]): Promise<number> {
+  // --debug (or SWITCHBOARD_DEBUG=1), anywhere on the line: stack traces with failures (bin/switchboard.js, reportFailure).
+  if (argv.includes('--debug')) {
+    process.env.SWITCHBOARD_DEBUG = '1';
+    argv = argv.filter((a) => a !== '--debug');
+  }
   // The guards have their own verbs and options.
   if (argv[0] === 'moat') return runMoat(argv.slice(1));
   if (argv[0] === 'approvals') return runApprovals(argv.slice(1));
@@ -45,7 +52,7 @@ export async function main(argv: string[]): Promise<number> {
   if (argv[0] === 'access') return runAccess(argv.slice(1));
   let parsed;
   try {
-    parsed = parseArgs({ args: argv, allowPositionals: true, options: { json: { type: 'boolean' }, probe: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } });
+    parsed = parseArgs({ args: argv, allowPositionals: true, options: { json: { type: 'boolean' }, probe: { type: 'boolean' }, create: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } });
   } catch (err) {
     process.stderr.write(`${(err as Error).message}\n${USAGE}\n`);
     return 2;
@@ -69,6 +76,7 @@ export async function main(argv: string[]): Promise<number> {
         // Embedded: the data folder is one process's (a running `start` holds it).
         const lock = cfg.databaseUrl ? undefined : lockDataDir(cfg, 'migrate');
         try {
+          if (parsed.values.create && cfg.databaseUrl) await createDatabaseIfMissing(cfg);
           const db = await openDb(cfg);
           try {
             const r = await migrate(db);
@@ -91,12 +99,22 @@ export async function main(argv: string[]): Promise<number> {
         return 2;
     }
   } catch (err) {
-    if (err instanceof ConfigError) {
-      process.stderr.write(`switchboard: ${err.message}\n`);
-      return 2;
-    }
-    throw err;
+    return reportFailure(err);
   }
+}
+
+/** Exit codes: 2 for configuration (ConfigError), 1 for anything else; one line on stderr, the stack with --debug. */
+export function reportFailure(err: unknown): number {
+  const debug = process.env.SWITCHBOARD_DEBUG === '1' || process.env.SWITCHBOARD_DEBUG === 'true';
+  const known = err instanceof ConfigError || err instanceof RuntimeFailure;
+  const e = err instanceof Error ? err : new Error(String(err));
+  if (debug) {
+    process.stderr.write(`switchboard: ${e.stack ?? e.message}\n`);
+    if (e.cause instanceof Error && e.cause.stack) process.stderr.write(`caused by: ${e.cause.stack}\n`);
+  } else {
+    process.stderr.write(known ? `switchboard: ${e.message}\n` : `switchboard: ${e.message.split('\n')[0]} (run with --debug for the stack trace)\n`);
+  }
+  return err instanceof ConfigError ? 2 : 1;
 }
 
 async function serve(roles: Roles): Promise<number> {

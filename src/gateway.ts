@@ -91,7 +91,7 @@ export class Gateway {
       // Tools run in workers only; a host that cannot sandbox them fails here, at start, saying how to fix it.
       const sandbox = roles.worker ? await openSandbox(config, log) : undefined;
       opened.sandbox = sandbox;
-      const infra = await openInfra(config);
+      const infra = await openInfra(config, log);
       opened.infra = infra;
       const chain: ProviderChain | null = slots.length ? new FallbackChain(slots, infra.cooldowns, config.fallback) : null;
       // Summaries go to a cheaper slot first when one is named; the others back it up.

@@ -7,7 +7,8 @@ import { RedisCooldowns } from '../adapters/cooldowns/redis.js';
 import { MemoryBus } from '../adapters/bus/memory.js';
 import { RedisStreamsBus } from '../adapters/bus/redis-streams.js';
 import type { Db } from '../adapters/db/port.js';
-import { openPostgres } from '../adapters/db/pg.js';
+import { createPostgresDatabase, openPostgres, PostgresOpenError } from '../adapters/db/pg.js';
+import { setRedisLog } from '../adapters/redis.js';
 import { openPglite } from '../adapters/db/pglite.js';
 import { acquireDataLock, DataFolderInUseError, type DataLock } from '../adapters/db/data-lock.js';
 import type { Logger } from 'pino';
@@ -31,6 +32,17 @@ import { Store } from '../adapters/store/store.js';
 import type { TimerJob } from './approvals/service.js';
 import { ConfigError, type Config } from './config.js';
 import type { DrainJob } from './worker.js';
+
+/**
+ * A failure at run time that the CLI reports in one line, without a stack trace unless --debug,
+ * and exits 1 for (a supervisor restarts it): Postgres unreachable at start.
+ */
+export class RuntimeFailure extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'RuntimeFailure';
+  }
+}
 
 /** The infrastructure behind the ports: Redis + Postgres, or the embedded pair. */
 export interface Infra {
@@ -61,14 +73,41 @@ export function infraMode(cfg: Config): Infra['mode'] {
 }
 
 export async function openDb(cfg: Config): Promise<Db> {
-  if (cfg.databaseUrl) return openPostgres(cfg.databaseUrl, { max: cfg.databasePoolSize });
+  if (cfg.databaseUrl) {
+    try {
+      return await openPostgres(cfg.databaseUrl, { max: cfg.databasePoolSize });
+    } catch (err) {
+      // One line for the CLI: a server that is not there is a runtime failure (exit 1), one that refuses this URL is configuration (exit 2).
+      if (err instanceof PostgresOpenError) throw err.kind === 'unreachable' ? new RuntimeFailure(err.message, { cause: err }) : new ConfigError(err.message);
+      throw err;
+    }
+  }
   const dir = pgliteDir(cfg);
   mkdirSync(dir, { recursive: true });
   return openPglite(dir);
 }
 
-export async function openInfra(cfg: Config): Promise<Infra> {
+/** `switchboard migrate --create`: creates the database DATABASE_URL names when the server says it does not exist. */
+export async function createDatabaseIfMissing(cfg: Config): Promise<void> {
+  if (!cfg.databaseUrl) return;
+  try {
+    const db = await openPostgres(cfg.databaseUrl, { max: 1 });
+    await db.close();
+  } catch (err) {
+    if (!(err instanceof PostgresOpenError && err.kind === 'missing-database')) return; // openDb reports it
+    try {
+      await createPostgresDatabase(cfg.databaseUrl);
+    } catch (e) {
+      if (e instanceof PostgresOpenError) throw e.kind === 'unreachable' ? new RuntimeFailure(e.message, { cause: e }) : new ConfigError(e.message);
+      throw new ConfigError(`could not create database "${err.database}": ${(e as Error).message}`);
+    }
+  }
+}
+
+export async function openInfra(cfg: Config, log?: Logger): Promise<Infra> {
   const mode = infraMode(cfg);
+  // Redis connections report errors (rate-limited) and reconnects to the gateway's log (adapters/redis.ts).
+  if (cfg.redisUrl && log) setRedisLog(log.child({ component: 'redis' }));
   const db = await openDb(cfg);
   await migrate(db);
   const store = new Store(db);

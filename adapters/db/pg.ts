@@ -1,5 +1,51 @@
 import pg from 'pg';
+import { hostPort, maskUrl } from '../mask-url.js';
 import type { Db, Queryable, QueryResult } from './port.js';
+
+/**
+ * Postgres could not be opened at start, in one line that names the server (masked URL) and the cause.
+ * kind: 'unreachable' (nothing answers: a runtime failure), 'missing-database' and 'refused'
+ * (the server answers but refuses this URL: configuration).
+ */
+export class PostgresOpenError extends Error {
+  constructor(
+    message: string,
+    readonly kind: 'unreachable' | 'missing-database' | 'refused',
+    readonly database?: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = 'PostgresOpenError';
+  }
+}
+
+const UNREACHABLE = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNRESET']);
+
+function openError(url: string, err: unknown): Error {
+  const e = err as NodeJS.ErrnoException & { code?: string; errors?: NodeJS.ErrnoException[] };
+  const masked = maskUrl(url);
+  // Node's happy-eyeballs connect reports an AggregateError whose errors carry the code.
+  const code = e?.code ?? e?.errors?.find((x) => x.code)?.code;
+  let database = '';
+  try {
+    database = decodeURIComponent(new URL(url).pathname.replace(/^\//, ''));
+  } catch {
+    /* unparseable: pg failed on it already */
+  }
+  if (code === '3D000') {
+    const where = hostPort(url, 5432);
+    const [host, port] = where.split(/:(?=\d+$)/);
+    return new PostgresOpenError(
+      `database "${database}" does not exist on the Postgres server at ${where} (DATABASE_URL ${masked}); create it with \`createdb -h ${host} -p ${port} ${database}\` (or \`switchboard migrate --create\`), then run it again`,
+      'missing-database',
+      database,
+      { cause: err },
+    );
+  }
+  if (code && UNREACHABLE.has(code)) return new PostgresOpenError(`cannot reach Postgres at ${masked} (DATABASE_URL): ${code}`, 'unreachable', database, { cause: err });
+  if (code === '28P01' || code === '28000') return new PostgresOpenError(`Postgres at ${masked} refused the login (DATABASE_URL): ${e.message}`, 'refused', database, { cause: err });
+  return err instanceof Error ? err : new Error(String(err));
+}
 
 // bigint (int8) columns come back as JS numbers: our ids stay far below 2^53.
 pg.types.setTypeParser(20, (v) => Number(v));
@@ -27,7 +73,12 @@ export async function openPostgres(url: string, opts: { max?: number } = {}): Pr
     const r = await q.query({ name: nameOf(sql), text: sql, values: params });
     return { rows: r.rows as T[], rowCount: r.rowCount ?? 0 };
   };
-  await run(pool, 'select 1');
+  try {
+    await run(pool, 'select 1');
+  } catch (err) {
+    await pool.end().catch(() => {});
+    throw openError(url, err);
+  }
   return {
     kind: 'postgres',
     query: (sql, params) => run(pool, sql, params),
@@ -52,4 +103,24 @@ export async function openPostgres(url: string, opts: { max?: number } = {}): Pr
     },
     close: () => pool.end(),
   };
+}
+
+/** Creates the database that a URL names, through the server's `postgres` database (`switchboard migrate --create`). */
+export async function createPostgresDatabase(url: string): Promise<string> {
+  const u = new URL(url);
+  const name = decodeURIComponent(u.pathname.replace(/^\//, ''));
+  if (!name) throw new PostgresOpenError(`DATABASE_URL ${maskUrl(url)} names no database`, 'refused');
+  u.pathname = '/postgres';
+  const client = new pg.Client({ connectionString: u.toString() });
+  try {
+    await client.connect();
+  } catch (err) {
+    throw openError(u.toString(), err);
+  }
+  try {
+    await client.query(`create database "${name.replace(/"/g, '""')}"`);
+  } finally {
+    await client.end().catch(() => {});
+  }
+  return name;
 }

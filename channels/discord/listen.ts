@@ -2,6 +2,7 @@ import { DiscordjsError, DiscordjsErrorCodes, Events, MessageFlags, Status, type
 import type { Logger } from 'pino';
 import { parseApprovalAnswer } from '../../src/approvals/parse.js';
 import type { ChannelListener, ListenContext } from '../../src/channel.js';
+import { ConfigError } from '../../src/config.js';
 import type { InboundMessage } from '../../src/envelope.js';
 import { handleApprovalClick, hasOperatorRole } from './approvals.js';
 import { createClient } from './client.js';
@@ -54,11 +55,11 @@ export class DiscordListener implements ChannelListener {
       await client.destroy().catch(() => {});
       if (err instanceof DiscordjsError && err.code === DiscordjsErrorCodes.TokenInvalid) {
         this.lastError = 'the bot token was refused';
-        throw new Error(`discord: the bot token (${this.cfg.botTokenEnv}) was refused`);
+        throw new ConfigError(`invalid configuration at "channels.discord.botTokenEnv" (${this.cfg.botTokenEnv}): Discord refused the bot token`);
       }
       if (/disallowed intents/i.test((err as Error).message)) {
         this.lastError = 'the Message Content intent is not enabled for this bot';
-        throw new Error('discord: the gateway refused the intents; enable the Message Content intent in the Developer Portal (Bot > Privileged Gateway Intents)');
+        throw new ConfigError('invalid configuration of the discord channel: Discord refused the intents; enable the Message Content intent in the Developer Portal (Bot > Privileged Gateway Intents)');
       }
       this.lastError = (err as Error).message;
       const delay = Math.min(60_000, 1_000 * 2 ** attempt);

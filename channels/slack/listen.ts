@@ -69,8 +69,8 @@ export class SlackListener implements ChannelListener {
       } catch (err) {
         const code = slackError(err);
         if (FATAL_AUTH.has(code)) {
-          this.status = { ok: false, message: `the bot token was refused (${code})` };
-          log.error({ error: code }, 'slack refused the bot token; the slack channel is not listening');
+          this.status = { ok: false, message: `the bot token (${this.cfg.botTokenEnv}) was refused (${code})` };
+          log.error({ error: code, key: this.cfg.botTokenEnv }, `slack refused the bot token in ${this.cfg.botTokenEnv} (${code}); the slack channel is not listening (channels.slack.botTokenEnv)`);
           return;
         }
         this.status = { ok: false, message: `Slack unreachable (${code}); retrying` };
