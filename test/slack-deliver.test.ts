@@ -14,6 +14,7 @@ import type { DeliverContext, TurnTarget } from '../src/channel.js';
 import type { Config } from '../src/config.js';
 import type { TurnEvent } from '../src/events.js';
 import { createLogger } from '../src/log.js';
+import { eventually } from './support/gateway.js';
 import { BOT, BOT_TOKEN, FakeSlack } from './fakes/slack-api.js';
 
 class MemoryDeliveries {
@@ -97,6 +98,8 @@ describe('slack deliverer', () => {
     const thread = `${n}.000100`;
     const ch = `C${n}`;
     await run(d, target(ch, thread, `t${n}`), [{ type: 'text_delta', delta: 'first attempt, half' }, 200], false); // the worker died here
+    // The first post may land after the pause on a busy machine: wait for it, then check there is one.
+    await eventually(async () => (slack.botMessages(ch, thread).length > 0 ? true : null));
     expect(slack.botMessages(ch, thread)).toHaveLength(1);
     expect(slack.botMessages(ch, thread)[0]!.streaming).toBe(true);
     await run(d, target(ch, thread, `t${n}`, 2), [{ type: 'text_delta', delta: 'second attempt, whole answer' }]);

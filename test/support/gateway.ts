@@ -78,7 +78,7 @@ export class GatewayProcess {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const gp = new GatewayProcess(proc);
-    await gp.waitForLog(role === 'worker' ? /switchboard worker started/ : /switchboard is listening/, 20_000).catch(async (err) => {
+    await gp.waitForLog(role === 'worker' ? /switchboard worker started/ : /switchboard is listening/, 45_000).catch(async (err) => {
       gp.proc.kill('SIGKILL');
       throw new Error(`${(err as Error).message}\n${gp.logs.join('\n')}`);
     });
