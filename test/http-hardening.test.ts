@@ -176,13 +176,18 @@ describe('HTTP hardening (embedded gateway)', () => {
   });
 
   it('answers a content type that is not JSON with 415 and an oversized body with 413 (and closes that connection)', async () => {
-    for (const ct of ['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/json; charset=utf-16', 'garbage']) {
+    for (const ct of ['text/plain', 'multipart/form-data; boundary=x', 'application/json; charset=utf-16', 'garbage']) {
       for (const [path, key] of [['/v1/chat/completions', API_KEY], ['/v1/memory', OP_KEY], ['/v1/access', OP_KEY], ['/v1/events/subscribers', OP_KEY], ['/v1/approvals/ABCDE', OP_KEY], ['/mcp', OP_KEY]] as const) {
         const r = await send('POST', path, [['authorization', `Bearer ${key}`], ['content-type', ct]], chatBody('default'));
         expect(r.status, `${path} ${ct}`).toBe(415);
         expect(openAiError(r).code).toBe('unsupported_media_type');
       }
     }
+    // What `curl -d` sends without -H: the body is read as JSON; form data is then invalid JSON.
+    expect((await send('POST', '/v1/chat/completions', [['authorization', `Bearer ${API_KEY}`], ['content-type', 'application/x-www-form-urlencoded']], chatBody('nope'))).status).toBe(404);
+    const form = await send('POST', '/v1/chat/completions', [['authorization', `Bearer ${API_KEY}`], ['content-type', 'application/x-www-form-urlencoded']], 'model=default&stream=true');
+    expect(form.status).toBe(400);
+    expect(openAiError(form).code).toBe('invalid_json');
     // JSON types with parameters or a +json suffix are fine.
     expect((await send('POST', '/v1/chat/completions', [['authorization', `Bearer ${API_KEY}`], ['content-type', 'application/json; charset=UTF-8']], chatBody('nope'))).status).toBe(404);
     expect((await send('POST', '/v1/chat/completions', [['authorization', `Bearer ${API_KEY}`], ['content-type', 'application/vnd.api+json']], chatBody('nope'))).status).toBe(404);

@@ -303,11 +303,18 @@ function decodeParams(groups: Record<string, string> | undefined): Record<string
   return out;
 }
 
-/** 415 unless the request says nothing about its type or says JSON (application/json, application/*+json) in UTF-8. */
+/**
+ * 415 unless the request says nothing about its type, says JSON
+ * (application/json, application/*+json) in UTF-8, or says
+ * application/x-www-form-urlencoded — what `curl -d` sends when no type is
+ * given: that body is parsed as JSON too (form data then fails as invalid JSON,
+ * a 400 that says so). No cross-site risk: every such route needs a bearer key.
+ */
 export function checkJsonContentType(req: IncomingMessage): void {
   const ct = req.headers['content-type'];
   if (ct === undefined || ct === '') return;
   const [type, ...params] = ct.toLowerCase().split(';').map((s) => s.trim());
+  if (type === 'application/x-www-form-urlencoded' && params.length === 0) return;
   const json = type === 'application/json' || /^application\/[a-z0-9.+-]+\+json$/.test(type ?? '');
   const charset = params.find((p) => p.startsWith('charset='))?.slice(8).replace(/^"|"$/g, '');
   if (!json || (charset !== undefined && !['utf-8', 'utf8', 'us-ascii'].includes(charset))) {
