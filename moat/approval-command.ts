@@ -8,14 +8,11 @@
 // where a character would otherwise mean something to the shell), so that two spellings of the same
 // call (`tar -czf 'backup.tgz' *` and `tar  -czf backup.tgz *`) give the same words, and a quoted
 // `'*'` never equals an unquoted glob `*`.
-import sh, { type ShNode } from 'mvdan-sh';
+import { gstr, items, nodeType, ParseFailure, parseShell, type Raw } from './command-syntax.js';
 
 export type CommandShape =
   | { ok: true; words: string[]; text: string }
   | { ok: false; reason: string };
-
-const syntax = sh.syntax;
-let parser: ReturnType<typeof syntax.NewParser> | undefined;
 
 /** Longer commands are not parsed here: they are never rule-matchable. */
 const MAX_COMMAND = 16 * 1024;
@@ -47,48 +44,14 @@ export const NOT_MATCHABLE = {
   negated: 'it negates the command (!)',
 } as const;
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-type Raw = any;
-
-function isNil(x: Raw): boolean {
-  if (x == null || typeof x !== 'object') return true;
-  const c = x.constructor;
-  return !c || typeof c.string !== 'string' || x === c.nil;
-}
-
-function nodeType(x: Raw): string {
-  if (isNil(x)) return '';
-  const t = x.constructor.string as string;
-  return t.startsWith('*syntax.') ? t.slice(8) : t;
-}
-
-function items(s: Raw): Raw[] {
-  if (!s || !s.$array) return [];
-  const out: Raw[] = new Array(s.$length);
-  for (let i = 0; i < s.$length; i++) out[i] = s.$array[s.$offset + i];
-  return out;
-}
-
-/** Go byte string → JS string. */
-function gstr(s: unknown): string {
-  if (typeof s !== 'string') return '';
-  // eslint-disable-next-line no-control-regex
-  return /[^\x00-\x7f]/.test(s) ? Buffer.from(s, 'latin1').toString('utf8') : s;
-}
-
 class NotMatchable extends Error {}
 
 function parse(src: string): Raw {
-  parser ??= syntax.NewParser(syntax.KeepComments(true));
   try {
-    const file = parser.Parse(src, '') as ShNode;
-    const raw = (file as { __internal_object__?: Raw }).__internal_object__;
-    if (nodeType(raw) !== 'File') throw new TypeError('unexpected mvdan-sh build (no internal syntax tree)');
-    return raw;
+    return parseShell(src, { keepComments: true });
   } catch (e) {
-    if (e instanceof TypeError) throw e;
-    parser = undefined; // never reuse a parser that failed mid-parse
-    throw new NotMatchable(NOT_MATCHABLE.parse);
+    if (e instanceof ParseFailure) throw new NotMatchable(NOT_MATCHABLE.parse);
+    throw e;
   }
 }
 

@@ -3,13 +3,19 @@
 import sh, { type ShNode } from 'mvdan-sh';
 
 const syntax = sh.syntax;
-let parser: ReturnType<typeof syntax.NewParser> | undefined;
+/** One cached parser per option set (with and without comments kept). */
+const parsers = new Map<boolean, ReturnType<typeof syntax.NewParser>>();
 
 export class ParseFailure extends Error {}
 
-/** Parses `src` and returns the raw (GopherJS-internal) syntax.File; see the adapter below. */
-export function parseShell(src: string): Raw {
-  parser ??= syntax.NewParser();
+/**
+ * Parses `src` and returns the raw (GopherJS-internal) syntax.File; see the adapter below.
+ * `keepComments`: comments stay in the tree (the approval rules refuse commands that have one).
+ */
+export function parseShell(src: string, opts: { keepComments?: boolean } = {}): Raw {
+  const keep = opts.keepComments === true;
+  let parser = parsers.get(keep);
+  if (!parser) parsers.set(keep, (parser = keep ? syntax.NewParser(syntax.KeepComments(true)) : syntax.NewParser()));
   try {
     const file = parser.Parse(src, '') as ShNode;
     const raw = (file as { __internal_object__?: Raw }).__internal_object__;
@@ -17,7 +23,7 @@ export function parseShell(src: string): Raw {
     return raw;
   } catch (e) {
     if (e instanceof TypeError && e.message.startsWith('unexpected mvdan-sh build')) throw e;
-    parser = undefined; // never reuse a parser that failed mid-parse
+    parsers.delete(keep); // never reuse a parser that failed mid-parse
     const msg = typeof (e as { Error?: unknown })?.Error === 'function' ? String((e as { Error: () => string }).Error()) : String(e);
     throw new ParseFailure(msg.replace(/^:?\d+:\d+:\s*/, ''));
   }
