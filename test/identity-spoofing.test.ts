@@ -16,9 +16,8 @@ import { createLogger } from '../src/log.js';
 import { FakeLlm, lastUserText, reply, toolCall, type FakeRequest } from './fakes/fake-llm.js';
 import { FakeTwilio } from './fakes/sms-twilio.js';
 import { APP_TOKEN, BOT, BOT_TOKEN, FakeSlack } from './fakes/slack-api.js';
-import { API_KEY, eventually, openaiClient, testConfig, type Backend } from './support/gateway.js';
-import { createTestDatabase, type TestDatabase } from './support/postgres.js';
-import { TestRedis } from './support/redis.js';
+import { API_KEY, eventually, openaiClient, testConfig } from './support/gateway.js';
+import { backendSetups } from './support/backends.js';
 
 process.env.SB_TEST_SLACK_BOT = BOT_TOKEN;
 process.env.SB_TEST_SLACK_APP = APP_TOKEN;
@@ -51,28 +50,7 @@ function model(req: FakeRequest) {
   return reply(`ok: ${t}`);
 }
 
-interface Setup {
-  name: string;
-  backend(): Promise<Backend>;
-  cleanup(): Promise<void>;
-}
-let redis: TestRedis | undefined;
-let pgdb: TestDatabase | undefined;
-const setups: Setup[] = [
-  { name: 'embedded (PGlite)', backend: async () => ({}), cleanup: async () => {} },
-  {
-    name: 'Redis + Postgres',
-    async backend() {
-      redis = await TestRedis.start();
-      pgdb = await createTestDatabase();
-      return { redisUrl: redis.url, databaseUrl: pgdb.url };
-    },
-    async cleanup() {
-      await redis?.stop();
-      await pgdb?.drop();
-    },
-  },
-];
+const setups = backendSetups();
 
 describe.each(setups)('identities are tied to their channel: $name', (setup) => {
   let llm: FakeLlm;

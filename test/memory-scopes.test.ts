@@ -11,9 +11,8 @@ import type { Gateway } from '../src/gateway.js';
 import { runMemory } from '../src/cli-memory.js';
 import { MEMORY_HEADER } from '../src/prompt.js';
 import { FakeLlm, lastUserText, reply, toolCall, type FakeRequest } from './fakes/fake-llm.js';
-import { API_KEY, OTHER_KEY, openaiClient, startGateway, testConfig, type Backend } from './support/gateway.js';
-import { createTestDatabase, type TestDatabase } from './support/postgres.js';
-import { TestRedis } from './support/redis.js';
+import { API_KEY, OTHER_KEY, openaiClient, startGateway, testConfig } from './support/gateway.js';
+import { backendSetups } from './support/backends.js';
 
 const OP_KEY = 'sk-operator-memory-0001';
 // Built at run time so no literal token sits in the repository.
@@ -41,29 +40,7 @@ function model(req: FakeRequest) {
   return reply('ok');
 }
 
-interface Setup {
-  name: string;
-  backend(): Promise<Backend>;
-  cleanup(): Promise<void>;
-}
-
-let redis: TestRedis | undefined;
-let pgdb: TestDatabase | undefined;
-const setups: Setup[] = [
-  { name: 'embedded (PGlite)', backend: async () => ({}), cleanup: async () => {} },
-  {
-    name: 'Redis + Postgres',
-    async backend() {
-      redis = await TestRedis.start();
-      pgdb = await createTestDatabase();
-      return { redisUrl: redis.url, databaseUrl: pgdb.url };
-    },
-    async cleanup() {
-      await redis?.stop();
-      await pgdb?.drop();
-    },
-  },
-];
+const setups = backendSetups();
 
 /** Output streams for the CLI, kept as text. */
 function sink(): { stream: Writable; text: () => string } {
