@@ -4,6 +4,8 @@ FROM node:20-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json tsconfig.json ./
 COPY bin ./bin
+COPY kernel ./kernel
+COPY app ./app
 COPY src ./src
 COPY adapters ./adapters
 COPY channels ./channels

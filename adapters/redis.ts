@@ -22,7 +22,7 @@ const targets = new Map<string, TargetState>();
 
 /**
  * Sets where every Redis connection of this process reports errors and reconnects
- * (the gateway's logger; src/infra.ts). Until one is set, errors are not logged.
+ * (the gateway's logger; app/infra.ts). Until one is set, errors are not logged.
  */
 export function setRedisLog(log: RedisLog | undefined): void {
   sink = log;

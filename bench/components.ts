@@ -29,7 +29,7 @@ import { migrate } from '../adapters/store/migrate.js';
 import { Store } from '../adapters/store/store.js';
 import { FallbackChain } from '../providers/chain.js';
 import { configSchema } from '../src/config.js';
-import { packageRoot } from '../src/paths.js';
+import { packageRoot } from '../kernel/paths.js';
 import { createTestDatabase } from '../test/support/postgres.js';
 import { TestRedis } from '../test/support/redis.js';
 import { cpuMs, PgCpuSampler, redisCpuMs } from './support.js';

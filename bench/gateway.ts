@@ -19,7 +19,7 @@ import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
 import pg from 'pg';
-import { packageRoot } from '../src/paths.js';
+import { packageRoot } from '../kernel/paths.js';
 import { createTestDatabase } from '../test/support/postgres.js';
 import { TestRedis } from '../test/support/redis.js';
 import { pct } from '../test/support/load.js';

@@ -18,7 +18,7 @@ import { checkMemoryWrite } from '../moat/memory-guard.js';
 import { loadMemoryCorpus, scoreInjections } from '../moat/memory-corpus.js';
 import { scanText } from '../moat/secrets.js';
 import { checkUrl, staticResolver } from '../moat/ssrf.js';
-import { packageRoot } from '../src/paths.js';
+import { packageRoot } from '../kernel/paths.js';
 
 const { values } = parseArgs({ options: { corpus: { type: 'string', default: join(packageRoot, 'test', 'corpora') } } });
 const dir = resolve(values.corpus!);

@@ -3,7 +3,7 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
-const cli = new URL('../dist/src/cli.js', import.meta.url);
+const cli = new URL('../dist/app/cli.js', import.meta.url);
 if (!existsSync(fileURLToPath(cli))) {
   process.stderr.write('switchboard: not built yet; run `npm run build` (npm ci does it for you)\n');
   process.exit(1);

@@ -1,6 +1,6 @@
 import { isPlainOperand, normalizeCommand, type CommandShape } from './approval-command.js';
 import { classifyCommand, type Classification, type Tier } from './command-classifier.js';
-import { formatIdentity } from '../src/identity.js';
+import { formatIdentity } from '../kernel/identity.js';
 
 /**
  * The approval engine: per tool call, allow | ask | deny. It weighs the tool's
@@ -48,7 +48,7 @@ export interface AllowRule {
   tool: string;
   pattern: string;
   scope: RuleScope;
-  /** The conversation id (scope conversation) or the sender's canonical identity (scope sender, src/identity.ts); '' for global. An empty key matches nothing. */
+  /** The conversation id (scope conversation) or the sender's canonical identity (scope sender, kernel/identity.ts); '' for global. An empty key matches nothing. */
   scopeKey: string;
   /** Word positions (1-based: 0 is the command name, never variable) that may vary. Commands only. */
   variable?: number[];
@@ -59,7 +59,7 @@ export interface AllowRule {
 /** Where the call is made: which rules are in scope. */
 export interface RuleWhere {
   conversationId: string;
-  /** The sender's canonical identity (`slack:T1:U1`, `http:<key id>`: src/identity.ts), compared as a whole. */
+  /** The sender's canonical identity (`slack:T1:U1`, `http:<key id>`: kernel/identity.ts), compared as a whole. */
   sender: string;
 }
 

@@ -12,7 +12,7 @@ import {
 import type { CooldownState, CooldownStore } from '../adapters/cooldowns/port.js';
 import type { Config } from '../src/config.js';
 import { ADVANCES, classifyError, type ErrorClass } from './errors.js';
-import { linkedSignal } from '../src/linked-signal.js';
+import { linkedSignal } from '../kernel/linked-signal.js';
 import { observeHttp } from './http-observer.js';
 import type { ProviderSlot } from './slot.js';
 

@@ -1,7 +1,7 @@
 import { newCode } from '../adapters/store/approvals.js';
 import type { AccessStore } from '../adapters/store/access.js';
 import type { Config } from './config.js';
-import { entryForms, entryNames, localId, type Identity } from './identity.js';
+import { entryForms, entryNames, localId, type Identity } from '../kernel/identity.js';
 
 export type AccessPolicy = 'allowlist' | 'pairing' | 'open' | 'disabled';
 

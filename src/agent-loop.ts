@@ -12,7 +12,7 @@ import {
 import { createAssistantMessageEventStream, type AssistantMessage, type Context, type Message } from '@mariozechner/pi-ai';
 import { Redactor } from '../moat/secrets.js';
 import type { ProviderChain, ChainHooks } from '../providers/chain.js';
-import type { FinishReason, TurnUsage } from './events.js';
+import type { FinishReason, TurnUsage } from '../kernel/turn-events.js';
 import { sendToProvider, type SecretsFound, type SecretsPolicy, type SystemPart } from './provider-request.js';
 
 /**

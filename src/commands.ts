@@ -1,7 +1,7 @@
 import type { Bus } from '../adapters/bus/port.js';
 import type { Store } from '../adapters/store/store.js';
 import type { ProviderStatus } from '../providers/slot.js';
-import { QUEUE_MODES, type QueueMode } from './queue-mode.js';
+import { QUEUE_MODES, type QueueMode } from '../kernel/queue-modes.js';
 
 /** A conversation command typed in any channel. */
 export type CommandName = 'new' | 'status' | 'stop' | `mode:${string}`;

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Redactor } from '../moat/secrets.js';
 import type { ProviderChain } from '../providers/chain.js';
-import { promptsDir } from './paths.js';
+import { promptsDir } from '../kernel/paths.js';
 import { findSecrets, markAuthor, sendToProvider, type SecretsPolicy } from './provider-request.js';
 
 /** How the summarizer's request is guarded: the turn's Redactor and secrets policy. */

@@ -1,5 +1,5 @@
 import type { Bus } from '../adapters/bus/port.js';
-import type { TurnEvent } from './events.js';
+import type { TurnEvent } from '../kernel/turn-events.js';
 
 /**
  * Publishes a turn's events to the bus in order. Events that pile up while a

@@ -7,11 +7,11 @@ import type { ApprovalService } from './approvals/service.js';
 import type { Bus } from '../adapters/bus/port.js';
 import { CONTROL_TOPIC, parseCommand, type ControlEvent, type ConversationCommands } from './commands.js';
 import type { Config } from './config.js';
-import { queueModeFor } from './queue-mode.js';
+import { queueModeFor } from '../kernel/queue-modes.js';
 import type { RateLimits } from './limits.js';
-import type { InboundMessage } from './envelope.js';
-import { formatIdentity, identityOf } from './identity.js';
-import type { DrainJob } from './worker.js';
+import type { InboundMessage } from '../kernel/envelope.js';
+import { formatIdentity, identityOf } from '../kernel/identity.js';
+import type { DrainJob } from '../kernel/jobs.js';
 
 /** Refused by a conversation rule (the cap on waiting messages): nothing was written. */
 export class ConversationFullError extends Error {
@@ -99,7 +99,7 @@ export class Ingress {
     }
     const accepted = await this.record(msg, agent);
     // interrupt: the running turn stops; the next one answers everything waiting.
-    if (!accepted.duplicate && w.running && queueModeFor(conv.config, msg.channel, w.mode) === 'interrupt') {
+    if (!accepted.duplicate && w.running && queueModeFor(conv.config.conversations, msg.channel, w.mode) === 'interrupt') {
       await conv.bus.publish(CONTROL_TOPIC, { type: 'stop', conversationKey: msg.conversationKey, reason: 'interrupted by a new message' } satisfies ControlEvent).catch(() => {});
     }
     return { kind: 'accepted', ...accepted };

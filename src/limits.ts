@@ -1,6 +1,6 @@
 import type { RateLimiter, SlotScope } from '../adapters/ratelimit/port.js';
 import type { Config } from './config.js';
-import { formatIdentity, type Identity } from './identity.js';
+import { formatIdentity, type Identity } from '../kernel/identity.js';
 
 export type LimitVerdict = { allowed: true } | { allowed: false; retryAfterMs: number; scope: 'sender' | 'conversation' | 'key'; message: string };
 

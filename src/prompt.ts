@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { promptsDir } from './paths.js';
+import { promptsDir } from '../kernel/paths.js';
 import type { AgentConfig } from './config.js';
 import type { SystemPart } from './provider-request.js';
 import { stripSpecialTokens } from '../moat/untrusted.js';

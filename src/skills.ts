@@ -2,7 +2,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { z } from 'zod';
 import { defineTool, ToolError, type AnyTool } from '../tools/contract.js';
-import { promptsDir } from './paths.js';
+import { promptsDir } from '../kernel/paths.js';
 
 export interface Skill {
   name: string;

@@ -12,11 +12,11 @@ import { schemaCharsOf, type AnyTool } from '../tools/contract.js';
 import { workspaceFor } from '../tools/workspace.js';
 import { runAgent } from './agent-loop.js';
 import { estimateTokens, InTurnCompactor, safeCut, summarize } from './compaction.js';
-import { queueModeFor } from './queue-mode.js';
+import { queueModeFor } from '../kernel/queue-modes.js';
 import { approvalRequestText } from './approvals/render.js';
 import type { ApprovalService } from './approvals/service.js';
 import type { Config } from './config.js';
-import type { TurnEvent, TurnProvider, TurnUsage } from './events.js';
+import type { TurnEvent, TurnProvider, TurnUsage } from '../kernel/turn-events.js';
 import type { PromptComposer } from './prompt.js';
 import { findSecrets, markAuthor, refusalText, userRefusal, type SystemPart } from './provider-request.js';
 import type { Metrics } from './metrics.js';
@@ -103,7 +103,7 @@ export async function runTurn(
   const agent = (Object.hasOwn(deps.config.agents, conv.agent) ? deps.config.agents[conv.agent] : undefined) ?? deps.config.agents.default!;
   const prompts = batch.map(toUserMessage);
   const oneOff = batch[0]?.context ?? null;
-  // Who the turn answers: a canonical identity (channel and id as a whole, src/identity.ts), for memory, search, rules and approvals.
+  // Who the turn answers: a canonical identity (channel and id as a whole, kernel/identity.ts), for memory, search, rules and approvals.
   const sender = senderIdentity(batch[0]!);
 
   if (!deps.chain) {
@@ -208,7 +208,7 @@ export async function runTurn(
 
   // steer: messages that arrive meanwhile join this turn at its next model call, and
   // tool calls not started yet are skipped so the new message is heard first.
-  const steering = queueModeFor(deps.config, conv.channel, conv.queue_mode) === 'steer';
+  const steering = queueModeFor(deps.config.conversations, conv.channel, conv.queue_mode) === 'steer';
   const beforeToolCall: typeof tools.beforeToolCall = async (c) => {
     if (steering && (await deps.store.waitingCount(conv.key)).waiting > 0) {
       return { block: true, reason: 'Skipped: the user sent a new message, which comes first. Call it again if it is still needed.' };

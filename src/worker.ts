@@ -5,29 +5,20 @@ import type { Bus } from '../adapters/bus/port.js';
 import type { LockService } from '../adapters/lock/port.js';
 import type { JobQueue } from '../adapters/queue/port.js';
 import { openTurnSlots } from '../adapters/ratelimit/open.js';
-import type { SlotScope, TurnSlots } from '../adapters/ratelimit/port.js';
+import type { TurnSlots } from '../adapters/ratelimit/port.js';
 import { senderIdentity, type InboxRow, type StartTurn } from '../adapters/store/store.js';
 import { conversationTopic, EventPublisher } from './event-publisher.js';
-import type { TimerJob } from './approvals/service.js';
-import type { ChannelDeliverer, DeliverContext } from './channel.js';
+import type { DrainJob, SlotScope, TimerJob } from '../kernel/jobs.js';
+import type { ChannelDeliverer, DeliverContext } from './channel/index.js';
 import { CONTROL_TOPIC, type ControlEvent } from './commands.js';
-import type { EventHub, EventJob } from './webhooks/events.js';
-import { linkedSignal } from './linked-signal.js';
+import type { EventJob } from '../kernel/jobs.js';
+import type { EventHub } from './webhooks/events.js';
+import { linkedSignal } from '../kernel/linked-signal.js';
 import { turnScopes } from './limits.js';
-import { parseIdentity } from './identity.js';
+import { parseIdentity } from '../kernel/identity.js';
 import { runTurn, type TurnDeps } from './turn-runner.js';
 
-export interface DrainJob {
-  conversationId: string;
-  /**
-   * A drain for fairness: woken by a freed turn slot, or the retry of a drain that
-   * found its key at its cap on concurrent turns. If another drain holds the
-   * conversation it checks back later instead of waiting for it.
-   */
-  deferred?: boolean;
-  /** The caps that refused it: its retry takes them first, so that a key still at its cap costs no SQL. */
-  scopes?: SlotScope[];
-}
+export type { DrainJob } from '../kernel/jobs.js';
 
 export interface WorkerDeps extends TurnDeps {
   /** Channel deliverers by channel name (the HTTP channel delivers through the bus alone). */

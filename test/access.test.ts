@@ -3,9 +3,9 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AccessControl } from '../src/access.js';
-import type { Gateway } from '../src/gateway.js';
+import type { Gateway } from '../app/gateway.js';
 import { Ingress } from '../src/ingress.js';
-import { packageRoot } from '../src/paths.js';
+import { packageRoot } from '../kernel/paths.js';
 import { FakeLlm, reply } from './fakes/fake-llm.js';
 import { startGateway, testConfig } from './support/gateway.js';
 

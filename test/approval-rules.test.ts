@@ -19,7 +19,7 @@ import { normalizeCommand } from '../moat/approval-command.js';
 import { visibleText } from '../moat/approval-display.js';
 import { canonicalJson, checkVariable, decide, normalizePattern, senderKey, type AllowRule, type ApprovalPolicy, type ToolCallRequest } from '../moat/approval-engine.js';
 import { approvalInfo, approvalRequestText } from '../src/approvals/render.js';
-import { migrationsDir } from '../src/paths.js';
+import { migrationsDir } from '../kernel/paths.js';
 import { createTestDatabase, type TestDatabase } from './support/postgres.js';
 
 const TAR = 'tar -czf backup.tgz *';

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
-import { packageRoot } from '../src/paths.js';
+import { packageRoot } from '../kernel/paths.js';
 import { createTestDatabase, type TestDatabase } from './support/postgres.js';
 
 const BIN = join(packageRoot, 'bin', 'switchboard.js');

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig, maskConfig } from '../src/config.js';
-import { packageRoot } from '../src/paths.js';
+import { packageRoot } from '../kernel/paths.js';
 import { createTestDatabase, type TestDatabase } from './support/postgres.js';
 
 function cli(args: string[], env: Record<string, string> = {}) {

@@ -1,6 +1,6 @@
 /** Compaction: long conversations and long tool loops stay inside the window without losing the running summary. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Gateway } from '../src/gateway.js';
+import type { Gateway } from '../app/gateway.js';
 import { estimateTokens, safeCut } from '../src/compaction.js';
 import { FakeLlm, lastUserText, reply, toolCall, type FakeRequest, type FakeScript } from './fakes/fake-llm.js';
 import { openaiClient, startGateway, testConfig } from './support/gateway.js';

@@ -6,7 +6,7 @@
 import { existsSync } from 'node:fs';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Gateway } from '../src/gateway.js';
+import type { Gateway } from '../app/gateway.js';
 import { FakeLlm, lastUserText, reply, toolCall } from './fakes/fake-llm.js';
 import { eventually, openaiClient, startGateway, testConfig } from './support/gateway.js';
 

@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
-import type { Gateway } from '../src/gateway.js';
+import type { Gateway } from '../app/gateway.js';
 import { FakeLlm, lastUserText, reply } from './fakes/fake-llm.js';
 import { API_KEY, GatewayProcess, eventually, openaiClient, startGateway, testConfig } from './support/gateway.js';
 import { createTestDatabase, type TestDatabase } from './support/postgres.js';

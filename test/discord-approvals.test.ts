@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseApprovalCustomId } from '../channels/discord/approvals.js';
 import { plugin } from '../channels/discord/index.js';
-import type { ListenContext } from '../src/channel.js';
+import type { ListenContext } from '../src/channel/index.js';
 import { createLogger } from '../src/log.js';
 import { eventually, startGateway, testConfig } from './support/gateway.js';
 import { APP_ID, FakeDiscord, type FakeMessage } from './fakes/discord-server.js';

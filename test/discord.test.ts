@@ -10,8 +10,8 @@ import { eventually } from './support/gateway.js';
 import { checkSplit } from './fakes/discord-checks.js';
 import { BOT_ID, type FakeMessage } from './fakes/discord-server.js';
 import type { DeliveryStore } from '../adapters/store/deliveries.js';
-import type { DeliverContext, TurnTarget } from '../src/channel.js';
-import type { TurnEvent } from '../src/events.js';
+import type { DeliverContext, TurnTarget } from '../src/channel/index.js';
+import type { TurnEvent } from '../kernel/turn-events.js';
 import { ALICE, BOB, DM, FENCED, FENCES, GENERAL, GUILD, LIMITED, LONG_500, OPEN, OTHER_BOT, RESET, RESUME, RETRY, STREAM, THREAD, startWorld, type World } from './fakes/discord-world.js';
 import { lastUserText } from './fakes/fake-llm.js';
 

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Config } from '../src/config.js';
-import { Gateway } from '../src/gateway.js';
+import { Gateway } from '../app/gateway.js';
 import { createLogger } from '../src/log.js';
 import { FakeLlm, lastUserText, reply } from './fakes/fake-llm.js';
 import { authResults, TestMailbox } from './fakes/email-mailbox.js';

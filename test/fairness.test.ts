@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Gateway } from '../src/gateway.js';
+import type { Gateway } from '../app/gateway.js';
 import { Ingress } from '../src/ingress.js';
 import { FakeLlm, lastUserText, reply } from './fakes/fake-llm.js';
 import { API_KEY, GatewayProcess, OTHER_KEY, eventually, openaiClient, startGateway, testConfig } from './support/gateway.js';

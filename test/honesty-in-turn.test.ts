@@ -6,7 +6,7 @@
  * cannot decide, through the provider chain and the redactor.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Gateway } from '../src/gateway.js';
+import type { Gateway } from '../app/gateway.js';
 import { FakeLlm, lastUserText, reply, toolCall, type FakeRequest, type FakeScript } from './fakes/fake-llm.js';
 import { openaiClient, startGateway, testConfig } from './support/gateway.js';
 

@@ -12,15 +12,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sign } from '../channels/webhook/signature.js';
+import { sign } from '../kernel/hmac-signature.js';
 import { parseForm, param } from '../channels/sms/signature.js';
 import { keywordOf } from '../channels/sms/keywords.js';
 import { parseApprovalAnswer } from '../src/approvals/parse.js';
 import { ConfigError, loadConfig } from '../src/config.js';
-import type { Gateway } from '../src/gateway.js';
+import type { Gateway } from '../app/gateway.js';
 import { parseJson, parseJsonObject, HttpError, MAX_JSON_DEPTH } from '../src/http/server.js';
-import { packageRoot } from '../src/paths.js';
-import { queueModeFor } from '../src/queue-mode.js';
+import { packageRoot } from '../kernel/paths.js';
+import { queueModeFor } from '../kernel/queue-modes.js';
 import { FakeLlm, lastUserText, reply, toolCall } from './fakes/fake-llm.js';
 import { API_KEY, eventually, GatewayProcess, openaiClient, startGateway, testConfig } from './support/gateway.js';
 import { createTestDatabase, type TestDatabase } from './support/postgres.js';
@@ -268,7 +268,7 @@ describe('own-property lookups and the config schema', () => {
     for (const w of ['constructor', '__proto__', 'tostring', 'hasownproperty', 'valueof']) expect(parseApprovalAnswer(`${w} K7Q2P`), w).toBeNull();
     for (const w of ['constructor', '__proto__', 'toString', 'CONSTRUCTOR']) expect(keywordOf(w)).toBeNull();
     const cfg = testConfig(null, {});
-    for (const ch of RESERVED) expect(queueModeFor(cfg, ch)).toBe(cfg.conversations.queueMode);
+    for (const ch of RESERVED) expect(queueModeFor(cfg.conversations, ch)).toBe(cfg.conversations.queueMode);
     const form = parseForm(Buffer.from('__proto__=a&toString=b&constructor=c&Body=hi&Body=again'));
     expect(Object.getPrototypeOf(form)).toBe(Object.prototype);
     expect(param(form, '__proto__')).toBe('a');
@@ -278,7 +278,7 @@ describe('own-property lookups and the config schema', () => {
     const { AccessControl } = await import('../src/access.js');
     const ac = new AccessControl({} as never, cfg);
     for (const ch of RESERVED) expect(ac.policy(ch)).toEqual({ policy: 'allowlist', allow: [] });
-    const { configureChannels } = await import('../src/channels.js');
+    const { configureChannels } = await import('../app/channel-registry.js');
     await expect(configureChannels({ ...cfg, channels: { constructor: {} } } as never, {})).rejects.toThrow(/unknown channel/);
   });
 

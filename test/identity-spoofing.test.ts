@@ -10,8 +10,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { signedHeaders } from '../channels/webhook/signature.js';
-import { Gateway } from '../src/gateway.js';
+import { signedHeaders } from '../kernel/hmac-signature.js';
+import { Gateway } from '../app/gateway.js';
 import { createLogger } from '../src/log.js';
 import { FakeLlm, lastUserText, reply, toolCall, type FakeRequest } from './fakes/fake-llm.js';
 import { FakeTwilio } from './fakes/sms-twilio.js';

@@ -1,4 +1,4 @@
-/** The one identity type (src/identity.ts): its canonical form, parsing, and how configured lists name identities. */
+/** The one identity type (kernel/identity.ts): its canonical form, parsing, and how configured lists name identities. */
 import { describe, expect, it } from 'vitest';
 import { openPglite } from '../adapters/db/pglite.js';
 import { AccessStore } from '../adapters/store/access.js';
@@ -7,7 +7,7 @@ import { AccessControl } from '../src/access.js';
 import { configSchema } from '../src/config.js';
 import { toInbound as emailInbound } from '../channels/email/inbound.js';
 import type { InboundMail } from '../channels/email/parse.js';
-import { entryForms, entryNames, formatIdentity, identityOf, localId, parseIdentity, parseLocal, sameIdentity, type Identity } from '../src/identity.js';
+import { entryForms, entryNames, formatIdentity, identityOf, localId, parseIdentity, parseLocal, sameIdentity, type Identity } from '../kernel/identity.js';
 
 describe('identity: canonical form', () => {
   it('is <channel>:<id>, and slack:<team>:<user> on Slack', () => {

@@ -8,7 +8,7 @@ import { RedisRateLimiter } from '../adapters/ratelimit/redis.js';
 import { migrate } from '../adapters/store/migrate.js';
 import { Store } from '../adapters/store/store.js';
 import { configSchema, loadConfig } from '../src/config.js';
-import type { Gateway } from '../src/gateway.js';
+import type { Gateway } from '../app/gateway.js';
 import { Ingress } from '../src/ingress.js';
 import { RateLimits, turnScopes } from '../src/limits.js';
 import { FakeLlm, lastUserText, reply, toolCall } from './fakes/fake-llm.js';

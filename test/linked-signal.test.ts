@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryCooldowns } from '../adapters/cooldowns/memory.js';
 import { FallbackChain } from '../providers/chain.js';
 import { configSchema } from '../src/config.js';
-import { linkedSignal } from '../src/linked-signal.js';
+import { linkedSignal } from '../kernel/linked-signal.js';
 import { FakeLlm, reply } from './fakes/fake-llm.js';
 
 setFlagsFromString('--expose-gc');

@@ -6,8 +6,8 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sign } from '../channels/webhook/signature.js';
-import type { Gateway } from '../src/gateway.js';
+import { sign } from '../kernel/hmac-signature.js';
+import type { Gateway } from '../app/gateway.js';
 import { FakeLlm, lastUserText, reply } from './fakes/fake-llm.js';
 import { API_KEY, eventually, startGateway, testConfig } from './support/gateway.js';
 

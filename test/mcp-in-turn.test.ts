@@ -1,6 +1,6 @@
 /** MCP tools inside a real turn: offered to the model, called, guarded, and never able to wedge a turn. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Gateway } from '../src/gateway.js';
+import type { Gateway } from '../app/gateway.js';
 import { FakeLlm, lastUserText, reply, toolCall } from './fakes/fake-llm.js';
 import { startFakeMcpHttp, type FakeMcpHttp } from './fakes/mcp-servers.js';
 import { eventually, openaiClient, startGateway, testConfig, readyz } from './support/gateway.js';

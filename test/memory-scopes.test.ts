@@ -7,8 +7,8 @@
  */
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Gateway } from '../src/gateway.js';
-import { runMemory } from '../src/cli-memory.js';
+import type { Gateway } from '../app/gateway.js';
+import { runMemory } from '../app/cli/memory.js';
 import { MEMORY_HEADER } from '../src/prompt.js';
 import { FakeLlm, lastUserText, reply, toolCall, type FakeRequest } from './fakes/fake-llm.js';
 import { API_KEY, OTHER_KEY, openaiClient, startGateway, testConfig } from './support/gateway.js';

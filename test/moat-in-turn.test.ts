@@ -1,6 +1,6 @@
 /** The guards inside real turns: secrets never reach the provider, claims are checked, tools are planned, tool output is marked. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Gateway } from '../src/gateway.js';
+import type { Gateway } from '../app/gateway.js';
 import { FakeLlm, lastUserText, reply, toolCall } from './fakes/fake-llm.js';
 import { openaiClient, startGateway, testConfig } from './support/gateway.js';
 

@@ -1,6 +1,6 @@
 /** Approval requests also posted to an operators' channel (approvals.operatorChannel), with buttons, on Slack. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Gateway } from '../src/gateway.js';
+import type { Gateway } from '../app/gateway.js';
 import { FakeLlm, lastUserText, reply, toolCall } from './fakes/fake-llm.js';
 import { BOT_TOKEN, FakeSlack, SIGNING_SECRET } from './fakes/slack-api.js';
 import { eventually, openaiClient, startGateway, testConfig } from './support/gateway.js';

@@ -3,7 +3,7 @@
  * every message answered once, in order, never two turns of a conversation at once.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Gateway } from '../src/gateway.js';
+import type { Gateway } from '../app/gateway.js';
 import { Ingress } from '../src/ingress.js';
 import { FakeLlm, lastUserText, reply } from './fakes/fake-llm.js';
 import { eventually, openaiClient, startGateway, testConfig, type Backend } from './support/gateway.js';

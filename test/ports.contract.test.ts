@@ -17,7 +17,7 @@ import { MemoryQueue } from '../adapters/queue/memory.js';
 import type { JobQueue } from '../adapters/queue/port.js';
 import { migrate } from '../adapters/store/migrate.js';
 import { Store, type StartTurn } from '../adapters/store/store.js';
-import type { InboundMessage } from '../src/envelope.js';
+import type { InboundMessage } from '../kernel/envelope.js';
 import { createTestDatabase, type TestDatabase } from './support/postgres.js';
 import { TestRedis } from './support/redis.js';
 import { eventually } from './support/gateway.js';

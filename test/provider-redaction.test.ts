@@ -20,7 +20,7 @@ import { Redactor, scanText } from '../moat/secrets.js';
 import { FallbackChain } from '../providers/chain.js';
 import { runAgent } from '../src/agent-loop.js';
 import { configSchema } from '../src/config.js';
-import type { Gateway } from '../src/gateway.js';
+import type { Gateway } from '../app/gateway.js';
 import { FakeLlm, lastUserText, reply, toolCall, type FakeRequest, type FakeScript } from './fakes/fake-llm.js';
 import { openaiClient, startGateway, testConfig } from './support/gateway.js';
 

@@ -1,6 +1,6 @@
 /** What happens to messages that arrive while a turn runs: followup, collect, steer, interrupt, and the cap. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Gateway } from '../src/gateway.js';
+import type { Gateway } from '../app/gateway.js';
 import { Ingress, type IngressOutcome } from '../src/ingress.js';
 import { ConversationCommands } from '../src/commands.js';
 import { FakeLlm, lastUserText, reply, toolCall, type FakeRequest, type FakeScript } from './fakes/fake-llm.js';

@@ -10,7 +10,7 @@ import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { packageRoot } from '../src/paths.js';
+import { packageRoot } from '../kernel/paths.js';
 import { EgressProxy, MAX_EGRESS_CONNECTIONS } from '../tools/sandbox/egress-proxy.js';
 import { createSandbox, DEFAULT_LIMITS, type Sandbox } from '../tools/sandbox/index.js';
 import { runCaptured } from '../tools/sandbox/run-captured.js';

@@ -9,8 +9,8 @@ import { Writable } from 'node:stream';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../src/config.js';
-import { doctor } from '../src/doctor.js';
-import { Gateway } from '../src/gateway.js';
+import { doctor } from '../app/doctor.js';
+import { Gateway } from '../app/gateway.js';
 import { createLogger } from '../src/log.js';
 import { testConfig } from './support/gateway.js';
 

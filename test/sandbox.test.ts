@@ -11,7 +11,7 @@ import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Gateway } from '../src/gateway.js';
+import type { Gateway } from '../app/gateway.js';
 import { workspaceFor } from '../tools/workspace.js';
 import { FakeLlm } from './fakes/fake-llm.js';
 import { API_KEY, startGateway, testConfig } from './support/gateway.js';

@@ -10,9 +10,9 @@ import type { DeliveryRow, DeliveryStore } from '../adapters/store/deliveries.js
 import type { InboxRow } from '../adapters/store/store.js';
 import { parseSlackConfig } from '../channels/slack/config.js';
 import { SlackDeliverer } from '../channels/slack/deliver.js';
-import type { DeliverContext, TurnTarget } from '../src/channel.js';
+import type { DeliverContext, TurnTarget } from '../src/channel/index.js';
 import type { Config } from '../src/config.js';
-import type { TurnEvent } from '../src/events.js';
+import type { TurnEvent } from '../kernel/turn-events.js';
 import { createLogger } from '../src/log.js';
 import { eventually } from './support/gateway.js';
 import { BOT, BOT_TOKEN, FakeSlack } from './fakes/slack-api.js';

@@ -5,7 +5,7 @@
  * message is edited). Real bolt + Slack SDK against the fake Slack Web API.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { Gateway } from '../src/gateway.js';
+import type { Gateway } from '../app/gateway.js';
 import { FakeLlm, lastUserText, reply, toolCall, type FakeRequest } from './fakes/fake-llm.js';
 import { BOT, BOT_TOKEN, FakeSlack, SIGNING_SECRET, postSigned } from './fakes/slack-api.js';
 import { eventually, startGateway, testConfig, readyz } from './support/gateway.js';

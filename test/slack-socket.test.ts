@@ -4,7 +4,7 @@
  * (embedded) and the fake LLM. Asserts what a Slack user would see.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Gateway } from '../src/gateway.js';
+import type { Gateway } from '../app/gateway.js';
 import { FakeLlm, lastUserText, reply, toolCall, type FakeRequest } from './fakes/fake-llm.js';
 import { APP_TOKEN, BOT, BOT_TOKEN, FakeSlack } from './fakes/slack-api.js';
 import { eventually, startGateway, testConfig, readyz as operatorReadyz } from './support/gateway.js';
@@ -78,7 +78,7 @@ describe('slack over socket mode', () => {
     const row = (await gw.infra.store.db.query<{ key: string; sender: { id: string; name?: string }; sender_identity: string }>(`select c.key, i.sender, i.sender_identity from inbox i join conversations c on c.id = i.conversation_id where i.external_id = $1`, [ev.client_msg_id])).rows;
     expect(row).toHaveLength(1);
     expect(row[0]!.key).toBe(`slack/${BOT.team}/C1/${ev.ts}`);
-    // The sender is the user of the team (src/identity.ts).
+    // The sender is the user of the team (kernel/identity.ts).
     expect(row[0]!.sender).toEqual({ id: 'UALICE', workspace: BOT.team, name: 'Alice A.' });
     expect(row[0]!.sender_identity).toBe(`slack:${BOT.team}:UALICE`);
 

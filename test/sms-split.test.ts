@@ -5,7 +5,7 @@
  * callbacks are recorded by the ingress.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Gateway } from '../src/gateway.js';
+import { Gateway } from '../app/gateway.js';
 import { createLogger } from '../src/log.js';
 import { FakeLlm, lastUserText, reply } from './fakes/fake-llm.js';
 import { FakeTwilio } from './fakes/sms-twilio.js';

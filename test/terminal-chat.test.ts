@@ -2,8 +2,8 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Gateway } from '../src/gateway.js';
-import { packageRoot } from '../src/paths.js';
+import type { Gateway } from '../app/gateway.js';
+import { packageRoot } from '../kernel/paths.js';
 import { FakeLlm, lastUserText, reply, toolCall, type FakeRequest } from './fakes/fake-llm.js';
 import { API_KEY, eventually, openaiClient, startGateway, testConfig } from './support/gateway.js';
 

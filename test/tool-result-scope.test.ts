@@ -4,7 +4,7 @@
  * user's, or an injected model guessing ids) reads nothing of it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Gateway } from '../src/gateway.js';
+import type { Gateway } from '../app/gateway.js';
 import { FakeLlm } from './fakes/fake-llm.js';
 import { API_KEY, OTHER_KEY, startGateway, testConfig } from './support/gateway.js';
 import { toolCommandModel, toolResultOf } from './support/tool-turns.js';

@@ -9,7 +9,7 @@ import { fileTools } from '../tools/builtin/files.js';
 import { shellExecTool } from '../tools/builtin/shell.js';
 import { createSandbox, DEFAULT_LIMITS, type Sandbox } from '../tools/sandbox/index.js';
 import { capResult } from '../tools/result-cap.js';
-import type { Gateway } from '../src/gateway.js';
+import type { Gateway } from '../app/gateway.js';
 import { FakeLlm, reply, toolCall, type FakeRequest } from './fakes/fake-llm.js';
 import { openaiClient, startGateway, testConfig } from './support/gateway.js';
 

@@ -4,8 +4,8 @@
  * no key at all, and after the window. Each is one message at most.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sign } from '../channels/webhook/signature.js';
-import type { Gateway } from '../src/gateway.js';
+import { sign } from '../kernel/hmac-signature.js';
+import type { Gateway } from '../app/gateway.js';
 import { FakeLlm, lastUserText, reply } from './fakes/fake-llm.js';
 import { startGateway, testConfig } from './support/gateway.js';
 

@@ -2,10 +2,10 @@
 import { spawn } from 'node:child_process';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { join } from 'node:path';
-import { packageRoot } from '../src/paths.js';
+import { packageRoot } from '../kernel/paths.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sign, verify } from '../channels/webhook/signature.js';
-import type { Gateway } from '../src/gateway.js';
+import { sign, verify } from '../kernel/hmac-signature.js';
+import type { Gateway } from '../app/gateway.js';
 import { FakeLlm, lastUserText, reply } from './fakes/fake-llm.js';
 import { eventually, openaiClient, startGateway, testConfig } from './support/gateway.js';
 

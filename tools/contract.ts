@@ -1,7 +1,7 @@
 import type { AgentTool, AgentToolResult } from '@mariozechner/pi-agent-core';
 import type { TSchema } from '@mariozechner/pi-ai';
 import { z } from 'zod';
-import { linkedSignal } from '../src/linked-signal.js';
+import { linkedSignal } from '../kernel/linked-signal.js';
 import type { Effect } from '../moat/approval-engine.js';
 
 export type { Effect };
@@ -10,7 +10,7 @@ export type { Effect };
 export interface ToolContext {
   conversationId: string;
   turnId: string;
-  /** The sender of the turn's first message, as a canonical identity (`slack:T1:U1`, `sms:+1555…`; src/identity.ts). */
+  /** The sender of the turn's first message, as a canonical identity (`slack:T1:U1`, `sms:+1555…`; kernel/identity.ts). */
   senderId: string;
   /** This conversation's workspace folder (file and shell tools stay inside it). */
   workspace: string;

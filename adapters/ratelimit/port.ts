@@ -6,10 +6,9 @@ export interface RateLimiter {
 }
 
 /** One capped scope (an API key, a sender): at most `cap` holders at once. */
-export interface SlotScope {
-  key: string;
-  cap: number;
-}
+import type { SlotScope } from '../../kernel/jobs.js';
+
+export type { SlotScope };
 
 /**
  * Counting semaphores whose holders expire: how many turns of one API key or

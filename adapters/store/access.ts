@@ -2,7 +2,7 @@ import type { Db } from '../db/port.js';
 
 export interface AccessRow {
   channel: string;
-  /** The sender's identity within the channel (src/identity.ts localId: `T1:U1` on Slack, the id elsewhere); on Slack a bare user id allowed by an operator names that user in any team. */
+  /** The sender's identity within the channel (kernel/identity.ts localId: `T1:U1` on Slack, the id elsewhere); on Slack a bare user id allowed by an operator names that user in any team. */
   sender: string;
   status: 'allowed' | 'pending' | 'denied';
   code: string | null;
@@ -13,7 +13,7 @@ export interface AccessRow {
 export class AccessStore {
   constructor(private readonly db: Db) {}
 
-  /** The row of a sender, by the forms that may name it, most specific first (src/identity.ts entryForms): the most specific row found wins. */
+  /** The row of a sender, by the forms that may name it, most specific first (kernel/identity.ts entryForms): the most specific row found wins. */
   async get(channel: string, senders: string | string[]): Promise<AccessRow | undefined> {
     const forms = typeof senders === 'string' ? [senders] : senders;
     return (await this.db.query<AccessRow>('select * from access where channel = $1 and sender = any($2::text[]) order by array_position($2::text[], sender) limit 1', [channel, forms])).rows[0];

@@ -17,7 +17,7 @@ export interface ApprovalRow {
   tier: string;
   reasons: string[];
   rule_permitted: boolean;
-  /** Who asked: the turn's sender as a canonical identity (src/identity.ts); only that whole identity answers as the requester. */
+  /** Who asked: the turn's sender as a canonical identity (kernel/identity.ts); only that whole identity answers as the requester. */
   requester: string | null;
   channel: string;
   status: ApprovalStatus;
@@ -67,7 +67,7 @@ export interface RuleRow {
   tool: string;
   pattern: string;
   scope: RuleScope;
-  /** The conversation id, the sender's canonical identity (src/identity.ts), or '' for global. */
+  /** The conversation id, the sender's canonical identity (kernel/identity.ts), or '' for global. */
   scope_key: string;
   variable: number[];
   kind: 'command' | 'args' | null;

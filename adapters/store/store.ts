@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../db/port.js';
-import type { InboundMessage, ContextMessage } from '../../src/envelope.js';
-import { formatIdentity, identityOf } from '../../src/identity.js';
-import { QUEUE_MODES } from '../../src/queue-mode.js';
+import type { InboundMessage, ContextMessage } from '../../kernel/envelope.js';
+import { formatIdentity, identityOf } from '../../kernel/identity.js';
+import { QUEUE_MODES } from '../../kernel/queue-modes.js';
 
 /** A stored transcript message, in pi-ai's message shape (user, assistant or toolResult). */
 export type StoredMessage = { role: string };
@@ -24,7 +24,7 @@ export interface InboxRow {
   external_id: string;
   sender: { id: string; workspace?: string; name?: string };
   /**
-   * The sender's identity in canonical form (src/identity.ts): what every look-up
+   * The sender's identity in canonical form (kernel/identity.ts): what every look-up
    * by sender compares. Null only on a row written by a version from before
    * migration 010 after it ran (see senderIdentity()).
    */

@@ -1,5 +1,5 @@
 import type { ChannelStateStore } from '../../adapters/store/channel-state.js';
-import { conversationKey } from '../../src/envelope.js';
+import { conversationKey } from '../../kernel/envelope.js';
 
 /** Where a Discord conversation lives: a DM channel, a guild channel, or a thread of one. */
 export interface DiscordPlace {

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { DiscordAPIError, Routes, type APIMessage, type REST } from 'discord.js';
 import type { Logger } from 'pino';
-import type { ChannelDeliverer, DeliverContext, TurnDelivery, TurnTarget } from '../../src/channel.js';
-import type { ApprovalInfo, TurnEvent } from '../../src/events.js';
+import type { ChannelDeliverer, DeliverContext, TurnDelivery, TurnTarget } from '../../src/channel/index.js';
+import type { ApprovalInfo, TurnEvent } from '../../kernel/turn-events.js';
 import { approvalRows } from './approvals.js';
 import { createRest } from './client.js';
 import type { DiscordSettings } from './config.js';

@@ -1,6 +1,6 @@
 import { cleanContent, type Message } from 'discord.js';
 import { parseApprovalAnswer } from '../../src/approvals/parse.js';
-import type { InboundMessage } from '../../src/envelope.js';
+import type { InboundMessage } from '../../kernel/envelope.js';
 import { mentionRequired, type DiscordConfig } from './config.js';
 import type { DiscordPlace, Generations } from './conversations.js';
 

@@ -1,4 +1,4 @@
-import type { ChannelPlugin } from '../../src/channel.js';
+import type { ChannelPlugin } from '../../src/channel/index.js';
 import { parseDiscordConfig } from './config.js';
 import { DiscordDeliverer } from './deliver.js';
 import { DiscordListener } from './listen.js';

@@ -1,9 +1,9 @@
 import { DiscordjsError, DiscordjsErrorCodes, Events, MessageFlags, Status, type Client, type GuildMember, type Interaction, type Message } from 'discord.js';
 import type { Logger } from 'pino';
 import { parseApprovalAnswer } from '../../src/approvals/parse.js';
-import type { ChannelListener, ListenContext } from '../../src/channel.js';
+import type { ChannelListener, ListenContext } from '../../src/channel/index.js';
 import { ConfigError } from '../../src/config.js';
-import type { InboundMessage } from '../../src/envelope.js';
+import type { InboundMessage } from '../../kernel/envelope.js';
 import { handleApprovalClick, hasOperatorRole } from './approvals.js';
 import { createClient } from './client.js';
 import { handleCommand, registerCommands } from './commands.js';

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { ChannelDeliverer, DeliverContext, TurnDelivery, TurnTarget } from '../../src/channel.js';
-import type { TurnEvent } from '../../src/events.js';
+import type { ChannelDeliverer, DeliverContext, TurnDelivery, TurnTarget } from '../../src/channel/index.js';
+import type { TurnEvent } from '../../kernel/turn-events.js';
 import { composeReply, isEmailReplyTo } from './compose.js';
 import type { EmailConfig } from './config.js';
 import { Mailer, PermanentSmtpError } from './smtp.js';

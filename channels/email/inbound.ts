@@ -1,4 +1,4 @@
-import { conversationKey, type InboundMessage } from '../../src/envelope.js';
+import { conversationKey, type InboundMessage } from '../../kernel/envelope.js';
 import type { EmailReplyTo } from './compose.js';
 import type { InboundMail } from './parse.js';
 import { threadKey } from './thread.js';

@@ -1,4 +1,4 @@
-import type { ChannelPlugin } from '../../src/channel.js';
+import type { ChannelPlugin } from '../../src/channel/index.js';
 import { parseEmailConfig } from './config.js';
 import { EmailDeliverer } from './deliver.js';
 import { EmailListener } from './listen.js';

@@ -1,6 +1,6 @@
 import { ImapFlow, type SearchObject } from 'imapflow';
 import type { Logger } from 'pino';
-import type { ChannelListener, ListenContext } from '../../src/channel.js';
+import type { ChannelListener, ListenContext } from '../../src/channel/index.js';
 import { composeReply } from './compose.js';
 import type { EmailConfig } from './config.js';
 import { replyTarget, toInbound } from './inbound.js';

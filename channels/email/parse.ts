@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { simpleParser, type AddressObject } from 'mailparser';
-import type { Attachment } from '../../src/envelope.js';
+import type { Attachment } from '../../kernel/envelope.js';
 import { parseApprovalAnswer } from '../../src/approvals/parse.js';
 import { parseCommand } from '../../src/commands.js';
 import { senderAuthenticated } from './auth-results.js';

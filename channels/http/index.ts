@@ -1,8 +1,8 @@
 import type { HttpServer } from '../../src/http/server.js';
 import { sendJson } from '../../src/http/server.js';
 import { chatCompletions, type ChatDeps } from './chat-completions.js';
-import { sendError } from './errors.js';
-import { registerOperatorApi } from './operator-api.js';
+import { sendError } from '../../src/http/errors.js';
+import { registerOperatorApi } from '../../src/api/operator-api.js';
 
 /** The HTTP channel: the OpenAI-compatible API, approvals and conversation reading. */
 export function registerHttpChannel(server: HttpServer, deps: ChatDeps): void {

@@ -1,6 +1,6 @@
-import type { ContextMessage } from '../../src/envelope.js';
+import type { ContextMessage } from '../../kernel/envelope.js';
 import { parseJsonObject } from '../../src/http/server.js';
-import { RequestError } from './errors.js';
+import { RequestError } from '../../src/http/errors.js';
 
 /** A validated chat-completions request. */
 export interface ChatRequest {

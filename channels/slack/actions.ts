@@ -1,9 +1,9 @@
 import type { WebClient } from '@slack/web-api';
 import type { Logger } from 'pino';
-import type { ListenContext } from '../../src/channel.js';
+import type { ListenContext } from '../../src/channel/index.js';
 import { ACTION_IDS, decidedBlocks, outcomeLabel } from './approvals.js';
 import { slackError } from './client.js';
-import { formatIdentity, type Identity } from '../../src/identity.js';
+import { formatIdentity, type Identity } from '../../kernel/identity.js';
 
 interface BlockActionBody {
   user?: { id?: string; team_id?: string };

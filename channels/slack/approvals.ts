@@ -1,5 +1,5 @@
 import type { AnswerDecision } from '../../src/approvals/parse.js';
-import type { ApprovalInfo } from '../../src/events.js';
+import type { ApprovalInfo } from '../../kernel/turn-events.js';
 import { callParts, fullTextAt, showText } from '../../moat/approval-display.js';
 import { escapeText, slackDate } from './format.js';
 
@@ -75,7 +75,7 @@ export function outcomeLabel(status: string, always: boolean): { mrkdwn: string;
 
 /** decided_by is "<channel>:<id>": a Slack user becomes a mention, anyone else stays text. */
 function mentionOf(by: string): string {
-  // `slack:<team>:<user>` (src/identity.ts); `slack:<user>` from before the team was part of it.
+  // `slack:<team>:<user>` (kernel/identity.ts); `slack:<user>` from before the team was part of it.
   const m = /^slack:(?:[^:]+:)?([UW][A-Z0-9]+)$/.exec(by);
   return m ? `<@${m[1]}>` : escapeText(by);
 }

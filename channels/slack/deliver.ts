@@ -1,7 +1,7 @@
 import type { WebClient } from '@slack/web-api';
 import type { Logger } from 'pino';
-import type { ChannelDeliverer, DeliverContext, TurnDelivery, TurnTarget } from '../../src/channel.js';
-import type { ApprovalInfo, TurnEvent } from '../../src/events.js';
+import type { ChannelDeliverer, DeliverContext, TurnDelivery, TurnTarget } from '../../src/channel/index.js';
+import type { ApprovalInfo, TurnEvent } from '../../kernel/turn-events.js';
 import { approvalBlocks } from './approvals.js';
 import { isTransient, slackError, webClient } from './client.js';
 import type { SlackConfig } from './config.js';

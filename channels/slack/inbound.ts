@@ -1,7 +1,7 @@
 import type { WebClient } from '@slack/web-api';
 import type { Logger } from 'pino';
-import type { ListenContext } from '../../src/channel.js';
-import { conversationKey, type InboundMessage } from '../../src/envelope.js';
+import type { ListenContext } from '../../src/channel/index.js';
+import { conversationKey, type InboundMessage } from '../../kernel/envelope.js';
 import type { AnsweredLog } from './answered.js';
 import { TtlCache } from './cache.js';
 import { slackError } from './client.js';
@@ -86,7 +86,7 @@ export class InboundHandler {
       channel: 'slack',
       externalId: c.externalId,
       conversationKey: conversationKey({ channel: 'slack', ...(c.team ? { workspace: c.team } : {}), chat: c.channel, ...(c.thread ? { thread: c.thread } : {}) }),
-      // A Slack user id is the team's: the team is part of who they are (src/identity.ts).
+      // A Slack user id is the team's: the team is part of who they are (kernel/identity.ts).
       sender: { id: c.user, ...(c.team ? { workspace: c.team } : {}), ...(name ? { name } : {}) },
       text: c.text,
       attachments: c.attachments,

@@ -1,4 +1,4 @@
-import type { ChannelPlugin } from '../../src/channel.js';
+import type { ChannelPlugin } from '../../src/channel/index.js';
 import { parseSlackConfig } from './config.js';
 import { SlackDeliverer } from './deliver.js';
 import { SlackListener } from './listen.js';

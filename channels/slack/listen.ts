@@ -1,7 +1,7 @@
 import { App } from '@slack/bolt';
 import type { WebClient } from '@slack/web-api';
 import type { Logger } from 'pino';
-import type { ChannelListener, ListenContext } from '../../src/channel.js';
+import type { ChannelListener, ListenContext } from '../../src/channel/index.js';
 import { ApprovalClicks } from './actions.js';
 import { AnsweredLog } from './answered.js';
 import { ACTION_RE } from './approvals.js';

@@ -1,4 +1,4 @@
-import type { Attachment } from '../../src/envelope.js';
+import type { Attachment } from '../../kernel/envelope.js';
 import { slackToPlain } from './format.js';
 
 export interface BotIdentity {

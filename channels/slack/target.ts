@@ -1,4 +1,4 @@
-import type { TurnTarget } from '../../src/channel.js';
+import type { TurnTarget } from '../../src/channel/index.js';
 import type { SlackReplyTo } from './normalize.js';
 
 /** Where a turn's reply goes in Slack. */

@@ -1,4 +1,4 @@
-import type { ChannelPlugin } from '../../src/channel.js';
+import type { ChannelPlugin } from '../../src/channel/index.js';
 import { twilioSender, type MessageSender } from './client.js';
 import { parseSmsConfig } from './config.js';
 import { SmsDeliverer } from './deliver.js';

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
-import type { ChannelListener, ListenContext } from '../../src/channel.js';
-import { conversationKey, type Attachment, type InboundMessage } from '../../src/envelope.js';
+import type { ChannelListener, ListenContext } from '../../src/channel/index.js';
+import { conversationKey, type Attachment, type InboundMessage } from '../../kernel/envelope.js';
 import { BodyTooLargeError, type RequestContext } from '../../src/http/server.js';
 import type { SmsConfig } from './config.js';
 import { keywordOf } from './keywords.js';

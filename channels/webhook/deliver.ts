@@ -1,9 +1,9 @@
 import type { Logger } from 'pino';
 import { safeFetch } from '../../moat/ssrf.js';
-import type { ChannelDeliverer, DeliverContext, TurnDelivery, TurnTarget } from '../../src/channel.js';
-import type { TurnEvent } from '../../src/events.js';
+import type { ChannelDeliverer, DeliverContext, TurnDelivery, TurnTarget } from '../../src/channel/index.js';
+import type { TurnEvent } from '../../kernel/turn-events.js';
 import type { WebhookChannelConfig } from './config.js';
-import { signedHeaders } from './signature.js';
+import { signedHeaders } from '../../kernel/hmac-signature.js';
 
 /**
  * Replies go to the webhook's callback URL (from configuration; from the

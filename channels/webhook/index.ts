@@ -1,4 +1,4 @@
-import type { ChannelPlugin } from '../../src/channel.js';
+import type { ChannelPlugin } from '../../src/channel/index.js';
 import { ConfigError, configError, issueProblems } from '../../src/config.js';
 import { webhookChannelSchema } from './config.js';
 import { WebhookDeliverer } from './deliver.js';

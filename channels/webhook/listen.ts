@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto';
-import type { ChannelListener, ListenContext } from '../../src/channel.js';
+import type { ChannelListener, ListenContext } from '../../src/channel/index.js';
 import { ConversationFullError } from '../../src/ingress.js';
-import { conversationKey } from '../../src/envelope.js';
+import { conversationKey } from '../../kernel/envelope.js';
 import { parseJsonObject, sendError, sendJson } from '../../src/http/server.js';
 import { BodyTooLargeError } from '../../src/http/server.js';
 import type { WebhookChannelConfig } from './config.js';
-import { SIGNATURE_HEADER, verify } from './signature.js';
+import { SIGNATURE_HEADER, verify } from '../../kernel/hmac-signature.js';
 
 /** POST /v1/webhooks/{name}: a signed JSON message in; 202 at once; the reply goes to the callback. */
 export class WebhookListener implements ChannelListener {

@@ -1,6 +1,6 @@
 import type { ApprovalRow } from '../../adapters/store/approvals.js';
 import { describeCall, fullTextAt, visibleCall } from '../../moat/approval-display.js';
-import type { ApprovalInfo } from '../events.js';
+import type { ApprovalInfo } from '../../kernel/turn-events.js';
 import { answerHint } from './parse.js';
 
 /** What a request needs to be shown: a stored approval row or the event form of it. */

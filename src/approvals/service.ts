@@ -4,18 +4,15 @@ import type { ApprovalRow, ApprovalStore, NewApproval, RuleRow } from '../../ada
 import { checkVariable, NO_RULE_PREFIX, RULE_SCOPES, ruleTarget, type RuleScope } from '../../moat/approval-engine.js';
 import type { Store } from '../../adapters/store/store.js';
 import type { Config } from '../config.js';
-import { entryNames, formatIdentity, type Identity } from '../identity.js';
-import type { DrainJob } from '../worker.js';
+import { entryNames, formatIdentity, type Identity } from '../../kernel/identity.js';
+import type { DrainJob, TimerJob } from '../../kernel/jobs.js';
 import { visibleText } from '../../moat/approval-display.js';
 import type { AnswerDecision } from './parse.js';
 import type { EventHub } from '../webhooks/events.js';
 
-export interface TimerJob {
-  kind: 'expire-approval';
-  approvalId: string;
-}
+export type { TimerJob } from '../../kernel/jobs.js';
 
-/** Who is answering, as the channel knows them: a whole identity (src/identity.ts). */
+/** Who is answering, as the channel knows them: a whole identity (kernel/identity.ts). */
 export interface Actor extends Identity {
   /** The channel says this identity is a configured operator. */
   operator: boolean;

@@ -1,4 +1,4 @@
-import type { Infra } from '../infra.js';
+import type { Infra } from '../../app/infra.js';
 import type { Metrics } from '../metrics.js';
 import type { ProviderStatus } from '../../providers/slot.js';
 import type { IncomingMessage } from 'node:http';

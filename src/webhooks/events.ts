@@ -2,24 +2,13 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { JobQueue } from '../../adapters/queue/port.js';
 import type { WebhookStore } from '../../adapters/store/webhooks.js';
-import { signedHeaders } from '../../channels/webhook/signature.js';
+import { signedHeaders } from '../../kernel/hmac-signature.js';
 import { safeFetch } from '../../moat/ssrf.js';
 import type { Config } from '../config.js';
+import { EVENT_TYPES, type EventJob, type EventType, type OutboundEvent } from '../../kernel/jobs.js';
 
-export const EVENT_TYPES = ['turn.completed', 'turn.failed', 'approval.requested', 'approval.decided', 'provider.fallback'] as const;
-export type EventType = (typeof EVENT_TYPES)[number];
+export { EVENT_TYPES, type EventJob, type EventType, type OutboundEvent };
 
-export interface OutboundEvent {
-  id: string;
-  type: EventType;
-  at: string;
-  data: Record<string, unknown>;
-}
-
-export interface EventJob {
-  subscriber: string;
-  event: OutboundEvent;
-}
 
 interface Subscriber {
   id: string;

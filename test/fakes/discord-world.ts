@@ -3,7 +3,7 @@
  * as a fallback chain (primary, backup), and a real embedded gateway with the
  * discord channel configured against the fake.
  */
-import type { Gateway } from '../../src/gateway.js';
+import type { Gateway } from '../../app/gateway.js';
 import { eventually, startGateway, testConfig } from '../support/gateway.js';
 import { FakeDiscord, type FakeUser } from './discord-server.js';
 import { FakeLlm, lastUserText, reply, toolCall, type FakeRequest } from './fake-llm.js';

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { TraceEntry } from '../../moat/honesty.js';
-import { packageRoot } from '../../src/paths.js';
+import { packageRoot } from '../../kernel/paths.js';
 
 interface Out {
   code: number | null;

@@ -5,9 +5,9 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import OpenAI from 'openai';
 import { configSchema, type Config } from '../../src/config.js';
-import { Gateway, type Roles } from '../../src/gateway.js';
+import { Gateway, type Roles } from '../../app/gateway.js';
 import { createLogger } from '../../src/log.js';
-import { packageRoot } from '../../src/paths.js';
+import { packageRoot } from '../../kernel/paths.js';
 import type { FakeLlm } from '../fakes/fake-llm.js';
 
 export const API_KEY = 'sk-test-key-0001';

@@ -4,7 +4,7 @@
  * operator approving whatever is asked, when given a key) and returns what the
  * tool handed the model.
  */
-import type { Gateway } from '../../src/gateway.js';
+import type { Gateway } from '../../app/gateway.js';
 import { reply, toolCall, type FakeLlm, type FakeRequest } from '../fakes/fake-llm.js';
 import { API_KEY, eventually, openaiClient } from './gateway.js';
 

@@ -13,7 +13,7 @@ export const GLOBAL_NOTE_REFUSAL =
 /**
  * The model's memory tools. Whose notes are whose: a user (the sender of the
  * turn) writes and forgets notes only about themselves (`sender`, keyed by
- * their identity, channel included: src/identity.ts) and in the current
+ * their identity, channel included: kernel/identity.ts) and in the current
  * conversation (`conversation`); global notes, shown to every conversation,
  * are the operators' (CLI, HTTP API) and are read-only here. A note the caller may not delete is answered exactly
  * like a note that does not exist, so another sender's notes stay unseen.

@@ -1,5 +1,5 @@
 -- Identities are tied to their channel (issue #19). Every look-up by sender now compares the
--- sender's whole identity in its canonical form (src/identity.ts): '<channel>:<id>', and
+-- sender's whole identity in its canonical form (kernel/identity.ts): '<channel>:<id>', and
 -- 'slack:<team>:<user>' for Slack, whose user ids belong to a team ('-' when the team is not
 -- known). Before, the store matched 'sender'->>'id' alone, so the same string sent from another
 -- channel (a webhook's sender, an SMS From) read that person's conversations and notes.

@@ -1,12 +1,12 @@
 import type { RuleRow } from '../../adapters/store/approvals.js';
 import type { Store } from '../../adapters/store/store.js';
-import { sendError } from '../../channels/http/errors.js';
-import type { ApiKeyAuth } from '../../channels/http/auth.js';
+import { sendError } from '../http/errors.js';
+import type { ApiKeyAuth } from '../http/auth.js';
 import { visibleText } from '../../moat/approval-display.js';
 import { RULE_SCOPES, type RuleScope } from '../../moat/approval-engine.js';
 import { sendJson, type HttpServer, type RequestContext } from '../http/server.js';
-import { visibleCall } from './render.js';
-import type { AnswerOptions, ApprovalService } from './service.js';
+import { visibleCall } from '../approvals/render.js';
+import type { AnswerOptions, ApprovalService } from '../approvals/service.js';
 
 /**
  * The "always allow" parts of a decision body: {"scope": "conversation" |

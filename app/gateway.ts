@@ -1,37 +1,37 @@
 import type { Logger } from 'pino';
 import { registerHttpChannel } from '../channels/http/index.js';
-import { ApiKeyAuth } from '../channels/http/auth.js';
+import { ApiKeyAuth } from '../src/http/auth.js';
 import { buildSlots } from '../providers/catalog.js';
 import { FallbackChain, type ProviderChain } from '../providers/chain.js';
 import { providerStatus } from '../providers/from-env.js';
 import type { ProviderStatus } from '../providers/slot.js';
-import { ConfigError, type Config } from './config.js';
-import { registerHealth } from './http/health.js';
-import { HttpServer } from './http/server.js';
+import { ConfigError, type Config } from '../src/config.js';
+import { registerHealth } from '../src/http/health.js';
+import { HttpServer } from '../src/http/server.js';
 import { openInfra, infraMode, lockDataDir, type Infra } from './infra.js';
 import type { DataLock } from '../adapters/db/data-lock.js';
-import { Ingress } from './ingress.js';
-import { createLogger } from './log.js';
-import { PromptComposer } from './prompt.js';
-import { Worker } from './worker.js';
-import { ApprovalService } from './approvals/service.js';
-import { approvalInfo, approvalRequestText } from './approvals/render.js';
+import { Ingress } from '../src/ingress.js';
+import { createLogger } from '../src/log.js';
+import { PromptComposer } from '../src/prompt.js';
+import { Worker } from '../src/worker.js';
+import { ApprovalService } from '../src/approvals/service.js';
+import { approvalInfo, approvalRequestText } from '../src/approvals/render.js';
 import { builtinTools } from '../tools/registry.js';
 import { createSandbox, sandboxOptions, SandboxUnavailableError, type Sandbox } from '../tools/sandbox/index.js';
 import { scanText } from '../moat/secrets.js';
 import { McpManager } from '../tools/mcp/client.js';
-import { registerMcpServer } from './mcp-server.js';
-import { Metrics } from './metrics.js';
-import { AccessControl } from './access.js';
-import type { ChannelInstance } from './channel.js';
-import { configureChannels } from './channels.js';
-import { ConversationCommands } from './commands.js';
-import { loadSkills, skillsPromptBlock, skillTools } from './skills.js';
-import { EventHub } from './webhooks/events.js';
-import { RateLimits } from './limits.js';
-import { registerConsole } from './console/api.js';
-import { registerAccessApi } from './access-api.js';
-import { registerWebhookApi } from './webhooks/api.js';
+import { registerMcpServer } from '../src/api/mcp-server.js';
+import { Metrics } from '../src/metrics.js';
+import { AccessControl } from '../src/access.js';
+import type { ChannelInstance } from '../src/channel/index.js';
+import { configureChannels } from './channel-registry.js';
+import { ConversationCommands } from '../src/commands.js';
+import { loadSkills, skillsPromptBlock, skillTools } from '../src/skills.js';
+import { EventHub } from '../src/webhooks/events.js';
+import { RateLimits } from '../src/limits.js';
+import { registerConsole } from '../src/api/console/api.js';
+import { registerAccessApi } from '../src/api/access-api.js';
+import { registerWebhookApi } from '../src/api/webhooks-api.js';
 
 export interface Roles {
   /** Channel listeners and the HTTP server. */
@@ -77,7 +77,7 @@ export class Gateway {
     if (!slots.length) log.warn({ reason }, 'no model provider is configured: the gateway will answer every message with a notice saying so');
 
     // The embedded data folder belongs to one process: a second one refuses here, before anything is
-    // opened (src/infra.ts lockDataDir). Then the port is bound, so a port in use fails before a
+    // opened (app/infra.ts lockDataDir). Then the port is bound, so a port in use fails before a
     // worker or the store is opened. Whatever was opened is closed again when a later step fails.
     const lock = mode === 'embedded' ? lockDataDir(config, 'start', log) : undefined;
     const opened: { http?: HttpServer; sandbox?: Sandbox; infra?: Infra; mcp?: McpManager; worker?: Worker; listeners: ChannelInstance[]; deliverers: ChannelInstance[] } = { listeners: [], deliverers: [] };

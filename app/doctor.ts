@@ -9,10 +9,10 @@ import { buildSlots } from '../providers/catalog.js';
 import { classifyError } from '../providers/errors.js';
 import { providerStatus } from '../providers/from-env.js';
 import type { ProviderSlot, ProviderStatus } from '../providers/slot.js';
-import { ConfigError, didYouMean, loadConfig, maskConfig, problemMessage, type Config, type ConfigProblem } from './config.js';
-import { validateChannels } from './channels.js';
+import { ConfigError, didYouMean, loadConfig, maskConfig, problemMessage, type Config, type ConfigProblem } from '../src/config.js';
+import { validateChannels } from './channel-registry.js';
 import { infraMode, pgliteDir } from './infra.js';
-import { sendToProvider } from './provider-request.js';
+import { sendToProvider } from '../src/provider-request.js';
 import { createSandbox, sandboxOptions, SandboxUnavailableError } from '../tools/sandbox/index.js';
 
 export interface DoctorCheck {
@@ -103,7 +103,7 @@ export async function doctor(cfg: Config, opts: { probe?: boolean; env?: Record<
         ? problemChecks('provider', slotError)[0]!
         : { name: 'provider', status: 'fail', message: reason ?? 'no model provider is configured' },
   );
-  // The slot references start checks (src/gateway.ts Gateway.start); unknowable while the slots themselves are broken.
+  // The slot references start checks (app/gateway.ts Gateway.start); unknowable while the slots themselves are broken.
   if (!slotError) {
     const ids = slots.map((x) => x.id);
     const refs: Array<[string, string | undefined]> = [

@@ -1,4 +1,4 @@
-import { gatewayClient } from './cli-http.js';
+import { gatewayClient } from './http.js';
 import { parseArgs } from 'node:util';
 
 export const ACCESS_USAGE = `usage: switchboard access <list [--status pending|allowed|denied] | approve CODE | allow CHANNEL SENDER | deny CHANNEL SENDER> [--json]

@@ -1,8 +1,8 @@
 import type { WebhookStore } from '../../adapters/store/webhooks.js';
-import type { ApiKeyAuth } from '../../channels/http/auth.js';
-import { sendError } from '../../channels/http/errors.js';
+import type { ApiKeyAuth } from '../http/auth.js';
+import { sendError } from '../http/errors.js';
 import { sendJson, type HttpServer } from '../http/server.js';
-import { EVENT_TYPES } from './events.js';
+import { EVENT_TYPES } from '../webhooks/events.js';
 
 /** Operators manage event subscribers and see dead letters (what `switchboard webhooks` talks to). */
 export function registerWebhookApi(server: HttpServer, auth: ApiKeyAuth, store: WebhookStore): void {

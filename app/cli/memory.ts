@@ -1,4 +1,4 @@
-import { gatewayClient } from './cli-http.js';
+import { gatewayClient } from './http.js';
 import { parseArgs } from 'node:util';
 
 export const MEMORY_USAGE = `usage: switchboard memory <list [--scope S] [--key K] | set NOTE [--scope global|conversation|sender] [--key K] [--force] | forget ID> [--json]

@@ -1,6 +1,6 @@
 import type { Bus, Subscription } from '../../adapters/bus/port.js';
 import type { Store } from '../../adapters/store/store.js';
-import type { TurnEvent } from '../../src/events.js';
+import type { TurnEvent } from '../../kernel/turn-events.js';
 
 /**
  * Follows the turn that answers one inbox row. Subscribe before the message is

@@ -27,11 +27,9 @@ import { WebhookStore } from '../adapters/store/webhooks.js';
 import { MemoryRateLimiter } from '../adapters/ratelimit/memory.js';
 import type { RateLimiter } from '../adapters/ratelimit/port.js';
 import { RedisRateLimiter } from '../adapters/ratelimit/redis.js';
-import type { EventJob } from './webhooks/events.js';
 import { Store } from '../adapters/store/store.js';
-import type { TimerJob } from './approvals/service.js';
-import { ConfigError, type Config } from './config.js';
-import type { DrainJob } from './worker.js';
+import { ConfigError, type Config } from '../src/config.js';
+import type { DrainJob, EventJob, TimerJob } from '../kernel/jobs.js';
 
 /**
  * A failure at run time that the CLI reports in one line, without a stack trace unless --debug,

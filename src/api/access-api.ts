@@ -1,7 +1,7 @@
-import type { AccessStore } from '../adapters/store/access.js';
-import type { ApiKeyAuth } from '../channels/http/auth.js';
-import { sendError } from '../channels/http/errors.js';
-import { sendJson, type HttpServer } from './http/server.js';
+import type { AccessStore } from '../../adapters/store/access.js';
+import type { ApiKeyAuth } from '../http/auth.js';
+import { sendError } from '../http/errors.js';
+import { sendJson, type HttpServer } from '../http/server.js';
 
 /** Operators approve pairing codes and allow or deny senders (the CLI's `switchboard access`, and the console). */
 export function registerAccessApi(server: HttpServer, auth: ApiKeyAuth, store: AccessStore): void {

@@ -1,16 +1,16 @@
 import { parseArgs } from 'node:util';
 import { migrate } from '../adapters/store/migrate.js';
-import { ConfigError, loadConfig } from './config.js';
+import { ConfigError, loadConfig } from '../src/config.js';
 import { doctorFromEnv, formatDoctor } from './doctor.js';
 import { Gateway, type Roles } from './gateway.js';
-import { runAccess } from './cli-access.js';
-import { runApprovals } from './cli-approvals.js';
-import { runChat } from './cli-chat.js';
-import { runMemory } from './cli-memory.js';
-import { runMoat } from './cli-moat.js';
-import { runWebhooks } from './cli-webhooks.js';
+import { runAccess } from './cli/access.js';
+import { runApprovals } from './cli/approvals.js';
+import { runChat } from './cli/chat.js';
+import { runMemory } from './cli/memory.js';
+import { runMoat } from './cli/moat.js';
+import { runWebhooks } from './cli/webhooks.js';
 import { createDatabaseIfMissing, lockDataDir, openDb, RuntimeFailure } from './infra.js';
-import { createLogger } from './log.js';
+import { createLogger } from '../src/log.js';
 import { installProcessGuard } from './process-guard.js';
 
 const USAGE = `usage: switchboard <command> [--json]
@@ -120,7 +120,7 @@ export function reportFailure(err: unknown): number {
 async function serve(roles: Roles): Promise<number> {
   const cfg = loadConfig();
   const log = createLogger(cfg.log.level);
-  // Errors nothing caught are logged; an uncaught exception closes the gateway and exits 1 (src/process-guard.ts).
+  // Errors nothing caught are logged; an uncaught exception closes the gateway and exits 1 (app/process-guard.ts).
   let gw: Gateway | undefined;
   installProcessGuard(log, { shutdown: async () => gw?.close(), shutdownTimeoutMs: cfg.shutdownTimeoutMs });
   gw = await Gateway.start(cfg, roles, log);

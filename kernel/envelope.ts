@@ -8,7 +8,7 @@ export interface Sender {
   /**
    * Where the platform's user ids are unique only within a workspace (Slack: the
    * team id), that workspace. With the channel it makes the sender's identity:
-   * see src/identity.ts.
+   * see kernel/identity.ts.
    */
   workspace?: string;
   name?: string;

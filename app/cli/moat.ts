@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { classifyCommand } from '../moat/command-classifier.js';
-import { checkClaims, type TraceEntry } from '../moat/honesty.js';
-import { scanAndRedact } from '../moat/secrets.js';
-import { checkUrl, staticResolver } from '../moat/ssrf.js';
+import { classifyCommand } from '../../moat/command-classifier.js';
+import { checkClaims, type TraceEntry } from '../../moat/honesty.js';
+import { scanAndRedact } from '../../moat/secrets.js';
+import { checkUrl, staticResolver } from '../../moat/ssrf.js';
 
 export const MOAT_USAGE = `usage: switchboard moat <verb> [--json]
 

@@ -1,5 +1,5 @@
-import type { ChannelInstance, ChannelPlugin } from './channel.js';
-import { ConfigError, didYouMean, type Config } from './config.js';
+import type { ChannelInstance, ChannelPlugin } from '../src/channel/index.js';
+import { ConfigError, didYouMean, type Config } from '../src/config.js';
 
 /**
  * Every chat channel this build knows (the HTTP API is built in, channels/http).

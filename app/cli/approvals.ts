@@ -1,5 +1,5 @@
-import { visibleText } from '../moat/approval-display.js';
-import { gatewayClient } from './cli-http.js';
+import { visibleText } from '../../moat/approval-display.js';
+import { gatewayClient } from './http.js';
 import { parseArgs } from 'node:util';
 
 export const APPROVALS_USAGE = `usage: switchboard approvals <verb> [--json]

@@ -1,4 +1,4 @@
-import { gatewayClient } from './cli-http.js';
+import { gatewayClient } from './http.js';
 import { parseArgs } from 'node:util';
 
 export const WEBHOOKS_USAGE = `usage: switchboard webhooks <list | add ID URL --secret-env VAR --events E1,E2 | dead-letters> [--json]

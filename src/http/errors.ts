@@ -1,7 +1,7 @@
-import { HttpError } from '../../src/http/server.js';
+import { HttpError } from './server.js';
 
 /** OpenAI-style error object: { error: { message, type, param, code } }. */
-export { sendError } from '../../src/http/server.js';
+export { sendError } from './server.js';
 
 /**
  * A refused request of the HTTP API. An HttpError: thrown from a handler

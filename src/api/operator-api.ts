@@ -1,14 +1,14 @@
 import type { Store, StoredMessage } from '../../adapters/store/store.js';
 import { checkOperatorNote } from '../../moat/memory-guard.js';
-import type { ApprovalService } from '../../src/approvals/service.js';
-import type { AnswerDecision } from '../../src/approvals/parse.js';
-import { answerOptions, registerApprovalRoutes, ruleJson } from '../../src/approvals/http.js';
-import { visibleCall } from '../../src/approvals/render.js';
-import { conversationKey } from '../../src/envelope.js';
-import { parseIdentity } from '../../src/identity.js';
-import { sendJson, type HttpServer, type RequestContext } from '../../src/http/server.js';
-import type { ApiKeyAuth, Principal } from './auth.js';
-import { sendError } from './errors.js';
+import type { ApprovalService } from '../approvals/service.js';
+import type { AnswerDecision } from '../approvals/parse.js';
+import { answerOptions, registerApprovalRoutes, ruleJson } from './approvals-api.js';
+import { visibleCall } from '../approvals/render.js';
+import { conversationKey } from '../../kernel/envelope.js';
+import { parseIdentity } from '../../kernel/identity.js';
+import { sendJson, type HttpServer, type RequestContext } from '../http/server.js';
+import type { ApiKeyAuth, Principal } from '../http/auth.js';
+import { sendError } from '../http/errors.js';
 
 export interface OperatorApiDeps {
   auth: ApiKeyAuth;

@@ -1,5 +1,3 @@
-import type { Config } from './config.js';
-
 /**
  * What happens to messages that arrive while a turn runs:
  * - followup: each waits for its own turn, in order (the default);
@@ -11,8 +9,14 @@ import type { Config } from './config.js';
 export type QueueMode = 'steer' | 'followup' | 'collect' | 'interrupt';
 export const QUEUE_MODES: readonly QueueMode[] = ['steer', 'followup', 'collect', 'interrupt'];
 
-export function queueModeFor(config: Config, channel: string, override?: string | null): QueueMode {
+/** The conversations' settings queueModeFor reads (config.conversations). */
+export interface QueueModeSettings {
+  queueMode: QueueMode;
+  queueModeByChannel: Record<string, QueueMode>;
+}
+
+export function queueModeFor(settings: QueueModeSettings, channel: string, override?: string | null): QueueMode {
   if (override && (QUEUE_MODES as readonly string[]).includes(override)) return override as QueueMode;
-  const byChannel = config.conversations.queueModeByChannel;
-  return (Object.hasOwn(byChannel, channel) ? byChannel[channel] : undefined) ?? config.conversations.queueMode;
+  const byChannel = settings.queueModeByChannel;
+  return (Object.hasOwn(byChannel, channel) ? byChannel[channel] : undefined) ?? settings.queueMode;
 }

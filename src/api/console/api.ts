@@ -1,12 +1,12 @@
-import type { Infra } from '../infra.js';
-import type { ApiKeyAuth } from '../../channels/http/auth.js';
-import { sendError } from '../../channels/http/errors.js';
-import type { ProviderChain } from '../../providers/chain.js';
-import { conversationTopic } from '../event-publisher.js';
-import { sendJson, type HttpServer } from '../http/server.js';
+import type { Infra } from '../../../app/infra.js';
+import type { ApiKeyAuth } from '../../http/auth.js';
+import { sendError } from '../../http/errors.js';
+import type { ProviderChain } from '../../../providers/chain.js';
+import { conversationTopic } from '../../event-publisher.js';
+import { sendJson, type HttpServer } from '../../http/server.js';
 import { CONSOLE_HTML } from './page.js';
-import { rulesJson } from '../approvals/http.js';
-import { visibleCall } from '../approvals/render.js';
+import { rulesJson } from '../approvals-api.js';
+import { visibleCall } from '../../approvals/render.js';
 
 /**
  * The operator console: a page served by the gateway (GET /console) and the two

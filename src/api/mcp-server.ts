@@ -2,15 +2,15 @@ import { randomUUID } from 'node:crypto';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { z } from 'zod';
-import type { Bus } from '../adapters/bus/port.js';
-import type { Store } from '../adapters/store/store.js';
-import type { ApiKeyAuth } from '../channels/http/auth.js';
-import { sendError } from '../channels/http/errors.js';
-import { TurnWaiter } from '../channels/http/turn-waiter.js';
-import type { ApprovalService } from './approvals/service.js';
-import { conversationTopic } from './event-publisher.js';
-import { checkJsonContentType, HttpError, parseJson, type HttpServer } from './http/server.js';
-import type { Ingress } from './ingress.js';
+import type { Bus } from '../../adapters/bus/port.js';
+import type { Store } from '../../adapters/store/store.js';
+import type { ApiKeyAuth } from '../http/auth.js';
+import { sendError } from '../http/errors.js';
+import { TurnWaiter } from '../http/turn-follower.js';
+import type { ApprovalService } from '../approvals/service.js';
+import { conversationTopic } from '../event-publisher.js';
+import { checkJsonContentType, HttpError, parseJson, type HttpServer } from '../http/server.js';
+import type { Ingress } from '../ingress.js';
 
 export interface McpServerDeps {
   auth: ApiKeyAuth;
