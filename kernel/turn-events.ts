@@ -34,7 +34,12 @@ export type TurnEvent =
   /** Withdraw the partial reply shown so far (a provider fell over mid-stream). */
   | { type: 'reset'; turnId: string; reason: string }
   | { type: 'tool_start'; turnId: string; toolCallId: string; name: string; args: unknown }
-  | { type: 'tool_end'; turnId: string; toolCallId: string; name: string; isError: boolean }
+  /**
+   * A tool call ended. `pending` set: the call did not run and is not a failure; it waits for an
+   * operator's approval (shown as "waiting for approval (code K7Q4P)"), and an approval_requested
+   * event carries the whole request.
+   */
+  | { type: 'tool_end'; turnId: string; toolCallId: string; name: string; isError: boolean; pending?: { code: string } }
   | { type: 'approval_requested'; turnId: string; approval: ApprovalInfo }
   /** Something the user should be told that is not part of the answer. */
   | { type: 'notice'; turnId: string; text: string }
@@ -55,3 +60,13 @@ export type TurnEvent =
 export type FinishReason = 'stop' | 'length' | 'turn_cap' | 'error' | 'aborted' | 'no_provider' | 'approval_pending' | 'blocked_secret' | 'budget';
 
 export type TurnEventType = TurnEvent['type'];
+
+/**
+ * Where a turn's events go: the bus, the metrics, the event webhooks and the channel delivery are
+ * each one sink. `push` must not throw and must not block (a sink that fails logs and drops);
+ * `flush` resolves once what the sink buffered is delivered: the turn is closed or parked only after it.
+ */
+export interface TurnEventSink {
+  push(e: TurnEvent): void;
+  flush?(): Promise<void>;
+}
