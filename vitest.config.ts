@@ -3,6 +3,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    // One temporary folder per run, removed at its end with the processes the run left behind.
+    globalSetup: ['test/support/global-setup.ts'],
     exclude: ['node_modules/**', 'dist/**'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
