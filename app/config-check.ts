@@ -1,17 +1,18 @@
 import type { ChannelInstance } from '../src/channel/index.js';
-import { configError, didYouMean, parseConfig, type Config, type ConfigProblem } from '../src/config.js';
+import { ConfigError, configError, didYouMean, parseConfig, type Config, type ConfigProblem } from '../src/config.js';
 import { slotsFromConfig } from '../providers/catalog.js';
 import type { ProviderSlot } from '../providers/slot.js';
 import { validateChannels } from './channel-registry.js';
+import { infraMode } from './infra.js';
 
 /**
  * Everything start checks before it opens anything, and doctor reports: the schema of every slice,
- * then the checks across slices (the provider slots, the slots other slices name, the channels,
- * the operator channel). Each check runs on the slices it needs when they are valid, so one wrong
+ * then the checks across slices (the store and queue URLs together, the provider slots, the slots
+ * other slices name, the channels, the operator channel). Each check runs on the slices it needs when they are valid, so one wrong
  * slice does not hide the problems of another.
  */
 
-/** A problem and the doctor check it belongs to (config, provider, slots, channel <name>, approvals). */
+/** A problem and the doctor check it belongs to (config, mode, provider, slots, channel <name>, approvals). */
 export interface CheckedProblem extends ConfigProblem {
   check: string;
 }
@@ -29,6 +30,14 @@ type Env = Record<string, string | undefined>;
 /** The checks across slices, on the slices that are valid: those present in `cfg` and not named `invalid`. */
 export async function checkSlices(cfg: Partial<Config>, env: Env, invalid: ReadonlyArray<keyof Config> = []): Promise<SliceChecks> {
   const problems: CheckedProblem[] = [];
+  if (!invalid.includes('redisUrl') && !invalid.includes('databaseUrl')) {
+    try {
+      infraMode({ redisUrl: cfg.redisUrl, databaseUrl: cfg.databaseUrl });
+    } catch (err) {
+      if (!(err instanceof ConfigError)) throw err;
+      problems.push(...err.problems.map((p) => ({ ...p, check: 'mode' })));
+    }
+  }
   let slots: ProviderSlot[] = [];
   let reason: string | undefined;
   let slotsKnown = false;

@@ -193,20 +193,22 @@ describe('configuration slices', () => {
     expect(fails.map((c: { key: string }) => c.key).sort()).toEqual(['approvals.autonomy', 'log.level', 'tools.sandbox.network']);
   });
 
-  it('the schema, the environment, a slot and a channel wrong at once: one refusal listing all four', () => {
+  it('the schema, the environment, the store URLs, a slot and a channel wrong at once: one refusal listing all five', () => {
     const env = {
       SWITCHBOARD_CONFIG: configFile(
         ['conversations:', '  queueMode: folowup', 'providers:', '  - { id: main, api: openai-completions, model: m, baseUrl: "http://127.0.0.1:9/v1", apiKeyEnv: MY_UNSET_KEY }', 'channels:', '  slak: {}', ''].join('\n'),
       ),
       SWITCHBOARD_HTTP_PORT: 'eighty',
+      REDIS_URL: 'redis://127.0.0.1:6379',
     };
-    const keys = ['conversations.queueMode', 'http.port', 'providers.0.apiKeyEnv', 'channels.slak'];
+    const keys = ['conversations.queueMode', 'http.port', 'databaseUrl', 'providers.0.apiKeyEnv', 'channels.slak'];
     const start = cli(['start'], env);
     expect(start.code, start.stderr).toBe(2);
     for (const k of keys) expect(start.stderr, k).toContain(`invalid configuration at "${k}"`);
     expect(start.stderr).toContain('(SWITCHBOARD_HTTP_PORT): expected a whole number, got "eighty"');
     expect(start.stderr).toContain('environment variable MY_UNSET_KEY is not set');
-    expect(start.stderr.trim().split('\n')).toHaveLength(4);
+    expect(start.stderr).toContain('(DATABASE_URL): REDIS_URL is set, so DATABASE_URL must be too');
+    expect(start.stderr.trim().split('\n')).toHaveLength(5);
 
     const doctor = cli(['doctor', '--json'], env);
     const report = JSON.parse(doctor.stdout);
@@ -214,6 +216,7 @@ describe('configuration slices', () => {
     expect(fails.map((c: { key: string }) => c.key).sort()).toEqual([...keys].sort());
     expect(fails.find((c: { key: string }) => c.key === 'channels.slak')).toMatchObject({ name: 'channel slak', suggestion: 'slack' });
     expect(fails.find((c: { key: string }) => c.key === 'providers.0.apiKeyEnv')).toMatchObject({ name: 'provider' });
+    expect(fails.find((c: { key: string }) => c.key === 'databaseUrl')).toMatchObject({ name: 'mode', env: 'DATABASE_URL' });
   });
 
   it('the README documents every configuration key', () => {
