@@ -24,10 +24,10 @@ export async function configureChannels(config: Config, env: Record<string, stri
 
 /**
  * Each configured channel through its own parser (nothing connects): what start would configure and,
- * per channel, why it would refuse. Doctor reports every error; start refuses at the first.
+ * per channel, why it would refuse. Start and doctor report every error (app/config-check.ts).
  */
 export async function validateChannels(
-  config: Config,
+  config: Pick<Config, 'channels'>,
   env: Record<string, string | undefined>,
 ): Promise<{ channels: ChannelInstance[]; errors: Array<{ name: string; error: ConfigError }> }> {
   const channels: ChannelInstance[] = [];

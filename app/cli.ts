@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { migrate } from '../adapters/store/migrate.js';
 import { ConfigError, loadConfig } from '../src/config.js';
+import { loadCheckedConfig } from './config-check.js';
 import { doctorFromEnv, formatDoctor } from './doctor.js';
 import { Gateway, type Roles } from './gateway.js';
 import { runAccess } from './cli/access.js';
@@ -118,7 +119,8 @@ export function reportFailure(err: unknown): number {
 }
 
 async function serve(roles: Roles): Promise<number> {
-  const cfg = loadConfig();
+  // Every problem of the file and the environment at once, as doctor lists them.
+  const cfg = await loadCheckedConfig(process.env);
   const log = createLogger(cfg.log.level);
   // Errors nothing caught are logged; an uncaught exception closes the gateway and exits 1 (app/process-guard.ts).
   let gw: Gateway | undefined;

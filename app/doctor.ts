@@ -5,12 +5,11 @@ import { MemoryCooldowns } from '../adapters/cooldowns/memory.js';
 import { RedisCooldowns } from '../adapters/cooldowns/redis.js';
 import { Redactor } from '../moat/secrets.js';
 import { FallbackChain } from '../providers/chain.js';
-import { buildSlots } from '../providers/catalog.js';
 import { classifyError } from '../providers/errors.js';
 import { providerStatus } from '../providers/from-env.js';
-import type { ProviderSlot, ProviderStatus } from '../providers/slot.js';
-import { ConfigError, didYouMean, loadConfig, maskConfig, problemMessage, type Config, type ConfigProblem } from '../src/config.js';
-import { validateChannels } from './channel-registry.js';
+import type { ProviderStatus } from '../providers/slot.js';
+import { ConfigError, maskConfig, problemLine, type Config } from '../src/config.js';
+import { checkConfiguration, checkSlices, type CheckedProblem } from './config-check.js';
 import { infraMode, pgliteDir } from './infra.js';
 import { sendToProvider } from '../src/provider-request.js';
 import { createSandbox, sandboxOptions, SandboxUnavailableError } from '../tools/sandbox/index.js';
@@ -25,16 +24,16 @@ export interface DoctorCheck {
   suggestion?: string;
 }
 
-/** A failing check for each problem of a ConfigError. */
-function problemChecks(name: string, err: ConfigError): DoctorCheck[] {
-  return err.problems.map((p: ConfigProblem) => ({
-    name,
-    status: 'fail' as const,
-    message: p.path ? problemMessage(p) : p.message,
+/** A failing check for a problem of the configuration. */
+function problemCheck(p: CheckedProblem): DoctorCheck {
+  return {
+    name: p.check,
+    status: 'fail',
+    message: problemLine(p),
     ...(p.path ? { key: p.path } : {}),
     ...(p.env ? { env: p.env } : {}),
     ...(p.suggestion ? { suggestion: p.suggestion } : {}),
-  }));
+  };
 }
 
 /**
@@ -42,15 +41,21 @@ function problemChecks(name: string, err: ConfigError): DoctorCheck[] {
  * with every problem as a failing check (ok: false), not an exception.
  */
 export async function doctorFromEnv(env: Record<string, string | undefined> = process.env, opts: { probe?: boolean } = {}): Promise<DoctorReport> {
-  let cfg: Config;
+  let checked: Awaited<ReturnType<typeof checkConfiguration>>;
   try {
-    cfg = loadConfig(env);
+    checked = await checkConfiguration(env);
   } catch (err) {
+    // A file that cannot be read or parsed: nothing else can be checked.
     if (!(err instanceof ConfigError)) throw err;
-    const checks = problemChecks('config', err);
+    const checks = err.problems.map((p) => problemCheck({ ...p, check: 'config' }));
     return { mode: 'unknown', config: null, provider: providerStatus([], 'the configuration is invalid'), slots: [], checks, ok: false };
   }
-  return doctor(cfg, { ...opts, env });
+  if (!checked.config) {
+    // The schema refused part of it: every problem, the other slices' checks included.
+    const checks = checked.problems.map(problemCheck);
+    return { mode: 'unknown', config: null, provider: providerStatus([], 'the configuration is invalid'), slots: [], checks, ok: false };
+  }
+  return doctor(checked.config, { ...opts, env });
 }
 
 export interface SlotReport {
@@ -81,60 +86,27 @@ export async function doctor(cfg: Config, opts: { probe?: boolean; env?: Record<
   let mode = 'unknown';
   try {
     mode = infraMode(cfg);
-  } catch (err) {
-    checks.push({ name: 'mode', status: 'fail', message: (err as Error).message });
+  } catch {
+    /* a failing check from checkSlices below */
   }
   const env = opts.env ?? process.env;
-  let slots: ProviderSlot[] = [];
-  let reason: string | undefined;
-  let slotError: ConfigError | undefined;
-  try {
-    ({ slots, reason } = buildSlots(cfg, env));
-  } catch (err) {
-    if (!(err instanceof ConfigError)) throw err;
-    reason = err.message;
-    slotError = err;
-  }
-  const provider = providerStatus(slots, reason);
-  checks.push(
-    provider.configured
-      ? { name: 'provider', status: 'ok', message: provider.slots.map((s) => `${s.id}: ${s.api} ${s.model} at ${s.baseUrl}`).join('; ') }
-      : slotError
-        ? problemChecks('provider', slotError)[0]!
+  // The checks start makes across slices (app/config-check.ts): slots, slot references, channels, the operator channel.
+  const checked = await checkSlices(cfg, env);
+  const { reason, channels, problems } = checked;
+  const slotProblems = problems.filter((p) => p.check === 'provider');
+  // With a broken slot there is no chain (start refuses): nothing to report or probe.
+  const slots = slotProblems.length ? [] : checked.slots;
+  const provider = providerStatus(slots, slotProblems.length ? problemLine(slotProblems[0]!) : reason);
+  if (!slotProblems.length) {
+    checks.push(
+      provider.configured
+        ? { name: 'provider', status: 'ok', message: provider.slots.map((s) => `${s.id}: ${s.api} ${s.model} at ${s.baseUrl}`).join('; ') }
         : { name: 'provider', status: 'fail', message: reason ?? 'no model provider is configured' },
-  );
-  // The slot references start checks (app/gateway.ts Gateway.start); unknowable while the slots themselves are broken.
-  if (!slotError) {
-    const ids = slots.map((x) => x.id);
-    const refs: Array<[string, string | undefined]> = [
-      ['compaction.summarizerSlot', cfg.compaction.summarizerSlot],
-      ['moat.honesty.judgeSlot', cfg.moat.honesty.judgeSlot],
-    ];
-    for (const [key, id] of refs) {
-      if (!id || ids.includes(id)) continue;
-      const suggestion = didYouMean(id, ids);
-      checks.push({ name: 'slots', status: 'fail', key, message: `invalid configuration at "${key}": no provider slot "${id}"${suggestion ? `: did you mean "${suggestion}"?` : ids.length ? ` (slots: ${ids.join(', ')})` : ''}`, ...(suggestion ? { suggestion } : {}) });
-    }
+    );
   }
-  // The channels, through the parsers start calls (nothing connects).
-  const { channels, errors } = await validateChannels(cfg, env);
-  for (const e of errors) checks.push(...problemChecks(`channel ${e.name}`, e.error));
-  if (channels.length) checks.push({ name: 'channels', status: errors.length ? 'warn' : 'ok', message: `configured: ${channels.map((c) => c.name).join(', ')}` });
-  const opCh = cfg.approvals.operatorChannel;
-  if (opCh && !errors.some((e) => e.name === opCh.channel)) {
-    const ch = channels.find((c) => c.name === opCh.channel);
-    if (!ch?.deliverer?.notifyApproval) {
-      const able = channels.filter((c) => c.deliverer?.notifyApproval).map((c) => c.name);
-      const suggestion = ch ? undefined : didYouMean(opCh.channel, able.length ? able : ['slack', 'discord']);
-      checks.push({
-        name: 'approvals',
-        status: 'fail',
-        key: 'approvals.operatorChannel.channel',
-        message: `invalid configuration at "approvals.operatorChannel.channel": "${opCh.channel}" is not a configured channel that can post approval requests (slack, discord)${suggestion ? `: did you mean "${suggestion}"?` : ''}`,
-        ...(suggestion ? { suggestion } : {}),
-      });
-    }
-  }
+  checks.push(...problems.map(problemCheck));
+  const channelErrors = problems.some((p) => p.check.startsWith('channel '));
+  if (channels.length) checks.push({ name: 'channels', status: channelErrors ? 'warn' : 'ok', message: `configured: ${channels.map((c) => c.name).join(', ')}` });
   const slotReports: SlotReport[] = provider.slots.map((s) => ({ ...s }));
   if (cfg.redisUrl && slots.length) {
     const cd = new RedisCooldowns(cfg.redisUrl, cfg.queue.prefix);

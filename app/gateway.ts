@@ -1,11 +1,10 @@
 import type { Logger } from 'pino';
 import { registerHttpChannel } from '../channels/http/index.js';
 import { ApiKeyAuth } from '../src/http/auth.js';
-import { buildSlots } from '../providers/catalog.js';
 import { FallbackChain, type ProviderChain } from '../providers/chain.js';
 import { providerStatus } from '../providers/from-env.js';
 import type { ProviderStatus } from '../providers/slot.js';
-import { ConfigError, type Config } from '../src/config.js';
+import { ConfigError, configError, type Config } from '../src/config.js';
 import { registerHealth } from '../src/http/health.js';
 import { HttpServer } from '../src/http/server.js';
 import { openInfra, infraMode, lockDataDir, type Infra } from './infra.js';
@@ -24,7 +23,7 @@ import { registerMcpServer } from '../src/api/mcp-server.js';
 import { Metrics } from '../src/metrics.js';
 import { AccessControl } from '../src/access.js';
 import type { ChannelInstance } from '../src/channel/index.js';
-import { configureChannels } from './channel-registry.js';
+import { checkSlices } from './config-check.js';
 import { ConversationCommands } from '../src/commands.js';
 import { loadSkills, skillsPromptBlock, skillTools } from '../src/skills.js';
 import { EventHub } from '../src/webhooks/events.js';
@@ -66,13 +65,9 @@ export class Gateway {
     if (mode !== 'redis+postgres' && !(roles.ingress && roles.worker)) {
       throw new ConfigError('invalid configuration at "redisUrl" (REDIS_URL): separate ingress and worker processes need REDIS_URL and DATABASE_URL; use `switchboard start` for the embedded default');
     }
-    const { slots, reason } = buildSlots(config, env);
-    if (config.compaction.summarizerSlot && !slots.some((x) => x.id === config.compaction.summarizerSlot)) {
-      throw new ConfigError(`invalid configuration at "compaction.summarizerSlot": no provider slot "${config.compaction.summarizerSlot}"`);
-    }
-    const judge = config.moat.honesty.judgeSlot;
-    if (judge && !slots.some((x) => x.id === judge)) throw new ConfigError(`invalid configuration at "moat.honesty.judgeSlot": no provider slot "${judge}"`);
-    const channels = await configureChannels(config, env);
+    // The provider slots, the slots other keys name, the channels, the operator channel: every problem at once.
+    const { slots, reason, channels, problems } = await checkSlices(config, env);
+    if (problems.length) throw configError(problems);
     const provider = providerStatus(slots, reason);
     if (!slots.length) log.warn({ reason }, 'no model provider is configured: the gateway will answer every message with a notice saying so');
 

@@ -64,7 +64,7 @@ export interface Infra {
   close(): Promise<void>;
 }
 
-export function infraMode(cfg: Config): Infra['mode'] {
+export function infraMode(cfg: Pick<Config, 'redisUrl' | 'databaseUrl'>): Infra['mode'] {
   if (cfg.redisUrl && !cfg.databaseUrl) throw new ConfigError('invalid configuration at "databaseUrl" (DATABASE_URL): REDIS_URL is set, so DATABASE_URL must be too (PGlite cannot be shared between processes)');
   if (cfg.redisUrl) return 'redis+postgres';
   return cfg.databaseUrl ? 'postgres' : 'embedded';

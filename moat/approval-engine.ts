@@ -18,6 +18,8 @@ export type Decision = 'allow' | 'ask' | 'deny';
  */
 export type Autonomy = 'strict' | 'supervised' | 'trusted';
 export const AUTONOMY_LEVELS: readonly Autonomy[] = ['strict', 'supervised', 'trusted'];
+/** Tiers at which the requester may be allowed to approve their own call (approvals.requesterMay); never dangerous. */
+export const SELF_APPROVABLE_TIERS = ['safe', 'caution'] as const satisfies readonly Tier[];
 
 export interface ToolCallRequest {
   tool: string;

@@ -42,6 +42,9 @@ export interface ScanOptions {
 }
 
 export type SecretPolicy = 'redact' | 'block' | 'allow';
+/** What a user's message that carries a secret gets (moat.secrets): redacted before the model sees it, or refused. */
+export const MESSAGE_SECRET_POLICIES = ['redact', 'block'] as const satisfies readonly SecretPolicy[];
+export type MessageSecretPolicy = (typeof MESSAGE_SECRET_POLICIES)[number];
 
 interface Candidate extends Finding {
   priority: number;

@@ -1,5 +1,6 @@
 import { getModel, type Api, type Model } from '@mariozechner/pi-ai';
-import { ConfigError, type Config, type SlotConfig } from '../src/config.js';
+import type { ConfigProblem } from '../kernel/config-slice.js';
+import type { ProvidersConfig, SlotConfig } from './config.js';
 import { providerFromConfig } from './from-env.js';
 import type { ProviderSlot } from './slot.js';
 
@@ -14,31 +15,35 @@ const DEFAULT_PROVIDER: Partial<Record<SlotConfig['api'], string>> = {
 
 /**
  * The chain's slots from configuration: `providers` in order, or the single
- * provider from the environment. Throws ConfigError naming the key when a slot
- * cannot work (its key variable is unset, a model pi-ai does not know has no
- * baseUrl, two slots share an id).
+ * provider from the environment. A slot that cannot work (its key variable is
+ * unset, a model pi-ai does not know has no baseUrl, two slots share an id) is a
+ * problem naming its key; every such problem is returned, the slots that work with them.
  */
-export function buildSlots(cfg: Config, env: Record<string, string | undefined> = process.env): { slots: ProviderSlot[]; reason?: string } {
+export function slotsFromConfig(cfg: ProvidersConfig, env: Record<string, string | undefined> = process.env): { slots: ProviderSlot[]; reason?: string; problems: ConfigProblem[] } {
   if (!cfg.providers) {
     const { slot, reason } = providerFromConfig(cfg.provider);
-    return slot ? { slots: [slot] } : { slots: [], ...(reason ? { reason } : {}) };
+    return slot ? { slots: [slot], problems: [] } : { slots: [], ...(reason ? { reason } : {}), problems: [] };
   }
   const seen = new Set<string>();
-  const slots = cfg.providers.map((s, i) => {
+  const problems: ConfigProblem[] = [];
+  const slots: ProviderSlot[] = [];
+  cfg.providers.forEach((s, i) => {
     const at = `providers.${i}`;
-    if (seen.has(s.id)) throw new ConfigError(`invalid configuration at "${at}.id": slot id "${s.id}" is used twice`);
+    const before = problems.length;
+    if (seen.has(s.id)) problems.push({ path: `${at}.id`, message: `slot id "${s.id}" is used twice` });
     seen.add(s.id);
     let apiKey: string | undefined;
     if (s.apiKeyEnv) {
       apiKey = env[s.apiKeyEnv];
-      if (!apiKey) throw new ConfigError(`invalid configuration at "${at}.apiKeyEnv": environment variable ${s.apiKeyEnv} is not set`);
+      if (!apiKey) problems.push({ path: `${at}.apiKeyEnv`, message: `environment variable ${s.apiKeyEnv} is not set` });
     }
-    return { id: s.id, model: slotModel(s, at), ...(s.apiKeyEnv ? { apiKeyEnv: s.apiKeyEnv } : {}), apiKey: apiKey ?? 'none' } satisfies ProviderSlot;
+    const model = slotModel(s, at, problems);
+    if (model && problems.length === before) slots.push({ id: s.id, model, ...(s.apiKeyEnv ? { apiKeyEnv: s.apiKeyEnv } : {}), apiKey: apiKey ?? 'none' });
   });
-  return { slots };
+  return { slots, problems };
 }
 
-function slotModel(s: SlotConfig, at: string): Model<Api> {
+function slotModel(s: SlotConfig, at: string, problems: ConfigProblem[]): Model<Api> | undefined {
   const provider = s.provider ?? DEFAULT_PROVIDER[s.api];
   const known = provider ? lookup(provider, s.model) : undefined;
   const overrides = {
@@ -49,7 +54,10 @@ function slotModel(s: SlotConfig, at: string): Model<Api> {
     ...(s.compat ? { compat: s.compat } : {}),
   };
   if (known && known.api === s.api) return { ...known, ...overrides } as Model<Api>;
-  if (!s.baseUrl) throw new ConfigError(`invalid configuration at "${at}.baseUrl": pi-ai does not know model "${s.model}" for ${s.api}, so its baseUrl is required`);
+  if (!s.baseUrl) {
+    problems.push({ path: `${at}.baseUrl`, message: `pi-ai does not know model "${s.model}" for ${s.api}, so its baseUrl is required` });
+    return undefined;
+  }
   return {
     id: s.model,
     name: s.model,

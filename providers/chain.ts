@@ -10,7 +10,7 @@ import {
   type SimpleStreamOptions,
 } from '@mariozechner/pi-ai';
 import type { CooldownState, CooldownStore } from '../adapters/cooldowns/port.js';
-import type { Config } from '../src/config.js';
+import type { FallbackSettings } from './config.js';
 import { ADVANCES, classifyError, type ErrorClass } from './errors.js';
 import { linkedSignal } from '../kernel/linked-signal.js';
 import { observeHttp } from './http-observer.js';
@@ -57,7 +57,7 @@ export interface ProviderChain {
   health(): Promise<SlotHealth[]>;
 }
 
-export type FallbackSettings = Config['fallback'];
+export type { FallbackSettings };
 
 type StreamFn = typeof streamSimple;
 

@@ -1,5 +1,5 @@
 import { getModel, type Api, type Model } from '@mariozechner/pi-ai';
-import type { Config } from '../src/config.js';
+import type { ProviderEnvConfig } from './config.js';
 import type { ProviderSlot, ProviderStatus } from './slot.js';
 
 export const DEFAULT_ANTHROPIC_MODEL = 'claude-sonnet-4-5';
@@ -10,7 +10,7 @@ export const DEFAULT_OPENAI_MODEL = 'gpt-4.1-mini';
  * for any OpenAI-compatible server, else ANTHROPIC_API_KEY, else OPENAI_API_KEY.
  * Returns no slot, with a reason, when none is configured.
  */
-export function providerFromConfig(cfg: Config['provider']): { slot?: ProviderSlot; reason?: string } {
+export function providerFromConfig(cfg: ProviderEnvConfig): { slot?: ProviderSlot; reason?: string } {
   if (cfg.openaiBaseUrl) {
     if (!cfg.model) return { reason: 'OPENAI_BASE_URL is set but SWITCHBOARD_MODEL (the model id on that server) is not' };
     const model: Model<'openai-completions'> = {
@@ -53,7 +53,7 @@ function knownModel(provider: 'anthropic' | 'openai', id: string): Model<Api> | 
   }
 }
 
-function withOverrides(m: Model<Api>, cfg: Config['provider']): Model<Api> {
+function withOverrides(m: Model<Api>, cfg: ProviderEnvConfig): Model<Api> {
   return { ...m, ...(cfg.contextWindow ? { contextWindow: cfg.contextWindow } : {}), ...(cfg.maxTokens ? { maxTokens: cfg.maxTokens } : {}) };
 }
 

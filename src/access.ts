@@ -1,9 +1,10 @@
 import { newCode } from '../adapters/store/approvals.js';
 import type { AccessStore } from '../adapters/store/access.js';
+import type { AccessPolicy } from './access-config.js';
 import type { Config } from './config.js';
 import { entryForms, entryNames, localId, type Identity } from '../kernel/identity.js';
 
-export type AccessPolicy = 'allowlist' | 'pairing' | 'open' | 'disabled';
+export type { AccessPolicy };
 
 export type AccessVerdict = { allowed: true } | { allowed: false; reply?: string };
 

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promptsDir } from '../kernel/paths.js';
-import type { AgentConfig } from './config.js';
+import type { AgentConfig } from './agents-config.js';
 import type { SystemPart } from './provider-request.js';
 import { stripSpecialTokens } from '../moat/untrusted.js';
 

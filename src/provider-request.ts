@@ -21,10 +21,10 @@
  * user's words: mark them with markAuthor(m, 'user') and they block.
  */
 import { createAssistantMessageEventStream, type AssistantMessage, type AssistantMessageEventStream, type Context, type Message, type SimpleStreamOptions } from '@mariozechner/pi-ai';
-import { Redactor } from '../moat/secrets.js';
+import { Redactor, type MessageSecretPolicy } from '../moat/secrets.js';
 import type { ChainHooks, ProviderChain } from '../providers/chain.js';
 
-export type SecretsPolicy = 'redact' | 'block';
+export type SecretsPolicy = MessageSecretPolicy;
 
 /** Who wrote a part of the system prompt. */
 export type PartAuthor = 'operator' | 'user' | 'model';

@@ -7,8 +7,10 @@
  * limits, the deadline and aborts are in the result); it rejects only when the
  * command could not be started at all.
  */
-export type SandboxMode = 'bwrap' | 'none';
-export type SandboxNetwork = 'none' | 'egress';
+export const SANDBOX_MODES = ['bwrap', 'none'] as const;
+export type SandboxMode = (typeof SANDBOX_MODES)[number];
+export const SANDBOX_NETWORKS = ['none', 'egress'] as const;
+export type SandboxNetwork = (typeof SANDBOX_NETWORKS)[number];
 
 export interface SandboxLimits {
   /** CPU seconds per process (RLIMIT_CPU). */

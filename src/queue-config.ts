@@ -1,0 +1,27 @@
+import { z } from 'zod';
+import type { EnvBinding } from '../kernel/config-slice.js';
+
+/** The job queue's slice of the configuration: `queue.*` (the drain, timer and event queues; see src/worker.ts). */
+export const queueSchema = z
+  .object({
+    prefix: z.string().default('sb'),
+    concurrency: z.number().int().positive().default(32),
+    attempts: z.number().int().positive().default(8),
+    backoffMs: z.number().int().positive().default(500),
+    lockDurationMs: z.number().int().positive().default(30_000),
+    stalledIntervalMs: z.number().int().positive().default(15_000),
+    /** Inbox rows unconsumed for this long get their conversation re-drained. */
+    recoverAfterMs: z.number().int().positive().default(30_000),
+    recoverIntervalMs: z.number().int().positive().default(15_000),
+  })
+  .strict()
+  .prefault({});
+
+export const QUEUE_ENV: EnvBinding[] = [
+  { env: 'SWITCHBOARD_WORKER_CONCURRENCY', path: ['concurrency'], kind: 'int' },
+  { env: 'SWITCHBOARD_QUEUE_PREFIX', path: ['prefix'], kind: 'string' },
+  { env: 'SWITCHBOARD_LOCK_DURATION_MS', path: ['lockDurationMs'], kind: 'int' },
+  { env: 'SWITCHBOARD_STALLED_INTERVAL_MS', path: ['stalledIntervalMs'], kind: 'int' },
+];
+
+export type QueueConfig = z.infer<typeof queueSchema>;
