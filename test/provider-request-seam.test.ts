@@ -11,7 +11,7 @@ import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { packageRoot } from '../kernel/paths.js';
 
-const ROOTS = ['src', 'channels', 'tools', 'moat'];
+const ROOTS = ['kernel', 'app', 'src', 'channels', 'adapters', 'tools', 'moat'];
 const BUILDER = 'src/provider-request.ts';
 const AGENT_LOOP = 'src/agent-loop.ts';
 
