@@ -1,4 +1,4 @@
-import type { Bus } from '../adapters/bus/port.js';
+import { topic, type Bus, type Topic } from '../adapters/bus/port.js';
 import type { Store } from '../adapters/store/store.js';
 import type { ProviderStatus } from '../providers/slot.js';
 import { QUEUE_MODES, type QueueMode } from '../kernel/queue-modes.js';
@@ -23,7 +23,7 @@ const MODE_WORDS: Record<QueueMode, string> = {
 };
 
 /** One control topic for the whole gateway: each worker process subscribes once and aborts the turns it runs. */
-export const CONTROL_TOPIC = 'ctl';
+export const CONTROL_TOPIC: Topic<ControlEvent> = topic('ctl');
 
 export interface ControlEvent {
   type: 'stop';

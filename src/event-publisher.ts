@@ -1,4 +1,4 @@
-import type { Bus } from '../adapters/bus/port.js';
+import { topic, type Bus, type Topic } from '../adapters/bus/port.js';
 import type { TurnEvent } from '../kernel/turn-events.js';
 
 /**
@@ -14,7 +14,7 @@ export class EventPublisher {
 
   constructor(
     private readonly bus: Bus,
-    private readonly topic: string,
+    private readonly topic: Topic<TurnEvent>,
   ) {}
 
   push(e: TurnEvent): void {
@@ -50,6 +50,6 @@ export class EventPublisher {
   }
 }
 
-export function conversationTopic(conversationKey: string): string {
-  return `conv:${conversationKey}`;
+export function conversationTopic(conversationKey: string): Topic<TurnEvent> {
+  return topic(`conv:${conversationKey}`);
 }

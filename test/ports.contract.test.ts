@@ -1,6 +1,8 @@
 /**
  * One contract suite for every port, run against both implementations:
- * embedded (in-process queue/bus/locks + PGlite) and Redis/BullMQ + Postgres.
+ * embedded (in-process queue/bus/locks + PGlite) and Redis/BullMQ + Postgres;
+ * the persistence repositories also against their in-memory fakes
+ * (test/support/memory-repos/), the contracts themselves in test/contracts/.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Bus } from '../adapters/bus/port.js';
@@ -16,7 +18,15 @@ import { BullQueue } from '../adapters/queue/bullmq.js';
 import { MemoryQueue } from '../adapters/queue/memory.js';
 import type { JobQueue } from '../adapters/queue/port.js';
 import { migrate } from '../adapters/store/migrate.js';
-import { Store, type StartTurn } from '../adapters/store/store.js';
+import { postgresRepositories, Store, type StartTurn } from '../adapters/store/store.js';
+import { AccessStore } from '../adapters/store/access.js';
+import { ApprovalStore } from '../adapters/store/approvals.js';
+import { ChannelStateStore } from '../adapters/store/channel-state.js';
+import { DeliveryStore } from '../adapters/store/deliveries.js';
+import { WebhookStore } from '../adapters/store/webhooks.js';
+import { conversationRepositoryContracts } from './contracts/conversation-repos.js';
+import { otherRepositoryContracts } from './contracts/other-repos.js';
+import { memoryRepositories, type AllRepositories } from './support/memory-repos/index.js';
 import type { InboundMessage } from '../kernel/envelope.js';
 import { createTestDatabase, type TestDatabase } from './support/postgres.js';
 import { TestRedis } from './support/redis.js';
@@ -593,4 +603,54 @@ describe.each(backends)('ports contract: $name', (backend) => {
       expect(await store.stuckConversations(60_000)).not.toContain(m.conversationId);
     });
   });
+});
+
+/** Every repository over one migrated database. */
+function sqlRepositories(db: Db): AllRepositories {
+  return {
+    ...postgresRepositories(db),
+    approvals: new ApprovalStore(db),
+    deliveries: new DeliveryStore(db),
+    channelState: new ChannelStateStore(db),
+    access: new AccessStore(db),
+    webhooks: new WebhookStore(db),
+  };
+}
+
+const repositoryBackends: Array<{ name: string; open(): Promise<{ repos: AllRepositories; close(): Promise<void> }> }> = [
+  {
+    name: 'PGlite',
+    async open() {
+      const db = await openPglite();
+      await migrate(db);
+      return { repos: sqlRepositories(db), close: () => db.close() };
+    },
+  },
+  {
+    name: 'Postgres',
+    async open() {
+      const t = await createTestDatabase();
+      const db = await openPostgres(t.url);
+      await migrate(db);
+      return {
+        repos: sqlRepositories(db),
+        async close() {
+          await db.close();
+          await t.drop();
+        },
+      };
+    },
+  },
+  { name: 'in-memory fake', open: async () => ({ repos: memoryRepositories(), close: async () => {} }) },
+];
+
+describe.each(repositoryBackends)('repository contracts: $name', (backend) => {
+  let opened: { repos: AllRepositories; close(): Promise<void> } | undefined;
+  beforeAll(async () => {
+    opened = await backend.open();
+  });
+  afterAll(() => opened?.close());
+  const repos = () => opened!.repos;
+  conversationRepositoryContracts(repos);
+  otherRepositoryContracts(repos);
 });

@@ -1,16 +1,9 @@
 import type { Db } from '../db/port.js';
+import type { AccessRepository, AccessRow } from './ports/access.js';
 
-export interface AccessRow {
-  channel: string;
-  /** The sender's identity within the channel (kernel/identity.ts localId: `T1:U1` on Slack, the id elsewhere); on Slack a bare user id allowed by an operator names that user in any team. */
-  sender: string;
-  status: 'allowed' | 'pending' | 'denied';
-  code: string | null;
-  expires_at: Date | null;
-  decided_by: string | null;
-}
+export type { AccessRepository, AccessRow } from './ports/access.js';
 
-export class AccessStore {
+export class AccessStore implements AccessRepository {
   constructor(private readonly db: Db) {}
 
   /** The row of a sender, by the forms that may name it, most specific first (kernel/identity.ts entryForms): the most specific row found wins. */

@@ -1,49 +1,9 @@
 import { createHash, randomInt, randomUUID } from 'node:crypto';
 import type { AllowRule } from '../../moat/approval-engine.js';
 import type { Db } from '../db/port.js';
+import type { ApprovalRepository, ApprovalRow, DecideOutcome, NewApproval, NewRule, RuleRow } from './ports/approvals.js';
 
-export type ApprovalStatus = 'pending' | 'approved' | 'denied' | 'expired' | 'executed';
-
-export interface ApprovalRow {
-  id: string;
-  code: string;
-  conversation_id: string;
-  turn_id: string;
-  tool_call_id: string;
-  tool: string;
-  args: unknown;
-  args_hash: string;
-  pattern: string;
-  tier: string;
-  reasons: string[];
-  rule_permitted: boolean;
-  /** Who asked: the turn's sender as a canonical identity (kernel/identity.ts); only that whole identity answers as the requester. */
-  requester: string | null;
-  channel: string;
-  status: ApprovalStatus;
-  always: boolean;
-  decided_by: string | null;
-  decided_via: string | null;
-  decided_at: Date | null;
-  expires_at: Date;
-  created_at: Date;
-}
-
-export interface NewApproval {
-  conversationId: string;
-  turnId: string;
-  toolCallId: string;
-  tool: string;
-  args: unknown;
-  argsHash: string;
-  pattern: string;
-  tier: string;
-  reasons: string[];
-  rulePermitted: boolean;
-  requester: string | null;
-  channel: string;
-  expiresAt: Date;
-}
+export type { ApprovalRepository, ApprovalRow, ApprovalStatus, DecideOutcome, NewApproval, NewRule, RuleRow, RuleScope } from './ports/approvals.js';
 
 /** Letters and digits nobody misreads: no 0/O, 1/I/L, 2/Z, 5/S, 8/B. */
 export const CODE_ALPHABET = 'ACDEFGHJKMNPQRTUVWXY34679';
@@ -59,42 +19,12 @@ export function argsHash(canonicalArgs: string): string {
   return createHash('sha256').update(canonicalArgs).digest('hex');
 }
 
-export type RuleScope = 'conversation' | 'sender' | 'global';
-
-/** An operator "always allow" rule: one exact call, in a scope (see moat/approval-engine.ts). */
-export interface RuleRow {
-  id: number;
-  tool: string;
-  pattern: string;
-  scope: RuleScope;
-  /** The conversation id, the sender's canonical identity (kernel/identity.ts), or '' for global. */
-  scope_key: string;
-  variable: number[];
-  kind: 'command' | 'args' | null;
-  created_by: string;
-  created_at: Date;
-}
-
-export interface NewRule {
-  tool: string;
-  pattern: string;
-  scope: RuleScope;
-  scopeKey: string;
-  variable?: number[];
-  kind: 'command' | 'args';
-  by: string;
-}
-
 function normalizeRule(r: RuleRow): RuleRow {
   return { ...r, id: Number(r.id), variable: (r.variable ?? []).map(Number) };
 }
 
-export type DecideOutcome =
-  | { ok: true; approval: ApprovalRow }
-  | { ok: false; reason: 'unknown' | 'expired' | 'already_decided'; approval?: ApprovalRow };
-
 /** Approvals, allow rules and the audit trail, in plain SQL (Postgres and PGlite). */
-export class ApprovalStore {
+export class ApprovalStore implements ApprovalRepository {
   constructor(private readonly db: Db) {}
 
   async create(a: NewApproval): Promise<ApprovalRow> {

@@ -1,7 +1,10 @@
 import type { Db } from '../db/port.js';
+import type { ChannelStateRepository } from './ports/channel-state.js';
+
+export type { ChannelStateRepository } from './ports/channel-state.js';
 
 /** Durable key → JSON value per channel, for the little state a channel must keep across restarts. */
-export class ChannelStateStore {
+export class ChannelStateStore implements ChannelStateRepository {
   constructor(private readonly db: Db) {}
 
   async get<T = unknown>(channel: string, key: string): Promise<T | undefined> {

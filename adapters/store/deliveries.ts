@@ -1,21 +1,13 @@
 import type { Db } from '../db/port.js';
+import type { DeliveryRepository, DeliveryRow } from './ports/deliveries.js';
 
-export interface DeliveryRow {
-  id: number;
-  turn_id: string;
-  channel: string;
-  target: string;
-  platform_message_id: string | null;
-  state: string;
-  body: string | null;
-  updated_at: Date;
-}
+export type { DeliveryRepository, DeliveryRow } from './ports/deliveries.js';
 
 /**
  * What a turn posted on a platform. A retried turn finds its row and edits the
  * message it already posted instead of posting a second one.
  */
-export class DeliveryStore {
+export class DeliveryStore implements DeliveryRepository {
   constructor(private readonly db: Db) {}
 
   async get(turnId: string, channel: string, target: string): Promise<DeliveryRow | undefined> {

@@ -1,13 +1,9 @@
 import type { Db } from '../db/port.js';
+import type { SubscriberRow, WebhookRepository } from './ports/webhooks.js';
 
-export interface SubscriberRow {
-  id: string;
-  url: string;
-  secret_env: string;
-  events: string[];
-}
+export type { SubscriberRow, WebhookRepository } from './ports/webhooks.js';
 
-export class WebhookStore {
+export class WebhookStore implements WebhookRepository {
   constructor(private readonly db: Db) {}
 
   async subscribers(): Promise<SubscriberRow[]> {

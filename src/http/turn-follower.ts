@@ -1,4 +1,4 @@
-import type { Bus, Subscription } from '../../adapters/bus/port.js';
+import type { Bus, Subscription, Topic } from '../../adapters/bus/port.js';
 import type { Store } from '../../adapters/store/store.js';
 import type { TurnEvent } from '../../kernel/turn-events.js';
 
@@ -24,9 +24,9 @@ export class TurnWaiter {
     private readonly pollMs: number,
   ) {}
 
-  static async open(bus: Bus, store: Store, topic: string, pollMs = 2_000): Promise<TurnWaiter> {
+  static async open(bus: Bus, store: Store, topic: Topic<TurnEvent>, pollMs = 2_000): Promise<TurnWaiter> {
     const w = new TurnWaiter(store, pollMs);
-    w.sub = await bus.subscribe(topic, (e) => w.onEvent(e as TurnEvent));
+    w.sub = await bus.subscribe(topic, (e) => w.onEvent(e));
     return w;
   }
 

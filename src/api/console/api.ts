@@ -24,17 +24,9 @@ export function registerConsole(server: HttpServer, deps: { auth: ApiKeyAuth; in
 
   server.route('GET', '/v1/console/state', async ({ req, res }) => {
     if (!deps.auth.authenticate(req)?.operator) return sendError(res, 401, 'The console needs an operator key.', { code: 'invalid_api_key' });
-    const db = infra.store.db;
     const [conversations, latencies, queue, approvals, slots, pairing, rules] = await Promise.all([
-      db.query<{ id: string; key: string; channel: string; updated_at: Date; status: string | null; turns: number }>(
-        `select c.id, c.key, c.channel, c.updated_at,
-                (select t.status from turns t where t.conversation_id = c.id order by t.seq desc limit 1) as status,
-                (select count(*)::int from turns t where t.conversation_id = c.id) as turns
-         from conversations c order by c.updated_at desc limit 30`,
-      ),
-      db.query<{ ms: number; finished_at: Date }>(
-        `select extract(epoch from (finished_at - started_at)) * 1000 as ms, finished_at from turns where finished_at is not null order by finished_at desc limit 60`,
-      ),
+      infra.store.repos.console.recentConversations(30),
+      infra.store.repos.console.turnLatencies(60),
       infra.queue.counts().catch(() => null),
       infra.approvals.pending(),
       deps.chain ? deps.chain.health().catch(() => []) : Promise.resolve([]),
@@ -42,8 +34,8 @@ export function registerConsole(server: HttpServer, deps: { auth: ApiKeyAuth; in
       infra.approvals.rules().then((r) => rulesJson(r, infra.store)),
     ]);
     sendJson(res, 200, {
-      conversations: conversations.rows.map((c) => ({ id: c.id, key: c.key, channel: c.channel, updatedAt: new Date(c.updated_at).toISOString(), status: c.status, turns: c.turns })),
-      latencies: latencies.rows.reverse().map((l) => Math.round(Number(l.ms))),
+      conversations: conversations.map((c) => ({ id: c.id, key: c.key, channel: c.channel, updatedAt: new Date(c.updated_at).toISOString(), status: c.status, turns: c.turns })),
+      latencies: latencies.reverse().map((l) => Math.round(Number(l.ms))),
       queue,
       approvals: approvals.map((a) => ({ code: a.code, tool: a.tool, tier: a.tier, arguments: a.args, conversation: a.conversation_id, expiresAt: new Date(a.expires_at).toISOString(), alwaysPermitted: a.rule_permitted, reasons: a.reasons, shown: visibleCall(a.args) })),
       rules,

@@ -1,0 +1,90 @@
+import { randomUUID } from 'node:crypto';
+import type { Db } from '../db/port.js';
+import type { InboundMessage } from '../../kernel/envelope.js';
+import { formatIdentity, identityOf } from '../../kernel/identity.js';
+import type { AcceptResult, InboxRepository, InboxRow } from './ports/inbox.js';
+
+/** The inbox in plain SQL (Postgres and PGlite). */
+export class InboxStore implements InboxRepository {
+  constructor(private readonly db: Db) {}
+
+  /** Upserts the conversation and writes the inbox row, in one statement. */
+  async accept(msg: InboundMessage, agent = 'default'): Promise<AcceptResult> {
+    const r = await this.db.query<{ conversation_id: string; inbox_id: number | null }>(
+      `with c as (
+         insert into conversations (id, key, channel, owner, agent) values ($1, $2, $3, $4, $5)
+         on conflict (key) do update set updated_at = now()
+         returning id
+       ), i as (
+         insert into inbox (conversation_id, channel, external_id, sender, text, attachments, reply_to, context, received_at, sender_identity)
+         select c.id, $3, $6, $7, $8, $9, $10, $11, $12, $13 from c
+         on conflict (channel, external_id) do nothing
+         returning id
+       )
+       select c.id as conversation_id, (select id from i) as inbox_id from c`,
+      [
+        'c_' + randomUUID(),
+        msg.conversationKey,
+        msg.channel,
+        msg.owner ?? null,
+        agent,
+        msg.externalId,
+        JSON.stringify(msg.sender),
+        msg.text,
+        JSON.stringify(msg.attachments),
+        msg.replyTo ? JSON.stringify(msg.replyTo) : null,
+        msg.context ? JSON.stringify(msg.context) : null,
+        msg.receivedAt,
+        formatIdentity(identityOf(msg)),
+      ],
+    );
+    const row = r.rows[0]!;
+    if (row.inbox_id != null) return { conversationId: row.conversation_id, inboxId: row.inbox_id, duplicate: false };
+    const existing = await this.db.query<{ id: number; conversation_id: string }>(
+      'select id, conversation_id from inbox where channel = $1 and external_id = $2',
+      [msg.channel, msg.externalId],
+    );
+    const e = existing.rows[0]!;
+    return { conversationId: e.conversation_id, inboxId: e.id, duplicate: true };
+  }
+
+  /** The inbox row of a message already written, as accept() reports a duplicate. */
+  async inboxByExternalId(channel: string, externalId: string): Promise<AcceptResult | undefined> {
+    const e = (await this.db.query<{ id: number; conversation_id: string }>('select id, conversation_id from inbox where channel = $1 and external_id = $2', [channel, externalId])).rows[0];
+    return e ? { conversationId: e.conversation_id, inboxId: e.id, duplicate: true } : undefined;
+  }
+
+  /** Unconsumed inbox rows of a conversation, oldest first. Rows with turn_id belong to an unfinished turn. */
+  async pending(conversationId: string): Promise<InboxRow[]> {
+    return (
+      await this.db.query<InboxRow>(
+        'select * from inbox where conversation_id = $1 and consumed_at is null order by id',
+        [conversationId],
+      )
+    ).rows;
+  }
+
+  async inboxRow(id: number): Promise<InboxRow | undefined> {
+    return (await this.db.query<InboxRow>('select * from inbox where id = $1', [id])).rows[0];
+  }
+
+  /** Steering: claims messages that arrived during the turn into it. */
+  async claimInto(turnId: string, conversationId: string): Promise<InboxRow[]> {
+    return (
+      await this.db.query<InboxRow>(
+        `update inbox set turn_id = $1 where conversation_id = $2 and turn_id is null and consumed_at is null returning *`,
+        [turnId, conversationId],
+      )
+    ).rows.sort((a, b) => a.id - b.id);
+  }
+
+  /** Conversations with inbox rows nobody has consumed for a while: the recovery sweep re-drains them. */
+  async stuckConversations(olderThanMs: number): Promise<string[]> {
+    const r = await this.db.query<{ conversation_id: string }>(
+      `select distinct conversation_id from inbox
+       where consumed_at is null and created_at < now() - ($1::double precision * interval '1 millisecond')`,
+      [olderThanMs],
+    );
+    return r.rows.map((x) => x.conversation_id);
+  }
+}

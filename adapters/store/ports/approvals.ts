@@ -1,0 +1,123 @@
+import type { AllowRule } from '../../../moat/approval-engine.js';
+
+export type ApprovalStatus = 'pending' | 'approved' | 'denied' | 'expired' | 'executed';
+
+export interface ApprovalRow {
+  id: string;
+  code: string;
+  conversation_id: string;
+  turn_id: string;
+  tool_call_id: string;
+  tool: string;
+  args: unknown;
+  args_hash: string;
+  pattern: string;
+  tier: string;
+  reasons: string[];
+  rule_permitted: boolean;
+  /** Who asked: the turn's sender as a canonical identity (kernel/identity.ts); only that whole identity answers as the requester. */
+  requester: string | null;
+  channel: string;
+  status: ApprovalStatus;
+  always: boolean;
+  decided_by: string | null;
+  decided_via: string | null;
+  decided_at: Date | null;
+  expires_at: Date;
+  created_at: Date;
+}
+
+export interface NewApproval {
+  conversationId: string;
+  turnId: string;
+  toolCallId: string;
+  tool: string;
+  args: unknown;
+  argsHash: string;
+  pattern: string;
+  tier: string;
+  reasons: string[];
+  rulePermitted: boolean;
+  requester: string | null;
+  channel: string;
+  expiresAt: Date;
+}
+
+export type RuleScope = 'conversation' | 'sender' | 'global';
+
+/** An operator "always allow" rule: one exact call, in a scope (see moat/approval-engine.ts). */
+export interface RuleRow {
+  id: number;
+  tool: string;
+  pattern: string;
+  scope: RuleScope;
+  /** The conversation id, the sender's canonical identity (kernel/identity.ts), or '' for global. */
+  scope_key: string;
+  variable: number[];
+  kind: 'command' | 'args' | null;
+  created_by: string;
+  created_at: Date;
+}
+
+export interface NewRule {
+  tool: string;
+  pattern: string;
+  scope: RuleScope;
+  scopeKey: string;
+  variable?: number[];
+  kind: 'command' | 'args';
+  by: string;
+}
+
+export type DecideOutcome =
+  | { ok: true; approval: ApprovalRow }
+  | { ok: false; reason: 'unknown' | 'expired' | 'already_decided'; approval?: ApprovalRow };
+
+export interface AuditEntry {
+  at: Date;
+  actor: string;
+  action: string;
+  details: unknown;
+}
+
+/** Approvals of parked tool calls, operators' "always allow" rules, and the audit trail. */
+export interface ApprovalRepository {
+  /**
+   * Creates the pending approval of one tool call, with a fresh code unique
+   * among pending approvals. Idempotent per (turn, tool call): a retried turn
+   * gets the approval already there, with its code and status.
+   */
+  create(a: NewApproval): Promise<ApprovalRow>;
+  /** Every pending approval (expired or not), oldest first. */
+  pending(): Promise<ApprovalRow[]>;
+  /** The approval with this code: the pending one if any, else the newest. */
+  byCode(code: string): Promise<ApprovalRow | undefined>;
+  get(id: string): Promise<ApprovalRow | undefined>;
+  /** A turn's approvals, oldest first. */
+  forTurn(turnId: string): Promise<ApprovalRow[]>;
+  /**
+   * Single-use and atomic: only a pending, unexpired approval changes, so of
+   * two answers at once exactly one wins. `always` sticks only to an approval.
+   * Otherwise: unknown code, expired (also a pending one past its deadline),
+   * or already decided (with the approval as it is).
+   */
+  decide(code: string, decision: 'approved' | 'denied', by: string, via: string, always?: boolean): Promise<DecideOutcome>;
+  /** Fail-closed expiry: every pending approval past its deadline becomes expired; returns those. */
+  expireDue(): Promise<ApprovalRow[]>;
+  /** Claims an approved call for execution, once: true only for the first claim of an approved one. */
+  markExecuted(id: string): Promise<boolean>;
+  /** Adds an "always allow" rule, or returns the identical one (tool, pattern, scope, key, variable set) already there. */
+  addRule(r: NewRule): Promise<RuleRow>;
+  /** Every rule, oldest first. */
+  rules(): Promise<RuleRow[]>;
+  /** The rules that may apply in this conversation for this sender (global, its conversation's, its own), oldest first. */
+  rulesFor(conversationId: string, sender: string): Promise<AllowRule[]>;
+  rule(id: number): Promise<RuleRow | undefined>;
+  /** Deletes a rule; returns it, or undefined when there was none. */
+  deleteRule(id: number): Promise<RuleRow | undefined>;
+  audit(actor: string, action: string, subject: string | null, details: unknown): Promise<void>;
+  /** How many audit entries of this action this actor has within the last windowMs. */
+  auditCount(actor: string, action: string, windowMs: number): Promise<number>;
+  /** A subject's audit entries, oldest first. */
+  auditTrail(subject: string): Promise<AuditEntry[]>;
+}

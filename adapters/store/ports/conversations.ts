@@ -1,0 +1,42 @@
+export interface ConversationRow {
+  id: string;
+  key: string;
+  channel: string;
+  owner: string | null;
+  agent: string;
+  queue_mode?: string | null;
+  created_at: Date;
+}
+
+export interface ConversationStats {
+  id: string;
+  turns: number;
+  tokens: number;
+  running: boolean;
+  parked: boolean;
+  pendingApprovals: number;
+}
+
+/** Conversations by id and by key. A key names one live conversation; archived ones keep their id. */
+export interface ConversationRepository {
+  conversationByKey(key: string): Promise<ConversationRow | undefined>;
+  conversation(id: string): Promise<ConversationRow | undefined>;
+  /**
+   * /new: sets the live conversation of this key aside (its key gets an
+   * `#archived-<ms>` suffix), so the next message with the key opens a fresh
+   * one; the old one stays readable by id. False when no conversation has the key.
+   */
+  archiveConversation(key: string): Promise<boolean>;
+  /** For /status: its turns, total tokens, whether a turn runs or is parked, and its pending approvals. */
+  conversationStats(key: string): Promise<ConversationStats | undefined>;
+  /**
+   * Messages waiting under this key (neither claimed by a turn nor consumed),
+   * whether a turn is running, and the conversation's own queue mode; zeros
+   * and null for an unknown key.
+   */
+  waitingCount(conversationKey: string): Promise<{ waiting: number; running: boolean; mode: string | null }>;
+  /** Sets the conversation's own queue mode; false when no conversation has the key. */
+  setQueueMode(conversationKey: string, mode: string): Promise<boolean>;
+  /** Recently active conversations (by last accepted message), newest first, with their number of turns. */
+  listConversations(limit?: number): Promise<Array<ConversationRow & { updated_at: Date; turns: number }>>;
+}

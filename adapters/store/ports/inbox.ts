@@ -1,0 +1,56 @@
+import type { ContextMessage, InboundMessage } from '../../../kernel/envelope.js';
+
+export interface InboxRow {
+  id: number;
+  conversation_id: string;
+  channel: string;
+  external_id: string;
+  sender: { id: string; workspace?: string; name?: string };
+  /**
+   * The sender's identity in canonical form (kernel/identity.ts): what every look-up
+   * by sender compares. Null only on a row written by a version from before
+   * migration 010 after it ran (see senderIdentity()).
+   */
+  sender_identity: string | null;
+  text: string;
+  attachments: unknown[];
+  reply_to: Record<string, unknown> | null;
+  context: ContextMessage[] | null;
+  received_at: Date;
+  turn_id: string | null;
+  consumed_at: Date | null;
+}
+
+export interface AcceptResult {
+  conversationId: string;
+  inboxId: number;
+  /** True when (channel, externalId) was already in the inbox: nothing new was written. */
+  duplicate: boolean;
+}
+
+/**
+ * The inbox: every inbound message, written once per (channel, external id),
+ * claimed by a turn (turn_id) and consumed when that turn closes.
+ * Rows come back in the row shape (snake_case columns) for now.
+ */
+export interface InboxRepository {
+  /**
+   * Upserts the conversation (by key; a new one gets `agent`) and writes the
+   * inbox row, atomically. A second message with the same (channel, external
+   * id) writes nothing and reports the first row with `duplicate: true`.
+   */
+  accept(msg: InboundMessage, agent?: string): Promise<AcceptResult>;
+  /** The row of a message already written, as accept() reports a duplicate; undefined if none. */
+  inboxByExternalId(channel: string, externalId: string): Promise<AcceptResult | undefined>;
+  /** Unconsumed rows of a conversation, oldest (lowest id) first, claimed or not. */
+  pending(conversationId: string): Promise<InboxRow[]>;
+  inboxRow(id: number): Promise<InboxRow | undefined>;
+  /**
+   * Steering: claims every unclaimed, unconsumed row of the conversation into
+   * the turn, atomically (a row is claimed by one turn only), and returns them
+   * oldest first. Call only while the drain's lease holds.
+   */
+  claimInto(turnId: string, conversationId: string): Promise<InboxRow[]>;
+  /** Conversations with a row unconsumed for longer than olderThanMs since it was written (the recovery sweep). */
+  stuckConversations(olderThanMs: number): Promise<string[]>;
+}

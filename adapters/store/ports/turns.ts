@@ -1,0 +1,122 @@
+import type { ConversationRow } from './conversations.js';
+import type { InboxRow } from './inbox.js';
+import type { StoredMessage } from './transcript.js';
+
+export interface TurnRow {
+  id: string;
+  conversation_id: string;
+  seq: number;
+  status: 'running' | 'parked' | 'done' | 'failed';
+  /** A turn that was parked for approvals: its loop state (see turn-runner). */
+  state: unknown;
+  honesty: unknown;
+  attempt: number;
+  worker: string | null;
+  started_at: Date;
+  finished_at: Date | null;
+  finish_reason: string | null;
+  error: string | null;
+  usage: Record<string, unknown> | null;
+  provider: Record<string, unknown> | null;
+}
+
+export interface StartTurn {
+  conversationId: string;
+  worker: string;
+  /** This drain's lease token, and how long the lease lasts unless renewed. */
+  lease: string;
+  leaseMs: number;
+  /** Which rows a new turn claims (a turn that already claimed rows is always resumed, except with `none`). */
+  claim: 'auto' | 'all' | 'none';
+  /** Queue modes from the configuration; a conversation's own mode wins. */
+  modes: { default: string; byChannel: Record<string, string> };
+  /** Transcript window by agent name (`default` for an unknown agent). */
+  historyLimits: Record<string, number>;
+  memoryLimit: number;
+}
+
+/** What the turn starts from: the transcript window and memory notes. */
+export interface StartContext {
+  history: StoredMessage[];
+  historyIds: number[];
+  summary: string | null;
+  memory: string[];
+}
+
+export interface StartedTurn {
+  /** Set when this drain holds the lease. */
+  conversation: ConversationRow | null;
+  mode: string | null;
+  /** Something waits and no turn is parked (whether or not the lease was free). */
+  hasWork: boolean;
+  /** The unconsumed rows, oldest first, as the statement found them (before its claim). */
+  pending: InboxRow[];
+  /** The opened or resumed turn, the rows it answers, and its context. */
+  turn?: TurnRow;
+  batch?: InboxRow[];
+  context?: StartContext;
+}
+
+export interface FinishTurn {
+  turnId: string;
+  status: 'done' | 'failed';
+  messages: StoredMessage[];
+  finishReason: string;
+  error?: string;
+  usage?: Record<string, unknown>;
+  provider?: Record<string, unknown>;
+  /** Claims the honesty check corrected. */
+  honesty?: unknown[];
+  /** The drain's lease: released in the same statement when nothing else waits. */
+  lease?: string;
+}
+
+/**
+ * Turns and the drain's lease on a conversation. One drain at a time holds a
+ * conversation's lease (a token with a deadline); only the holder opens,
+ * resumes or closes its turns. Every method is one atomic step.
+ */
+export interface TurnRepository {
+  /**
+   * Takes (or renews) the lease for `lease`, but only when an unconsumed row
+   * waits, no turn of the conversation is parked, and the lease is free,
+   * already this token's, or expired. Holding it, resumes the running turn
+   * that claimed the oldest claimed row (attempt + 1, this worker), or opens
+   * turn seq max+1 claiming rows as the queue mode says (`auto`: collect none,
+   * interrupt all, others the oldest one; `all`; with `none` nothing is
+   * claimed or resumed). The mode is the conversation's own when it is a known
+   * queue mode, else modes.byChannel[channel], else modes.default.
+   * A turn comes with its batch (its rows, oldest first) and context: the
+   * newest historyLimits[agent] (else [default]) messages after the summary,
+   * oldest first (none when the batch's first row carries its own context),
+   * the summary, and up to memoryLimit notes visible to the conversation and
+   * the first row's sender, oldest first among the newest.
+   * A row is never claimed by two turns: a racing drain comes back empty.
+   */
+  startTurn(b: StartTurn): Promise<StartedTurn>;
+  /**
+   * Closes a running turn atomically: status and finish fields, its messages
+   * appended to the transcript in order, its rows consumed. Writes nothing
+   * when the turn is not running (finished: false). Returns the
+   * conversation's other unconsumed rows; when none wait, the lease `lease`
+   * is released in the same step.
+   */
+  finishTurn(f: FinishTurn): Promise<{ finished: boolean; pending: InboxRow[] }>;
+  /** Parks a running turn with its loop state; false unless it was running. The conversation waits while a turn is parked. */
+  parkTurn(turnId: string, state: unknown): Promise<boolean>;
+  /** Makes a parked turn running again; returns its conversation id, or undefined if it was not parked. */
+  unparkTurn(turnId: string): Promise<string | undefined>;
+  /**
+   * Takes back what startTurn did for a turn that may not run yet, atomically:
+   * an opened turn (attempt 1) is deleted and its rows unclaimed, a resumed
+   * turn gets its attempt back, and the lease is released if still `lease`.
+   */
+  deferTurn(turnId: string, conversationId: string, lease: string): Promise<void>;
+  /** Extends the lease by leaseMs from now, only while it is still `lease`; false otherwise. */
+  renewLease(conversationId: string, lease: string, leaseMs: number): Promise<boolean>;
+  /** Gives the lease up, only if it is still `lease` (a lost lease is left alone). */
+  releaseLease(conversationId: string, lease: string): Promise<void>;
+  turn(id: string): Promise<TurnRow | undefined>;
+  /** A conversation's turns by seq. */
+  turns(conversationId: string): Promise<TurnRow[]>;
+}

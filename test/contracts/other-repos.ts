@@ -1,0 +1,195 @@
+/**
+ * Contracts of the approval and channel-facing repositories
+ * (adapters/store/ports/), asserted on every implementation by
+ * test/ports.contract.test.ts. Each test works on rows of its own.
+ */
+import { randomUUID } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import type { NewApproval } from '../../adapters/store/ports/approvals.js';
+import type { AllRepositories } from '../support/memory-repos/index.js';
+import { msg } from './conversation-repos.js';
+
+const u = () => randomUUID().slice(0, 8);
+
+export function otherRepositoryContracts(repos: () => AllRepositories): void {
+  describe('approvals', () => {
+    const request = async (extra: Partial<NewApproval> = {}): Promise<NewApproval> => {
+      const a = await repos().inbox.accept(msg(`ap-${u()}`, `http/-/ap-${u()}/-`));
+      return {
+        conversationId: a.conversationId,
+        turnId: `t_${u()}`,
+        toolCallId: 'call_1',
+        tool: 'shell_exec',
+        args: { command: 'ls -la' },
+        argsHash: 'h',
+        pattern: 'ls -la',
+        tier: 'caution',
+        reasons: ['lists files'],
+        rulePermitted: true,
+        requester: 'http:u1',
+        channel: 'http',
+        expiresAt: new Date(Date.now() + 60_000),
+        ...extra,
+      };
+    };
+
+    it('creates one pending approval per tool call, with a code; a retried turn gets the same one', async () => {
+      const r = await request();
+      const a = await repos().approvals.create(r);
+      expect(a).toMatchObject({ conversation_id: r.conversationId, turn_id: r.turnId, tool_call_id: 'call_1', tool: 'shell_exec', args: { command: 'ls -la' }, reasons: ['lists files'], status: 'pending', always: false, decided_by: null, requester: 'http:u1' });
+      expect(a.code).toMatch(/^[ACDEFGHJKMNPQRTUVWXY34679]{5}$/);
+      expect(a.expires_at).toBeInstanceOf(Date);
+      expect(a.created_at).toBeInstanceOf(Date);
+      expect(await repos().approvals.create(r)).toMatchObject({ id: a.id, code: a.code });
+      const second = await repos().approvals.create({ ...r, toolCallId: 'call_2' });
+      expect(second.id).not.toBe(a.id);
+      expect((await repos().approvals.forTurn(r.turnId)).map((x) => x.id)).toEqual([a.id, second.id]);
+      expect(await repos().approvals.get(a.id)).toMatchObject({ id: a.id, code: a.code });
+      expect(await repos().approvals.byCode(a.code)).toMatchObject({ id: a.id });
+      expect((await repos().approvals.pending()).map((x) => x.id)).toEqual(expect.arrayContaining([a.id, second.id]));
+      expect((await repos().conversations.conversationStats((await repos().conversations.conversation(r.conversationId))!.key))!.pendingApprovals).toBe(2);
+    });
+
+    it('is decided once; an expired or unknown code is refused; an approved call executes once', async () => {
+      const a = await repos().approvals.create(await request());
+      const won = await repos().approvals.decide(a.code, 'approved', 'http:op', 'http', true);
+      expect(won).toMatchObject({ ok: true, approval: { id: a.id, status: 'approved', decided_by: 'http:op', decided_via: 'http', always: true } });
+      expect(won.ok && won.approval.decided_at).toBeInstanceOf(Date);
+      expect(await repos().approvals.decide(a.code, 'denied', 'http:op2', 'http')).toMatchObject({ ok: false, reason: 'already_decided', approval: { status: 'approved' } });
+      expect(await repos().approvals.pending()).not.toContainEqual(expect.objectContaining({ id: a.id }));
+      expect(await repos().approvals.markExecuted(a.id)).toBe(true);
+      expect(await repos().approvals.markExecuted(a.id)).toBe(false);
+      const denied = await repos().approvals.create(await request());
+      expect(await repos().approvals.decide(denied.code, 'denied', 'http:op', 'http', true)).toMatchObject({ ok: true, approval: { status: 'denied', always: false } });
+      expect(await repos().approvals.markExecuted(denied.id)).toBe(false);
+      const late = await repos().approvals.create(await request({ expiresAt: new Date(Date.now() - 1_000) }));
+      expect(await repos().approvals.decide(late.code, 'approved', 'http:op', 'http')).toMatchObject({ ok: false, reason: 'expired', approval: { id: late.id, status: 'pending' } });
+      const expired = await repos().approvals.expireDue();
+      expect(expired.map((x) => x.id)).toContain(late.id);
+      expect(expired.find((x) => x.id === late.id)).toMatchObject({ status: 'expired' });
+      expect((await repos().approvals.expireDue()).map((x) => x.id)).not.toContain(late.id);
+      expect(await repos().approvals.decide(late.code, 'approved', 'http:op', 'http')).toMatchObject({ ok: false, reason: 'expired' });
+      expect(await repos().approvals.decide('QQQQQ', 'approved', 'http:op', 'http')).toEqual({ ok: false, reason: 'unknown' });
+    });
+
+    it('keeps "always allow" rules once each, scoped, and an audit trail', async () => {
+      const k = u();
+      const rule = { tool: 'shell_exec', pattern: `ls ${k}`, scope: 'sender' as const, scopeKey: `http:${k}`, variable: [2, 1, 2], kind: 'command' as const, by: 'http:op' };
+      const r = await repos().approvals.addRule(rule);
+      expect(r).toMatchObject({ tool: 'shell_exec', pattern: `ls ${k}`, scope: 'sender', scope_key: `http:${k}`, variable: [1, 2], kind: 'command', created_by: 'http:op' });
+      expect(typeof r.id).toBe('number');
+      expect((await repos().approvals.addRule({ ...rule, variable: [1, 2] })).id).toBe(r.id);
+      const wider = await repos().approvals.addRule({ ...rule, variable: [1] });
+      expect(wider.id).not.toBe(r.id);
+      const conv = await repos().approvals.addRule({ ...rule, scope: 'conversation', scopeKey: `c_${k}` });
+      const global = await repos().approvals.addRule({ ...rule, scope: 'global', scopeKey: '' });
+      const forMe = (await repos().approvals.rulesFor(`c_${k}`, `http:${k}`)).filter((x) => x.pattern === `ls ${k}`);
+      expect(forMe.map((x) => x.id)).toEqual([r.id, wider.id, conv.id, global.id]);
+      expect(forMe[0]).toEqual({ id: r.id, tool: 'shell_exec', pattern: `ls ${k}`, scope: 'sender', scopeKey: `http:${k}`, variable: [1, 2], kind: 'command' });
+      expect((await repos().approvals.rulesFor(`c_other`, `sms:${k}`)).filter((x) => x.pattern === `ls ${k}`).map((x) => x.id)).toEqual([global.id]);
+      expect((await repos().approvals.rules()).map((x) => x.id)).toEqual(expect.arrayContaining([r.id, wider.id, conv.id, global.id]));
+      expect(await repos().approvals.rule(r.id)).toMatchObject({ id: r.id, variable: [1, 2] });
+      expect(await repos().approvals.deleteRule(r.id)).toMatchObject({ id: r.id });
+      expect(await repos().approvals.deleteRule(r.id)).toBeUndefined();
+      expect(await repos().approvals.rule(r.id)).toBeUndefined();
+      for (const id of [wider.id, conv.id, global.id]) await repos().approvals.deleteRule(id);
+
+      await repos().approvals.audit(`op-${k}`, 'approve', `ap_${k}`, { via: 'http' });
+      await repos().approvals.audit(`op-${k}`, 'approve', `ap_${k}`, null);
+      await repos().approvals.audit(`op-${k}`, 'deny', null, undefined);
+      expect(await repos().approvals.auditCount(`op-${k}`, 'approve', 60_000)).toBe(2);
+      expect(await repos().approvals.auditCount(`op-${k}`, 'deny', 60_000)).toBe(1);
+      expect(await repos().approvals.auditCount(`op-${k}`, 'other', 60_000)).toBe(0);
+      const trail = await repos().approvals.auditTrail(`ap_${k}`);
+      expect(trail.map((e) => [e.actor, e.action, e.details])).toEqual([
+        [`op-${k}`, 'approve', { via: 'http' }],
+        [`op-${k}`, 'approve', null],
+      ]);
+      expect(trail[0]!.at).toBeInstanceOf(Date);
+    });
+  });
+
+  describe('deliveries', () => {
+    it('keeps one row per (turn, channel, target); a missing message id or body keeps the one recorded', async () => {
+      const turn = `t_${u()}`;
+      const d = await repos().deliveries.record(turn, 'slack', 'C1', { platformMessageId: '1.1', state: 'streaming', body: 'hel' });
+      expect(d).toMatchObject({ turn_id: turn, channel: 'slack', target: 'C1', platform_message_id: '1.1', state: 'streaming', body: 'hel' });
+      expect(d.updated_at).toBeInstanceOf(Date);
+      const again = await repos().deliveries.record(turn, 'slack', 'C1', { state: 'done' });
+      expect(again).toMatchObject({ id: d.id, platform_message_id: '1.1', state: 'done', body: 'hel' });
+      await repos().deliveries.record(turn, 'slack', 'C1', { platformMessageId: '1.2', state: 'done', body: 'hello' });
+      expect(await repos().deliveries.get(turn, 'slack', 'C1')).toMatchObject({ id: d.id, platform_message_id: '1.2', body: 'hello' });
+      const other = await repos().deliveries.record(turn, 'slack', 'C2', { state: 'posting' });
+      expect(other).toMatchObject({ platform_message_id: null, body: null });
+      expect((await repos().deliveries.forTurn(turn)).map((x) => x.target)).toEqual(['C1', 'C2']);
+      expect(await repos().deliveries.get(turn, 'sms', 'C1')).toBeUndefined();
+      expect(await repos().deliveries.forTurn(`t_${u()}`)).toEqual([]);
+    });
+  });
+
+  describe('channel state', () => {
+    it('keeps a JSON value per (channel, key) until deleted', async () => {
+      const key = `k-${u()}`;
+      expect(await repos().channelState.get('slack', key)).toBeUndefined();
+      await repos().channelState.set('slack', key, { seen: ['a'], at: new Date(0) });
+      expect(await repos().channelState.get('slack', key)).toEqual({ seen: ['a'], at: '1970-01-01T00:00:00.000Z' }); // a JSON round trip
+      expect(await repos().channelState.get('email', key)).toBeUndefined();
+      await repos().channelState.set('slack', key, 7);
+      expect(await repos().channelState.get<number>('slack', key)).toBe(7);
+      await repos().channelState.delete('slack', key);
+      await repos().channelState.delete('slack', key);
+      expect(await repos().channelState.get('slack', key)).toBeUndefined();
+    });
+  });
+
+  describe('access', () => {
+    it('pairs a sender by code once; keeps an unexpired code; an operator decides; the most specific form wins', async () => {
+      const who = `U${u()}`;
+      const code = `P${u()}`;
+      const p = await repos().access.requestPairing('slack', `T1:${who}`, code, 60_000);
+      expect(p).toMatchObject({ channel: 'slack', sender: `T1:${who}`, status: 'pending', code, decided_by: null });
+      expect(p.expires_at).toBeInstanceOf(Date);
+      expect(await repos().access.requestPairing('slack', `T1:${who}`, `X${u()}`, 60_000)).toMatchObject({ code, status: 'pending' }); // still the first code
+      expect(await repos().access.pendingCount('slack')).toBeGreaterThanOrEqual(1);
+      expect(await repos().access.approvePairing(`N${u()}`, 'http:op')).toBeUndefined();
+      expect(await repos().access.approvePairing(code, 'http:op')).toMatchObject({ sender: `T1:${who}`, status: 'allowed', code: null, decided_by: 'http:op' });
+      expect(await repos().access.approvePairing(code, 'http:op')).toBeUndefined();
+      expect(await repos().access.requestPairing('slack', `T1:${who}`, `Y${u()}`, 60_000)).toBeUndefined(); // an allowed sender stays allowed
+      expect(await repos().access.get('slack', `T1:${who}`)).toMatchObject({ status: 'allowed' });
+      await repos().access.setStatus('slack', who, 'denied', 'http:op');
+      expect(await repos().access.get('slack', [`T1:${who}`, who])).toMatchObject({ sender: `T1:${who}`, status: 'allowed' });
+      expect(await repos().access.get('slack', [`T2:${who}`, who])).toMatchObject({ sender: who, status: 'denied', decided_by: 'http:op' });
+      expect(await repos().access.get('sms', who)).toBeUndefined();
+      // An expired code is replaced, and a denied sender who asks again is pending.
+      const short = `S${u()}`;
+      await repos().access.requestPairing('sms', who, short, 1);
+      await new Promise((r) => setTimeout(r, 20));
+      const renewed = `R${u()}`;
+      expect(await repos().access.requestPairing('sms', who, renewed, 60_000)).toMatchObject({ code: renewed, status: 'pending' });
+      expect(await repos().access.approvePairing(short, 'http:op')).toBeUndefined();
+      expect(await repos().access.requestPairing('slack', who, `D${u()}`, 60_000)).toMatchObject({ status: 'pending' });
+      await repos().access.setStatus('slack', who, 'allowed', 'http:op');
+      expect(await repos().access.get('slack', who)).toMatchObject({ status: 'allowed', code: null });
+      const allowed = await repos().access.list('allowed');
+      expect(allowed.map((a) => a.sender)).toEqual(expect.arrayContaining([`T1:${who}`, who]));
+      expect(allowed.every((a) => a.status === 'allowed')).toBe(true);
+      expect((await repos().access.list())[0]).toMatchObject({ channel: 'slack', sender: who }); // most recently changed first
+    });
+  });
+
+  describe('webhooks', () => {
+    it('keeps subscribers by id and dead letters newest first', async () => {
+      const id = `hook-${u()}`;
+      await repos().webhooks.addSubscriber({ id, url: 'http://a.test/', secret_env: 'A_SECRET', events: ['turn.done'] });
+      await repos().webhooks.addSubscriber({ id, url: 'http://b.test/', secret_env: 'B_SECRET', events: ['turn.done', 'approval.requested'] });
+      expect((await repos().webhooks.subscribers()).filter((s) => s.id === id)).toEqual([{ id, url: 'http://b.test/', secret_env: 'B_SECRET', events: ['turn.done', 'approval.requested'] }]);
+      await repos().webhooks.deadLetter(id, { type: 'turn.done', n: 1 }, 'timeout', 3);
+      await repos().webhooks.deadLetter(id, { type: 'turn.done', n: 2 }, 'HTTP 500', 5);
+      const [newest, older] = await repos().webhooks.deadLetters(2);
+      expect(newest).toMatchObject({ subscriber: id, event: { n: 2 }, error: 'HTTP 500', attempts: 5 });
+      expect(older).toMatchObject({ event: { n: 1 }, attempts: 3 });
+      expect(newest!.created_at).toBeInstanceOf(Date);
+      expect(await repos().webhooks.deadLetters(1)).toHaveLength(1);
+    });
+  });
+}
