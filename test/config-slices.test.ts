@@ -224,7 +224,10 @@ describe('configuration slices', () => {
     // Documented: a key in one of the README's YAML examples, or a dotted key in backticks.
     const documented = new Set<string>();
     const walk = (v: unknown, prefix: string[]): void => {
-      if (Array.isArray(v)) return v.forEach((x) => walk(x, prefix));
+      if (Array.isArray(v)) {
+        for (const x of v) walk(x, prefix);
+        return;
+      }
       if (!v || typeof v !== 'object') return;
       for (const [k, x] of Object.entries(v)) {
         documented.add([...prefix, k].join('.'));
