@@ -67,7 +67,7 @@ export class MemoryTurns implements TurnRepository {
 
   async finishTurn(f: FinishTurn): Promise<{ finished: boolean; pending: InboxRow[] }> {
     const turn = this.t.turns.get(f.turnId);
-    if (!turn || turn.status !== 'running') return { finished: false, pending: [] };
+    if (turn?.status !== 'running') return { finished: false, pending: [] };
     const now = this.t.now();
     Object.assign(turn, {
       status: f.status,
@@ -89,7 +89,7 @@ export class MemoryTurns implements TurnRepository {
 
   async parkTurn(turnId: string, state: unknown): Promise<boolean> {
     const turn = this.t.turns.get(turnId);
-    if (!turn || turn.status !== 'running') return false;
+    if (turn?.status !== 'running') return false;
     turn.status = 'parked';
     turn.state = json(state);
     return true;
@@ -97,7 +97,7 @@ export class MemoryTurns implements TurnRepository {
 
   async unparkTurn(turnId: string): Promise<string | undefined> {
     const turn = this.t.turns.get(turnId);
-    if (!turn || turn.status !== 'parked') return undefined;
+    if (turn?.status !== 'parked') return undefined;
     turn.status = 'running';
     return turn.conversation_id;
   }
