@@ -1,5 +1,5 @@
 import { createHash, randomInt, randomUUID } from 'node:crypto';
-import type { AllowRule } from '../../moat/approval-engine.js';
+import type { AllowRule } from '../../kernel/allow-rule.js';
 import type { Db } from '../db/port.js';
 import type { ApprovalRepository, ApprovalRow, DecideOutcome, NewApproval, NewRule, RuleRow } from './ports/approvals.js';
 

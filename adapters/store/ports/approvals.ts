@@ -1,4 +1,4 @@
-import type { AllowRule } from '../../../moat/approval-engine.js';
+import type { AllowRule } from '../../../kernel/allow-rule.js';
 
 export type ApprovalStatus = 'pending' | 'approved' | 'denied' | 'expired' | 'executed';
 
