@@ -47,13 +47,13 @@ describe('access control', () => {
 
   it('allowlist (the default): only listed senders', async () => {
     expect((await say('listed', 'friend')).kind).toBe('accepted');
-    expect(await say('listed', 'stranger')).toEqual({ kind: 'refused', reply: expect.stringMatching(/allowlist/) });
+    expect(await say('listed', 'stranger')).toEqual({ kind: 'refused', code: 'access', reply: expect.stringMatching(/allowlist/) });
     expect(await say('unconfigured', 'someone')).toMatchObject({ kind: 'refused' });
   });
 
   it('open and disabled', async () => {
     expect((await say('anyone', 'whoever')).kind).toBe('accepted');
-    expect(await say('off', 'whoever')).toEqual({ kind: 'refused' });
+    expect(await say('off', 'whoever')).toEqual({ kind: 'refused', code: 'access' });
   });
 
   it('pairing: a code that an operator approves from the CLI; pending codes are capped', async () => {
@@ -71,6 +71,6 @@ describe('access control', () => {
     expect((await say('pair', 'newcomer')).kind).toBe('accepted');
     expect((await cli('approve', code)).status).toBe(1); // used
     expect((await cli('deny', 'pair', 'newcomer')).status).toBe(0);
-    expect(await say('pair', 'newcomer')).toEqual({ kind: 'refused' });
+    expect(await say('pair', 'newcomer')).toEqual({ kind: 'refused', code: 'access' });
   });
 });

@@ -124,11 +124,16 @@ describe('fairness, embedded (in-process queue + PGlite)', () => {
 
   it('caps one chat sender across conversations, and another sender is not held up', async () => {
     const ingress = new Ingress(gw.infra.store, gw.infra.queue, gw.log);
+    const accept = async (m: Parameters<Ingress['receive']>[0]) => {
+      const r = await ingress.receive(m, { authenticated: true });
+      if (r.kind !== 'accepted') throw new Error(`not accepted: ${r.kind}`);
+      return r;
+    };
     const msg = (sender: string, chat: string, text: string) => ({ channel: 'test', externalId: `${chat}-${text}`, conversationKey: `test/-/${chat}/-`, sender: { id: sender }, text, attachments: [], receivedAt: new Date() });
-    for (let i = 0; i < 6; i++) await ingress.accept(msg('chatty', `snd-${i}`, `long snd ${i}`));
+    for (let i = 0; i < 6; i++) await accept(msg('chatty', `snd-${i}`, `long snd ${i}`));
     await eventually(async () => arrivals('snd').length >= 4);
     const t0 = Date.now();
-    const calm = await ingress.accept(msg('calm', 'calm-1', 'hello from calm'));
+    const calm = await accept(msg('calm', 'calm-1', 'hello from calm'));
     await eventually(async () => (await gw.infra.store.turns(calm.conversationId))[0]?.status === 'done', 10_000, 20);
     expect(Date.now() - t0).toBeLessThan(LONG_MS);
     await eventually(async () => arrivals('snd').length === 6 && (await gw.infra.store.db.query<{ n: number }>(`select count(*)::int as n from turns t join conversations c on c.id = t.conversation_id where c.key like '%/snd-%' and t.status = 'done'`)).rows[0]!.n === 6, 20_000);

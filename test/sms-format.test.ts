@@ -7,7 +7,6 @@ import { plugin } from '../channels/sms/index.js';
 import { keywordOf } from '../channels/sms/keywords.js';
 import { toPlainText } from '../channels/sms/format.js';
 import { splitMessage } from '../channels/sms/split.js';
-import { SeenIds } from '../channels/sms/seen.js';
 import { ConfigError } from '../src/config.js';
 
 describe('sms formatting', () => {
@@ -102,18 +101,6 @@ describe('sms keywords and replays', () => {
     for (const w of ['START', 'yes', 'UNSTOP']) expect(keywordOf(w)).toBe('start');
     for (const w of ['HELP', 'info?']) expect(keywordOf(w)).toBe('help');
     for (const w of ['YES K7Q2P', 'please stop', 'stopping', 'hello', '']) expect(keywordOf(w)).toBeNull();
-  });
-
-  it('remembers MessageSids, bounded', () => {
-    const s = new SeenIds(2, 1_000);
-    expect(s.claim('a', 0)).toBe(true);
-    expect(s.claim('a', 10)).toBe(false);
-    s.release('a');
-    expect(s.claim('a', 20)).toBe(true);
-    expect(s.claim('a', 2_000)).toBe(true); // expired
-    s.claim('b', 2_001);
-    s.claim('c', 2_002);
-    expect(s.claim('a', 2_003)).toBe(true); // forgotten: oldest first
   });
 });
 

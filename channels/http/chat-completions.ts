@@ -6,15 +6,14 @@ import { conversationKey, type InboundMessage } from '../../kernel/envelope.js';
 import { conversationTopic } from '../../src/event-publisher.js';
 import type { FinishReason, TurnEvent, TurnUsage } from '../../kernel/turn-events.js';
 import { BodyTooLargeError, checkJsonContentType, sendJson, type RequestContext } from '../../src/http/server.js';
-import type { Ingress } from '../../src/ingress.js';
+import type { Ingress, IngressOutcome } from '../../src/ingress.js';
 import type { ApiKeyAuth } from '../../src/http/auth.js';
 import { RequestError, sendError } from '../../src/http/errors.js';
 import { checkConversationName, parseChatRequest } from './request.js';
 import { ChunkWriter } from './sse.js';
 import { TurnWaiter } from '../../src/http/turn-follower.js';
-import { parseApprovalAnswer } from '../../src/approvals/parse.js';
 import type { ApprovalService } from '../../src/approvals/service.js';
-import { parseCommand, type ConversationCommands } from '../../src/commands.js';
+import type { ConversationCommands } from '../../src/commands.js';
 import type { RateLimits } from '../../src/limits.js';
 
 export interface ChatDeps {
@@ -67,28 +66,6 @@ export async function chatCompletions(deps: ChatDeps, ctx: RequestContext): Prom
     throw err;
   }
 
-  if (deps.limits && deps.config.limits.applyToHttp) {
-    const l = await deps.limits.check({ channel: 'http', id: principal.id }, conversationKey({ channel: 'http', workspace: principal.id, chat: name ?? 'oneoff' }));
-    if (!l.allowed) {
-      res.setHeader('retry-after', String(Math.max(1, Math.ceil(l.retryAfterMs / 1000))));
-      return sendError(res, 429, l.message, { type: 'rate_limit_error', code: 'rate_limit_exceeded' });
-    }
-  }
-
-  // "YES K7Q2P" / "NO K7Q2P" in the chat answers an approval; it is not a message for the agent.
-  const answer = parseApprovalAnswer(chat.messages[chat.messages.length - 1]!.text);
-  if (answer) {
-    const r = await deps.approvals.answer(answer.code, answer.decision, { channel: 'http', id: principal.id, operator: principal.operator }, answer.scope ? { scope: answer.scope } : {});
-    return replyDirectly(res, chat, r.message, { approvalAnswer: { code: answer.code, ok: r.ok, ...(r.ok ? { status: r.approval.status } : { error: r.code }) } });
-  }
-
-  // /new, /status, /stop in a named conversation are answered by the gateway itself.
-  const cmd = name ? parseCommand(chat.messages[chat.messages.length - 1]!.text) : null;
-  if (cmd && name) {
-    const text = await deps.commands.run(cmd, conversationKey({ channel: 'http', workspace: principal.id, chat: name }));
-    return replyDirectly(res, chat, text, { conversation: name, command: cmd });
-  }
-
   // A named conversation keeps its history in the gateway and takes only the new
   // message; without a name the request's messages are a one-off conversation.
   const oneOff = !name;
@@ -111,25 +88,51 @@ export async function chatCompletions(deps: ChatDeps, ctx: RequestContext): Prom
     ...(oneOff && chat.messages.length > 1 ? { context: chat.messages.slice(0, -1) } : {}),
   };
 
-  // Listen and write the inbox row at once; the turn can only start after
-  // dispatch(), by which time the subscription is in place.
-  // The same conversation rules as every channel (the cap on waiting messages, interrupt mode).
-  const [waiterResult, recorded] = await Promise.allSettled([TurnWaiter.open(deps.bus, deps.store, conversationTopic(key)), deps.ingress.admit(msg, chat.model)]);
-  if (waiterResult.status === 'rejected' || recorded.status === 'rejected') {
-    if (waiterResult.status === 'fulfilled') waiterResult.value.close();
-    throw waiterResult.status === 'rejected' ? waiterResult.reason : (recorded as PromiseRejectedResult).reason;
+  // Subscribe while the ingress runs; onAccepted waits for the subscription, and the
+  // turn can only start after it returns (the ingress wakes a worker after), so no event is missed.
+  const opening = TurnWaiter.open(deps.bus, deps.store, conversationTopic(key)).then(
+    (w) => ({ ok: true as const, w }),
+    (err: unknown) => ({ ok: false as const, err }),
+  );
+  let waiter: TurnWaiter | undefined;
+  let outcome: IngressOutcome;
+  try {
+    // The same pipeline as every channel: limits, approval answers, commands, the cap on waiting messages, interrupt mode.
+    outcome = await deps.ingress.receive(msg, {
+      authenticated: true,
+      agent: chat.model,
+      onAccepted: async () => {
+        const o = await opening;
+        if (!o.ok) throw o.err;
+        waiter = o.w;
+      },
+    });
+  } catch (err) {
+    void opening.then((o) => o.ok && o.w.close());
+    throw err;
   }
-  const waiter = waiterResult.value;
-  if (recorded.value.kind === 'refused') {
-    waiter.close();
-    return sendError(res, 429, recorded.value.reply, { type: 'rate_limit_error', code: 'conversation_full' });
+  // Not followed (refused, or answered here): the subscription is not needed.
+  if (outcome.kind !== 'accepted') void opening.then((o) => o.ok && o.w.close());
+  if (outcome.kind === 'refused') {
+    if (outcome.code === 'rate_limited') {
+      res.setHeader('retry-after', String(Math.max(1, Math.ceil((outcome.retryAfterMs ?? 1000) / 1000))));
+      return sendError(res, 429, outcome.reply ?? 'Rate limit exceeded.', { type: 'rate_limit_error', code: 'rate_limit_exceeded' });
+    }
+    if (outcome.code === 'conversation_full') return sendError(res, 429, outcome.reply ?? 'Too many messages are waiting in this conversation.', { type: 'rate_limit_error', code: 'conversation_full' });
+    return sendError(res, 403, outcome.reply ?? 'Refused.', { code: 'access_denied' });
   }
-  const { kind: _kind, ...accepted } = recorded.value;
-  await deps.ingress.dispatch(accepted);
+  // "YES K7Q2P" / "NO K7Q2P" answers an approval; /new, /status, /stop are answered by the gateway itself.
+  if (outcome.kind === 'answered') {
+    if (outcome.approval) return replyDirectly(res, chat, outcome.reply, { approvalAnswer: outcome.approval });
+    return replyDirectly(res, chat, outcome.reply, { conversation: name, command: outcome.command });
+  }
+  const accepted = outcome;
+  const follower = waiter as TurnWaiter | undefined;
+  if (!follower) throw new Error('the ingress accepted the message without calling onAccepted');
   let knownTurn: string | undefined;
   if (accepted.duplicate) knownTurn = (await deps.store.inboxRow(accepted.inboxId))?.turn_id ?? undefined;
-  waiter.bind(accepted.inboxId, knownTurn);
-  if (accepted.duplicate) void waiter.poll(true);
+  follower.bind(accepted.inboxId, knownTurn);
+  if (accepted.duplicate) void follower.poll(true);
 
   const deadline = Date.now() + deps.config.http.requestTimeoutMs;
   const id = `chatcmpl-${accepted.inboxId}-${randomUUID().slice(0, 8)}`;
@@ -137,7 +140,7 @@ export async function chatCompletions(deps: ChatDeps, ctx: RequestContext): Prom
   let closed = false;
   res.on('close', () => {
     closed = true;
-    waiter.close();
+    follower.close();
   });
 
   if (chat.stream) {
@@ -145,7 +148,7 @@ export async function chatCompletions(deps: ChatDeps, ctx: RequestContext): Prom
     out.open();
     let turnId: string | undefined;
     for (;;) {
-      const e = await waiter.next(Math.max(0, deadline - Date.now()));
+      const e = await follower.next(Math.max(0, deadline - Date.now()));
       if (closed) return;
       if (!e) {
         out.error('The reply is taking too long; the message is kept and will be answered in this conversation.', 'timeout');
@@ -189,7 +192,7 @@ export async function chatCompletions(deps: ChatDeps, ctx: RequestContext): Prom
   }
 
   for (;;) {
-    const e = await waiter.next(Math.max(0, deadline - Date.now()));
+    const e = await follower.next(Math.max(0, deadline - Date.now()));
     if (closed) return;
     if (!e) {
       return sendError(res, 504, 'The reply is taking too long; the message is kept and will be answered in this conversation.', { type: 'timeout', code: 'timeout' });

@@ -16,8 +16,8 @@ export interface SlackHttpDeps {
  * five-minute window (401 otherwise). An event is answered 200 once it is in
  * the inbox, or after ackTimeoutMs at the latest (Slack wants an answer within
  * 3 s); 500 when it could not be written, so that Slack retries it. Retries
- * (X-Slack-Retry-Num) go through the same path: the inbox and the listener's
- * seen-cache make them no-ops.
+ * (X-Slack-Retry-Num) go through the same path: the ingress replays their
+ * first outcome (src/ingress/steps/redelivery.ts), so they are no-ops.
  */
 export async function handleSlackHttp(rc: RequestContext, deps: SlackHttpDeps): Promise<void> {
   const { req, res } = rc;

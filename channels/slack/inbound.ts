@@ -2,80 +2,55 @@ import type { WebClient } from '@slack/web-api';
 import type { Logger } from 'pino';
 import type { ListenContext } from '../../src/channel/index.js';
 import { conversationKey, type InboundMessage } from '../../kernel/envelope.js';
-import type { AnsweredLog } from './answered.js';
-import { TtlCache } from './cache.js';
 import { slackError } from './client.js';
 import type { NameResolver } from './names.js';
 import { classify, type BotIdentity, type SlackMessage, type Taken } from './normalize.js';
 import type { EventOutcome } from './receiver.js';
 import type { ThreadMembership } from './threads.js';
 
-/** How long an event id is remembered in this process (Slack retries within minutes). */
-const SEEN_MS = 15 * 60_000;
-
 /**
  * message and app_mention events → InboundMessage → Ingress.receive. Each
- * message is handled once per process: Slack's retries, the app_mention +
- * message pair of one mention, and edits of a message already taken find its
- * id in the seen-cache (across processes the inbox's unique external id does
- * the same for accepted messages). A failure to store forgets the id and marks
- * the event failed, so it is not acknowledged and Slack delivers it again.
+ * message is handled once: Slack's retries, the app_mention + message pair of
+ * one mention, and edits of a message already taken carry its external id, and
+ * the ingress replays their first outcome (marked `replayed`: the sender is not
+ * told twice). A failure marks the event failed, so it is not acknowledged and
+ * Slack delivers it again.
  */
 export class InboundHandler {
-  private readonly seen = new TtlCache<'busy' | 'done'>(50_000);
-
   constructor(
     private readonly ctx: ListenContext,
     private readonly client: WebClient,
     private readonly bot: BotIdentity,
     private readonly names: NameResolver,
     private readonly threads: ThreadMembership,
-    private readonly answered: AnsweredLog,
     private readonly log: Logger,
   ) {}
 
   async onEvent(event: SlackMessage, body: { team_id?: string; event_id?: string }, outcome: EventOutcome | undefined, retryNum?: number): Promise<void> {
-    let key: string | undefined;
     try {
       const c = classify(event, body.team_id, this.bot);
       if (c.kind === 'ignore') {
         this.log.debug({ reason: c.reason, event: body.event_id }, 'slack event ignored');
         return;
       }
-      key = c.externalId;
-      if (this.seen.has(key)) {
-        this.log.debug({ externalId: key, event: body.event_id }, 'slack message already handled here');
-        key = undefined;
-        return;
-      }
-      this.seen.set(key, 'busy', SEEN_MS);
-      // A retry another process may have answered already (inbox messages are covered by the inbox).
-      if (retryNum && (await this.answered.has(key))) {
-        this.log.debug({ externalId: key, event: body.event_id }, 'slack retry of a message answered already');
-        this.seen.set(key, 'done', SEEN_MS);
-        return;
-      }
       if (c.needsThread && !(await this.threads.isIn(c.channel, c.thread!))) {
         this.log.debug({ channel: c.channel, thread: c.thread }, 'thread reply in a thread the bot is not in');
-        this.seen.set(key, 'done', SEEN_MS);
         return;
       }
       if (c.mention && !c.dm && c.thread) this.threads.mark(c.channel, c.thread);
       const name = await this.names.name(c.user);
       const r = await this.ctx.ingress.receive(this.toInbound(c, name));
-      this.seen.set(key, 'done', SEEN_MS);
-      if (r.kind === 'accepted') {
+      if (r.replayed) {
+        this.log.debug({ externalId: c.externalId, event: body.event_id, retry: retryNum, kind: r.kind }, 'slack message handled already; its outcome stands');
+      } else if (r.kind === 'accepted') {
         this.log.debug({ externalId: c.externalId, duplicate: r.duplicate, conversation: r.conversationId, edited: c.edited }, 'slack message accepted');
       } else if (r.kind === 'refused') {
         // Refusals (allowlist, pairing) go to the sender only where Slack allows it.
-        await this.answered.add(key);
         if (r.reply) void this.tell(c, r.reply, !c.dm);
       } else {
-        await this.answered.add(key);
         void this.tell(c, r.reply, false);
       }
     } catch (err) {
-      if (key) this.seen.delete(key);
       this.log.error({ err }, 'slack message could not be taken; Slack will deliver it again');
       if (outcome) outcome.failed = err;
     }

@@ -3,7 +3,6 @@ import type { WebClient } from '@slack/web-api';
 import type { Logger } from 'pino';
 import type { ChannelListener, ListenContext } from '../../src/channel/index.js';
 import { ApprovalClicks } from './actions.js';
-import { AnsweredLog } from './answered.js';
 import { ACTION_RE } from './approvals.js';
 import { slackError, webClient, webClientOptions } from './client.js';
 import { requireListenSecret, type SlackConfig } from './config.js';
@@ -94,7 +93,7 @@ export class SlackListener implements ChannelListener {
     });
     const names = new NameResolver(this.client!, this.cfg.nameCacheMs, log);
     const threads = new ThreadMembership(this.client!, () => bot, log);
-    const inbound = new InboundHandler(ctx, this.client!, bot, names, threads, new AnsweredLog(ctx.state, log), log);
+    const inbound = new InboundHandler(ctx, this.client!, bot, names, threads, log);
     const clicks = new ApprovalClicks(ctx, this.client!, log, bot.teamId);
     const outcomeOf = (context: Record<string, unknown>) => context.sbOutcome as EventOutcome | undefined;
     const retryOf = (context: Record<string, unknown>) => (typeof context.retryNum === 'number' ? context.retryNum : undefined);

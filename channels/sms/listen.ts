@@ -5,7 +5,6 @@ import { BodyTooLargeError, type RequestContext } from '../../src/http/server.js
 import type { SmsConfig } from './config.js';
 import { keywordOf } from './keywords.js';
 import { OptOuts } from './optout.js';
-import { SeenIds } from './seen.js';
 import { param, parseForm, signedUrl, verifyTwilioRequest, type FormParams } from './signature.js';
 import { StatusLog } from './status.js';
 import type { SmsStore } from './store.js';
@@ -21,7 +20,6 @@ import { sendPlain, sendTwiml } from './twiml.js';
 export class SmsListener implements ChannelListener {
   private ctx?: ListenContext;
   private log?: Logger;
-  private readonly seen = new SeenIds();
   private readonly optOuts: OptOuts;
   private readonly statuses: StatusLog;
   private started = false;
@@ -96,17 +94,9 @@ export class SmsListener implements ChannelListener {
       log.warn('sms: inbound webhook without MessageSid, From or To');
       return null;
     }
-    // Twilio signs no timestamp: a replayed or retried request is recognized by its MessageSid.
-    if (!this.seen.claim(sid)) {
-      log.info({ sid }, 'sms: MessageSid already handled; ignoring the repeat');
-      return null;
-    }
-    try {
-      return await this.handleMessage(p, sid, from, to);
-    } catch (err) {
-      this.seen.release(sid); // not handled: Twilio's retry must be
-      throw err;
-    }
+    // Twilio signs no timestamp: a replayed or retried request is recognized by its MessageSid,
+    // the message's external id, and the ingress answers it with its first outcome (nothing done twice).
+    return this.handleMessage(p, sid, from, to);
   }
 
   private async handleMessage(p: FormParams, sid: string, from: string, to: string): Promise<string | null> {

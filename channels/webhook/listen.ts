@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
 import type { ChannelListener, ListenContext } from '../../src/channel/index.js';
-import { ConversationFullError } from '../../src/ingress.js';
 import { conversationKey } from '../../kernel/envelope.js';
 import { parseJsonObject, sendError, sendJson } from '../../src/http/server.js';
 import { BodyTooLargeError } from '../../src/http/server.js';
@@ -52,9 +51,10 @@ export class WebhookListener implements ChannelListener {
       const header = req.headers['idempotency-key'];
       const headerKey = typeof header === 'string' && header ? header : undefined;
       const idem = bodyKey ?? headerKey ?? `sig:${signature}`;
-      let accepted;
+      // Authenticated by its signature: the access policy does not apply. Commands and approval answers are answered at once.
+      let outcome;
       try {
-        accepted = await ctx.ingress.accept(
+        outcome = await ctx.ingress.receive(
           {
             channel: 'webhook',
             externalId: `${hook.name}:${idem}`,
@@ -66,15 +66,19 @@ export class WebhookListener implements ChannelListener {
             replyTo: { hook: hook.name, ...(typeof msg.callbackUrl === 'string' ? { callbackUrl: msg.callbackUrl } : {}) },
             receivedAt: new Date(),
           },
-          hook.agent,
+          { authenticated: true, agent: hook.agent },
         );
       } catch (err) {
         // Nothing was accepted: the sender may retry with the same signature.
-        await seen.release().catch(() => {});
-        if (err instanceof ConversationFullError) return sendError(res, 429, err.reply, { code: 'conversation_full' });
+        await seen.release().catch((e: unknown) => ctx.log.warn({ err: e }, 'could not release a webhook signature'));
         throw err;
       }
-      sendJson(res, 202, { accepted: true, duplicate: accepted.duplicate, conversation, message: accepted.inboxId });
+      if (outcome.kind === 'refused') {
+        await seen.release().catch((e: unknown) => ctx.log.warn({ err: e }, 'could not release a webhook signature'));
+        return sendError(res, 429, outcome.reply ?? 'refused', { code: outcome.code });
+      }
+      if (outcome.kind === 'answered') return sendJson(res, 200, { accepted: false, conversation, reply: outcome.reply, ok: outcome.ok });
+      sendJson(res, 202, { accepted: true, duplicate: outcome.duplicate, conversation, message: outcome.inboxId });
     });
   }
 

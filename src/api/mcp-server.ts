@@ -42,12 +42,14 @@ export function registerMcpServer(server: HttpServer, deps: McpServerDeps): void
     s.registerTool('send_message', { description: 'Send a message into a conversation (by id) and wait for the reply', inputSchema: { conversation: z.string(), text: z.string().min(1), timeoutSeconds: z.number().int().positive().max(600).optional() } }, async ({ conversation, text: body, timeoutSeconds }) => {
       const conv = await deps.store.conversation(conversation);
       if (!conv) return { ...text(`no conversation ${conversation}`), isError: true };
+      // Subscribed before the message is taken: the turn starts only after receive() wakes a worker.
       const waiter = await TurnWaiter.open(deps.bus, deps.store, conversationTopic(conv.key));
       try {
-        const admitted = await deps.ingress.admit({ channel: 'mcp', externalId: randomUUID(), conversationKey: conv.key, sender: { id: operatorId }, text: body, attachments: [], receivedAt: new Date() }, conv.agent);
-        if (admitted.kind === 'refused') return { ...text(admitted.reply), isError: true };
-        await deps.ingress.dispatch(admitted);
-        waiter.bind(admitted.inboxId);
+        const msg = { channel: 'mcp', externalId: randomUUID(), conversationKey: conv.key, sender: { id: operatorId }, text: body, attachments: [], receivedAt: new Date() };
+        const outcome = await deps.ingress.receive(msg, { authenticated: true, agent: conv.agent });
+        if (outcome.kind === 'refused') return { ...text(outcome.reply ?? 'refused'), isError: true };
+        if (outcome.kind === 'answered') return outcome.ok ? text(outcome.reply) : { ...text(outcome.reply), isError: true };
+        waiter.bind(outcome.inboxId);
         const deadline = Date.now() + (timeoutSeconds ?? 120) * 1000;
         for (;;) {
           const e = await waiter.next(Math.max(0, deadline - Date.now()));

@@ -1,0 +1,45 @@
+import type { Logger } from 'pino';
+import type { Bus } from '../../adapters/bus/port.js';
+import type { JobQueue } from '../../adapters/queue/port.js';
+import type { IngressOutcomeRepository } from '../../adapters/store/ingress-outcomes.js';
+import type { AcceptResult, Store } from '../../adapters/store/store.js';
+import type { InboundMessage } from '../../kernel/envelope.js';
+import type { Identity } from '../../kernel/identity.js';
+import type { DrainJob } from '../../kernel/jobs.js';
+import type { AccessControl } from '../access.js';
+import type { ApprovalService } from '../approvals/service.js';
+import type { ConversationCommands } from '../commands.js';
+import type { Config } from '../config.js';
+import type { RateLimits } from '../limits.js';
+import type { Step } from './compose.js';
+import type { IngressOutcome, ReceiveOptions } from './outcome.js';
+
+/** What the ingress is built from; every part but the store and queue is optional (its step then hands on). */
+export interface IngressDeps {
+  store: Store;
+  queue: JobQueue<DrainJob>;
+  log: Logger;
+  access?: AccessControl;
+  approvals?: ApprovalService;
+  commands?: ConversationCommands;
+  /** For queue modes and the cap on waiting messages. */
+  conversations?: { config: Config; bus: Bus };
+  limits?: RateLimits;
+  /** Recorded outcomes, for replaying redeliveries. */
+  outcomes?: IngressOutcomeRepository<IngressOutcome>;
+  enqueueTimeoutMs?: number;
+}
+
+/** One message on its way through the steps: the parts, the caller's options, and what earlier steps found. */
+export interface IngressContext {
+  deps: IngressDeps;
+  opts: ReceiveOptions;
+  /** The sender as a whole identity (channel, workspace, id): access, limits and approvals compare it so. */
+  sender: Identity;
+  /** Set by the waiting-cap step: the conversation before this message. */
+  before?: { waiting: number; running: boolean; mode: string | null };
+  /** Set by the accept step. */
+  accepted?: AcceptResult;
+}
+
+export type IngressStep = Step<InboundMessage, IngressContext, IngressOutcome>;

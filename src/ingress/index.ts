@@ -1,0 +1,62 @@
+import type { Logger } from 'pino';
+import type { JobQueue } from '../../adapters/queue/port.js';
+import { PgIngressOutcomes } from '../../adapters/store/ingress-outcomes.js';
+import type { Store } from '../../adapters/store/store.js';
+import type { InboundMessage } from '../../kernel/envelope.js';
+import { identityOf } from '../../kernel/identity.js';
+import type { DrainJob } from '../../kernel/jobs.js';
+import { Composer, type StepError } from './compose.js';
+import type { IngressContext, IngressDeps } from './context.js';
+import type { IngressOutcome, ReceiveOptions } from './outcome.js';
+import { OutcomeRetention } from './retention.js';
+import { accept } from './steps/accept.js';
+import { access } from './steps/access.js';
+import { approvalAnswer } from './steps/approval-answer.js';
+import { command } from './steps/command.js';
+import { interrupt } from './steps/interrupt.js';
+import { rateLimit } from './steps/rate-limit.js';
+import { redelivery } from './steps/redelivery.js';
+import { waitingCap } from './steps/waiting-cap.js';
+
+export { Composer, NextCalledTwiceError, StepError, type Next, type Step } from './compose.js';
+export type { IngressContext, IngressDeps, IngressStep } from './context.js';
+export { ConversationFullError, type AcceptedOutcome, type AnsweredOutcome, type IngressOutcome, type ReceiveOptions, type RefusalCode, type RefusedOutcome } from './outcome.js';
+
+/** The steps in order; each hands on or answers. */
+export const INGRESS_STEPS = [redelivery, access, rateLimit, command, approvalAnswer, waitingCap, accept, interrupt] as const;
+
+/**
+ * The one way a message comes in, whatever its channel (chat platforms, the
+ * HTTP API, MCP's send_message, webhooks): receive() runs it through the steps
+ * (src/ingress/steps/) and returns what became of it. The outcome is recorded
+ * against (channel, external id): a redelivered event gets the same one back.
+ */
+export class Ingress {
+  private readonly deps: IngressDeps;
+  private readonly retention?: OutcomeRetention;
+  private readonly chain: Composer<InboundMessage, IngressContext, IngressOutcome>;
+
+  constructor(store: Store, queue: JobQueue<DrainJob>, log: Logger, opts: Omit<IngressDeps, 'store' | 'queue' | 'log'> = {}) {
+    const outcomes = opts.outcomes ?? new PgIngressOutcomes<IngressOutcome>(store.db);
+    this.deps = { ...opts, store, queue, log, outcomes };
+    this.retention = new OutcomeRetention(outcomes, log);
+    this.chain = new Composer<InboundMessage, IngressContext, IngressOutcome>(
+      async (_msg, ctx) => {
+        if (!ctx.accepted) throw new Error('no ingress step produced an outcome');
+        return { kind: 'accepted', ...ctx.accepted };
+      },
+      (err) => this.failed(err),
+    ).use(...INGRESS_STEPS);
+  }
+
+  async receive(msg: InboundMessage, opts: { authenticated?: boolean; onAccepted?: ReceiveOptions['onAccepted']; agent?: string } = {}): Promise<IngressOutcome> {
+    this.retention?.maybePrune();
+    return this.chain.run(msg, { deps: this.deps, opts, sender: identityOf(msg) });
+  }
+
+  /** The error boundary: logged with the step and the event, then thrown to the channel (which lets its platform deliver again). */
+  private failed(err: StepError<InboundMessage>): never {
+    this.deps.log.warn({ err: err.cause, step: err.step, channel: err.input.channel, externalId: err.input.externalId }, 'ingress step failed');
+    throw err;
+  }
+}

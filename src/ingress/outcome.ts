@@ -1,0 +1,51 @@
+import type { AcceptResult } from '../../adapters/store/store.js';
+import type { CommandName } from '../commands.js';
+
+/** Why a message was turned away. `conversation_full` and `rate_limited` are for now only: the sender may try again. */
+export type RefusalCode = 'access' | 'rate_limited' | 'conversation_full';
+
+/** Set on an outcome replayed for a redelivered event: nothing was done again (a channel need not tell the sender twice). */
+interface Replay {
+  replayed?: true;
+}
+
+/** Durable in the inbox (a duplicate when the event was there already); a worker answers it. */
+export type AcceptedOutcome = { kind: 'accepted' } & AcceptResult & Replay;
+
+export type RefusedOutcome = { kind: 'refused'; code: RefusalCode; reply?: string; retryAfterMs?: number } & Replay;
+
+/** Answered by the gateway itself (a conversation command, an approval answer): nothing goes to the agent. */
+export type AnsweredOutcome = {
+  kind: 'answered';
+  reply: string;
+  ok: boolean;
+  command?: CommandName;
+  approval?: { code: string; ok: boolean; status?: string; error?: string };
+} & Replay;
+
+/** What became of an inbound message; the channel tells the sender when there is a reply. */
+export type IngressOutcome = AcceptedOutcome | RefusedOutcome | AnsweredOutcome;
+
+export interface ReceiveOptions {
+  /**
+   * The caller authenticated itself (an API key, an HMAC signature): the access
+   * policy is skipped, and rate limits apply only to the HTTP API with limits.applyToHttp.
+   */
+  authenticated?: boolean;
+  /**
+   * Called once the message is durable, before a worker is woken (so a caller
+   * that follows the turn misses none of it); also for a duplicate. May throw:
+   * the message stays accepted and the error reaches the caller.
+   */
+  onAccepted?: (r: AcceptedOutcome) => void | Promise<void>;
+  /** The agent a new conversation gets (default "default"). */
+  agent?: string;
+}
+
+/** Refused by a conversation rule (the cap on waiting messages): nothing was written. For callers that want a throw. */
+export class ConversationFullError extends Error {
+  constructor(readonly reply: string) {
+    super(reply);
+    this.name = 'ConversationFullError';
+  }
+}

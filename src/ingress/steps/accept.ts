@@ -1,0 +1,37 @@
+import type { IngressContext, IngressStep } from '../context.js';
+import type { AcceptedOutcome } from '../outcome.js';
+
+/**
+ * The durable inbox write, then (after the later steps) a drain enqueued for the
+ * conversation. Once written the message is accepted whatever happens to the
+ * queue: if the enqueue fails, the workers' recovery sweep drains it later.
+ */
+export const accept: IngressStep = {
+  name: 'accept',
+  async run(msg, ctx, next) {
+    const accepted = await ctx.deps.store.accept(msg, ctx.opts.agent ?? 'default');
+    ctx.accepted = accepted;
+    const outcome: AcceptedOutcome = { kind: 'accepted', ...accepted };
+    // Before the worker is woken: a caller following the turn subscribes here.
+    await ctx.opts.onAccepted?.(outcome);
+    await next();
+    if (!accepted.duplicate) await enqueue(accepted.conversationId, ctx);
+    return outcome;
+  },
+};
+
+async function enqueue(conversationId: string, ctx: IngressContext): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([
+      ctx.deps.queue.add({ conversationId }, { dedupKey: conversationId }),
+      new Promise((_, reject) => {
+        timer = setTimeout(() => reject(new Error('enqueue timed out')), ctx.deps.enqueueTimeoutMs ?? 3_000);
+      }),
+    ]);
+  } catch (err) {
+    ctx.deps.log.warn({ err, conversation: conversationId }, 'enqueue failed; the recovery sweep will drain this conversation');
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -1,0 +1,70 @@
+import type { InboundMessage } from '../../../kernel/envelope.js';
+import type { IngressContext, IngressStep } from '../context.js';
+import type { AcceptedOutcome, IngressOutcome } from '../outcome.js';
+
+/** A claim older than this is a dead process's: a redelivery takes it over. */
+const STALE_CLAIM_MS = 60_000;
+/** How long a redelivery waits for a concurrent delivery of the same event to finish. */
+const WAIT_MS = 15_000;
+const POLL_MS = 50;
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * The first step: an event seen before gets its first outcome again, nothing
+ * done twice. A message already in the inbox is a duplicate (no second write);
+ * anything else is claimed by (channel, external id) before the later steps run,
+ * so of two concurrent deliveries one handles it and the other waits for its
+ * outcome. Refusals for now (conversation full, rate limited) are not kept
+ * past their moment: the sender's retry is handled anew.
+ */
+export const redelivery: IngressStep = {
+  name: 'redelivery',
+  async run(msg, ctx, next) {
+    const outcomes = ctx.deps.outcomes;
+    const known = await ctx.deps.store.inboxByExternalId(msg.channel, msg.externalId);
+    if (known) return duplicate({ kind: 'accepted', ...known, replayed: true }, ctx);
+    if (!outcomes) return next();
+    const deadline = Date.now() + WAIT_MS;
+    for (;;) {
+      const c = await outcomes.claim(msg.channel, msg.externalId, STALE_CLAIM_MS);
+      if (c.state === 'claimed') break;
+      if (c.state === 'recorded') return replay(c.outcome, ctx);
+      if (Date.now() > deadline) throw new Error(`event ${msg.channel}:${msg.externalId} is still being handled by another delivery`);
+      await sleep(POLL_MS);
+    }
+    let outcome: IngressOutcome;
+    try {
+      outcome = await next();
+    } catch (err) {
+      await outcomes.release(msg.channel, msg.externalId).catch((e: unknown) => ctx.deps.log.warn({ err: e }, 'could not release an ingress claim; a redelivery takes it over after a minute'));
+      throw err;
+    }
+    await record(msg, outcome, ctx);
+    return outcome;
+  },
+};
+
+async function record(msg: InboundMessage, outcome: IngressOutcome, ctx: IngressContext): Promise<void> {
+  const outcomes = ctx.deps.outcomes!;
+  try {
+    if (outcome.kind === 'refused' && outcome.code === 'conversation_full') await outcomes.release(msg.channel, msg.externalId);
+    else if (outcome.kind === 'refused' && outcome.code === 'rate_limited') await outcomes.complete(msg.channel, msg.externalId, outcome, outcome.retryAfterMs ?? 1_000);
+    else if (outcome.kind === 'accepted') await outcomes.complete(msg.channel, msg.externalId, { ...outcome, duplicate: true });
+    else await outcomes.complete(msg.channel, msg.externalId, outcome);
+  } catch (err) {
+    // Handled already; only a later redelivery is affected (it waits out the claim, then is handled anew).
+    ctx.deps.log.warn({ err, channel: msg.channel, externalId: msg.externalId }, 'could not record an ingress outcome');
+  }
+}
+
+async function replay(stored: IngressOutcome, ctx: IngressContext): Promise<IngressOutcome> {
+  ctx.deps.log.debug({ kind: stored.kind }, 'redelivered event: its first outcome replayed');
+  if (stored.kind === 'accepted') return duplicate({ ...stored, duplicate: true, replayed: true }, ctx);
+  return { ...stored, replayed: true };
+}
+
+async function duplicate(r: AcceptedOutcome, ctx: IngressContext): Promise<AcceptedOutcome> {
+  await ctx.opts.onAccepted?.(r);
+  return r;
+}

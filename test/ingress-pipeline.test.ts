@@ -1,0 +1,251 @@
+/**
+ * The one ingress pipeline: its composer, and what every way in now shares —
+ * interrupt mode over HTTP, and a redelivered event (the same channel and
+ * external id) answered with its first outcome: the same reply, nothing done twice,
+ * also when two deliveries of it arrive at once.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Gateway } from '../app/gateway.js';
+import { sign } from '../kernel/hmac-signature.js';
+import { AccessControl } from '../src/access.js';
+import { Composer, Ingress, NextCalledTwiceError, StepError, type IngressOutcome, type Step } from '../src/ingress.js';
+import { workspaceFor } from '../tools/workspace.js';
+import { FakeLlm, lastUserText, reply, toolCall, type FakeRequest } from './fakes/fake-llm.js';
+import { backendSetups } from './support/backends.js';
+import { API_KEY, eventually, startGateway, testConfig } from './support/gateway.js';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('the ingress composer', () => {
+  type S = Step<string, string[], string>;
+  const mark = (name: string): S => ({
+    name,
+    async run(_m, seen, next) {
+      seen.push(`${name} in`);
+      const r = await next();
+      seen.push(`${name} out`);
+      return r;
+    },
+  });
+
+  it('runs the steps in order, each around the later ones, and ends at the end', async () => {
+    const seen: string[] = [];
+    const c = new Composer<string, string[], string>(async (m) => `end: ${m}`).use(mark('a'), mark('b'));
+    expect(await c.run('hello', seen)).toBe('end: hello');
+    expect(seen).toEqual(['a in', 'b in', 'b out', 'a out']);
+    expect(c.names).toEqual(['a', 'b']);
+  });
+
+  it('stops at a step that answers', async () => {
+    const seen: string[] = [];
+    const answer: S = { name: 'answer', run: async () => 'answered' };
+    const c = new Composer<string, string[], string>(async () => 'end').use(mark('a'), answer, mark('never'));
+    expect(await c.run('x', seen)).toBe('answered');
+    expect(seen).toEqual(['a in', 'a out']);
+  });
+
+  it('refuses a second next() from one step', async () => {
+    const twice: S = {
+      name: 'twice',
+      async run(_m, _c, next) {
+        await next();
+        return next();
+      },
+    };
+    let ends = 0;
+    const c = new Composer<string, string[], string>(async () => `end ${++ends}`).use(twice);
+    const err = await c.run('x', []).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(StepError);
+    expect((err as StepError).step).toBe('twice');
+    expect((err as StepError).cause).toBeInstanceOf(NextCalledTwiceError);
+    expect(ends).toBe(1);
+  });
+
+  it('sends a failure to the one boundary, once, named by the step it happened in', async () => {
+    const boom: S = {
+      name: 'boom',
+      run: async () => {
+        throw new Error('the database is down');
+      },
+    };
+    const caught: StepError<string>[] = [];
+    const c = new Composer<string, string[], string>(
+      async () => 'end',
+      (err) => {
+        caught.push(err);
+        return `boundary: ${err.step}: ${(err.cause as Error).message} (${err.input})`;
+      },
+    ).use(mark('a'), boom, mark('never'));
+    const seen: string[] = [];
+    expect(await c.run('msg', seen)).toBe('boundary: boom: the database is down (msg)');
+    expect(caught).toHaveLength(1);
+    expect(seen).toEqual(['a in']); // "a" did not swallow it: the boundary did
+  });
+
+  it('rethrows by default', async () => {
+    const c = new Composer<string, string[], string>(async () => {
+      throw new Error('no outcome');
+    });
+    await expect(c.run('x', [])).rejects.toThrow(/ingress step "end" failed: no outcome/);
+  });
+});
+
+const WEBHOOK_SECRET = 'ingress-pipeline-webhook-secret-01';
+const OPERATOR_KEY = 'op-key-ingress-pipeline-1';
+
+for (const setup of backendSetups()) {
+  describe(`the ingress pipeline (${setup.name})`, () => {
+    let fake: FakeLlm;
+    let gw: Gateway;
+    let ingress: Ingress;
+    beforeAll(async () => {
+      process.env.SB_INGRESS_TEST_SECRET = WEBHOOK_SECRET;
+      fake = new FakeLlm();
+      await fake.start();
+      fake.respond((req: FakeRequest) => {
+        const msgs = req.body.messages as Array<{ role: string; content: unknown }>;
+        const last = msgs[msgs.length - 1]!;
+        if (last.role === 'tool') return reply(`tool said: ${String(last.content).replace(/\s+/g, ' ').slice(0, 200)}`);
+        const text = lastUserText(req.body);
+        const run = /run: (.+)$/.exec(text);
+        if (run) return toolCall('shell_exec', { command: run[1] });
+        // "long ..." streams for about 6 s: long enough for the next message to arrive while it runs.
+        if (text.includes('long')) return reply(Array.from({ length: 300 }, (_, i) => `w${i}`).join(' '), 20);
+        return reply(`re: ${text}`);
+      });
+      gw = await startGateway(
+        testConfig(fake, await setup.backend(), {
+          http: { operatorKeys: [OPERATOR_KEY] },
+          approvals: { timeoutMs: 60_000 },
+          tools: { planner: false },
+          access: { pair: { policy: 'pairing' } },
+          channels: { webhook: { hooks: [{ name: 'crm', secretEnv: 'SB_INGRESS_TEST_SECRET', callbackUrl: 'http://127.0.0.1:9/nowhere' }] } },
+        }),
+      );
+      ingress = new Ingress(gw.infra.store, gw.infra.queue, gw.log, { access: new AccessControl(gw.infra.access, gw.config) });
+    }, 120_000);
+    afterAll(async () => {
+      await gw?.close();
+      await fake?.close();
+      await setup.cleanup();
+      delete process.env.SB_INGRESS_TEST_SECRET;
+    });
+
+    const chat = async (conversation: string, content: string, opts: { key?: string; idem?: string } = {}) => {
+      const r = await fetch(`${gw.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${opts.key ?? API_KEY}`,
+          'content-type': 'application/json',
+          'x-switchboard-conversation': conversation,
+          ...(opts.idem ? { 'idempotency-key': opts.idem } : {}),
+        },
+        body: JSON.stringify({ model: 'default', messages: [{ role: 'user', content }] }),
+      });
+      // biome-ignore lint: the response is an OpenAI chat completion or error
+      return { status: r.status, body: (await r.json()) as any };
+    };
+    const conversationOf = (name: string) =>
+      eventually(async () => (await gw.infra.store.db.query<{ id: string; key: string }>(`select id, key from conversations where key like $1`, [`http/%/${name}/%`])).rows[0] ?? null);
+    const userTexts = (req: FakeRequest) => (req.body.messages as Array<{ role: string; content: unknown }>).filter((m) => m.role === 'user').map((m) => String(m.content));
+
+    it('over HTTP, /mode interrupt holds: a new message stops the running turn (stop, aborted, stop)', async () => {
+      expect((await chat('pl-int', 'warm up')).status).toBe(200);
+      const mode = await chat('pl-int', '/mode interrupt');
+      expect(mode.status).toBe(200);
+      expect(mode.body.choices[0].message.content).toMatch(/stop what I am doing/);
+      const conv = await conversationOf('pl-int');
+      const long = chat('pl-int', 'tell me something long');
+      await eventually(async () => (await gw.infra.store.waitingCount(conv.key)).running || null);
+      await sleep(200);
+      const short = await chat('pl-int', 'actually, just say hi');
+      expect(short.status).toBe(200);
+      expect(short.body.choices[0].message.content).toBe('re: actually, just say hi');
+      expect((await long).status).toBe(200);
+      const turns = await eventually(async () => {
+        const t = await gw.infra.store.turns(conv.id);
+        return t.length === 3 && t.every((x) => x.status === 'done') ? t : null;
+      }, 20_000);
+      expect(turns.map((t) => t.finish_reason)).toEqual(['stop', 'aborted', 'stop']);
+    });
+
+    it('a redelivered command gets its first reply, and is not run again', async () => {
+      expect((await chat('pl-cmd', 'before the reset')).status).toBe(200);
+      const first = await chat('pl-cmd', '/new', { idem: 'pl-new-1' });
+      expect(first.body.choices[0].message.content).toMatch(/Started a new conversation/);
+      expect((await chat('pl-cmd', 'after the reset')).status).toBe(200);
+      // The same request again (same Idempotency-Key): the same answer, and the conversation is not reset a second time.
+      const again = await chat('pl-cmd', '/new', { idem: 'pl-new-1' });
+      expect(again.status).toBe(200);
+      expect(again.body.choices[0].message.content).toBe(first.body.choices[0].message.content);
+      expect(again.body.switchboard).toEqual({ conversation: 'pl-cmd', command: 'new' });
+      expect((await chat('pl-cmd', 'what came before?')).status).toBe(200);
+      const sent = userTexts(fake.requests[fake.requests.length - 1]!);
+      expect(sent).toContain('after the reset');
+      expect(sent).not.toContain('before the reset');
+    });
+
+    it('an approval answer delivered twice at once, and again later, is applied once and answered the same each time', async () => {
+      const asked = await chat('pl-appr', 'run: echo hi >> out.txt');
+      const code = asked.body.switchboard.approval.code as string;
+      expect(code).toMatch(/^[A-Z0-9]{5}$/);
+      const answer = () => chat('pl-appr-op', `YES ${code}`, { key: OPERATOR_KEY, idem: `pl-answer-${code}` });
+      const both = await Promise.all([answer(), answer()]);
+      for (const r of both) {
+        expect(r.status).toBe(200);
+        expect(r.body.switchboard.approvalAnswer).toEqual({ code, ok: true, status: 'approved' });
+      }
+      expect(both[1].body.choices[0].message.content).toBe(both[0].body.choices[0].message.content);
+      const conv = await conversationOf('pl-appr');
+      await eventually(async () => (await gw.infra.store.turns(conv.id)).every((t) => t.status === 'done') || null, 20_000);
+      const later = await answer();
+      expect(later.body.choices[0].message.content).toBe(both[0].body.choices[0].message.content);
+      expect(later.body.switchboard.approvalAnswer).toEqual({ code, ok: true, status: 'approved' });
+      expect(readFileSync(join(workspaceFor(gw.config.dataDir, conv.id), 'out.txt'), 'utf8')).toBe('hi\n');
+      const approvedRows = await gw.infra.store.db.query<{ n: number }>(`select count(*)::int as n from audit where action = 'approval.approved' and subject = $1`, [code]);
+      expect(approvedRows.rows[0]!.n).toBe(1);
+    });
+
+    it('a refusal delivered twice at once, and again later, gets the same reply and changes nothing', async () => {
+      const msg = { channel: 'pair', externalId: 'pl-refused-1', conversationKey: 'pair/-/newcomer/-', sender: { id: 'newcomer' }, text: 'let me in', attachments: [], receivedAt: new Date() };
+      const both: IngressOutcome[] = await Promise.all([ingress.receive(msg), ingress.receive(msg)]);
+      expect(both[0]).toMatchObject({ kind: 'refused', code: 'access', reply: expect.stringMatching(/pairing code [A-Z0-9]{5}/) });
+      expect(both.map((o) => o.kind === 'refused' && o.reply)).toEqual([(both[0] as { reply: string }).reply, (both[0] as { reply: string }).reply]);
+      expect(both.filter((o) => o.replayed)).toHaveLength(1);
+      const later = await ingress.receive(msg);
+      expect(later).toMatchObject({ kind: 'refused', code: 'access', reply: (both[0] as { reply: string }).reply, replayed: true });
+      expect(await gw.infra.access.pendingCount('pair')).toBe(1);
+      expect((await gw.infra.store.db.query(`select 1 from inbox where channel = 'pair'`)).rows).toHaveLength(0);
+    });
+
+    it('two deliveries of one message at once are one accepted message, answered once', async () => {
+      const before = fake.requests.length;
+      const [a, b] = await Promise.all([chat('pl-dup', 'only once please', { idem: 'pl-dup-1' }), chat('pl-dup', 'only once please', { idem: 'pl-dup-1' })]);
+      expect([a.status, b.status]).toEqual([200, 200]);
+      expect(a.body.choices[0].message.content).toBe('re: only once please');
+      expect(b.body.choices[0].message.content).toBe('re: only once please');
+      const conv = await conversationOf('pl-dup');
+      expect((await gw.infra.store.db.query(`select 1 from inbox where conversation_id = $1`, [conv.id])).rows).toHaveLength(1);
+      expect(fake.requests.slice(before).filter((r) => lastUserText(r.body) === 'only once please')).toHaveLength(1);
+    });
+
+    it('a webhook sent again with the same idempotency key gets the command answer it got first', async () => {
+      const post = (text: string, key: string) => {
+        const raw = JSON.stringify({ text, conversation: 'pl-hook', idempotencyKey: key });
+        const ts = Math.floor(Date.now() / 1000);
+        return fetch(`${gw.url}/v1/webhooks/crm`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-switchboard-timestamp': String(ts), 'x-switchboard-signature': sign(WEBHOOK_SECRET, ts, raw) }, body: raw });
+      };
+      const first = await post('/new', 'pl-hook-new');
+      expect(first.status).toBe(200);
+      const body = (await first.json()) as { accepted: boolean; reply: string };
+      expect(body).toMatchObject({ accepted: false, reply: 'This is already a new conversation.' });
+      expect((await post('hello hook', 'pl-hook-msg')).status).toBe(202);
+      await sleep(1_100); // a new timestamp: a new signature, the same event
+      const again = await post('/new', 'pl-hook-new');
+      expect(again.status).toBe(200);
+      expect(await again.json()).toMatchObject({ accepted: false, reply: 'This is already a new conversation.' });
+    });
+  });
+}
