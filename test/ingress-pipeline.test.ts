@@ -144,7 +144,6 @@ for (const setup of backendSetups()) {
         },
         body: JSON.stringify({ model: 'default', messages: [{ role: 'user', content }] }),
       });
-      // biome-ignore lint: the response is an OpenAI chat completion or error
       return { status: r.status, body: (await r.json()) as any };
     };
     const conversationOf = (name: string) =>
