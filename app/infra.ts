@@ -30,12 +30,16 @@ import { RedisRateLimiter } from '../adapters/ratelimit/redis.js';
 import { Store } from '../adapters/store/store.js';
 import { ConfigError, type Config } from '../src/config.js';
 import type { DrainJob, EventJob, TimerJob } from '../kernel/jobs.js';
+import { SwitchboardError } from '../kernel/errors.js';
 
 /**
  * A failure at run time that the CLI reports in one line, without a stack trace unless --debug,
  * and exits 1 for (a supervisor restarts it): Postgres unreachable at start.
  */
-export class RuntimeFailure extends Error {
+export class RuntimeFailure extends SwitchboardError {
+  readonly code = 'runtime_failure';
+  // A supervisor restarting the process may find the server back.
+  override readonly retryable = true;
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.name = 'RuntimeFailure';

@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { mcpConfigSchema } from '../tools/mcp/config.js';
+import { SwitchboardError } from '../kernel/errors.js';
 
 /**
  * Configuration: a file (SWITCHBOARD_CONFIG, YAML or JSON) overlaid with
@@ -341,7 +342,8 @@ export interface ConfigProblem {
   suggestion?: string;
 }
 
-export class ConfigError extends Error {
+export class ConfigError extends SwitchboardError {
+  readonly code = 'config_invalid';
   /** Every problem found (the message is the first); one problem parsed from the message when not given. */
   readonly problems: ConfigProblem[];
   constructor(message: string, opts: { cause?: unknown; problems?: ConfigProblem[] } = {}) {

@@ -12,9 +12,13 @@ import type { RateLimits } from './limits.js';
 import type { InboundMessage } from '../kernel/envelope.js';
 import { formatIdentity, identityOf } from '../kernel/identity.js';
 import type { DrainJob } from '../kernel/jobs.js';
+import { SwitchboardError } from '../kernel/errors.js';
 
 /** Refused by a conversation rule (the cap on waiting messages): nothing was written. */
-export class ConversationFullError extends Error {
+export class ConversationFullError extends SwitchboardError {
+  readonly code = 'conversation_full';
+  // The cap lifts as the conversation's turns finish.
+  override readonly retryable = true;
   constructor(readonly reply: string) {
     super(reply);
     this.name = 'ConversationFullError';

@@ -3,6 +3,7 @@ import type { TSchema } from '@mariozechner/pi-ai';
 import { z } from 'zod';
 import { linkedSignal } from '../kernel/linked-signal.js';
 import type { Effect } from '../moat/approval-engine.js';
+import { SwitchboardError } from '../kernel/errors.js';
 
 export type { Effect };
 
@@ -60,7 +61,8 @@ export type AnyTool = ToolDef | JsonTool;
 export const DEFAULT_TIMEOUT_MS = 60_000;
 export const DEFAULT_OUTPUT_CAP = 32 * 1024;
 
-export class ToolError extends Error {
+export class ToolError extends SwitchboardError {
+  readonly code = 'tool_failed';
   constructor(message: string) {
     super(message);
     this.name = 'ToolError';

@@ -1,13 +1,16 @@
 import pg from 'pg';
 import { hostPort, maskUrl } from '../mask-url.js';
 import type { Db, Queryable, QueryResult } from './port.js';
+import { SwitchboardError } from '../../kernel/errors.js';
 
 /**
  * Postgres could not be opened at start, in one line that names the server (masked URL) and the cause.
  * kind: 'unreachable' (nothing answers: a runtime failure), 'missing-database' and 'refused'
  * (the server answers but refuses this URL: configuration).
  */
-export class PostgresOpenError extends Error {
+export class PostgresOpenError extends SwitchboardError {
+  readonly code: `postgres_${'unreachable' | 'missing_database' | 'refused'}`;
+  override readonly retryable: boolean;
   constructor(
     message: string,
     readonly kind: 'unreachable' | 'missing-database' | 'refused',
@@ -16,6 +19,9 @@ export class PostgresOpenError extends Error {
   ) {
     super(message, options);
     this.name = 'PostgresOpenError';
+    this.code = kind === 'missing-database' ? 'postgres_missing_database' : `postgres_${kind}`;
+    // Nothing answering may come back; a server that refuses this URL will refuse it again.
+    this.retryable = kind === 'unreachable';
   }
 }
 

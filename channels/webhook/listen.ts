@@ -6,6 +6,7 @@ import { parseJsonObject, sendError, sendJson } from '../../src/http/server.js';
 import { BodyTooLargeError } from '../../src/http/server.js';
 import type { WebhookChannelConfig } from './config.js';
 import { SIGNATURE_HEADER, verify } from '../../kernel/hmac-signature.js';
+import { httpStatusOf } from '../../src/http/errors.js';
 
 /** POST /v1/webhooks/{name}: a signed JSON message in; 202 at once; the reply goes to the callback. */
 export class WebhookListener implements ChannelListener {
@@ -71,7 +72,7 @@ export class WebhookListener implements ChannelListener {
       } catch (err) {
         // Nothing was accepted: the sender may retry with the same signature.
         await seen.release().catch(() => {});
-        if (err instanceof ConversationFullError) return sendError(res, 429, err.reply, { code: 'conversation_full' });
+        if (err instanceof ConversationFullError) return sendError(res, httpStatusOf(err.code), err.reply, { code: err.code });
         throw err;
       }
       sendJson(res, 202, { accepted: true, duplicate: accepted.duplicate, conversation, message: accepted.inboxId });

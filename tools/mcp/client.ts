@@ -8,6 +8,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ErrorCode, McpError, ToolListChangedNotificationSchema, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { ToolError, type JsonTool, type ToolContext, type ToolOutput } from '../contract.js';
 import type { McpServerConfig } from './config.js';
+import { SwitchboardError } from '../../kernel/errors.js';
 
 export type McpServerState = 'connecting' | 'connected' | 'failed' | 'closed';
 
@@ -370,7 +371,10 @@ class ServerConn {
 
 // ── helpers ──────────────────────────────────────────────────────────────
 
-class TimeoutError extends Error {}
+class TimeoutError extends SwitchboardError {
+  readonly code = 'mcp_timeout';
+  override readonly retryable = true;
+}
 
 /** Races `p` against a timer (and an optional abort signal); the loser's rejection is swallowed. */
 function withTimeout<T>(p: Promise<T>, ms: number, message: string, signal?: AbortSignal): Promise<T> {

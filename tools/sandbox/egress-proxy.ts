@@ -4,6 +4,7 @@ import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { checkUrl, type SsrfOptions } from '../../moat/ssrf.js';
+import { SwitchboardError } from '../../kernel/errors.js';
 
 export interface EgressLog {
   warn(obj: object, msg: string): void;
@@ -137,4 +138,7 @@ export class EgressProxy {
   }
 }
 
-class Refused extends Error {}
+/** The guard refused the request's destination (answered 403). */
+class Refused extends SwitchboardError {
+  readonly code = 'egress_refused';
+}
