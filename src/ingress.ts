@@ -104,7 +104,7 @@ export class Ingress {
     const accepted = await this.record(msg, agent);
     // interrupt: the running turn stops; the next one answers everything waiting.
     if (!accepted.duplicate && w.running && queueModeFor(conv.config.conversations, msg.channel, w.mode) === 'interrupt') {
-      await conv.bus.publish(CONTROL_TOPIC, { type: 'stop', conversationKey: msg.conversationKey, reason: 'interrupted by a new message' } satisfies ControlEvent).catch(() => {});
+      await conv.bus.publish(CONTROL_TOPIC, { type: 'stop', conversationKey: msg.conversationKey, reason: 'interrupted by a new message' } satisfies ControlEvent).catch((err: unknown) => this.log.warn({ err, conversation: msg.conversationKey }, 'could not interrupt the running turn; it finishes, and the next one answers what is waiting'));
     }
     return { kind: 'accepted', ...accepted };
   }

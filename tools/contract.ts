@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { linkedSignal } from '../kernel/linked-signal.js';
 import type { Effect } from '../moat/approval-engine.js';
 import { SwitchboardError } from '../kernel/errors.js';
+import { ignoreError } from '../kernel/errors.js';
 
 export type { Effect };
 
@@ -123,7 +124,7 @@ export async function runTool(tool: AnyTool, args: unknown, ctx: ToolContext): P
     if (signal.aborted) fail();
     else signal.addEventListener('abort', fail, { once: true });
   });
-  aborted.catch(() => {}); // raced below; never left unhandled
+  aborted.catch(ignoreError('raced below, where it is handled; never left unhandled'));
   try {
     const run = (tool as ToolDef).execute(parsed as never, { ...ctx, signal });
     const out = await Promise.race([run, aborted]);

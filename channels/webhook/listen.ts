@@ -71,7 +71,7 @@ export class WebhookListener implements ChannelListener {
         );
       } catch (err) {
         // Nothing was accepted: the sender may retry with the same signature.
-        await seen.release().catch(() => {});
+        await seen.release().catch((e: unknown) => ctx.log.warn({ err: e, hook: hook.name }, 'could not release the signature lock; a retry within the replay window is answered as a duplicate'));
         if (err instanceof ConversationFullError) return sendError(res, httpStatusOf(err.code), err.reply, { code: err.code });
         throw err;
       }
