@@ -364,7 +364,7 @@ describe('the process guard', () => {
   /** Runs a script that installs the guard from dist, with a logger on stdout. */
   const run = (body: string) =>
     new Promise<{ code: number | null; lines: Array<Record<string, unknown>>; stdout: string }>((resolve) => {
-      const guard = pathToFileURL(join(packageRoot, 'dist', 'src', 'process-guard.js')).href;
+      const guard = pathToFileURL(join(packageRoot, 'dist', 'app', 'process-guard.js')).href;
       const log = pathToFileURL(join(packageRoot, 'dist', 'src', 'log.js')).href;
       const script = `import { installProcessGuard } from ${JSON.stringify(guard)}; import { createLogger } from ${JSON.stringify(log)};
         const log = createLogger('info'); ${body}`;
