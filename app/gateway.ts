@@ -9,7 +9,7 @@ import { ConfigError, type Config } from '../src/config.js';
 import { registerHealth } from '../src/http/health.js';
 import { HttpServer } from '../src/http/server.js';
 import { openInfra, infraMode, lockDataDir, type Infra } from './infra.js';
-import { Lifecycle, once, service } from './lifecycle.js';
+import { closingOnFailure, Lifecycle, once, service } from './lifecycle.js';
 import type { DataLock } from '../adapters/db/data-lock.js';
 import { Ingress } from '../src/ingress.js';
 import { createLogger } from '../src/log.js';
@@ -167,9 +167,10 @@ export class Gateway {
           const listener = c.listener;
           const close = once(() => listener.close().catch((err: unknown) => log.warn({ err, part: `listener ${c.name}` }, `closing listener ${c.name} failed; closing the rest`)));
           listenerCloses.push(close);
-          await life.start(`listener ${c.name}`, service(async () => {
+          const name = `listener ${c.name}`;
+          await life.start(name, service(closingOnFailure(name, log, async () => {
             await listener.start({ ingress, approvals, access, http: http!, state: infra.channelState, deliveries: infra.deliveries, locks: infra.locks, config, log: log.child({ channel: c.name }) });
-          }, close, () => listener.health()));
+          }, close), close, () => listener.health()));
         }
       }
       let worker: Worker | undefined;
@@ -198,9 +199,11 @@ export class Gateway {
         for (const c of channels) {
           if (!c.deliverer) continue;
           const deliverer = c.deliverer;
-          await life.start(`deliverer ${c.name}`, service(async () => {
+          const name = `deliverer ${c.name}`;
+          const close = () => deliverer.close?.();
+          await life.start(name, service(closingOnFailure(name, log, async () => {
             await deliverer.start?.({ deliveries: infra.deliveries, state: infra.channelState, config, log: log.child({ channel: c.name }) });
-          }, () => deliverer.close?.()));
+          }, close), close));
         }
         // Closing the queue first waits for the active jobs (turns finish, deliverers still open).
         await life.start('worker', service(() => {

@@ -83,6 +83,24 @@ export function service(start?: () => Promise<void> | void, close?: () => Promis
   };
 }
 
+/**
+ * A start that runs `close` when it throws, then rethrows the start's error: for parts whose own
+ * start may leave something running when it fails (a channel listener that opened a client), so
+ * that the Service contract (a failed start leaves nothing running) holds. A failing close is logged.
+ */
+export function closingOnFailure(name: string, log: Pick<LogSink, 'warn'>, start: () => Promise<void> | void, close: () => Promise<void> | void): () => Promise<void> {
+  return async () => {
+    try {
+      await start();
+    } catch (err) {
+      await Promise.resolve()
+        .then(close)
+        .catch((e: unknown) => log.warn({ err: e, part: name }, `closing ${name} after its failed start failed`));
+      throw err;
+    }
+  };
+}
+
 /** Memoises a close: the first call runs it, later calls get the same promise (a part closed early, then again in reverse order). */
 export function once(fn: () => Promise<void> | void): () => Promise<void> {
   let p: Promise<void> | undefined;

@@ -4,7 +4,7 @@
  * and a failed start closes what had started, in reverse, and rethrows the start's error.
  */
 import { describe, expect, it } from 'vitest';
-import { Lifecycle, once, service } from '../app/lifecycle.js';
+import { closingOnFailure, Lifecycle, once, service } from '../app/lifecycle.js';
 
 function recorder() {
   const events: string[] = [];
@@ -111,5 +111,21 @@ describe('Lifecycle', () => {
     await close();
     await close();
     expect(n).toBe(1);
+  });
+
+  it('closingOnFailure(): a part whose start fails half-way is closed, and the start error is what is thrown', async () => {
+    const r = recorder();
+    const life = new Lifecycle(r.log);
+    const start = closingOnFailure('listener discord', r.log, () => {
+      r.events.push('client opened');
+      throw new Error('discord login failed');
+    }, () => {
+      r.events.push('client closed');
+      throw new Error('already gone');
+    });
+    await expect(life.start('listener discord', service(start))).rejects.toThrow('discord login failed');
+    expect(r.events).toEqual(['client opened', 'client closed']);
+    expect(r.logged.find((l) => l.level === 'warn')?.obj.part).toBe('listener discord');
+    expect(life.names()).toEqual([]);
   });
 });
