@@ -5,6 +5,7 @@ import { hostPort, maskUrl } from './mask-url.js';
 export interface RedisLog {
   warn(obj: object, msg: string): void;
   info(obj: object, msg: string): void;
+  debug?(obj: object, msg: string): void;
 }
 
 /** At most one warning per Redis server in this window while it stays unreachable. */
@@ -83,8 +84,9 @@ export function createRedis(url: string, extra: RedisOptions = {}, opts: { watch
     ...extra,
   });
   // A lost connection must not crash: errors are reported (rate-limited) through setRedisLog's
-  // logger, and surface through the commands that hit them. One-shot checks (doctor) opt out.
-  if (opts.watch === false) r.on('error', () => {});
+  // logger, and surface through the commands that hit them. One-shot checks (doctor) opt out of the
+  // warnings: their command reports the failure; the error is still logged at debug.
+  if (opts.watch === false) r.on('error', (err: Error) => sink?.debug?.({ redis: hostPort(url, 6379), error: err?.message ?? String(err) }, 'redis connection error'));
   else watchRedis(r, url);
   return r;
 }

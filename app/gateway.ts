@@ -8,6 +8,7 @@ import { ConfigError, configError, type Config } from '../src/config.js';
 import { registerHealth } from '../src/http/health.js';
 import { HttpServer } from '../src/http/server.js';
 import { openInfra, infraMode, lockDataDir, type Infra } from './infra.js';
+import { closingOnFailure, Lifecycle, once, service } from './lifecycle.js';
 import type { DataLock } from '../adapters/db/data-lock.js';
 import { Ingress } from '../src/ingress.js';
 import { createLogger } from '../src/log.js';
@@ -44,20 +45,18 @@ export interface Roles {
  * Explicit lifecycle: Gateway.start() resolves when it serves; close() drains.
  */
 export class Gateway {
-  private closing?: Promise<void>;
-
   private constructor(
     readonly config: Config,
     readonly infra: Infra,
     readonly provider: ProviderStatus,
     readonly log: Logger,
+    private readonly life: Lifecycle,
     readonly http?: HttpServer,
     readonly worker?: Worker,
     readonly chain?: ProviderChain | null,
     readonly mcp?: McpManager,
     readonly channels: ChannelInstance[] = [],
     readonly sandbox?: Sandbox,
-    private readonly lock?: DataLock,
   ) {}
 
   static async start(config: Config, roles: Roles, log: Logger = createLogger(config.log.level), env: Record<string, string | undefined> = process.env): Promise<Gateway> {
@@ -71,27 +70,36 @@ export class Gateway {
     const provider = providerStatus(slots, reason);
     if (!slots.length) log.warn({ reason }, 'no model provider is configured: the gateway will answer every message with a notice saying so');
 
-    // The embedded data folder belongs to one process: a second one refuses here, before anything is
-    // opened (app/infra.ts lockDataDir). Then the port is bound, so a port in use fails before a
-    // worker or the store is opened. Whatever was opened is closed again when a later step fails.
-    const lock = mode === 'embedded' ? lockDataDir(config, 'start', log) : undefined;
-    const opened: { http?: HttpServer; sandbox?: Sandbox; infra?: Infra; mcp?: McpManager; worker?: Worker; listeners: ChannelInstance[]; deliverers: ChannelInstance[] } = { listeners: [], deliverers: [] };
-    try {
+    // Every long-lived part starts through one Lifecycle (app/lifecycle.ts): in this order, closed in
+    // reverse by close(), and closed again (in reverse) when a later step fails. The embedded data
+    // folder belongs to one process: a second one refuses first, before anything is opened
+    // (app/infra.ts lockDataDir). Then the port is bound, so a port in use fails before a worker
+    // or the store is opened.
+    const life = new Lifecycle(log);
+    return life.boot(async () => {
+      let lock: DataLock | undefined;
+      if (mode === 'embedded') await life.start('data lock', service(() => void (lock = lockDataDir(config, 'start', log)), () => lock?.release()));
+      let http: HttpServer | undefined;
+      // Closed by "intake" (first, on close) or here (a failed start before serving).
+      const closeHttp = once(() => http?.close());
       if (roles.ingress) {
-        const http = new HttpServer({ host: config.http.host, port: config.http.port, maxBodyBytes: config.http.maxBodyBytes, log });
-        await listen(http, config);
-        opened.http = http;
-        lock?.update({ url: http.url });
+        const server = new HttpServer({ host: config.http.host, port: config.http.port, maxBodyBytes: config.http.maxBodyBytes, log });
+        await life.start('http', service(async () => {
+          await listen(server, config);
+          http = server;
+          lock?.update({ url: server.url });
+        }, closeHttp));
       }
       // Tools run in workers only; a host that cannot sandbox them fails here, at start, saying how to fix it.
-      const sandbox = roles.worker ? await openSandbox(config, log) : undefined;
-      opened.sandbox = sandbox;
-      const infra = await openInfra(config, log);
-      opened.infra = infra;
-      const chain: ProviderChain | null = slots.length ? new FallbackChain(slots, infra.cooldowns, config.fallback) : null;
+      let sandbox: Sandbox | undefined;
+      if (roles.worker) await life.start('sandbox', service(async () => void (sandbox = await openSandbox(config, log)), () => sandbox?.close()));
+      let infra!: Infra;
+      await life.start('infra', service(async () => void (infra = await openInfra(config, log)), () => infra.close()));
+      const providerLog = log.child({ component: 'providers' });
+      const chain: ProviderChain | null = slots.length ? new FallbackChain(slots, infra.cooldowns, config.fallback, undefined, providerLog) : null;
       // Summaries go to a cheaper slot first when one is named; the others back it up.
       const cheap = config.compaction.summarizerSlot;
-      const summarizer = chain && cheap ? new FallbackChain([...slots.filter((x) => x.id === cheap), ...slots.filter((x) => x.id !== cheap)], infra.cooldowns, config.fallback) : chain;
+      const summarizer = chain && cheap ? new FallbackChain([...slots.filter((x) => x.id === cheap), ...slots.filter((x) => x.id !== cheap)], infra.cooldowns, config.fallback, undefined, providerLog) : chain;
       const metrics = new Metrics();
       const events = new EventHub({ queue: infra.events, store: infra.webhooks, config, log, env });
       const opCh = config.approvals.operatorChannel;
@@ -130,9 +138,9 @@ export class Gateway {
       })];
       // MCP servers connect in the background: a slow or dead one never blocks start or a turn.
       const mcp = roles.worker ? new McpManager(config.mcp.servers, { log: log.child({ component: 'mcp' }) }) : undefined;
-      opened.mcp = mcp;
-      mcp?.start();
-      const http = opened.http;
+      if (mcp) await life.start('mcp', service(() => mcp.start(), () => mcp.close()));
+      // Each started listener's close, run first by "intake" on close (stop taking messages before the drain).
+      const listenerCloses: Array<() => Promise<void>> = [];
       if (roles.ingress && http) {
         const auth = new ApiKeyAuth(config.http.apiKeys, config.http.openAccess, config.http.operatorKeys);
         if (!auth.configured) log.warn('no API keys are configured (SWITCHBOARD_API_KEYS): every API request will be refused');
@@ -151,12 +159,18 @@ export class Gateway {
         registerAccessApi(http, auth, infra.access);
         for (const c of channels) {
           if (!c.listener) continue;
-          opened.listeners.push(c);
-          await c.listener.start({ ingress, approvals, access, http, state: infra.channelState, deliveries: infra.deliveries, locks: infra.locks, config, log: log.child({ channel: c.name }) });
+          const listener = c.listener;
+          const close = once(() => listener.close().catch((err: unknown) => log.warn({ err, part: `listener ${c.name}` }, `closing listener ${c.name} failed; closing the rest`)));
+          listenerCloses.push(close);
+          const name = `listener ${c.name}`;
+          await life.start(name, service(closingOnFailure(name, log, async () => {
+            await listener.start({ ingress, approvals, access, http: http!, state: infra.channelState, deliveries: infra.deliveries, locks: infra.locks, config, log: log.child({ channel: c.name }) });
+          }, close), close, () => listener.health()));
         }
       }
+      let worker: Worker | undefined;
       if (roles.worker) {
-        const worker = new Worker({
+        const w = new Worker({
           store: infra.store,
           queue: infra.queue,
           timers: infra.timers,
@@ -176,59 +190,47 @@ export class Gateway {
           events,
           eventQueue: infra.events,
         });
-        opened.worker = worker;
+        worker = w;
         for (const c of channels) {
           if (!c.deliverer) continue;
-          opened.deliverers.push(c);
-          await c.deliverer.start?.({ deliveries: infra.deliveries, state: infra.channelState, config, log: log.child({ channel: c.name }) });
+          const deliverer = c.deliverer;
+          const name = `deliverer ${c.name}`;
+          const close = () => deliverer.close?.();
+          await life.start(name, service(closingOnFailure(name, log, async () => {
+            await deliverer.start?.({ deliveries: infra.deliveries, state: infra.channelState, config, log: log.child({ channel: c.name }) });
+          }, close), close));
         }
-        worker.start();
-        log.info({ mode: infra.mode, concurrency: config.queue.concurrency, worker: worker.id }, 'switchboard worker started');
+        // Closing the queue first waits for the active jobs (turns finish, deliverers still open).
+        await life.start('worker', service(() => {
+          w.start();
+          log.info({ mode: infra.mode, concurrency: config.queue.concurrency, worker: w.id }, 'switchboard worker started');
+        }, async () => {
+          await infra.queue.close();
+          await w.close();
+        }));
       }
       if (http) {
-        http.serve();
-        log.info({ url: http.url, mode: infra.mode }, 'switchboard is listening');
+        const server = http;
+        // Closed first: the listeners stop taking messages, then the HTTP server; only then the drain.
+        await life.start('intake', service(() => {
+          server.serve();
+          log.info({ url: server.url, mode: infra.mode }, 'switchboard is listening');
+        }, async () => {
+          for (const close of listenerCloses) await close();
+          await closeHttp();
+        }));
       }
-      return new Gateway(config, infra, provider, log, http, opened.worker, chain, mcp, channels, sandbox, lock);
-    } catch (err) {
-      // Close what was opened, in reverse; a failure while closing must not hide the cause.
-      const quietly = async (fn?: () => Promise<void> | void) => {
-        try {
-          await fn?.();
-        } catch (e) {
-          log.debug({ err: e }, 'closing after a failed start');
-        }
-      };
-      for (const c of opened.listeners) await quietly(() => c.listener?.close());
-      await quietly(() => opened.http?.close());
-      await quietly(() => opened.worker?.close());
-      for (const c of opened.deliverers) await quietly(() => c.deliverer?.close?.());
-      await quietly(() => opened.mcp?.close());
-      await quietly(() => opened.sandbox?.close());
-      await quietly(() => opened.infra?.close());
-      lock?.release();
-      throw err;
-    }
+      return new Gateway(config, infra, provider, log, life, http, worker, chain, mcp, channels, sandbox);
+    });
   }
 
   get url(): string | undefined {
     return this.http?.url;
   }
 
-  /** Stops taking work, lets running turns finish, closes connections. */
+  /** Stops taking work, lets running turns finish, closes connections: the parts in reverse order of start, once. */
   close(): Promise<void> {
-    this.closing ??= (async () => {
-      for (const c of this.channels) await c.listener?.close().catch(() => {});
-      await this.http?.close();
-      await this.infra.queue.close(); // waits for active jobs
-      await this.worker?.close();
-      for (const c of this.channels) await c.deliverer?.close?.().catch(() => {});
-      await this.mcp?.close();
-      await this.sandbox?.close();
-      await this.infra.close();
-      this.lock?.release();
-    })();
-    return this.closing;
+    return this.life.close();
   }
 }
 

@@ -30,12 +30,16 @@ import { RedisRateLimiter } from '../adapters/ratelimit/redis.js';
 import { Store } from '../adapters/store/store.js';
 import { ConfigError, type Config } from '../src/config.js';
 import type { DrainJob, EventJob, TimerJob } from '../kernel/jobs.js';
+import { SwitchboardError } from '../kernel/errors.js';
 
 /**
  * A failure at run time that the CLI reports in one line, without a stack trace unless --debug,
  * and exits 1 for (a supervisor restarts it): Postgres unreachable at start.
  */
-export class RuntimeFailure extends Error {
+export class RuntimeFailure extends SwitchboardError {
+  readonly code = 'runtime_failure';
+  // A supervisor restarting the process may find the server back.
+  override readonly retryable = true;
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.name = 'RuntimeFailure';
@@ -70,10 +74,10 @@ export function infraMode(cfg: Pick<Config, 'redisUrl' | 'databaseUrl'>): Infra[
   return cfg.databaseUrl ? 'postgres' : 'embedded';
 }
 
-export async function openDb(cfg: Config): Promise<Db> {
+export async function openDb(cfg: Config, log?: Logger): Promise<Db> {
   if (cfg.databaseUrl) {
     try {
-      return await openPostgres(cfg.databaseUrl, { max: cfg.databasePoolSize });
+      return await openPostgres(cfg.databaseUrl, { max: cfg.databasePoolSize, ...(log ? { log: log.child({ component: 'postgres' }) } : {}) });
     } catch (err) {
       // One line for the CLI: a server that is not there is a runtime failure (exit 1), one that refuses this URL is configuration (exit 2).
       if (err instanceof PostgresOpenError) throw err.kind === 'unreachable' ? new RuntimeFailure(err.message, { cause: err }) : new ConfigError(err.message);
@@ -106,7 +110,7 @@ export async function openInfra(cfg: Config, log?: Logger): Promise<Infra> {
   const mode = infraMode(cfg);
   // Redis connections report errors (rate-limited) and reconnects to the gateway's log (adapters/redis.ts).
   if (cfg.redisUrl && log) setRedisLog(log.child({ component: 'redis' }));
-  const db = await openDb(cfg);
+  const db = await openDb(cfg, log);
   await migrate(db);
   const store = new Store(db);
   const q = cfg.queue;
@@ -120,9 +124,10 @@ export async function openInfra(cfg: Config, log?: Logger): Promise<Infra> {
   let rateLimiter: RateLimiter;
   if (cfg.redisUrl) {
     const bull = { prefix: q.prefix, attempts: q.attempts, backoffMs: q.backoffMs, lockDurationMs: q.lockDurationMs, stalledIntervalMs: q.stalledIntervalMs };
-    queue = new BullQueue<DrainJob>('drain', cfg.redisUrl, { ...bull, globalConcurrency: cfg.limits.globalConcurrentTurns });
-    timers = new BullQueue<TimerJob>('timers', cfg.redisUrl, bull);
-    events = new BullQueue<EventJob>('events', cfg.redisUrl, { ...bull, ...eventRetry });
+    const qlog = log?.child({ component: 'queue' });
+    queue = new BullQueue<DrainJob>('drain', cfg.redisUrl, { ...bull, globalConcurrency: cfg.limits.globalConcurrentTurns }, qlog);
+    timers = new BullQueue<TimerJob>('timers', cfg.redisUrl, bull, qlog);
+    events = new BullQueue<EventJob>('events', cfg.redisUrl, { ...bull, ...eventRetry }, qlog);
     bus = new RedisStreamsBus(cfg.redisUrl, { prefix: q.prefix });
     locks = new RedisLocks(cfg.redisUrl, q.prefix);
     cooldowns = new RedisCooldowns(cfg.redisUrl, q.prefix);

@@ -9,6 +9,7 @@
 // call (`tar -czf 'backup.tgz' *` and `tar  -czf backup.tgz *`) give the same words, and a quoted
 // `'*'` never equals an unquoted glob `*`.
 import { gstr, items, nodeType, ParseFailure, parseShell, type Raw } from './command-syntax.js';
+import { SwitchboardError } from '../kernel/errors.js';
 
 export type CommandShape =
   | { ok: true; words: string[]; text: string }
@@ -44,7 +45,9 @@ export const NOT_MATCHABLE = {
   negated: 'it negates the command (!)',
 } as const;
 
-class NotMatchable extends Error {}
+class NotMatchable extends SwitchboardError {
+  readonly code = 'not_matchable';
+}
 
 function parse(src: string): Raw {
   try {

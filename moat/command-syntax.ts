@@ -1,12 +1,15 @@
 // mvdan-sh, read fast: the parser, and an adapter over the GopherJS-internal syntax tree it
 // builds (see below for why the classifier does not use the JS wrappers).
 import sh, { type ShNode } from 'mvdan-sh';
+import { SwitchboardError } from '../kernel/errors.js';
 
 const syntax = sh.syntax;
 /** One cached parser per option set (with and without comments kept). */
 const parsers = new Map<boolean, ReturnType<typeof syntax.NewParser>>();
 
-export class ParseFailure extends Error {}
+export class ParseFailure extends SwitchboardError {
+  readonly code = 'shell_parse_failed';
+}
 
 /**
  * Parses `src` and returns the raw (GopherJS-internal) syntax.File; see the adapter below.

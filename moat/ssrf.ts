@@ -26,6 +26,7 @@ import {
   parseAnyAddress,
   parseCidrList,
 } from './ssrf-ranges.js';
+import { SwitchboardError } from '../kernel/errors.js';
 
 export { checkAddress };
 
@@ -277,7 +278,8 @@ export interface SafeFetchResult {
   redirects: string[];
 }
 
-export class SsrfBlockedError extends Error {
+export class SsrfBlockedError extends SwitchboardError {
+  readonly code = 'ssrf_blocked';
   readonly check: UrlCheck;
   /** 0 = the URL passed in; n = the n-th redirect target. */
   readonly hop: number;

@@ -15,6 +15,7 @@ import { ADVANCES, classifyError, type ErrorClass } from './errors.js';
 import { linkedSignal } from '../kernel/linked-signal.js';
 import { observeHttp } from './http-observer.js';
 import type { ProviderSlot } from './slot.js';
+import { logFailure, type LogSink } from '../kernel/log.js';
 
 /** One model call attempt, for the turn's ledger. */
 export interface Attempt {
@@ -80,6 +81,8 @@ export class FallbackChain implements ProviderChain {
     private readonly cooldowns: CooldownStore,
     private readonly settings: FallbackSettings,
     private readonly streamFn: StreamFn = streamSimple,
+    /** Where a cooldown store that cannot be written is reported (the call goes on). */
+    private readonly log?: LogSink,
   ) {
     if (slots.length === 0) throw new Error('a provider chain needs at least one slot');
     this.primary = slots[0]!.model;
@@ -139,7 +142,7 @@ export class FallbackChain implements ProviderChain {
         const r = await this.attempt(slot, context, options, out, st);
         hooks.onAttempt?.({ slot: slot.id, error: r.cls ?? 'ok', ms: Date.now() - t0 });
         if (!r.cls) {
-          if (state.strikes > 0) await this.cooldowns.clear(slot.id).catch(() => {});
+          if (state.strikes > 0) await this.cooldowns.clear(slot.id).catch(logFailure(this.log, 'warn', 'could not clear the slot cooldown', { slot: slot.id }));
           out.push({ type: 'done', reason: doneReason(r.message), message: r.message });
           return;
         }
@@ -162,7 +165,7 @@ export class FallbackChain implements ProviderChain {
           out.push({ type: 'error', reason: r.cls === 'aborted' ? 'aborted' : 'error', error: r.message });
           return;
         }
-        await this.cooldowns.fail(slot.id, this.cooldownMs(r.cls, r.retryAfterMs), r.cls).catch(() => {});
+        await this.cooldowns.fail(slot.id, this.cooldownMs(r.cls, r.retryAfterMs), r.cls).catch(logFailure(this.log, 'warn', 'could not record the slot cooldown', { slot: slot.id, error: r.cls }));
         if (r.forwardedContent) hooks.onReset?.(`${slot.id} failed mid-answer (${r.cls})`);
       }
 

@@ -19,6 +19,7 @@ import { LOG_ENV, logSchema } from './log-config.js';
 import { QUEUE_ENV, queueSchema } from './queue-config.js';
 import { skillsSchema } from './skills-config.js';
 import { webhooksSchema } from './webhooks/config.js';
+import { SwitchboardError } from '../kernel/errors.js';
 
 /**
  * Configuration: a file (SWITCHBOARD_CONFIG, YAML or JSON) overlaid with
@@ -67,8 +68,9 @@ export type { AgentConfig, ConfigProblem };
 export { RESERVED_KEYS };
 export { PROVIDER_APIS, type SlotConfig } from '../providers/config.js';
 
-export class ConfigError extends Error {
-  /** Every problem found (the message is the first); one problem parsed from the message when not given. */
+export class ConfigError extends SwitchboardError {
+  readonly code = 'config_invalid';
+  /** Every problem found (the message lists each, one line each); one problem parsed from the message when not given. */
   readonly problems: ConfigProblem[];
   constructor(message: string, opts: { cause?: unknown; problems?: ConfigProblem[] } = {}) {
     super(message, opts.cause === undefined ? undefined : { cause: opts.cause });

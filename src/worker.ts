@@ -133,8 +133,9 @@ export class Worker {
         memoryLimit: 20,
       });
     const renew = setInterval(() => {
-      if (held) store.renewLease(conversationId, lease, ttl).catch(() => {});
-      if (slots.length) this.slots?.renew(slots, lease, ttl).catch(() => {});
+      // A missed renewal is retried at the next tick; the lease outlives two of them.
+      if (held) store.renewLease(conversationId, lease, ttl).catch((err: unknown) => this.deps.log.debug({ err, conversation: conversationId }, 'renewing the conversation lease failed'));
+      if (slots.length) this.slots?.renew(slots, lease, ttl).catch((err: unknown) => this.deps.log.debug({ err, conversation: conversationId }, 'renewing the turn slots failed'));
     }, Math.max(250, Math.floor(ttl / 3)));
     const work = (async () => {
       try {
@@ -249,7 +250,7 @@ export class Worker {
         await this.deps.queue.add({ conversationId }, { dedupKey: conversationId });
       } finally {
         clearInterval(renew);
-        if (held) await store.releaseLease(conversationId, lease).catch(() => {});
+        if (held) await store.releaseLease(conversationId, lease).catch((err: unknown) => this.deps.log.debug({ err, conversation: conversationId }, 'releasing the conversation lease failed; it expires'));
         if (slots.length) await this.releaseSlots(slots, lease, conversationId);
       }
     })();

@@ -3,6 +3,8 @@ import type { TSchema } from '@mariozechner/pi-ai';
 import { z } from 'zod';
 import { linkedSignal } from '../kernel/linked-signal.js';
 import type { Effect } from '../moat/approval-engine.js';
+import { SwitchboardError } from '../kernel/errors.js';
+import { ignoreError } from '../kernel/errors.js';
 
 export type { Effect };
 
@@ -60,7 +62,8 @@ export type AnyTool = ToolDef | JsonTool;
 export const DEFAULT_TIMEOUT_MS = 60_000;
 export const DEFAULT_OUTPUT_CAP = 32 * 1024;
 
-export class ToolError extends Error {
+export class ToolError extends SwitchboardError {
+  readonly code = 'tool_failed';
   constructor(message: string) {
     super(message);
     this.name = 'ToolError';
@@ -121,7 +124,7 @@ export async function runTool(tool: AnyTool, args: unknown, ctx: ToolContext): P
     if (signal.aborted) fail();
     else signal.addEventListener('abort', fail, { once: true });
   });
-  aborted.catch(() => {}); // raced below; never left unhandled
+  aborted.catch(ignoreError('raced below, where it is handled; never left unhandled'));
   try {
     const run = (tool as ToolDef).execute(parsed as never, { ...ctx, signal });
     const out = await Promise.race([run, aborted]);

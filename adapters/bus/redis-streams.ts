@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import { createRedis } from '../redis.js';
 import type { Bus, Subscription } from './port.js';
+import { ignoreError } from '../../kernel/errors.js';
 
 const SUBSCRIBE_LOOKBACK_MS = 10_000;
 /** How often a topic's idle expiry is pushed back; far below any sensible ttlSeconds. */
@@ -180,7 +181,8 @@ export class RedisStreamsBus implements Bus {
     this.closed = true;
     this.wake?.();
     this.reader.disconnect();
-    await this.loopDone.catch(() => {});
+    // The read loop reports its own failures while running; closing only waits for it to end.
+    await this.loopDone.catch(ignoreError('the read loop ends with the disconnect'));
     this.cmd.disconnect();
   }
 }

@@ -1,5 +1,6 @@
 import { linkSync, mkdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { SwitchboardError } from '../../kernel/errors.js';
 
 /**
  * PGlite is one Postgres inside one process: two processes opening the same
@@ -19,7 +20,8 @@ export interface DataLockHolder {
   startedAt: string;
 }
 
-export class DataFolderInUseError extends Error {
+export class DataFolderInUseError extends SwitchboardError {
+  readonly code = 'data_folder_in_use';
   constructor(
     readonly dataDir: string,
     readonly holder: DataLockHolder | null,

@@ -1,13 +1,17 @@
 import pg from 'pg';
 import { hostPort, maskUrl } from '../mask-url.js';
 import type { Db, Queryable, QueryResult } from './port.js';
+import { ignoreError, SwitchboardError } from '../../kernel/errors.js';
+import type { LogSink } from '../../kernel/log.js';
 
 /**
  * Postgres could not be opened at start, in one line that names the server (masked URL) and the cause.
  * kind: 'unreachable' (nothing answers: a runtime failure), 'missing-database' and 'refused'
  * (the server answers but refuses this URL: configuration).
  */
-export class PostgresOpenError extends Error {
+export class PostgresOpenError extends SwitchboardError {
+  readonly code: `postgres_${'unreachable' | 'missing_database' | 'refused'}`;
+  override readonly retryable: boolean;
   constructor(
     message: string,
     readonly kind: 'unreachable' | 'missing-database' | 'refused',
@@ -16,6 +20,9 @@ export class PostgresOpenError extends Error {
   ) {
     super(message, options);
     this.name = 'PostgresOpenError';
+    this.code = kind === 'missing-database' ? 'postgres_missing_database' : `postgres_${kind}`;
+    // Nothing answering may come back; a server that refuses this URL will refuse it again.
+    this.retryable = kind === 'unreachable';
   }
 }
 
@@ -59,10 +66,10 @@ pg.types.setTypeParser(20, (v) => Number(v));
  */
 const MAX_NAMED_STATEMENTS = 1000;
 
-export async function openPostgres(url: string, opts: { max?: number } = {}): Promise<Db> {
+export async function openPostgres(url: string, opts: { max?: number; log?: LogSink } = {}): Promise<Db> {
   const pool = new pg.Pool({ connectionString: url, max: opts.max ?? 10 });
-  // An idle client losing its server (Postgres restart) must not crash the process.
-  pool.on('error', () => {});
+  // An idle client losing its server (Postgres restart) must not crash the process: logged, and the pool replaces it.
+  pool.on('error', (err) => opts.log?.warn({ err: err.message, code: (err as NodeJS.ErrnoException).code, db: maskUrl(url) }, 'an idle Postgres connection failed; the pool opens a new one when needed'));
   const names = new Map<string, string>();
   const nameOf = (sql: string): string | undefined => {
     let name = names.get(sql);
@@ -76,7 +83,7 @@ export async function openPostgres(url: string, opts: { max?: number } = {}): Pr
   try {
     await run(pool, 'select 1');
   } catch (err) {
-    await pool.end().catch(() => {});
+    await pool.end().catch(ignoreError('the pool never served; the open error below is what is reported'));
     throw openError(url, err);
   }
   return {
@@ -91,7 +98,7 @@ export async function openPostgres(url: string, opts: { max?: number } = {}): Pr
         await client.query('commit');
         return out;
       } catch (err) {
-        await client.query('rollback').catch(() => {});
+        await client.query('rollback').catch((e: unknown) => opts.log?.debug({ err: e }, 'rollback failed (the connection is gone; so is the transaction)'));
         throw err;
       } finally {
         client.release();
@@ -120,7 +127,7 @@ export async function createPostgresDatabase(url: string): Promise<string> {
   try {
     await client.query(`create database "${name.replace(/"/g, '""')}"`);
   } finally {
-    await client.end().catch(() => {});
+    await client.end().catch(ignoreError('best-effort close of a one-off connection; the database was created'));
   }
   return name;
 }

@@ -2,6 +2,7 @@ import { Queue, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { createRedis } from '../redis.js';
 import type { JobHandler, JobOptions, JobQueue, QueueSettings, WorkerOptions } from './port.js';
+import type { LogSink } from '../../kernel/log.js';
 
 export interface BullSettings extends QueueSettings {
   prefix: string;
@@ -24,6 +25,8 @@ export class BullQueue<T> implements JobQueue<T> {
     private readonly name: string,
     private readonly url: string,
     private readonly settings: BullSettings,
+    /** Where the queue's and worker's errors go (the gateway's logger; app/infra.ts). */
+    private readonly log?: LogSink,
   ) {
     const conn = this.conn();
     this.queue = new Queue(name, {
@@ -36,9 +39,20 @@ export class BullQueue<T> implements JobQueue<T> {
         removeOnFail: { age: 7 * 24 * 3600 },
       },
     });
-    this.queue.on('error', () => {});
+    this.queue.on('error', (err) => this.reportError(err, 'queue'));
     // A cap shared by every worker process, kept in Redis by BullMQ.
-    if (settings.globalConcurrency) void this.queue.setGlobalConcurrency(settings.globalConcurrency).catch(() => {});
+    if (settings.globalConcurrency) {
+      void this.queue.setGlobalConcurrency(settings.globalConcurrency).catch((err: unknown) => this.log?.warn({ err, queue: name, globalConcurrency: settings.globalConcurrency }, 'could not set the global concurrency cap; turns are capped per process only'));
+    }
+  }
+
+  /**
+   * BullMQ's error events. A lost connection is already reported, rate-limited, by the Redis
+   * watcher (adapters/redis.ts): debug here; anything else is a warning.
+   */
+  private reportError(err: Error, where: 'queue' | 'worker'): void {
+    const connection = isConnectionError(err);
+    this.log?.[connection ? 'debug' : 'warn']({ err, queue: this.name, where }, connection ? 'queue connection error' : 'queue error');
   }
 
   private conn(): Redis {
@@ -77,7 +91,7 @@ export class BullQueue<T> implements JobQueue<T> {
         drainDelay: 5,
       },
     );
-    this.worker.on('error', () => {});
+    this.worker.on('error', (err) => this.reportError(err, 'worker'));
   }
 
   async counts() {
@@ -99,4 +113,11 @@ export class BullQueue<T> implements JobQueue<T> {
     })();
     return this.closed;
   }
+}
+
+const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE']);
+
+function isConnectionError(err: Error): boolean {
+  const code = (err as NodeJS.ErrnoException).code;
+  return (code !== undefined && CONNECTION_CODES.has(code)) || /connection is closed|ECONNREFUSED|ECONNRESET/i.test(err?.message ?? '');
 }

@@ -4,6 +4,7 @@ import { classifyCommand } from '../../moat/command-classifier.js';
 import { checkClaims, type TraceEntry } from '../../moat/honesty.js';
 import { scanAndRedact } from '../../moat/secrets.js';
 import { checkUrl, staticResolver } from '../../moat/ssrf.js';
+import { SwitchboardError } from '../../kernel/errors.js';
 
 export const MOAT_USAGE = `usage: switchboard moat <verb> [--json]
 
@@ -15,7 +16,9 @@ verbs:
 
 exit status: 0 allowed / no findings / safe, 1 otherwise, 2 bad usage`;
 
-class UsageError extends Error {}
+class UsageError extends SwitchboardError {
+  readonly code = 'usage';
+}
 
 /** `switchboard moat …`: each guard on its own, for debugging policies and feeding corpora. */
 export async function runMoat(argv: string[], io = { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin }): Promise<number> {

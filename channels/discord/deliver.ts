@@ -9,6 +9,7 @@ import type { DiscordSettings } from './config.js';
 import { toDiscordMarkdown } from './format.js';
 import type { DiscordReplyTo } from './inbound.js';
 import { splitMessage } from './split.js';
+import { ignoreError } from '../../kernel/errors.js';
 
 const CHANNEL = 'discord';
 const TYPING_EVERY_MS = 8_000;
@@ -112,7 +113,7 @@ export class DiscordTurnDelivery implements TurnDelivery {
     this.target = readReplyTo(turn);
     if (!this.target) this.log.warn('discord turn without a reply target: nothing will be delivered');
     this.loop = this.target ? this.run() : Promise.resolve();
-    this.loop.catch(() => {}); // surfaced by close()
+    this.loop.catch(ignoreError('surfaced by close(), which awaits it'));
     this.setThinking(true);
   }
 

@@ -52,7 +52,7 @@ export class DiscordListener implements ChannelListener {
       await client.login(this.cfg.token);
       this.lastError = undefined;
     } catch (err) {
-      await client.destroy().catch(() => {});
+      await client.destroy().catch((e: unknown) => this.log?.debug({ err: e }, 'discord client did not close cleanly after a failed login'));
       if (err instanceof DiscordjsError && err.code === DiscordjsErrorCodes.TokenInvalid) {
         this.lastError = 'the bot token was refused';
         throw new ConfigError(`invalid configuration at "channels.discord.botTokenEnv" (${this.cfg.botTokenEnv}): Discord refused the bot token`);
@@ -96,7 +96,7 @@ export class DiscordListener implements ChannelListener {
   async close(): Promise<void> {
     this.closed = true;
     if (this.retry) clearTimeout(this.retry);
-    await this.client?.destroy().catch(() => {});
+    await this.client?.destroy().catch((err: unknown) => this.log?.debug({ err }, 'discord client did not close cleanly'));
   }
 
   health(): { ok: boolean; message?: string } {
@@ -168,7 +168,7 @@ export class DiscordListener implements ChannelListener {
       }
     } catch (err) {
       log.error({ err, interaction: i.id }, 'discord interaction could not be handled');
-      if (i.isRepliable() && !i.replied && !i.deferred) await i.reply({ content: 'Sorry, that did not work; please try again.', flags: MessageFlags.Ephemeral }).catch(() => {});
+      if (i.isRepliable() && !i.replied && !i.deferred) await i.reply({ content: 'Sorry, that did not work; please try again.', flags: MessageFlags.Ephemeral }).catch((e: unknown) => log.debug({ err: e, interaction: i.id }, 'could not tell the user it failed'));
     }
   }
 }

@@ -5,6 +5,7 @@ import type { TurnEvent } from '../../kernel/turn-events.js';
 import { composeReply, isEmailReplyTo } from './compose.js';
 import type { EmailConfig } from './config.js';
 import { Mailer, PermanentSmtpError } from './smtp.js';
+import { ignoreError } from '../../kernel/errors.js';
 
 export const CHANNEL = 'email';
 
@@ -58,7 +59,7 @@ class EmailTurnDelivery implements TurnDelivery {
     this.text = '';
     this.notices = [];
     this.codes = [];
-    this.sending = this.sending.catch(() => {}).then(() => (body ? this.send(part, body) : undefined));
+    this.sending = this.sending.catch(ignoreError('an earlier part\'s failure was returned to its caller; the next part goes on')).then(() => (body ? this.send(part, body) : undefined));
     return this.sending;
   }
 

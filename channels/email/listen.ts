@@ -7,6 +7,7 @@ import { replyTarget, toInbound } from './inbound.js';
 import { readMail, type InboundMail } from './parse.js';
 import { Mailer } from './smtp.js';
 import { CursorStore, PollerLease, type Cursor } from './state.js';
+import { ignoreError } from '../../kernel/errors.js';
 
 type Status = 'starting' | 'connected' | 'standby' | 'disconnected' | 'closed';
 
@@ -71,11 +72,11 @@ export class EmailListener implements ChannelListener {
     this.wake?.();
     const client = this.client;
     if (this.syncing) await Promise.race([this.syncing, this.sleepFor(10_000, false)]);
-    if (client) await Promise.race([client.logout().catch(() => {}), this.sleepFor(3_000, false)]);
+    if (client) await Promise.race([client.logout().catch((err: unknown) => this.log.debug({ err: (err as Error).message }, 'IMAP logout failed; closing the connection')), this.sleepFor(3_000, false)]);
     client?.close();
-    await this.loop?.catch(() => {});
+    await this.loop?.catch(ignoreError('the loop logs its own failures; closing only waits for it'));
     await Promise.allSettled([...this.notices]);
-    await this.lease?.release().catch(() => {});
+    await this.lease?.release().catch((err: unknown) => this.log.warn({ err: (err as Error).message }, 'could not release the mailbox lease; it expires'));
     this.mailer?.close();
     this.status = 'closed';
   }
@@ -169,7 +170,7 @@ export class EmailListener implements ChannelListener {
       }
       opened = true;
       if (this.closed) {
-        await client.logout().catch(() => {});
+        await client.logout().catch((err: unknown) => this.log.debug({ err: (err as Error).message }, 'IMAP logout failed'));
         return opened;
       }
       this.client = client;
@@ -186,7 +187,7 @@ export class EmailListener implements ChannelListener {
     } finally {
       for (const t of timers) clearInterval(t);
       if (this.client === client) this.client = undefined;
-      if (this.syncing) await this.syncing.catch(() => {});
+      if (this.syncing) await this.syncing.catch(ignoreError('a failed sync is logged where it runs'));
     }
     return opened;
   }

@@ -3,6 +3,7 @@ import nodemailer, { type SendMailOptions, type Transporter } from 'nodemailer';
 import type { Logger } from 'pino';
 import type { EmailConfig } from './config.js';
 import { domainOf } from './headers.js';
+import { SwitchboardError } from '../../kernel/errors.js';
 
 /** SMTP failures worth trying again: 4xx replies and dropped or refused connections. */
 export function isTransientSmtpError(err: unknown): boolean {
@@ -11,7 +12,10 @@ export function isTransientSmtpError(err: unknown): boolean {
   return ['ECONNECTION', 'ETIMEDOUT', 'ESOCKET', 'EDNS', 'ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', 'ETLS'].includes(e?.code ?? '');
 }
 
-export class PermanentSmtpError extends Error {}
+/** The SMTP server rejected the message in a way that retrying will not change. */
+export class PermanentSmtpError extends SwitchboardError {
+  readonly code = 'smtp_rejected';
+}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -393,7 +393,7 @@ class SlackTurn implements TurnDelivery {
     if (seg.wasStreaming) {
       // Left streaming by an attempt that died: finish it before editing it.
       seg.wasStreaming = false;
-      await this.client.chat.stopStream({ channel: this.where.channel, ts: seg.ts! } as never).catch(() => {});
+      await this.client.chat.stopStream({ channel: this.where.channel, ts: seg.ts! } as never).catch((err: unknown) => this.log.debug({ err }, 'could not stop the stream an earlier attempt left open; editing it anyway'));
     }
     // Slack accepts about one edit per second per message; the final edit waits its turn.
     const wait = seg.lastUpdate + this.owner.cfg.updateIntervalMs - Date.now();

@@ -86,7 +86,7 @@ export class SocketConnection {
     this.closed = true;
     clearInterval(this.watchdog);
     unsubscribe('undici:websocket:ping', this.onPing);
-    await Promise.race([this.client.disconnect().catch(() => {}), new Promise((r) => setTimeout(r, 2_000).unref())]);
+    await Promise.race([this.client.disconnect().catch((err: unknown) => this.log.debug({ err }, 'slack socket mode did not disconnect cleanly')), new Promise((r) => setTimeout(r, 2_000).unref())]);
   }
 
   health(): { ok: boolean; message?: string } {

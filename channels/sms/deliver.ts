@@ -159,7 +159,7 @@ class SmsTurnDelivery implements TurnDelivery {
       ).catch(async (err: unknown) => {
         // Retries ran out: record it, and throw from close() so the whole turn is retried later
         // (what was sent is skipped then).
-        await deliveries.record(turnId, 'sms', dest.to, { state: 'retrying', body: plain }).catch(() => {});
+        await deliveries.record(turnId, 'sms', dest.to, { state: 'retrying', body: plain }).catch((e: unknown) => this.log.warn({ err: e }, 'sms: could not record the delivery as retrying'));
         throw err;
       });
       if (!r.ok) {

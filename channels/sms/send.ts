@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { MessageSender } from './client.js';
+import { SwitchboardError } from '../../kernel/errors.js';
 
 export interface SendFailure {
   /** HTTP status from the REST API (none for a network failure). */
@@ -13,7 +14,9 @@ export interface SendFailure {
 export const UNSUBSCRIBED = 21610;
 
 /** Retries ran out on a transient failure: the turn should be retried later. */
-export class TransientSendError extends Error {
+export class TransientSendError extends SwitchboardError {
+  readonly code = 'sms_send_failed';
+  override readonly retryable = true;
   constructor(readonly failure: SendFailure) {
     super(`sms send failed: ${failure.message}`);
     this.name = 'TransientSendError';

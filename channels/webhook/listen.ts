@@ -70,11 +70,11 @@ export class WebhookListener implements ChannelListener {
         );
       } catch (err) {
         // Nothing was accepted: the sender may retry with the same signature.
-        await seen.release().catch((e: unknown) => ctx.log.warn({ err: e }, 'could not release a webhook signature'));
+        await seen.release().catch((e: unknown) => ctx.log.warn({ err: e, hook: hook.name }, 'could not release the signature lock; a retry within the replay window is answered as a duplicate'));
         throw err;
       }
       if (outcome.kind === 'refused') {
-        await seen.release().catch((e: unknown) => ctx.log.warn({ err: e }, 'could not release a webhook signature'));
+        await seen.release().catch((e: unknown) => ctx.log.warn({ err: e, hook: hook.name }, 'could not release the signature lock; a retry within the replay window is answered as a duplicate'));
         return sendError(res, 429, outcome.reply ?? 'refused', { code: outcome.code });
       }
       if (outcome.kind === 'answered') return sendJson(res, 200, { accepted: false, conversation, reply: outcome.reply, ok: outcome.ok });

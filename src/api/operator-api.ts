@@ -8,7 +8,7 @@ import { conversationKey } from '../../kernel/envelope.js';
 import { parseIdentity } from '../../kernel/identity.js';
 import { sendJson, type HttpServer, type RequestContext } from '../http/server.js';
 import type { ApiKeyAuth, Principal } from '../http/auth.js';
-import { sendError } from '../http/errors.js';
+import { httpStatusOf, sendError } from '../http/errors.js';
 
 export interface OperatorApiDeps {
   auth: ApiKeyAuth;
@@ -72,7 +72,10 @@ export function registerOperatorApi(server: HttpServer, deps: OperatorApiDeps): 
     const opts = answerOptions(body as Record<string, unknown>);
     if (typeof opts === 'string') return sendError(ctx.res, 400, opts, { param: 'scope', code: 'invalid_value' });
     const r = await deps.approvals.answer(ctx.params.code!, decision, { channel: 'http', id: p.id, operator: p.operator }, opts);
-    if (!r.ok) return sendError(ctx.res, r.status, r.message, { type: r.status === 403 ? 'permission_error' : r.status === 429 ? 'rate_limit_error' : 'invalid_request_error', code: r.code });
+    if (!r.ok) {
+      const status = httpStatusOf(r.code);
+      return sendError(ctx.res, status, r.message, { type: status === 403 ? 'permission_error' : status === 429 ? 'rate_limit_error' : 'invalid_request_error', code: r.code });
+    }
     sendJson(ctx.res, 200, {
       ok: true,
       message: r.message,

@@ -24,9 +24,12 @@ export interface AnswerOptions {
   variable?: number[];
 }
 
+/** Why an answer was refused: a stable code (the HTTP API maps it to a status in src/http/errors.ts). */
+export type ApprovalRefusal = 'invalid_value' | 'not_operator' | 'unknown_code' | 'always_not_permitted' | 'already_decided' | 'expired' | 'too_many_attempts';
+
 export type AnswerResult =
   | { ok: true; approval: ApprovalRow; message: string; rule?: RuleRow }
-  | { ok: false; status: 400 | 403 | 404 | 409 | 410 | 429; code: string; message: string; approval?: ApprovalRow };
+  | { ok: false; code: ApprovalRefusal; message: string; approval?: ApprovalRow };
 
 /** Wrong codes a non-operator may try in CODE_ATTEMPT_WINDOW_MS before further answers are refused (codes are 5 characters of 25). */
 export const CODE_ATTEMPTS = 10;
@@ -80,7 +83,7 @@ export class ApprovalService {
     const who = formatIdentity(actor);
     // Guessing codes: after too many wrong ones a non-operator is refused for a while, whatever the code.
     if (!actor.operator && (await approvals.auditCount(who, 'approval.code_refused', CODE_ATTEMPT_WINDOW_MS)) >= CODE_ATTEMPTS) {
-      return { ok: false, status: 429, code: 'too_many_attempts', message: `Too many wrong approval codes; try again in ${Math.round(CODE_ATTEMPT_WINDOW_MS / 60_000)} minutes.` };
+      return { ok: false, code: 'too_many_attempts', message: `Too many wrong approval codes; try again in ${Math.round(CODE_ATTEMPT_WINDOW_MS / 60_000)} minutes.` };
     }
     const current = await approvals.byCode(normalized);
     // The requester is the whole identity that asked (channel and id), not an id that another channel may also use.
@@ -92,44 +95,44 @@ export class ApprovalService {
     if (!current || (!actor.operator && !isRequester && !couldHaveSeen)) {
       // Unknown, and someone else's: one answer, so a code's existence does not leak.
       if (!actor.operator) await approvals.audit(who, 'approval.code_refused', normalized, { decision, known: !!current });
-      return { ok: false, status: 404, code: 'unknown_code', message: `There is no approval request with code ${normalized}.` };
+      return { ok: false, code: 'unknown_code', message: `There is no approval request with code ${normalized}.` };
     }
     if (!actor.operator) {
       const mayAsRequester = isRequester && current.tier !== 'dangerous' && (this.deps.config.approvals.requesterMay as string[]).includes(current.tier);
       if (!mayAsRequester || decision === 'always') {
         // Counted with the wrong codes unless it is the requester's own request.
         await approvals.audit(who, isRequester ? 'approval.refused' : 'approval.code_refused', normalized, { reason: 'not an operator', decision });
-        return { ok: false, status: 403, code: 'not_operator', message: `Only an operator can answer approval ${normalized}.`, approval: current };
+        return { ok: false, code: 'not_operator', message: `Only an operator can answer approval ${normalized}.`, approval: current };
       }
     }
     const scope = opts.scope ?? 'conversation';
     const variable = opts.variable ?? [];
     if (decision !== 'always' && (opts.scope !== undefined || variable.length)) {
-      return { ok: false, status: 400, code: 'invalid_value', message: 'A scope or variable positions apply only to "always".', approval: current };
+      return { ok: false, code: 'invalid_value', message: 'A scope or variable positions apply only to "always".', approval: current };
     }
-    if (!RULE_SCOPES.includes(scope)) return { ok: false, status: 400, code: 'invalid_value', message: `The scope must be one of ${RULE_SCOPES.join(', ')}.`, approval: current };
-    if (decision === 'always' && scope === 'sender' && !current.requester) return { ok: false, status: 400, code: 'invalid_value', message: `Approval ${normalized} has no known sender; choose the conversation or global scope.`, approval: current };
+    if (!RULE_SCOPES.includes(scope)) return { ok: false, code: 'invalid_value', message: `The scope must be one of ${RULE_SCOPES.join(', ')}.`, approval: current };
+    if (decision === 'always' && scope === 'sender' && !current.requester) return { ok: false, code: 'invalid_value', message: `Approval ${normalized} has no known sender; choose the conversation or global scope.`, approval: current };
     const kind = decision === 'always' ? ruleKindOf(current) : undefined;
     if (decision === 'always' && (!current.rule_permitted || !kind)) {
       const why = current.reasons.find((r) => r.startsWith(NO_RULE_PREFIX));
       const because = why ? why.slice(NO_RULE_PREFIX.length) : `${current.tier} tier`;
-      return { ok: false, status: 409, code: 'always_not_permitted', message: `"Always allow" is not possible for ${normalized}: ${because}. Answer YES or NO.`, approval: current };
+      return { ok: false, code: 'always_not_permitted', message: `"Always allow" is not possible for ${normalized}: ${because}. Answer YES or NO.`, approval: current };
     }
     if (kind) {
       const bad = checkVariable(current.pattern, kind, variable);
-      if (bad) return { ok: false, status: 400, code: 'invalid_value', message: `Cannot make that rule: ${bad}.`, approval: current };
+      if (bad) return { ok: false, code: 'invalid_value', message: `Cannot make that rule: ${bad}.`, approval: current };
     }
     const outcome = await approvals.decide(normalized, decision === 'deny' ? 'denied' : 'approved', who, actor.channel, decision === 'always');
     if (!outcome.ok) {
       if (outcome.reason === 'expired') {
         await this.expire();
-        return { ok: false, status: 410, code: 'expired', message: `Approval ${normalized} has expired; the call was not run.`, ...(outcome.approval ? { approval: outcome.approval } : {}) };
+        return { ok: false, code: 'expired', message: `Approval ${normalized} has expired; the call was not run.`, ...(outcome.approval ? { approval: outcome.approval } : {}) };
       }
       if (outcome.reason === 'already_decided') {
         const a = outcome.approval!;
-        return { ok: false, status: 409, code: 'already_decided', message: `Approval ${normalized} was already ${a.status === 'executed' ? 'approved' : a.status} by ${a.decided_by ?? 'someone'}.`, approval: a };
+        return { ok: false, code: 'already_decided', message: `Approval ${normalized} was already ${a.status === 'executed' ? 'approved' : a.status} by ${a.decided_by ?? 'someone'}.`, approval: a };
       }
-      return { ok: false, status: 404, code: 'unknown_code', message: `There is no approval request with code ${normalized}.` };
+      return { ok: false, code: 'unknown_code', message: `There is no approval request with code ${normalized}.` };
     }
     const a = outcome.approval;
     let rule: RuleRow | undefined;

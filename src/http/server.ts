@@ -2,38 +2,11 @@ import { createServer, STATUS_CODES, type IncomingMessage, type Server, type Ser
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
+import { BodyTooLargeError, ClientGoneError, HttpError, sendCoreError, sendError } from './errors.js';
+import { sendJson } from './json-response.js';
 
-/**
- * A request the gateway refuses, answered with `status` in the OpenAI error
- * shape ({ error: { message, type, param, code } }). Thrown anywhere under a
- * handler, it becomes that answer (the router catches it).
- */
-export class HttpError extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-    readonly param: string | null = null,
-    readonly code: string | null = null,
-  ) {
-    super(message);
-    this.name = 'HttpError';
-  }
-}
-
-export class BodyTooLargeError extends HttpError {
-  constructor(readonly limit: number) {
-    super(413, `Request body too large: the limit is ${limit} bytes.`, null, 'request_too_large');
-    this.name = 'BodyTooLargeError';
-  }
-}
-
-/** The client went away before its request was read: there is nobody to answer. */
-export class ClientGoneError extends Error {
-  constructor() {
-    super('the client closed the connection before the request body was read');
-    this.name = 'ClientGoneError';
-  }
-}
+// The error classes and answers live in errors.ts; re-exported for the modules that import them from here.
+export { BodyTooLargeError, ClientGoneError, HttpError, sendError, sendJson };
 
 export interface RequestContext {
   req: IncomingMessage;
@@ -237,6 +210,8 @@ export class HttpServer {
         else res.end();
         return;
       }
+      // A core error (kernel/errors.ts) whose code the HTTP table knows: its status, message and code.
+      if (!res.headersSent && sendCoreError(res, err)) return;
       if (isUnavailable(err)) {
         // The store or queue is restarting: say so, and when to try again (nothing was accepted).
         this.opts.log.warn({ err: (err as Error).message, path }, 'a backing service is unavailable');
@@ -430,20 +405,3 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   });
 }
 
-/** OpenAI-style error answer: { error: { message, type, param, code } }. */
-export function sendError(
-  res: ServerResponse,
-  status: number,
-  message: string,
-  opts: { type?: string; param?: string | null; code?: string | null } = {},
-  headers: Record<string, string> = {},
-): void {
-  const type = opts.type ?? (status === 401 ? 'authentication_error' : status >= 500 ? 'server_error' : 'invalid_request_error');
-  sendJson(res, status, { error: { message, type, param: opts.param ?? null, code: opts.code ?? null } }, { ...(status === 401 ? { 'www-authenticate': 'Bearer' } : {}), ...headers });
-}
-
-export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  const data = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(data), ...headers });
-  res.end(data);
-}

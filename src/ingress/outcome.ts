@@ -1,3 +1,4 @@
+import { SwitchboardError } from '../../kernel/errors.js';
 import type { AcceptResult } from '../../adapters/store/store.js';
 import type { CommandName } from '../commands.js';
 
@@ -43,7 +44,10 @@ export interface ReceiveOptions {
 }
 
 /** Refused by a conversation rule (the cap on waiting messages): nothing was written. For callers that want a throw. */
-export class ConversationFullError extends Error {
+export class ConversationFullError extends SwitchboardError {
+  readonly code = 'conversation_full';
+  // The cap lifts as the conversation's turns finish.
+  override readonly retryable = true;
   constructor(readonly reply: string) {
     super(reply);
     this.name = 'ConversationFullError';

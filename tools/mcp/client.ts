@@ -8,6 +8,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ErrorCode, McpError, ToolListChangedNotificationSchema, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { ToolError, type JsonTool, type ToolContext, type ToolOutput } from '../contract.js';
 import type { McpServerConfig } from './config.js';
+import { ignoreError, SwitchboardError } from '../../kernel/errors.js';
 
 export type McpServerState = 'connecting' | 'connected' | 'failed' | 'closed';
 
@@ -226,7 +227,7 @@ class ServerConn {
       }
       if (buf.length > 8192) buf = buf.slice(-8192);
     });
-    stream.on('error', () => {});
+    stream.on('error', (err) => this.o.log?.debug({ err: err.message }, 'MCP server stderr closed with an error'));
   }
 
   private fail(err: unknown): void {
@@ -370,11 +371,14 @@ class ServerConn {
 
 // ── helpers ──────────────────────────────────────────────────────────────
 
-class TimeoutError extends Error {}
+class TimeoutError extends SwitchboardError {
+  readonly code = 'mcp_timeout';
+  override readonly retryable = true;
+}
 
 /** Races `p` against a timer (and an optional abort signal); the loser's rejection is swallowed. */
 function withTimeout<T>(p: Promise<T>, ms: number, message: string, signal?: AbortSignal): Promise<T> {
-  p.catch(() => {});
+  p.catch(ignoreError('the loser of the race: its outcome is the caller\'s no more'));
   let timer: NodeJS.Timeout | undefined;
   let onAbort: (() => void) | undefined;
   const guard = new Promise<never>((_, reject) => {

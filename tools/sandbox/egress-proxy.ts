@@ -4,6 +4,7 @@ import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { checkUrl, type SsrfOptions } from '../../moat/ssrf.js';
+import { ignoreError, SwitchboardError } from '../../kernel/errors.js';
 
 export interface EgressLog {
   warn(obj: object, msg: string): void;
@@ -83,7 +84,8 @@ export class EgressProxy {
   }
 
   private tunnel(req: IncomingMessage, client: Socket, head: Buffer): void {
-    client.on('error', () => {});
+    // The sandboxed client hanging up mid-tunnel ends the tunnel; nothing to report.
+    client.on('error', ignoreError('the client hung up'));
     // Registered before the (asynchronous) check: a client gone by then gets no upstream at all.
     let upstream: Socket | undefined;
     client.on('close', () => upstream?.destroy());
@@ -137,4 +139,7 @@ export class EgressProxy {
   }
 }
 
-class Refused extends Error {}
+/** The guard refused the request's destination (answered 403). */
+class Refused extends SwitchboardError {
+  readonly code = 'egress_refused';
+}

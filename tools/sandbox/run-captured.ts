@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { setPriority } from 'node:os';
 import type { ExecResult } from './types.js';
+import { ignoreError } from '../../kernel/errors.js';
 
 export interface CapturedRun {
   file: string;
@@ -57,7 +58,7 @@ export function runCaptured(run: CapturedRun): Promise<ExecResult> {
     extra.forEach((data, i) => {
       const w = child.stdio[3 + i] as (NodeJS.WritableStream & { on(e: 'error', f: () => void): void }) | null;
       if (!w) return;
-      w.on('error', () => {}); // a program that exits without reading it is reported by its exit
+      w.on('error', ignoreError('a program that exits without reading it is reported by its exit'));
       w.end(data);
     });
     const chunks: Buffer[] = [];

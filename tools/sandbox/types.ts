@@ -1,3 +1,5 @@
+import { SwitchboardError } from '../../kernel/errors.js';
+
 /**
  * The execution boundary for tools that run programs. A Sandbox runs one shell
  * command in one conversation's workspace and guarantees that nothing it
@@ -70,7 +72,8 @@ export interface Sandbox {
 
 export const DEFAULT_LIMITS: SandboxLimits = { cpuSeconds: 60, memoryMb: 1024, processes: 256, fileSizeMb: 256, openFiles: 1024, tmpMb: 256 };
 
-export class SandboxUnavailableError extends Error {
+export class SandboxUnavailableError extends SwitchboardError {
+  readonly code = 'sandbox_unavailable';
   constructor(message: string) {
     super(message);
     this.name = 'SandboxUnavailableError';

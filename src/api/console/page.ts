@@ -112,7 +112,7 @@ async function send() {
   for (;;) { const { value, done } = await reader.read(); if (done) break; buf += dec.decode(value, { stream: true });
     let i; while ((i = buf.indexOf('\\n\\n')) >= 0) { const ev = buf.slice(0, i); buf = buf.slice(i + 2);
       const d = ev.replace(/^data: /, ''); if (!d || d === '[DONE]') continue;
-      try { const j = JSON.parse(d); const t = j.choices && j.choices[0] && j.choices[0].delta && j.choices[0].delta.content; if (t) log.textContent += t; } catch {} } }
+      try { const j = JSON.parse(d); const t = j.choices && j.choices[0] && j.choices[0].delta && j.choices[0].delta.content; if (t) log.textContent += t; } catch (e) { /* a line that is not JSON (a keep-alive) carries no text */ } } }
   refresh();
 }
 $('#go').onclick = () => { key = $('#key').value; sessionStorage.setItem('sbkey', key); refresh(); };
