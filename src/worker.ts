@@ -6,7 +6,6 @@ import type { LockService } from '../adapters/lock/port.js';
 import type { JobQueue } from '../adapters/queue/port.js';
 import { openTurnSlots } from '../adapters/ratelimit/open.js';
 import type { TurnSlots } from '../adapters/ratelimit/port.js';
-import type { ApprovalStore } from '../adapters/store/approvals.js';
 import { senderIdentity, type InboxRow, type StartTurn, type Store } from '../adapters/store/store.js';
 import type { ApprovalService } from './approvals/service.js';
 import { conversationTopic, EventPublisher } from './event-publisher.js';
@@ -28,11 +27,10 @@ import { eventWebhookSink } from './turn/sinks/webhook-sink.js';
 
 export type { DrainJob } from '../kernel/jobs.js';
 
-export interface WorkerDeps extends Omit<TurnDeps, 'store' | 'approvals' | 'approvalStore'> {
+export interface WorkerDeps extends Omit<TurnDeps, 'store' | 'approvals'> {
   /** The whole store and approval service: the drain uses more of them than the turn's ports. */
   store: Store;
   approvals: ApprovalService;
-  approvalStore: ApprovalStore;
   /** Channel deliverers by channel name (the HTTP channel delivers through the bus alone). */
   deliverers: Map<string, ChannelDeliverer>;
   deliverContext: DeliverContext;

@@ -71,7 +71,14 @@ describe('the turn orchestrator', () => {
     expect(attempts).toEqual(['a:server', 'b:ok']);
     const done = sink.of('done')[0]!;
     expect(done.text).toBe('A whole answer.');
-    expect(done.provider).toMatchObject({ slot: 'b', fallbackActivated: true, attempts: [{ slot: 'a', error: 'server' }, { slot: 'b', error: 'ok' }] });
+    expect(done.provider).toMatchObject({
+      slot: 'b',
+      fallbackActivated: true,
+      attempts: [
+        { slot: 'a', error: 'server' },
+        { slot: 'b', error: 'ok' },
+      ],
+    });
     expect(deps.store.finished[0]!.provider).toMatchObject({ slot: 'b', fallbackActivated: true });
   });
 
@@ -91,7 +98,12 @@ describe('the turn orchestrator', () => {
     const done = sink.of('done')[0]!;
     expect(done).toMatchObject({ finishReason: 'approval_pending', text: 'I will send it.', approvals: [{ code, tool: 'send_email' }] });
     // The request is structure only: no text carries its code.
-    expect(sink.of('text_delta').map((e) => e.delta).join('')).not.toContain(code);
+    expect(
+      sink
+        .of('text_delta')
+        .map((e) => e.delta)
+        .join(''),
+    ).not.toContain(code);
     expect(deps.store.finished).toHaveLength(0);
     expect(deps.store.parked).toHaveLength(1);
     expect(deps.store.parked[0]!.state).toMatchObject({ pending: [{ toolCallId: 'call_mail', tool: 'send_email' }], text: 'I will send it.' });
@@ -200,11 +212,27 @@ describe('the turn orchestrator', () => {
     const model = new ScriptedModel({ a: [{ text: 'Still here.' }] });
     const deps = turnDeps({ model, config: noPlanner });
     let calls = 0;
-    const broken = { push: () => void (calls++, (() => { throw new Error('sink down'); })()) };
+    const broken = {
+      push: () =>
+        void (calls++,
+        (() => {
+          throw new Error('sink down');
+        })()),
+    };
     const warnings: unknown[] = [];
     const log = Object.assign(Object.create(silentLog), { warn: (o: unknown) => void warnings.push(o) });
     const good = new RecordingSink();
-    await runTurn({ job: job('hi'), deps, sink: fanOut([{ name: 'broken', sink: broken }, { name: 'good', sink: good }], log) });
+    await runTurn({
+      job: job('hi'),
+      deps,
+      sink: fanOut(
+        [
+          { name: 'broken', sink: broken },
+          { name: 'good', sink: good },
+        ],
+        log,
+      ),
+    });
     expect(calls).toBe(1);
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toMatchObject({ sink: 'broken', event: 'turn_start' });

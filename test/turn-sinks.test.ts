@@ -9,11 +9,20 @@ import { eventWebhookSink } from '../src/turn/sinks/webhook-sink.js';
 import { RecordingSink, silentLog } from './support/turn-fakes.js';
 
 const usage = { input: 1, output: 2, totalTokens: 3, cost: 0 };
-const fallback = { slot: 'b', fallbackActivated: true, attempts: [{ slot: 'a', error: 'server', ms: 5 }, { slot: 'b', error: 'ok', ms: 7 }] };
+const fallback = {
+  slot: 'b',
+  fallbackActivated: true,
+  attempts: [
+    { slot: 'a', error: 'server', ms: 5 },
+    { slot: 'b', error: 'ok', ms: 7 },
+  ],
+};
 
 async function value(m: Metrics, name: string, labels: Record<string, string> = {}): Promise<number> {
   const metric = (await m.registry.getMetricsAsJSON()).find((x) => x.name === name)!;
-  const rows = metric.values.filter((v) => Object.entries(labels).every(([k, want]) => v.labels[k] === want) && (!('metricName' in v) || !String(v.metricName).endsWith('_bucket')));
+  const rows = metric.values.filter(
+    (v) => Object.entries(labels).every(([k, want]) => v.labels[k] === want) && (!('metricName' in v) || !String(v.metricName).endsWith('_bucket')),
+  );
   const count = rows.find((v) => String((v as { metricName?: string }).metricName ?? '').endsWith('_count'));
   return count ? count.value : rows.reduce((n, v) => n + v.value, 0);
 }
@@ -37,7 +46,11 @@ describe('turn sinks', () => {
 
     const parked = metricsSink(m, 'sms');
     parked.push({ type: 'turn_start', turnId: 'p', conversationId: 'c', inboxIds: [2], attempt: 1 });
-    parked.push({ type: 'approval_requested', turnId: 'p', approval: { code: 'K7Q4P', tool: 'shell_exec', tier: 'caution', expiresAt: new Date().toISOString(), args: {}, reasons: [] } });
+    parked.push({
+      type: 'approval_requested',
+      turnId: 'p',
+      approval: { code: 'K7Q4P', tool: 'shell_exec', tier: 'caution', expiresAt: new Date().toISOString(), args: {}, reasons: [] },
+    });
     parked.push({ type: 'done', turnId: 'p', text: '', finishReason: 'approval_pending', usage });
     expect(await value(m, 'switchboard_approvals_requested_total', { tier: 'caution' })).toBe(1);
     expect(await value(m, 'switchboard_turns_total', { channel: 'sms', finish_reason: 'approval_pending' })).toBe(1);
@@ -70,7 +83,10 @@ describe('turn sinks', () => {
       },
     };
     const failingFlush = { push: () => {}, flush: async () => Promise.reject(new Error('the platform gave up')) };
-    const sink = fanOut([{ name: 'first', sink: first }, { name: 'flaky', sink: flaky }, undefined, { name: 'last', sink: last }, { name: 'delivery', sink: failingFlush }], silentLog);
+    const sink = fanOut(
+      [{ name: 'first', sink: first }, { name: 'flaky', sink: flaky }, undefined, { name: 'last', sink: last }, { name: 'delivery', sink: failingFlush }],
+      silentLog,
+    );
     sink.push({ type: 'text_delta', turnId: 't', delta: 'a' });
     sink.push({ type: 'text_delta', turnId: 't', delta: 'b' });
     expect(throws).toBe(1);

@@ -1,8 +1,8 @@
 import type { AssistantMessage, Message, UserMessage } from '@mariozechner/pi-ai';
-import type { InboxRow } from '../../adapters/store/store.js';
 import type { TurnUsage } from '../../kernel/turn-events.js';
 import type { ProviderChain } from '../../providers/chain.js';
 import { markAuthor } from '../provider-request.js';
+import type { InboxRow } from './ports.js';
 
 /** Message helpers of a turn: inbox rows as user messages, a one-off request's context, usage sums. */
 
@@ -21,8 +21,8 @@ export function contextToMessages(ctx: NonNullable<InboxRow['context']>, chain: 
   for (const m of ctx) {
     if (m.role === 'system') system.push(m.text);
     else if (m.role === 'user') messages.push({ role: 'user', content: m.text, timestamp: now });
+    // The request's own assistant messages are the client's words: policy block refuses their secrets too.
     else
-      // The request's own assistant messages are the client's words: policy block refuses their secrets too.
       messages.push(
         markAuthor(
           {

@@ -11,8 +11,10 @@ import type { PromptComposer } from '../prompt.js';
 /**
  * The narrow ports a turn needs: exactly the methods of Store, ApprovalStore and
  * ApprovalService it calls (the real classes satisfy them; the unit tests use the
- * in-memory ones of test/support/turn-fakes.ts).
+ * in-memory ones of test/support/turn-fakes.ts). The row types come from the store
+ * here only, so the rest of src/turn/ does not import the adapters.
  */
+export type { ApprovalRow, ConversationRow, InboxRow, StoredMessage, TurnRow };
 export interface TurnStore {
   /** Closes the turn with its transcript in one statement; `pending` are the conversation's other waiting rows. */
   finishTurn(f: FinishTurn): Promise<{ finished: boolean; pending: InboxRow[] }>;

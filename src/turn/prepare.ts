@@ -106,10 +106,19 @@ export async function prepare(job: TurnJob, deps: TurnDeps, parked: ParkedState 
       } else deps.log.warn({ conversation: conv.id }, 'the summarizer failed; the transcript is kept and compaction retried later');
     }
   }
-  const summaryPart: SystemPart[] = summary ? [{ text: `Summary of the earlier conversation (older messages are not shown):\n${summary}`, label: 'conversation summary', from: 'model' }] : [];
+  const summaryPart: SystemPart[] = summary
+    ? [{ text: `Summary of the earlier conversation (older messages are not shown):\n${summary}`, label: 'conversation summary', from: 'model' }]
+    : [];
   const systemPrompt = summary ? `${baseSystem}\n\n${summaryPart[0]!.text}` : baseSystem;
   // ...and between model calls inside the turn (long tool loops), or when a provider says the context overflowed.
-  const compactor = new InTurnCompactor(deps.summarizer ?? chain, window, compaction, null, (info) => deps.log.info({ turn: turn.id, ...info }, 'compacted inside the turn'), secrets);
+  const compactor = new InTurnCompactor(
+    deps.summarizer ?? chain,
+    window,
+    compaction,
+    null,
+    (info) => deps.log.info({ turn: turn.id, ...info }, 'compacted inside the turn'),
+    secrets,
+  );
 
   // Tools: the planner offers only those the request needs (the full set when unsure).
   const all = deps.tools();
@@ -124,5 +133,18 @@ export async function prepare(job: TurnJob, deps: TurnDeps, parked: ParkedState 
     offered = all.filter((t) => keep.has(t.name));
     deps.log.debug({ turn: turn.id, tools: plan.tools, fellBack: plan.fellBack, promptCharsSaved: plan.promptCharsSaved }, 'planner guard');
   }
-  return { kind: 'run', chain, agent, prompts, sender, contextMessages, history, system: [...systemParts, ...summaryPart], systemPrompt, secrets, compactor, offered };
+  return {
+    kind: 'run',
+    chain,
+    agent,
+    prompts,
+    sender,
+    contextMessages,
+    history,
+    system: [...systemParts, ...summaryPart],
+    systemPrompt,
+    secrets,
+    compactor,
+    offered,
+  };
 }

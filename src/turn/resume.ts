@@ -8,7 +8,13 @@ import type { TurnDeps } from './ports.js';
  * Resuming a parked turn: results for the calls it waited on. What was approved
  * runs once (exactly the approved arguments; markExecuted claims it), the rest is refused.
  */
-export async function decidedResults(deps: Pick<TurnDeps, 'approvalStore'>, tools: TurnTools, pending: ParkedCall[], turnId: string, sink: TurnEventSink): Promise<ToolResultMessage[]> {
+export async function decidedResults(
+  deps: Pick<TurnDeps, 'approvalStore'>,
+  tools: TurnTools,
+  pending: ParkedCall[],
+  turnId: string,
+  sink: TurnEventSink,
+): Promise<ToolResultMessage[]> {
   const out: ToolResultMessage[] = [];
   for (const p of pending) {
     const a = await deps.approvalStore.get(p.approvalId);
@@ -39,7 +45,14 @@ export async function decidedResults(deps: Pick<TurnDeps, 'approvalStore'>, tool
       tools.trace.push({ tool: p.tool, args: a?.args, ok: false, output: why });
       result = { content: [{ type: 'text', text: why }], details: null };
     }
-    out.push({ role: 'toolResult', toolCallId: p.toolCallId, toolName: p.tool, content: result.content as ToolResultMessage['content'], isError, timestamp: Date.now() });
+    out.push({
+      role: 'toolResult',
+      toolCallId: p.toolCallId,
+      toolName: p.tool,
+      content: result.content as ToolResultMessage['content'],
+      isError,
+      timestamp: Date.now(),
+    });
   }
   return out;
 }

@@ -1,5 +1,4 @@
 import type { Message } from '@mariozechner/pi-ai';
-import type { StoredMessage } from '../../adapters/store/store.js';
 import type { TurnEventSink, TurnProvider, TurnUsage } from '../../kernel/turn-events.js';
 import type { ClaimFinding } from '../../moat/honesty.js';
 import type { AgentRunResult } from '../agent-loop.js';
@@ -7,7 +6,7 @@ import { checkTurnClaims } from '../honesty-judge.js';
 import { refusalText } from '../provider-request.js';
 import type { TurnTools } from '../turn-tools.js';
 import { appendText, noUsage } from './messages.js';
-import type { TurnDeps, TurnJob, TurnOutcome } from './ports.js';
+import type { StoredMessage, TurnDeps, TurnJob, TurnOutcome } from './ports.js';
 import type { EarlyClose, Prepared } from './prepare.js';
 
 /** A turn that ends before any model call (no provider, a refused secret): say why, close it. */
@@ -16,7 +15,14 @@ export async function closeEarly(job: TurnJob, deps: Pick<TurnDeps, 'store'>, si
   sink.push({ type: 'text_delta', turnId, delta: c.text });
   await sink.flush?.();
   const usage = noUsage();
-  const closed = await deps.store.finishTurn({ turnId, status: 'done', messages: c.messages as StoredMessage[], finishReason: c.finishReason, usage: usage as unknown as Record<string, unknown>, lease: job.context.lease });
+  const closed = await deps.store.finishTurn({
+    turnId,
+    status: 'done',
+    messages: c.messages as StoredMessage[],
+    finishReason: c.finishReason,
+    usage: usage as unknown as Record<string, unknown>,
+    lease: job.context.lease,
+  });
   if (closed.finished) sink.push({ type: 'done', turnId, text: c.text, finishReason: c.finishReason, usage });
   return closed.finished ? closed.pending : null;
 }
@@ -56,7 +62,10 @@ export async function settle(job: TurnJob, deps: TurnDeps, sink: TurnEventSink, 
     text = `Sorry, I could not get an answer from the model provider. ${result.error}. Please try again.`;
     sink.push({ type: 'text_delta', turnId, delta: text });
   } else {
-    if (finishReason === 'budget') say(`\n\n(Stopped: this turn reached its budget${limits.turnTokens ? ` of ${limits.turnTokens} tokens` : ''}${limits.turnCostUsd ? ` or $${limits.turnCostUsd}` : ''}.)`);
+    if (finishReason === 'budget')
+      say(
+        `\n\n(Stopped: this turn reached its budget${limits.turnTokens ? ` of ${limits.turnTokens} tokens` : ''}${limits.turnCostUsd ? ` or $${limits.turnCostUsd}` : ''}.)`,
+      );
     if (finishReason === 'aborted') say('\n\n(Stopped.)');
     // A later model call of the turn was refused (policy block): say why, as a refused message is told.
     if (finishReason === 'blocked_secret' && result.blocked) say((text ? '\n\n' : '') + refusalText(result.blocked));
@@ -71,7 +80,8 @@ export async function settle(job: TurnJob, deps: TurnDeps, sink: TurnEventSink, 
     }
   }
   const { provider } = s;
-  if (provider.fallbackActivated && deps.config.fallback.notice) sink.push({ type: 'notice', turnId, text: `(answered by the fallback model ${provider.slot})` });
+  if (provider.fallbackActivated && deps.config.fallback.notice)
+    sink.push({ type: 'notice', turnId, text: `(answered by the fallback model ${provider.slot})` });
 
   const stored = [...s.prepared.contextMessages.messages, ...s.prepared.prompts, ...s.resumed, ...kept] as StoredMessage[];
   await sink.flush?.();

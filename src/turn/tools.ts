@@ -30,7 +30,9 @@ export function turnTools(job: TurnJob, deps: TurnDeps, p: Prepared, parked: Par
       workspace: workspaceFor(deps.config.dataDir, conv.id),
       signal: signal ?? new AbortController().signal,
       evidence: () => ({
-        userMessages: [...(context.history as unknown as Message[]), ...p.contextMessages.messages, ...p.prompts].filter((m) => m.role === 'user').map(messageText),
+        userMessages: [...(context.history as unknown as Message[]), ...p.contextMessages.messages, ...p.prompts]
+          .filter((m) => m.role === 'user')
+          .map(messageText),
         toolOutputs: tools.trace.filter((t) => t.ok).map((t) => t.output ?? ''),
       }),
     },

@@ -4,7 +4,15 @@
  * a script (the real FallbackChain over a scripted stream function, as
  * pi-agent-core's agent-loop tests script their stream), and a recording sink.
  */
-import { createAssistantMessageEventStream, type Api, type AssistantMessage, type AssistantMessageEventStream, type Context, type Model, type ToolCall } from '@mariozechner/pi-ai';
+import {
+  createAssistantMessageEventStream,
+  type Api,
+  type AssistantMessage,
+  type AssistantMessageEventStream,
+  type Context,
+  type Model,
+  type ToolCall,
+} from '@mariozechner/pi-ai';
 import pino from 'pino';
 import { z } from 'zod';
 import { MemoryCooldowns } from '../../adapters/cooldowns/memory.js';
@@ -201,7 +209,16 @@ export class ScriptedModel {
     this.calls.push({ slot, messages: structuredClone(context.messages) });
     const out = createAssistantMessageEventStream();
     const step = this.steps.get(slot)?.shift() ?? { fail: `500 the script of ${slot} has no more answers` };
-    const base = (): AssistantMessage => ({ role: 'assistant', content: [], api: 'openai-completions', provider: 'scripted', model: slot, usage: { ...ZERO, input: 10, output: 5, totalTokens: 15 }, stopReason: 'stop', timestamp: Date.now() });
+    const base = (): AssistantMessage => ({
+      role: 'assistant',
+      content: [],
+      api: 'openai-completions',
+      provider: 'scripted',
+      model: slot,
+      usage: { ...ZERO, input: 10, output: 5, totalTokens: 15 },
+      stopReason: 'stop',
+      timestamp: Date.now(),
+    });
     const msg = base();
     const text = (t: string) => {
       const i = msg.content.length;
@@ -289,11 +306,35 @@ export function inboxRow(text: string, over: Partial<InboxRow> = {}): InboxRow {
 }
 
 export function turnRow(over: Partial<TurnRow> = {}): TurnRow {
-  return { id: 't_1', conversation_id: 'c_1', seq: 1, status: 'running', state: null, honesty: null, attempt: 1, worker: 'w', started_at: new Date(), finished_at: null, finish_reason: null, error: null, usage: null, provider: null, ...over };
+  return {
+    id: 't_1',
+    conversation_id: 'c_1',
+    seq: 1,
+    status: 'running',
+    state: null,
+    honesty: null,
+    attempt: 1,
+    worker: 'w',
+    started_at: new Date(),
+    finished_at: null,
+    finish_reason: null,
+    error: null,
+    usage: null,
+    provider: null,
+    ...over,
+  };
 }
 
-export function job(text: string, over: { turn?: Partial<TurnRow>; conversation?: Partial<ConversationRow>; history?: TurnJob['context']['history'] } = {}): TurnJob {
-  return { conversation: conversation(over.conversation), turn: turnRow(over.turn), batch: [inboxRow(text)], context: { history: over.history ?? [], memory: [], lease: 'lease-1' } };
+export function job(
+  text: string,
+  over: { turn?: Partial<TurnRow>; conversation?: Partial<ConversationRow>; history?: TurnJob['context']['history'] } = {},
+): TurnJob {
+  return {
+    conversation: conversation(over.conversation),
+    turn: turnRow(over.turn),
+    batch: [inboxRow(text)],
+    context: { history: over.history ?? [], memory: [], lease: 'lease-1' },
+  };
 }
 
 export function testConfig(over: Record<string, unknown> = {}): Config {

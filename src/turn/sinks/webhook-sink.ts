@@ -1,6 +1,5 @@
-import type { ConversationRow } from '../../../adapters/store/store.js';
 import type { EventHub } from '../../webhooks/events.js';
-import type { TurnSink } from '../ports.js';
+import type { ConversationRow, TurnSink } from '../ports.js';
 
 /**
  * The event-webhook sink: a closed turn is turn.completed or turn.failed (a parked
@@ -11,7 +10,16 @@ export function eventWebhookSink(hub: EventHub, conv: Pick<ConversationRow, 'id'
   return {
     push: (e) => {
       if (e.type !== 'done') return;
-      const data = { conversation: conv.id, conversationKey: conv.key, channel: conv.channel, turn: e.turnId, finishReason: e.finishReason, text: e.text, usage: e.usage, slot: e.provider?.slot ?? null };
+      const data = {
+        conversation: conv.id,
+        conversationKey: conv.key,
+        channel: conv.channel,
+        turn: e.turnId,
+        finishReason: e.finishReason,
+        text: e.text,
+        usage: e.usage,
+        slot: e.provider?.slot ?? null,
+      };
       if (e.finishReason !== 'approval_pending') hub.emit(e.finishReason === 'error' ? 'turn.failed' : 'turn.completed', data);
       if (e.provider?.fallbackActivated) hub.emit('provider.fallback', { ...data, attempts: e.provider.attempts });
     },
