@@ -11,15 +11,16 @@ import {
 } from '@mariozechner/pi-agent-core';
 import { createAssistantMessageEventStream, type AssistantMessage, type Context, type Message } from '@mariozechner/pi-ai';
 import { Redactor } from '../moat/secrets.js';
-import type { ProviderChain, ChainHooks } from '../providers/chain.js';
-import type { FinishReason, TurnUsage } from '../kernel/turn-events.js';
+import type { Attempt, ProviderChain, ChainHooks } from '../providers/chain.js';
+import type { FinishReason, TurnEvent, TurnEventSink, TurnUsage } from '../kernel/turn-events.js';
 import { sendToProvider, type SecretsFound, type SecretsPolicy, type SystemPart } from './provider-request.js';
 
 /**
  * One turn of the single-loop agent, on pi-agent-core's low-level agentLoop:
  * the provider chain plugs in as streamFn, the turn cap as shouldStopAfterTurn.
- * It reports what happened as plain callbacks; the turn runner maps them to
- * TurnEvents for the channel.
+ * What the user sees (text, tool calls, resets, notices) is written straight
+ * into the turn's TurnEventSink; only what is not an event (provider attempts,
+ * the context-overflow question) stays a hook.
  */
 export interface AgentRunInput {
   /** The system prompt, whole or in parts (each part is redacted on its way out). */
@@ -49,8 +50,21 @@ export interface AgentRunInput {
   budget?: { tokens: number; costUsd: number; spent?: TurnUsage };
   /** Before each model call: what the model sees of the messages (compaction). */
   transformContext?: (messages: Message[], signal?: AbortSignal) => Promise<Message[]>;
+  /** A call that parked for an operator's approval: its code (its tool_end is `pending`, not a failure). */
+  parkedCall?: (toolCallId: string) => { code: string } | undefined;
 }
 
+/** Where one run's events go, and the two hooks that are not events. */
+export interface AgentRunOutput {
+  sink: TurnEventSink;
+  turnId: string;
+  /** Every model call attempt, for the turn's ledger and the metrics. */
+  onAttempt?(a: Attempt): void;
+  /** The context is too large for the slot: return a smaller one (compaction) to retry with, or null. */
+  onContextOverflow?: ChainHooks['onContextOverflow'];
+}
+
+/** The callback form, for callers outside a turn (the chain's own tests): the same events as calls. */
 export interface AgentRunCallbacks extends ChainHooks {
   onText(delta: string): void;
   onToolStart?(e: { toolCallId: string; name: string; args: unknown }): void;
@@ -70,7 +84,21 @@ export interface AgentRunResult {
   blocked?: SecretsFound;
 }
 
-export async function runAgent(input: AgentRunInput, cb: AgentRunCallbacks): Promise<AgentRunResult> {
+export function runAgent(input: AgentRunInput, cb: AgentRunCallbacks): Promise<AgentRunResult> {
+  const sink: TurnEventSink = {
+    push: (e: TurnEvent) => {
+      if (e.type === 'text_delta') cb.onText(e.delta);
+      else if (e.type === 'tool_start') cb.onToolStart?.({ toolCallId: e.toolCallId, name: e.name, args: e.args });
+      else if (e.type === 'tool_end') cb.onToolEnd?.({ toolCallId: e.toolCallId, name: e.name, isError: e.isError });
+      else if (e.type === 'reset') cb.onReset?.(e.reason);
+      else if (e.type === 'notice') cb.onNotice?.(e.text);
+    },
+  };
+  return runAgentTurn(input, { sink, turnId: '', ...(cb.onAttempt ? { onAttempt: cb.onAttempt } : {}), ...(cb.onContextOverflow ? { onContextOverflow: cb.onContextOverflow } : {}) });
+}
+
+export async function runAgentTurn(input: AgentRunInput, out: AgentRunOutput): Promise<AgentRunResult> {
+  const { sink, turnId } = out;
   let iterations = 0;
   let text = '';
   /** Length of `text` when the current assistant message began: a reset cuts back to it. */
@@ -94,7 +122,7 @@ export async function runAgent(input: AgentRunInput, cb: AgentRunCallbacks): Pro
           const delta = !textInMessage && text ? `\n\n${ev.delta}` : ev.delta;
           textInMessage = true;
           text += delta;
-          cb.onText(delta);
+          sink.push({ type: 'text_delta', turnId, delta });
         }
         break;
       }
@@ -110,11 +138,14 @@ export async function runAgent(input: AgentRunInput, cb: AgentRunCallbacks): Pro
         }
         break;
       case 'tool_execution_start':
-        cb.onToolStart?.({ toolCallId: e.toolCallId, name: e.toolName, args: e.args });
+        sink.push({ type: 'tool_start', turnId, toolCallId: e.toolCallId, name: e.toolName, args: e.args });
         break;
-      case 'tool_execution_end':
-        cb.onToolEnd?.({ toolCallId: e.toolCallId, name: e.toolName, isError: e.isError });
+      case 'tool_execution_end': {
+        // A call that parked did not run and did not fail: it waits for its approval code.
+        const pending = input.parkedCall?.(e.toolCallId);
+        sink.push({ type: 'tool_end', turnId, toolCallId: e.toolCallId, name: e.toolName, isError: pending ? false : e.isError, ...(pending ? { pending } : {}) });
         break;
+      }
     }
   };
 
@@ -167,13 +198,15 @@ export async function runAgent(input: AgentRunInput, cb: AgentRunCallbacks): Pro
         ...secrets,
         options: options ?? {},
         hooks: {
-          ...cb,
           // The chain withdraws the partial message: forget its text too.
           onReset: (reason) => {
             text = text.slice(0, textAtMessageStart);
             textInMessage = false;
-            cb.onReset?.(reason);
+            sink.push({ type: 'reset', turnId, reason });
           },
+          onNotice: (notice) => sink.push({ type: 'notice', turnId, text: notice }),
+          ...(out.onAttempt ? { onAttempt: out.onAttempt } : {}),
+          ...(out.onContextOverflow ? { onContextOverflow: out.onContextOverflow } : {}),
         },
         onBlocked: (found) => (blocked = found),
       },

@@ -1,14 +1,13 @@
 import type { AgentTool, AgentToolResult, AfterToolCallContext, AfterToolCallResult, BeforeToolCallContext, BeforeToolCallResult } from '@mariozechner/pi-agent-core';
 import type { Logger } from 'pino';
 import { argsHash, type ApprovalRow } from '../adapters/store/approvals.js';
-import type { Store } from '../adapters/store/store.js';
 import { canonicalJson, decide, normalizePattern, type ApprovalPolicy } from '../moat/approval-engine.js';
 import type { TraceEntry } from '../moat/honesty.js';
 import type { Redactor } from '../moat/secrets.js';
 import { wrapUntrusted } from '../moat/untrusted.js';
 import { runTool, toAgentTool, type AnyTool, type ToolContext } from '../tools/contract.js';
 import { capResult } from '../tools/result-cap.js';
-import type { ApprovalService } from './approvals/service.js';
+import type { TurnApprovals, TurnStore } from './turn/ports.js';
 
 /** A tool call waiting for an operator. */
 export interface ParkedCall {
@@ -40,8 +39,8 @@ export class TurnTools {
       /** Rules are loaded lazily, once per turn. */
       policy: { autonomy: ApprovalPolicy['autonomy']; rules: () => Promise<ApprovalPolicy['rules']> };
       redactor: Redactor;
-      store: Store;
-      approvals: ApprovalService;
+      store: Pick<TurnStore, 'saveToolResult'>;
+      approvals: Pick<TurnApprovals, 'request'>;
       /** The turn's sender, a canonical identity: sender-scoped rules are bound to it, and it is the approvals' requester. */
       requester: string;
       channel: string;
@@ -54,6 +53,13 @@ export class TurnTools {
 
   agentTools(): AgentTool[] {
     return this.d.tools.map((t) => toAgentTool(t, (_id, args, signal) => this.execute(t, args, signal)));
+  }
+
+  /** The approval code of a call that parked (its tool_end is pending, not a failure). */
+  parkedCode(toolCallId: string): { code: string } | undefined {
+    const p = this.parked.find((x) => x.toolCallId === toolCallId);
+    const a = p && this.requested.find((r) => r.id === p.approvalId);
+    return a ? { code: a.code } : undefined;
   }
 
   tool(name: string): AnyTool | undefined {

@@ -6,7 +6,8 @@ import type { LockService } from '../adapters/lock/port.js';
 import type { JobQueue } from '../adapters/queue/port.js';
 import { openTurnSlots } from '../adapters/ratelimit/open.js';
 import type { TurnSlots } from '../adapters/ratelimit/port.js';
-import { senderIdentity, type InboxRow, type StartTurn } from '../adapters/store/store.js';
+import { senderIdentity, type InboxRow, type StartTurn, type Store } from '../adapters/store/store.js';
+import type { ApprovalService } from './approvals/service.js';
 import { conversationTopic, EventPublisher } from './event-publisher.js';
 import type { DrainJob, SlotScope, TimerJob } from '../kernel/jobs.js';
 import type { ChannelDeliverer, DeliverContext } from './channel/index.js';
@@ -16,11 +17,20 @@ import type { EventHub } from './webhooks/events.js';
 import { linkedSignal } from '../kernel/linked-signal.js';
 import { turnScopes } from './limits.js';
 import { parseIdentity } from '../kernel/identity.js';
-import { runTurn, type TurnDeps } from './turn-runner.js';
+import type { Metrics } from './metrics.js';
+import { runTurn, type TurnDeps } from './turn/index.js';
+import { busSink } from './turn/sinks/bus-sink.js';
+import { deliverySink } from './turn/sinks/delivery-sink.js';
+import { fanOut } from './turn/sinks/fan-out.js';
+import { metricsSink } from './turn/sinks/metrics-sink.js';
+import { eventWebhookSink } from './turn/sinks/webhook-sink.js';
 
 export type { DrainJob } from '../kernel/jobs.js';
 
-export interface WorkerDeps extends TurnDeps {
+export interface WorkerDeps extends Omit<TurnDeps, 'store' | 'approvals'> {
+  /** The whole store and approval service: the drain uses more of them than the turn's ports. */
+  store: Store;
+  approvals: ApprovalService;
   /** Channel deliverers by channel name (the HTTP channel delivers through the bus alone). */
   deliverers: Map<string, ChannelDeliverer>;
   deliverContext: DeliverContext;
@@ -32,6 +42,8 @@ export interface WorkerDeps extends TurnDeps {
   bus: Bus;
   locks: LockService;
   log: Logger;
+  /** The metrics sink counts turns, first tokens, fallbacks, approvals and provider attempts here. */
+  metrics?: Metrics;
   /** Counts running turns per API key and sender (limits.maxConcurrentTurnsPer*); by default the worker opens its own. */
   slots?: TurnSlots;
 }
@@ -211,26 +223,17 @@ export class Worker {
           const turnSignal = linkedSignal(signal, stop.signal);
           try {
             const delivery = this.deps.deliverers.get(conv.channel)?.open({ turnId: turn.id, attempt: turn.attempt, conversation: conv, batch }, this.deps.deliverContext);
-            next = await runTurn(
-              this.deps,
-              conv,
-              turn,
-              batch,
-              { ...context, lease },
-              (e) => {
-                publisher.push(e);
-                delivery?.event(e);
-                if (e.type === 'done' && this.deps.events) {
-                  const data = { conversation: conv.id, conversationKey: conv.key, channel: conv.channel, turn: e.turnId, finishReason: e.finishReason, text: e.text, usage: e.usage, slot: e.provider?.slot ?? null };
-                  if (e.finishReason !== 'approval_pending') this.deps.events.emit(e.finishReason === 'error' ? 'turn.failed' : 'turn.completed', data);
-                  if (e.provider?.fallbackActivated) this.deps.events.emit('provider.fallback', { ...data, attempts: e.provider.attempts });
-                }
-              },
-              turnSignal.signal,
-              async () => {
-                await delivery?.close();
-              },
+            // The turn's one sink: metrics, the bus, the channel's delivery, the event webhooks.
+            const sink = fanOut(
+              [
+                this.deps.metrics ? { name: 'metrics', sink: metricsSink(this.deps.metrics, conv.channel) } : undefined,
+                { name: 'bus', sink: busSink(publisher) },
+                delivery ? { name: `delivery:${conv.channel}`, sink: deliverySink(delivery) } : undefined,
+                this.deps.events ? { name: 'event-webhooks', sink: eventWebhookSink(this.deps.events, conv) } : undefined,
+              ],
+              turnLog,
             );
+            next = await runTurn({ job: { conversation: conv, turn, batch, context: { ...context, lease } }, deps: this.deps, sink, signal: turnSignal.signal });
           } finally {
             control.close();
             turnSignal.dispose();

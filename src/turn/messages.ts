@@ -1,0 +1,70 @@
+import type { AssistantMessage, Message, UserMessage } from '@mariozechner/pi-ai';
+import type { TurnUsage } from '../../kernel/turn-events.js';
+import type { ProviderChain } from '../../providers/chain.js';
+import { markAuthor } from '../provider-request.js';
+import type { InboxRow } from './ports.js';
+
+/** Message helpers of a turn: inbox rows as user messages, a one-off request's context, usage sums. */
+
+export function toUserMessage(row: InboxRow): UserMessage {
+  let text = row.text;
+  const atts = row.attachments as Array<{ name?: string; contentType?: string }>;
+  if (atts.length) text += `\n\n[attachments: ${atts.map((a) => `${a.name ?? 'file'}${a.contentType ? ` (${a.contentType})` : ''}`).join(', ')}]`;
+  return { role: 'user', content: text, timestamp: new Date(row.received_at).getTime() };
+}
+
+/** A one-off HTTP request's own context: system messages go to the system prompt, the rest become history. */
+export function contextToMessages(ctx: NonNullable<InboxRow['context']>, chain: ProviderChain): { messages: Message[]; system: string[] } {
+  const messages: Message[] = [];
+  const system: string[] = [];
+  const now = Date.now();
+  for (const m of ctx) {
+    if (m.role === 'system') system.push(m.text);
+    else if (m.role === 'user') messages.push({ role: 'user', content: m.text, timestamp: now });
+    // The request's own assistant messages are the client's words: policy block refuses their secrets too.
+    else
+      messages.push(
+        markAuthor(
+          {
+            role: 'assistant',
+            content: [{ type: 'text', text: m.text }],
+            api: chain.primary.api,
+            provider: chain.primary.provider,
+            model: chain.primary.id,
+            usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
+            stopReason: 'stop',
+            timestamp: now,
+          } satisfies AssistantMessage,
+          'user',
+        ),
+      );
+  }
+  return { messages, system };
+}
+
+/** A history window must not start with tool results whose call was cut off. */
+export function sanitizeHistory(msgs: Message[]): Message[] {
+  let i = 0;
+  while (i < msgs.length && msgs[i]!.role === 'toolResult') i++;
+  return i ? msgs.slice(i) : msgs;
+}
+
+export function messageText(m: Message): string {
+  if (typeof m.content === 'string') return m.content;
+  return m.content.map((p) => (p.type === 'text' ? p.text : '')).join('\n');
+}
+
+/** Adds text to the last assistant message (the honesty corrections are part of the answer). */
+export function appendText(messages: Message[], text: string): void {
+  const last = [...messages].reverse().find((m): m is AssistantMessage => m.role === 'assistant');
+  if (last) last.content = [...last.content, { type: 'text', text }];
+}
+
+export function addUsage(a: TurnUsage | undefined, b: TurnUsage): TurnUsage {
+  if (!a) return b;
+  return { input: a.input + b.input, output: a.output + b.output, totalTokens: a.totalTokens + b.totalTokens, cost: a.cost + b.cost };
+}
+
+export function noUsage(): TurnUsage {
+  return { input: 0, output: 0, totalTokens: 0, cost: 0 };
+}

@@ -1,0 +1,68 @@
+import type { Message } from '@mariozechner/pi-ai';
+import type { ApprovalInfo, TurnEventSink, TurnProvider, TurnUsage } from '../../kernel/turn-events.js';
+import type { TraceEntry } from '../../moat/honesty.js';
+import type { Attempt } from '../../providers/chain.js';
+import type { ParkedCall, TurnTools } from '../turn-tools.js';
+import type { TurnDeps } from './ports.js';
+
+/** A parked turn's loop state, kept on its row until its approvals are decided. */
+export interface ParkedState {
+  /** This turn's messages after its prompts so far, without the placeholders of waiting calls. */
+  messages: Message[];
+  pending: ParkedCall[];
+  trace: TraceEntry[];
+  text: string;
+  usage: TurnUsage;
+  attempts: Attempt[];
+}
+
+export function isParkedState(s: unknown): s is ParkedState {
+  return !!s && typeof s === 'object' && Array.isArray((s as ParkedState).pending) && (s as ParkedState).pending.length > 0;
+}
+
+export interface ParkInput {
+  turnId: string;
+  tools: TurnTools;
+  /** The messages of the turn so far (a resumed turn's earlier ones first). */
+  messages: Message[];
+  text: string;
+  usage: TurnUsage;
+  attempts: Attempt[];
+  provider: TurnProvider;
+}
+
+/**
+ * The park phase: a call waits for an operator. The request goes out as
+ * approval_requested events only (each channel renders them; no request text
+ * joins the reply or the transcript), the loop state is kept on the turn row,
+ * and the worker is free; the decision resumes the turn. Returns nothing to drain next.
+ */
+export async function park(deps: Pick<TurnDeps, 'store' | 'approvals'>, sink: TurnEventSink, p: ParkInput): Promise<null> {
+  const { tools, turnId } = p;
+  const waiting = new Set(tools.parked.map((c) => c.toolCallId));
+  const state: ParkedState = {
+    messages: p.messages.filter((m) => !(m.role === 'toolResult' && waiting.has(m.toolCallId))),
+    pending: tools.parked,
+    trace: tools.trace,
+    text: p.text,
+    usage: p.usage,
+    attempts: p.attempts,
+  };
+  // Ask first (a crash after this re-runs the turn, which asks again: the approval
+  // row for the same tool call is reused), then park.
+  const approvals: ApprovalInfo[] = tools.requested.map((a) => ({
+    code: a.code,
+    tool: a.tool,
+    tier: a.tier,
+    expiresAt: new Date(a.expires_at).toISOString(),
+    args: a.args,
+    reasons: a.reasons,
+    alwaysPermitted: a.rule_permitted,
+  }));
+  for (const approval of approvals) sink.push({ type: 'approval_requested', turnId, approval });
+  await sink.flush?.();
+  if (!(await deps.store.parkTurn(turnId, state))) return null;
+  await deps.approvals.resumeIfReady(turnId); // answered before we parked?
+  sink.push({ type: 'done', turnId, text: p.text, finishReason: 'approval_pending', usage: p.usage, provider: p.provider, approvals });
+  return null;
+}

@@ -1,0 +1,390 @@
+/**
+ * In-memory ports and a scripted model for unit tests of the turn orchestrator
+ * (src/turn/): the store, the approvals, a provider chain whose slots answer from
+ * a script (the real FallbackChain over a scripted stream function, as
+ * pi-agent-core's agent-loop tests script their stream), and a recording sink.
+ */
+import {
+  createAssistantMessageEventStream,
+  type Api,
+  type AssistantMessage,
+  type AssistantMessageEventStream,
+  type Context,
+  type Model,
+  type ToolCall,
+} from '@mariozechner/pi-ai';
+import pino from 'pino';
+import { z } from 'zod';
+import { MemoryCooldowns } from '../../adapters/cooldowns/memory.js';
+import type { ApprovalRow, NewApproval } from '../../adapters/store/approvals.js';
+import type { ConversationRow, FinishTurn, InboxRow, TurnRow } from '../../adapters/store/store.js';
+import type { TurnEvent } from '../../kernel/turn-events.js';
+import type { AllowRule } from '../../moat/approval-engine.js';
+import { FallbackChain } from '../../providers/chain.js';
+import { configSchema, type Config } from '../../src/config.js';
+import { PromptComposer } from '../../src/prompt.js';
+import type { TurnApprovals, TurnApprovalStore, TurnDeps, TurnJob, TurnSink, TurnStore } from '../../src/turn/index.js';
+import type { AnyTool, ToolDef } from '../../tools/contract.js';
+
+export const silentLog = pino({ level: 'silent' });
+
+// ---- the store ---------------------------------------------------------------------------
+
+/** The turn's store port in memory: every call is recorded; a turn closes or parks once. */
+export class MemoryTurnStore implements TurnStore {
+  readonly finished: FinishTurn[] = [];
+  readonly parked: Array<{ turnId: string; state: unknown }> = [];
+  readonly summaries: Array<{ conversationId: string; uptoId: number; summary: string }> = [];
+  readonly toolResults = new Map<string, { turnId: string; tool: string; content: string }>();
+  /** Rows that arrive while a turn runs (steer mode claims them). */
+  readonly arriving: InboxRow[] = [];
+  /** What finishTurn answers as the conversation's other waiting rows. */
+  pendingAfter: InboxRow[] = [];
+  private readonly status = new Map<string, 'running' | 'parked' | 'done' | 'failed'>();
+
+  async finishTurn(f: FinishTurn): Promise<{ finished: boolean; pending: InboxRow[] }> {
+    if ((this.status.get(f.turnId) ?? 'running') !== 'running') return { finished: false, pending: [] };
+    this.status.set(f.turnId, f.status);
+    // The statement stores a JSON copy: later changes to the turn's objects do not reach it.
+    this.finished.push(structuredClone(f));
+    return { finished: true, pending: this.pendingAfter };
+  }
+
+  async parkTurn(turnId: string, state: unknown): Promise<boolean> {
+    if ((this.status.get(turnId) ?? 'running') !== 'running') return false;
+    this.status.set(turnId, 'parked');
+    this.parked.push({ turnId, state: JSON.parse(JSON.stringify(state)) });
+    return true;
+  }
+
+  /** What an answer does: the parked turn runs again (unparkTurn). */
+  unpark(turnId: string): void {
+    if (this.status.get(turnId) === 'parked') this.status.set(turnId, 'running');
+  }
+
+  async saveSummary(conversationId: string, uptoId: number, summary: string): Promise<boolean> {
+    this.summaries.push({ conversationId, uptoId, summary });
+    return true;
+  }
+
+  async claimInto(_turnId: string, _conversationId: string): Promise<InboxRow[]> {
+    return this.arriving.splice(0);
+  }
+
+  async waitingCount(_conversationKey: string): Promise<{ waiting: number; running: boolean; mode: string | null }> {
+    return { waiting: this.arriving.length, running: true, mode: null };
+  }
+
+  async saveToolResult(turnId: string, tool: string, content: string): Promise<string> {
+    const id = `tr_${this.toolResults.size + 1}`;
+    this.toolResults.set(id, { turnId, tool, content });
+    return id;
+  }
+}
+
+// ---- approvals ---------------------------------------------------------------------------
+
+/** The approval service and store ports in memory, with the operator's answer as decide(). */
+export class MemoryApprovals implements TurnApprovals, TurnApprovalStore {
+  readonly rows = new Map<string, ApprovalRow>();
+  readonly resumeChecks: string[] = [];
+  rules: AllowRule[] = [];
+
+  async request(a: Omit<NewApproval, 'expiresAt'>): Promise<ApprovalRow> {
+    // The same tool call asks again after a crash: the row is reused (as on conflict in SQL).
+    const same = [...this.rows.values()].find((r) => r.turn_id === a.turnId && r.tool_call_id === a.toolCallId);
+    if (same) return same;
+    const n = this.rows.size + 1;
+    const row: ApprovalRow = {
+      id: `ap_${n}`,
+      code: `K7Q${n}P`,
+      conversation_id: a.conversationId,
+      turn_id: a.turnId,
+      tool_call_id: a.toolCallId,
+      tool: a.tool,
+      args: a.args,
+      args_hash: a.argsHash,
+      pattern: a.pattern,
+      tier: a.tier,
+      reasons: a.reasons,
+      rule_permitted: a.rulePermitted,
+      requester: a.requester,
+      channel: a.channel,
+      status: 'pending',
+      always: false,
+      decided_by: null,
+      decided_via: null,
+      decided_at: null,
+      expires_at: new Date(Date.now() + 60_000),
+      created_at: new Date(),
+    };
+    this.rows.set(row.id, row);
+    return row;
+  }
+
+  async resumeIfReady(turnId: string): Promise<void> {
+    this.resumeChecks.push(turnId);
+  }
+
+  decide(code: string, status: 'approved' | 'denied' | 'expired', by = 'slack:T1:UOPS'): ApprovalRow {
+    const row = [...this.rows.values()].find((r) => r.code === code);
+    if (!row) throw new Error(`no approval ${code}`);
+    Object.assign(row, { status, decided_by: status === 'expired' ? null : by, decided_at: new Date() });
+    return row;
+  }
+
+  async get(id: string): Promise<ApprovalRow | undefined> {
+    const r = this.rows.get(id);
+    return r && { ...r };
+  }
+
+  async markExecuted(id: string): Promise<boolean> {
+    const r = this.rows.get(id);
+    if (r?.status !== 'approved') return false;
+    r.status = 'executed';
+    return true;
+  }
+
+  async rulesFor(): Promise<AllowRule[]> {
+    return this.rules;
+  }
+}
+
+// ---- the scripted model ------------------------------------------------------------------
+
+/** One model answer: text, tool calls, or a failure (optionally after some streamed text). */
+export type Step =
+  | { text: string }
+  | { toolCalls: Array<{ name: string; args: Record<string, unknown>; id?: string }>; text?: string }
+  | { fail: string; afterText?: string }
+  /** Streams `text`, then waits until the call is aborted. */
+  | { hang: string };
+
+const ZERO = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } };
+
+export function fakeModel(id: string): Model<Api> {
+  return {
+    id,
+    name: id,
+    api: 'openai-completions',
+    provider: 'scripted',
+    baseUrl: 'http://scripted.invalid',
+    reasoning: false,
+    input: ['text'],
+    cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+    contextWindow: 100_000,
+    maxTokens: 1000,
+  } as Model<Api>;
+}
+
+/**
+ * Slots that answer from a script, one step per model call, through the real fallback
+ * chain. `calls` records what each call was sent (slot and context).
+ */
+export class ScriptedModel {
+  readonly calls: Array<{ slot: string; messages: Context['messages'] }> = [];
+  private readonly steps = new Map<string, Step[]>();
+  private seq = 0;
+
+  constructor(script: Record<string, Step[]>) {
+    for (const [slot, steps] of Object.entries(script)) this.steps.set(slot, [...steps]);
+  }
+
+  chain(): FallbackChain {
+    const settings = { ...configSchema.parse({}).fallback, busyRetryMs: 0 };
+    return new FallbackChain(
+      [...this.steps.keys()].map((id) => ({ id, model: fakeModel(id), apiKey: 'k' })),
+      new MemoryCooldowns(),
+      settings,
+      ((model: Model<Api>, context: Context, options?: { signal?: AbortSignal }) => this.stream(model.id, context, options?.signal)) as never,
+    );
+  }
+
+  /** Every text the model was sent, in order (user and tool results), flattened. */
+  sentTexts(call: number): string[] {
+    return this.calls[call]!.messages.map((m) => (typeof m.content === 'string' ? m.content : m.content.map((p) => ('text' in p ? p.text : '')).join('')));
+  }
+
+  private stream(slot: string, context: Context, signal?: AbortSignal): AssistantMessageEventStream {
+    this.calls.push({ slot, messages: structuredClone(context.messages) });
+    const out = createAssistantMessageEventStream();
+    const step = this.steps.get(slot)?.shift() ?? { fail: `500 the script of ${slot} has no more answers` };
+    const base = (): AssistantMessage => ({
+      role: 'assistant',
+      content: [],
+      api: 'openai-completions',
+      provider: 'scripted',
+      model: slot,
+      usage: { ...ZERO, input: 10, output: 5, totalTokens: 15 },
+      stopReason: 'stop',
+      timestamp: Date.now(),
+    });
+    const msg = base();
+    const text = (t: string) => {
+      const i = msg.content.length;
+      msg.content.push({ type: 'text', text: '' });
+      out.push({ type: 'text_start', contentIndex: i, partial: msg });
+      (msg.content[i] as { text: string }).text = t;
+      out.push({ type: 'text_delta', contentIndex: i, delta: t, partial: msg });
+      out.push({ type: 'text_end', contentIndex: i, content: t, partial: msg });
+    };
+    queueMicrotask(() => {
+      out.push({ type: 'start', partial: msg });
+      if ('hang' in step) {
+        text(step.hang);
+        const stop = () => out.push({ type: 'error', reason: 'aborted', error: { ...msg, stopReason: 'aborted', errorMessage: 'Request was aborted.' } });
+        if (signal?.aborted) stop();
+        else signal?.addEventListener('abort', stop, { once: true });
+        return;
+      }
+      if ('fail' in step) {
+        if (step.afterText) text(step.afterText);
+        out.push({ type: 'error', reason: 'error', error: { ...msg, stopReason: 'error', errorMessage: step.fail } });
+        return;
+      }
+      if ('toolCalls' in step) {
+        if (step.text) text(step.text);
+        for (const c of step.toolCalls) {
+          const call: ToolCall = { type: 'toolCall', id: c.id ?? `call_${++this.seq}`, name: c.name, arguments: c.args };
+          const i = msg.content.length;
+          msg.content.push(call);
+          out.push({ type: 'toolcall_start', contentIndex: i, partial: msg });
+          out.push({ type: 'toolcall_end', contentIndex: i, toolCall: call, partial: msg });
+        }
+        msg.stopReason = 'toolUse';
+        out.push({ type: 'done', reason: 'toolUse', message: msg });
+        return;
+      }
+      text(step.text);
+      out.push({ type: 'done', reason: 'stop', message: msg });
+    });
+    return out;
+  }
+}
+
+// ---- tools, rows, deps, sink -------------------------------------------------------------
+
+/** A tool that counts its runs; its effect decides whether it asks (external_send) or runs (read). */
+export function countingTool(name: string, effect: 'read' | 'external_send', answer = (args: { to?: string }) => `done for ${args.to ?? 'nobody'}`) {
+  const runs: unknown[] = [];
+  const tool: ToolDef = {
+    name,
+    description: `${name} (a test tool)`,
+    schema: z.object({ to: z.string().optional() }),
+    effect,
+    execute: async (args: { to?: string }) => {
+      runs.push(args);
+      return answer(args);
+    },
+  };
+  return { tool: tool as AnyTool, runs };
+}
+
+export function conversation(over: Partial<ConversationRow> = {}): ConversationRow {
+  return { id: 'c_1', key: 'slack:T1:C1', channel: 'slack', owner: null, agent: 'default', queue_mode: null, created_at: new Date(), ...over };
+}
+
+let inboxSeq = 0;
+export function inboxRow(text: string, over: Partial<InboxRow> = {}): InboxRow {
+  const id = ++inboxSeq;
+  return {
+    id,
+    conversation_id: 'c_1',
+    channel: 'slack',
+    external_id: `ev_${id}`,
+    sender: { id: 'U1', workspace: 'T1' },
+    sender_identity: 'slack:T1:U1',
+    text,
+    attachments: [],
+    reply_to: null,
+    context: null,
+    received_at: new Date(),
+    turn_id: 't_1',
+    consumed_at: null,
+    ...over,
+  };
+}
+
+export function turnRow(over: Partial<TurnRow> = {}): TurnRow {
+  return {
+    id: 't_1',
+    conversation_id: 'c_1',
+    seq: 1,
+    status: 'running',
+    state: null,
+    honesty: null,
+    attempt: 1,
+    worker: 'w',
+    started_at: new Date(),
+    finished_at: null,
+    finish_reason: null,
+    error: null,
+    usage: null,
+    provider: null,
+    ...over,
+  };
+}
+
+export function job(
+  text: string,
+  over: { turn?: Partial<TurnRow>; conversation?: Partial<ConversationRow>; history?: TurnJob['context']['history'] } = {},
+): TurnJob {
+  return {
+    conversation: conversation(over.conversation),
+    turn: turnRow(over.turn),
+    batch: [inboxRow(text)],
+    context: { history: over.history ?? [], memory: [], lease: 'lease-1' },
+  };
+}
+
+export function testConfig(over: Record<string, unknown> = {}): Config {
+  return configSchema.parse({ dataDir: '/tmp/switchboard-turn-unit', ...over });
+}
+
+export interface Fakes {
+  store: MemoryTurnStore;
+  approvals: MemoryApprovals;
+}
+
+export function turnDeps(o: { model?: ScriptedModel | null; tools?: AnyTool[]; config?: Record<string, unknown> } = {}): TurnDeps & Fakes {
+  const store = new MemoryTurnStore();
+  const approvals = new MemoryApprovals();
+  return {
+    store,
+    approvals,
+    approvalStore: approvals,
+    chain: o.model ? o.model.chain() : null,
+    prompts: new PromptComposer(),
+    config: testConfig(o.config),
+    tools: () => o.tools ?? [],
+    log: silentLog,
+  };
+}
+
+/** A sink that keeps every event, and counts flushes (with the events seen when each began). */
+export class RecordingSink implements TurnSink {
+  readonly events: TurnEvent[] = [];
+  readonly flushes: number[] = [];
+  attempt?: TurnSink['attempt'];
+  push(e: TurnEvent): void {
+    this.events.push(e);
+  }
+  async flush(): Promise<void> {
+    this.flushes.push(this.events.length);
+  }
+  types(): string[] {
+    return this.events.map((e) => e.type);
+  }
+  of<T extends TurnEvent['type']>(type: T): Array<Extract<TurnEvent, { type: T }>> {
+    return this.events.filter((e): e is Extract<TurnEvent, { type: T }> => e.type === type);
+  }
+  /** The reply as a channel would show it: deltas added up, a reset withdraws what came before. */
+  shownText(): string {
+    let t = '';
+    for (const e of this.events) {
+      if (e.type === 'text_delta') t += e.delta;
+      if (e.type === 'reset') t = '';
+    }
+    return t;
+  }
+}
