@@ -10,7 +10,8 @@ import { HttpServer } from '../src/http/server.js';
 import { openInfra, infraMode, lockDataDir, type Infra } from './infra.js';
 import { closingOnFailure, Lifecycle, once, service } from './lifecycle.js';
 import type { DataLock } from '../adapters/db/data-lock.js';
-import { Ingress } from '../src/ingress.js';
+import { Ingress, type IngressOutcome } from '../src/ingress.js';
+import type { IngressOutcomeRepository } from '../adapters/store/ingress-outcomes.js';
 import { createLogger } from '../src/log.js';
 import { PromptComposer } from '../src/prompt.js';
 import { Worker } from '../src/worker.js';
@@ -151,7 +152,7 @@ export class Gateway {
         const access = new AccessControl(infra.access, config);
         const commands = new ConversationCommands(infra.store, infra.bus, provider);
         const limits = new RateLimits(infra.rateLimiter, config);
-        const ingress = new Ingress(infra.store, infra.queue, log, { access, approvals, commands, conversations: { config, bus: infra.bus }, limits });
+        const ingress = new Ingress(infra.store, infra.queue, log, { access, approvals, commands, conversations: { config, bus: infra.bus }, limits, outcomes: infra.ingressOutcomes as IngressOutcomeRepository<IngressOutcome> });
         registerHttpChannel(http, { config, auth, store: infra.store, bus: infra.bus, ingress, approvals, commands, limits });
         registerMcpServer(http, { auth, store: infra.store, bus: infra.bus, ingress, approvals });
         registerWebhookApi(http, auth, infra.webhooks);

@@ -24,6 +24,7 @@ import { ApprovalStore } from '../adapters/store/approvals.js';
 import { DeliveryStore } from '../adapters/store/deliveries.js';
 import { ChannelStateStore } from '../adapters/store/channel-state.js';
 import { WebhookStore } from '../adapters/store/webhooks.js';
+import { PgIngressOutcomes, type IngressOutcomeRepository } from '../adapters/store/ingress-outcomes.js';
 import { MemoryRateLimiter } from '../adapters/ratelimit/memory.js';
 import type { RateLimiter } from '../adapters/ratelimit/port.js';
 import { RedisRateLimiter } from '../adapters/ratelimit/redis.js';
@@ -55,6 +56,8 @@ export interface Infra {
   deliveries: DeliveryStore;
   channelState: ChannelStateStore;
   webhooks: WebhookStore;
+  /** What became of each inbound event, by (channel, external id): the ingress replays it for a redelivery. */
+  ingressOutcomes: IngressOutcomeRepository;
   queue: JobQueue<DrainJob>;
   /** Outbound event webhooks: one job per event and subscriber, retried, then dead-lettered. */
   events: JobQueue<EventJob>;
@@ -149,6 +152,7 @@ export async function openInfra(cfg: Config, log?: Logger): Promise<Infra> {
     deliveries: new DeliveryStore(db),
     channelState: new ChannelStateStore(db),
     webhooks: new WebhookStore(db),
+    ingressOutcomes: new PgIngressOutcomes(db),
     queue,
     timers,
     events,

@@ -124,7 +124,7 @@ for (const setup of backendSetups()) {
           channels: { webhook: { hooks: [{ name: 'crm', secretEnv: 'SB_INGRESS_TEST_SECRET', callbackUrl: 'http://127.0.0.1:9/nowhere' }] } },
         }),
       );
-      ingress = new Ingress(gw.infra.store, gw.infra.queue, gw.log, { access: new AccessControl(gw.infra.access, gw.config) });
+      ingress = new Ingress(gw.infra.store, gw.infra.queue, gw.log, { access: new AccessControl(gw.infra.access, gw.config), outcomes: gw.infra.ingressOutcomes as never });
     }, 120_000);
     afterAll(async () => {
       await gw?.close();

@@ -1,12 +1,9 @@
-import { formatIdentity, identityOf } from '../../kernel/identity.js';
 import type { ConversationRow } from './ports/conversations.js';
-import type { InboxRow } from './ports/inbox.js';
+import { senderIdentity, type InboxRow } from './ports/inbox.js';
+
+export { senderIdentity };
 import type { StoredMessage } from './ports/transcript.js';
 
-/** The canonical identity of an inbox row's sender (computed from the row when a version before migration 010 wrote it). */
-export function senderIdentity(row: Pick<InboxRow, 'channel' | 'sender' | 'sender_identity'>): string {
-  return row.sender_identity ?? formatIdentity(identityOf(row));
-}
 
 export function assistantText(m: StoredMessage): string {
   const content = (m as { content?: unknown }).content as Array<{ type: string; text?: string }> | string | undefined;

@@ -1,8 +1,7 @@
 import type { Logger } from 'pino';
 import type { Bus } from '../../adapters/bus/port.js';
 import type { JobQueue } from '../../adapters/queue/port.js';
-import type { IngressOutcomeRepository } from '../../adapters/store/ingress-outcomes.js';
-import type { AcceptResult, Store } from '../../adapters/store/store.js';
+import type { AcceptResult, ConversationRepository, InboxRepository, IngressOutcomeRepository } from '../../adapters/store/ports/index.js';
 import type { InboundMessage } from '../../kernel/envelope.js';
 import type { Identity } from '../../kernel/identity.js';
 import type { DrainJob } from '../../kernel/jobs.js';
@@ -14,9 +13,12 @@ import type { RateLimits } from '../limits.js';
 import type { Step } from './compose.js';
 import type { IngressOutcome, ReceiveOptions } from './outcome.js';
 
+/** The store methods the steps use. */
+export type IngressStore = Pick<InboxRepository, 'accept' | 'inboxByExternalId'> & Pick<ConversationRepository, 'waitingCount'>;
+
 /** What the ingress is built from; every part but the store and queue is optional (its step then hands on). */
 export interface IngressDeps {
-  store: Store;
+  store: IngressStore;
   queue: JobQueue<DrainJob>;
   log: Logger;
   access?: AccessControl;

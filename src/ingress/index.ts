@@ -1,12 +1,10 @@
 import type { Logger } from 'pino';
 import type { JobQueue } from '../../adapters/queue/port.js';
-import { PgIngressOutcomes } from '../../adapters/store/ingress-outcomes.js';
-import type { Store } from '../../adapters/store/store.js';
 import type { InboundMessage } from '../../kernel/envelope.js';
 import { identityOf } from '../../kernel/identity.js';
 import type { DrainJob } from '../../kernel/jobs.js';
 import { Composer, type StepError } from './compose.js';
-import type { IngressContext, IngressDeps } from './context.js';
+import type { IngressContext, IngressDeps, IngressStore } from './context.js';
 import type { IngressOutcome, ReceiveOptions } from './outcome.js';
 import { OutcomeRetention } from './retention.js';
 import { accept } from './steps/accept.js';
@@ -36,10 +34,10 @@ export class Ingress {
   private readonly retention?: OutcomeRetention;
   private readonly chain: Composer<InboundMessage, IngressContext, IngressOutcome>;
 
-  constructor(store: Store, queue: JobQueue<DrainJob>, log: Logger, opts: Omit<IngressDeps, 'store' | 'queue' | 'log'> = {}) {
-    const outcomes = opts.outcomes ?? new PgIngressOutcomes<IngressOutcome>(store.db);
-    this.deps = { ...opts, store, queue, log, outcomes };
-    this.retention = new OutcomeRetention(outcomes, log);
+  /** Without `outcomes` nothing is recorded and a redelivered command or answer is handled again (the inbox still dedupes messages). */
+  constructor(store: IngressStore, queue: JobQueue<DrainJob>, log: Logger, opts: Omit<IngressDeps, 'store' | 'queue' | 'log'> = {}) {
+    this.deps = { ...opts, store, queue, log };
+    this.retention = opts.outcomes ? new OutcomeRetention(opts.outcomes, log) : undefined;
     this.chain = new Composer<InboundMessage, IngressContext, IngressOutcome>(
       async (_msg, ctx) => {
         if (!ctx.accepted) throw new Error('no ingress step produced an outcome');

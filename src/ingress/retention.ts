@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { IngressOutcomeRepository } from '../../adapters/store/ingress-outcomes.js';
+import type { IngressOutcomeRepository } from '../../adapters/store/ports/index.js';
 
 /** How long an outcome is kept for replay: far longer than any platform retries (Slack: minutes, Twilio: hours). */
 export const OUTCOME_RETENTION_MS = 7 * 24 * 3_600_000;

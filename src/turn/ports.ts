@@ -1,8 +1,7 @@
 import type { Logger } from 'pino';
-import type { ApprovalRow, NewApproval } from '../../adapters/store/approvals.js';
-import type { ConversationRow, FinishTurn, InboxRow, StoredMessage, TurnRow } from '../../adapters/store/store.js';
+import type { ApprovalRow, ConversationRow, FinishTurn, InboxRow, NewApproval, StoredMessage, TurnRow } from '../../adapters/store/ports/index.js';
 import type { TurnEventSink } from '../../kernel/turn-events.js';
-import type { AllowRule } from '../../moat/approval-engine.js';
+import type { AllowRule } from '../../kernel/allow-rule.js';
 import type { Attempt, ProviderChain } from '../../providers/chain.js';
 import type { AnyTool } from '../../tools/contract.js';
 import type { Config } from '../config.js';

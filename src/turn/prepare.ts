@@ -1,5 +1,5 @@
 import type { Message, UserMessage } from '@mariozechner/pi-ai';
-import { senderIdentity } from '../../adapters/store/store.js';
+import { senderIdentity } from '../../adapters/store/ports/index.js';
 import type { FinishReason } from '../../kernel/turn-events.js';
 import { planTools } from '../../moat/planner.js';
 import { Redactor } from '../../moat/secrets.js';

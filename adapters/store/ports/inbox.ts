@@ -1,3 +1,4 @@
+import { formatIdentity, identityOf } from '../../../kernel/identity.js';
 import type { ContextMessage, InboundMessage } from '../../../kernel/envelope.js';
 
 export interface InboxRow {
@@ -53,4 +54,9 @@ export interface InboxRepository {
   claimInto(turnId: string, conversationId: string): Promise<InboxRow[]>;
   /** Conversations with a row unconsumed for longer than olderThanMs since it was written (the recovery sweep). */
   stuckConversations(olderThanMs: number): Promise<string[]>;
+}
+
+/** The canonical identity of an inbox row's sender (computed from the row when a version before migration 010 wrote it). */
+export function senderIdentity(row: Pick<InboxRow, 'channel' | 'sender' | 'sender_identity'>): string {
+  return row.sender_identity ?? formatIdentity(identityOf(row));
 }

@@ -1,5 +1,6 @@
 /** Every persistence port in one place; the Postgres implementations are the sibling files of this folder. */
 export type * from './inbox.js';
+export { senderIdentity } from './inbox.js';
 export type * from './turns.js';
 export type * from './transcript.js';
 export type * from './memory.js';
@@ -11,3 +12,4 @@ export type * from './channel-state.js';
 export type * from './access.js';
 export type * from './webhooks.js';
 export type * from './console-queries.js';
+export type * from './ingress-outcomes.js';
