@@ -13,7 +13,6 @@ import { workspaceFor } from '../tools/workspace.js';
 import { runAgent } from './agent-loop.js';
 import { estimateTokens, InTurnCompactor, safeCut, summarize } from './compaction.js';
 import { queueModeFor } from '../kernel/queue-modes.js';
-import { approvalRequestText } from './approvals/render.js';
 import type { ApprovalService } from './approvals/service.js';
 import type { Config } from './config.js';
 import type { TurnEvent, TurnProvider, TurnUsage } from '../kernel/turn-events.js';
@@ -292,10 +291,8 @@ export async function runTurn(
     // Show the request first (a crash after this re-runs the turn, which asks again: the
     // approval row for the same tool call is reused), then park.
     const approvals = tools.requested.map((a) => ({ code: a.code, tool: a.tool, tier: a.tier, expiresAt: new Date(a.expires_at).toISOString(), args: a.args, reasons: a.reasons, alwaysPermitted: a.rule_permitted }));
-    const ask = tools.requested.map((a) => approvalRequestText(a)).join('\n');
+    // Structured only: each channel renders the request (buttons, codes, a prompt) from the event.
     for (const a of approvals) emit({ type: 'approval_requested', turnId, approval: a });
-    emit({ type: 'text_delta', turnId, delta: (text ? '\n\n' : '') + ask });
-    text = text ? `${text}\n\n${ask}` : ask;
     await flush();
     if (!(await deps.store.parkTurn(turnId, state))) return null;
     await deps.approvals.resumeIfReady(turnId); // answered before we parked?
