@@ -4,7 +4,8 @@ import type { Store } from '../../adapters/store/store.js';
 import type { Config } from '../../src/config.js';
 import { conversationKey, type InboundMessage } from '../../kernel/envelope.js';
 import { conversationTopic } from '../../src/event-publisher.js';
-import type { FinishReason, TurnEvent, TurnUsage } from '../../kernel/turn-events.js';
+import type { ApprovalInfo, FinishReason, TurnEvent, TurnUsage } from '../../kernel/turn-events.js';
+import { callStatus, ReplyBuffer, withApprovalsText } from '../../src/channel/index.js';
 import { BodyTooLargeError, checkJsonContentType, sendJson, type RequestContext } from '../../src/http/server.js';
 import type { Ingress } from '../../src/ingress.js';
 import type { ApiKeyAuth } from '../../src/http/auth.js';
@@ -143,7 +144,7 @@ export async function chatCompletions(deps: ChatDeps, ctx: RequestContext): Prom
   if (chat.stream) {
     const out = new ChunkWriter(res, id, chat.model);
     out.open();
-    let turnId: string | undefined;
+    const reply = new ReplyBuffer();
     for (;;) {
       const e = await waiter.next(Math.max(0, deadline - Date.now()));
       if (closed) return;
@@ -151,40 +152,40 @@ export async function chatCompletions(deps: ChatDeps, ctx: RequestContext): Prom
         out.error('The reply is taking too long; the message is kept and will be answered in this conversation.', 'timeout');
         return;
       }
-      switch (e.type) {
-        case 'turn_start':
-          turnId = e.turnId;
-          if (e.attempt > 1) out.restart();
-          break;
-        case 'reset':
-          out.restart();
-          out.meta({ reset: e.reason });
-          break;
-        case 'notice':
-          notices.push(e.text);
-          out.meta({ notice: e.text });
-          break;
-        case 'tool_start':
-          out.meta({ tool: { name: e.name, status: 'started' } });
-          break;
-        case 'tool_end':
-          out.meta({ tool: { name: e.name, status: e.isError ? 'failed' : 'done' } });
-          break;
-        case 'text_delta':
-          out.text(e.delta);
-          break;
-        case 'done':
-          // A replayed 'done' (from the store) carries the full text; send what the client lacks.
-          if (e.text.startsWith(out.shown)) out.text(e.text.slice(out.shown.length));
-          out.finish(finishReasonFor(e.finishReason), usageFor(e.usage), { switchboard: switchboardObject(conversation, e, notices) }, chat.includeUsage);
-          return;
-        case 'error':
-          out.error(e.message, e.code);
-          return;
-        default:
-          break;
+      // The reply as text: what the model said, then the requests' text fallback.
+      const shown = () => withApprovalsText(reply.text, reply.approvals);
+      for (const c of reply.push(e)) {
+        switch (c.kind) {
+          case 'text':
+            out.show(shown());
+            break;
+          case 'reset':
+            out.meta({ reset: c.reason });
+            break;
+          case 'notice':
+            notices.push(c.text);
+            out.meta({ notice: c.text });
+            break;
+          case 'tool':
+            // A parked call is "waiting for approval (code K7Q4P)", never "failed".
+            out.meta({ tool: { name: c.call.name, status: callStatus(c.call), ...(c.call.code ? { code: c.call.code } : {}) } });
+            break;
+          case 'approval':
+            // The card's text fallback as content; the card itself in `switchboard.approval`, on the same chunk.
+            out.show(shown(), { approval: approvalObject(c.approval) });
+            break;
+          case 'error':
+            out.error(c.message, c.code);
+            return;
+          case 'done':
+            if (e.type !== 'done') break;
+            out.show(shown());
+            out.finish(finishReasonFor(e.finishReason), usageFor(e.usage), { switchboard: switchboardObject(conversation, e, notices) }, chat.includeUsage);
+            return;
+          default:
+            break;
+        }
       }
-      void turnId;
     }
   }
 
@@ -202,7 +203,8 @@ export async function chatCompletions(deps: ChatDeps, ctx: RequestContext): Prom
       object: 'chat.completion',
       created: Math.floor(Date.now() / 1000),
       model: chat.model,
-      choices: [{ index: 0, message: { role: 'assistant', content: e.text }, finish_reason: finishReasonFor(e.finishReason), logprobs: null }],
+      // A parked turn: the requests' text fallback under the answer; `switchboard.approvals` has them structured.
+      choices: [{ index: 0, message: { role: 'assistant', content: withApprovalsText(e.text, e.approvals ?? []) }, finish_reason: finishReasonFor(e.finishReason), logprobs: null }],
       usage: usageFor(e.usage),
       switchboard: switchboardObject(conversation, e, notices),
     });
@@ -242,8 +244,13 @@ function switchboardObject(conversation: string, e: Extract<TurnEvent, { type: '
     attempts: e.provider?.attempts ?? [],
     ...(notices.length ? { notices } : {}),
     // The turn is parked until an operator answers; GET /v1/conversations/{conversation}/messages has the rest.
-    ...(approval ? { approval: { code: approval.code, tool: approval.tool, tier: approval.tier, expiresAt: approval.expiresAt, alwaysPermitted: approval.alwaysPermitted === true }, approvals: e.approvals } : {}),
+    ...(approval ? { approval: approvalObject(approval), approvals: e.approvals } : {}),
   };
+}
+
+/** `switchboard.approval`: the request a Switchboard-aware client renders as a card (answer with POST /v1/approvals/{code}). */
+function approvalObject(a: ApprovalInfo) {
+  return { code: a.code, tool: a.tool, tier: a.tier, expiresAt: a.expiresAt, alwaysPermitted: a.alwaysPermitted === true };
 }
 
 function finishReasonFor(r: FinishReason): string {

@@ -1,15 +1,17 @@
 import type { ServerResponse } from 'node:http';
 
 /**
- * Writes OpenAI chat.completion.chunk events. Handles a turn that restarts
- * (its worker died, or a provider fell over mid-stream): SSE cannot take back
- * text already sent, so the restarted attempt's text is matched against what
- * the client already has and only the new part is sent.
+ * Writes OpenAI chat.completion.chunk events from the reply buffer's text.
+ * SSE cannot take back text already sent: when the reply is withdrawn (a reset,
+ * or a new attempt of the turn) the text that follows is matched against what
+ * the client already has and only the new part is sent; a different answer is
+ * marked as a break rather than spliced mid-word.
  */
 export class ChunkWriter {
+  /** Everything the client has been sent. */
   private sent = '';
-  /** Text of the current attempt while it is still catching up with `sent`. */
-  private replay: string | null = null;
+  /** Where the text being mirrored starts in `sent` (after a break, past it). */
+  private from = 0;
   private closed = false;
 
   constructor(
@@ -30,26 +32,31 @@ export class ChunkWriter {
     this.chunk({ role: 'assistant', content: '' }, null);
   }
 
-  /** A new attempt of the same turn starts: its text will repeat what was sent. */
-  restart(): void {
-    if (this.sent) this.replay = '';
+  /**
+   * The reply is now `text`: sends what the client lacks. `switchboard` rides on
+   * the same chunk (an approval card whose text fallback this is), or on a chunk
+   * of its own when there is nothing new to send.
+   */
+  show(text: string, switchboard?: Record<string, unknown>): void {
+    const mine = this.sent.slice(this.from);
+    let delta = '';
+    if (text.startsWith(mine)) delta = text.slice(mine.length);
+    else if (!mine.startsWith(text)) {
+      // Not a repeat of what the client has (still catching up) but something else.
+      delta = `\n\n${text}`;
+      this.from = this.sent.length + 2;
+    }
+    if (!delta) {
+      if (switchboard) this.meta(switchboard);
+      return;
+    }
+    this.sent += delta;
+    this.write({ ...this.head(), choices: [{ index: 0, delta: { content: delta }, finish_reason: null }], ...(switchboard ? { switchboard } : {}) });
   }
 
+  /** Text that is not part of the mirrored reply (a reply the gateway gives itself). */
   text(delta: string): void {
-    if (this.replay !== null) {
-      this.replay += delta;
-      if (this.sent.startsWith(this.replay)) return; // still repeating what the client has
-      if (this.replay.startsWith(this.sent)) {
-        delta = this.replay.slice(this.sent.length);
-      } else {
-        // The new attempt says something else: mark the break rather than splice mid-word.
-        delta = '\n\n' + this.replay;
-      }
-      this.replay = null;
-    }
-    if (!delta) return;
-    this.sent += delta;
-    this.chunk({ content: delta }, null);
+    this.show(this.sent.slice(this.from) + delta);
   }
 
   /** What the client has been shown so far. */
@@ -60,9 +67,9 @@ export class ChunkWriter {
   finish(finishReason: string, usage: unknown, extra: Record<string, unknown>, includeUsage: boolean): void {
     if (includeUsage) {
       this.chunk({}, finishReason);
-      this.write({ ...this.base(), choices: [], usage, ...extra });
+      this.write({ ...this.head(), choices: [], usage, ...extra });
     } else {
-      this.write({ ...this.base(), choices: [{ index: 0, delta: {}, finish_reason: finishReason }], usage, ...extra });
+      this.write({ ...this.head(), choices: [{ index: 0, delta: {}, finish_reason: finishReason }], usage, ...extra });
     }
     this.end();
   }
@@ -72,7 +79,7 @@ export class ChunkWriter {
    * clients skip it; Switchboard-aware clients act on it.
    */
   meta(info: Record<string, unknown>): void {
-    this.write({ ...this.base(), choices: [{ index: 0, delta: {}, finish_reason: null }], switchboard: info });
+    this.write({ ...this.head(), choices: [{ index: 0, delta: {}, finish_reason: null }], switchboard: info });
   }
 
   error(message: string, code: string): void {
@@ -87,12 +94,12 @@ export class ChunkWriter {
     this.res.end();
   }
 
-  private base() {
+  private head() {
     return { id: this.id, object: 'chat.completion.chunk', created: this.created, model: this.model };
   }
 
   private chunk(delta: Record<string, unknown>, finishReason: string | null): void {
-    this.write({ ...this.base(), choices: [{ index: 0, delta, finish_reason: finishReason }] });
+    this.write({ ...this.head(), choices: [{ index: 0, delta, finish_reason: finishReason }] });
   }
 
   private corked = false;

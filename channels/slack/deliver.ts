@@ -1,6 +1,6 @@
 import type { WebClient } from '@slack/web-api';
 import type { Logger } from 'pino';
-import type { ChannelDeliverer, DeliverContext, TurnDelivery, TurnTarget } from '../../src/channel/index.js';
+import { callStatus, ReplyBuffer, type ChannelDeliverer, type DeliverContext, type ToolCall, type TurnDelivery, type TurnTarget } from '../../src/channel/index.js';
 import type { ApprovalInfo, TurnEvent } from '../../kernel/turn-events.js';
 import { approvalBlocks } from './approvals.js';
 import { isTransient, slackError, webClient } from './client.js';
@@ -74,13 +74,25 @@ interface Seg {
   body: string;
 }
 
-type TaskChunk = { type: 'task_update'; id: string; title: string; status: 'in_progress' | 'complete' | 'error' };
+type TaskChunk = { type: 'task_update'; id: string; title: string; status: 'pending' | 'in_progress' | 'complete' | 'error' };
+
+/** A tool call as a native-streaming task: a parked call is pending, waiting for approval, never "Failed". */
+function taskOf(c: ToolCall): TaskChunk {
+  switch (c.state) {
+    case 'running':
+      return { type: 'task_update', id: c.id, title: `Running ${c.name}`, status: 'in_progress' };
+    case 'done':
+      return { type: 'task_update', id: c.id, title: `Ran ${c.name}`, status: 'complete' };
+    case 'failed':
+      return { type: 'task_update', id: c.id, title: `Failed ${c.name}`, status: 'error' };
+    case 'waiting':
+      return { type: 'task_update', id: c.id, title: `${c.name} ${callStatus(c)}`, status: 'pending' };
+  }
+}
 
 class SlackTurn implements TurnDelivery {
-  private full = '';
-  /** A reset withdraws the text after this point (the current model message: tools separate messages). */
-  private boundary = 0;
-  private status: string | null = null;
+  /** What the turn said (a reset withdraws the current model message: tools separate messages). */
+  private readonly reply = new ReplyBuffer();
   private tasks: TaskChunk[] = [];
   private tasksOff = false;
   private nativeOffHere = false;
@@ -89,8 +101,6 @@ class SlackTurn implements TurnDelivery {
   private nextIndex = 0;
   private loaded: boolean;
   private postedApprovals = new Set<string>();
-  private suppressAsk: string[] = [];
-  private parked = false;
   private chain: Promise<void> = Promise.resolve();
   private timer?: NodeJS.Timeout;
   private syncing = false;
@@ -124,55 +134,37 @@ class SlackTurn implements TurnDelivery {
   }
 
   private apply(e: TurnEvent): void {
-    switch (e.type) {
-      case 'text_delta': {
-        // The request is shown with buttons: its text form (also streamed) would repeat it.
-        if (this.suppressAsk.length && e.delta.includes('Approval needed') && this.suppressAsk.every((c) => e.delta.includes(c))) {
-          this.suppressAsk = [];
-          return;
-        }
-        this.full += e.delta;
-        break;
-      }
-      case 'reset':
-        this.full = this.full.slice(0, this.boundary);
-        break;
-      case 'tool_start':
-        this.boundary = this.full.length;
-        this.status = `:gear: Running \`${e.name}\`…`;
-        if (!this.tasksOff) this.tasks.push({ type: 'task_update', id: e.toolCallId, title: `Running ${e.name}`, status: 'in_progress' });
-        break;
-      case 'tool_end':
-        this.boundary = this.full.length;
-        this.status = null;
-        if (!this.tasksOff) this.tasks.push({ type: 'task_update', id: e.toolCallId, title: `${e.isError ? 'Failed' : 'Ran'} ${e.name}`, status: e.isError ? 'error' : 'complete' });
-        break;
-      case 'notice':
-        this.full += `${this.full ? '\n\n' : ''}_${e.text}_`;
-        this.boundary = this.full.length;
-        break;
-      case 'approval_requested': {
-        this.parked = true;
-        this.suppressAsk.push(e.approval.code);
-        const a = e.approval;
+    let changed = false;
+    for (const c of this.reply.push(e)) {
+      if (c.kind === 'tool' && !this.tasksOff) this.tasks.push(taskOf(c.call));
+      if (c.kind === 'approval') {
+        // The request is its own message, with buttons (the turn says it as an event only).
+        const a = c.approval;
         this.enqueue(async () => {
           await this.sync(true);
           await this.postApproval(a);
         });
-        return;
+        continue;
       }
-      case 'error':
-        this.full += `${this.full ? '\n\n' : ''}:warning: ${e.message}`;
-        break;
-      case 'done':
-        // Normally after close(); a done before it carries the whole text.
-        if (!this.full && e.text && e.finishReason !== 'approval_pending') this.full = e.text;
-        break;
-      default:
-        return;
+      if (c.kind !== 'done') changed = true;
     }
+    if (!changed) return;
     this.dirty = true;
     this.schedule();
+  }
+
+  /** The reply in Slack's Markdown, with notices and errors where they were said. */
+  private get full(): string {
+    return this.reply.compose({ notice: (t) => `_${t}_`, error: (m) => `:warning: ${m}` });
+  }
+
+  /** The line under the reply: the tool running now, or the calls waiting for an operator. */
+  private statusLine(final: boolean): string | null {
+    const running = this.reply.running;
+    if (running && !final) return `:gear: Running \`${running.name}\`…`;
+    const waiting = this.reply.waiting;
+    if (waiting.length) return waiting.map((c) => `:hourglass_flowing_sand: \`${c.name}\` ${callStatus(c)}`).join('\n');
+    return null;
   }
 
   async close(): Promise<void> {
@@ -237,7 +229,7 @@ class SlackTurn implements TurnDelivery {
     const text = this.full;
     let chunks = text.trim() ? splitMessage(text, this.owner.cfg.maxMessageChars) : [];
     // A withdrawn answer keeps its message (it is edited, not deleted and posted again).
-    if (!chunks.length && (this.segs.length || (this.status && !final))) chunks = [''];
+    if (!chunks.length && (this.segs.length || this.statusLine(final))) chunks = [''];
     for (let i = 0; i < chunks.length; i++) {
       await this.syncSeg(i, chunks[i]!, i === chunks.length - 1, final);
     }
@@ -253,7 +245,7 @@ class SlackTurn implements TurnDelivery {
       this.segs[i] = seg;
     }
     seg.body = want;
-    const status = isLast && !final ? this.status : null;
+    const status = isLast ? this.statusLine(final) : null;
     if (!seg.ts) {
       if (!want && !status && final) return;
       if (this.nativeOk() && (await this.startStream(seg, want, isLast))) {
@@ -451,7 +443,7 @@ class SlackTurn implements TurnDelivery {
   private async finish(): Promise<void> {
     if (this.abandoned) return;
     for (const seg of this.reusable.splice(0)) await this.remove(seg);
-    for (const seg of this.segs) if (seg.ts && !seg.deleted) await this.record(seg, this.parked ? 'parked' : 'done');
+    for (const seg of this.segs) if (seg.ts && !seg.deleted) await this.record(seg, this.reply.parked ? 'parked' : 'done');
     // Nothing could be shown at all and Slack looked unreachable: let the turn retry.
     if (this.failure && !isTransient(this.failure)) {
       this.log.error({ error: slackError(this.failure) }, 'slack refused the reply; not retrying the turn');

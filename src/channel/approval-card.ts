@@ -1,6 +1,7 @@
 import type { ApprovalInfo } from '../../kernel/turn-events.js';
-import type { AnswerDecision } from '../approvals/parse.js';
-import { approvalRequestText } from '../approvals/render.js';
+import { answerHint, type AnswerDecision } from '../approvals/parse.js';
+import { approvalRequestText, REQUEST_ARGS_MAX } from '../approvals/render.js';
+import { describeCall, fullTextAt } from '../../moat/approval-display.js';
 
 /**
  * An approval request as a platform-neutral card: what would run, why it needs
@@ -23,6 +24,10 @@ export interface ApprovalCard {
   args: unknown;
   reasons: string[];
   title: string;
+  /** The call, all of it made visible (escapes for invisible characters), long text collapsed around a marker. */
+  call: string;
+  /** How to answer in words, where there are no buttons ("Reply YES K7Q4P to approve or NO K7Q4P to refuse…"). */
+  hint: string;
   /** Approve and Deny always; Always allow only when the call can become an exact rule. */
   actions: ApprovalAction[];
   /** The whole request as text ("Approval needed (caution) to run … — code K7Q4P. Reply YES K7Q4P …"). */
@@ -44,6 +49,8 @@ export function approvalCard(a: ApprovalInfo): ApprovalCard {
     args: a.args,
     reasons: a.reasons,
     title: `Approval needed (${a.tier}) to run ${a.tool}`,
+    call: describeCall(a.args, { max: REQUEST_ARGS_MAX, fullAt: fullTextAt(a.code) }),
+    hint: answerHint(a.code, a.alwaysPermitted === true, a.reasons),
     actions,
     fallback: approvalRequestText({ code: a.code, tool: a.tool, tier: a.tier, args: a.args, reasons: a.reasons, rule_permitted: a.alwaysPermitted === true }),
   };
