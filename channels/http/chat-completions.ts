@@ -4,14 +4,14 @@ import type { Store } from '../../adapters/store/store.js';
 import type { Config } from '../../src/config.js';
 import { conversationKey, type InboundMessage } from '../../kernel/envelope.js';
 import { conversationTopic } from '../../src/event-publisher.js';
-import type { ApprovalInfo, FinishReason, TurnEvent, TurnUsage } from '../../kernel/turn-events.js';
-import { callStatus, ReplyBuffer, withApprovalsText } from '../../src/channel/index.js';
+import type { TurnEvent } from '../../kernel/turn-events.js';
+import { withApprovalsText } from '../../src/channel/index.js';
 import { BodyTooLargeError, checkJsonContentType, sendJson, type RequestContext } from '../../src/http/server.js';
 import type { Ingress } from '../../src/ingress.js';
 import type { ApiKeyAuth } from '../../src/http/auth.js';
 import { RequestError, sendError } from '../../src/http/errors.js';
 import { checkConversationName, parseChatRequest } from './request.js';
-import { ChunkWriter } from './sse.js';
+import { approvalObject, ChunkWriter, finishReasonFor, SseReply, usageFor } from './sse.js';
 import { TurnWaiter } from '../../src/http/turn-follower.js';
 import { parseApprovalAnswer } from '../../src/approvals/parse.js';
 import type { ApprovalService } from '../../src/approvals/service.js';
@@ -144,7 +144,7 @@ export async function chatCompletions(deps: ChatDeps, ctx: RequestContext): Prom
   if (chat.stream) {
     const out = new ChunkWriter(res, id, chat.model);
     out.open();
-    const reply = new ReplyBuffer();
+    const reply = new SseReply(out, (e) => ({ switchboard: switchboardObject(conversation, e, notices) }), chat.includeUsage, notices);
     for (;;) {
       const e = await waiter.next(Math.max(0, deadline - Date.now()));
       if (closed) return;
@@ -152,40 +152,7 @@ export async function chatCompletions(deps: ChatDeps, ctx: RequestContext): Prom
         out.error('The reply is taking too long; the message is kept and will be answered in this conversation.', 'timeout');
         return;
       }
-      // The reply as text: what the model said, then the requests' text fallback.
-      const shown = () => withApprovalsText(reply.text, reply.approvals);
-      for (const c of reply.push(e)) {
-        switch (c.kind) {
-          case 'text':
-            out.show(shown());
-            break;
-          case 'reset':
-            out.meta({ reset: c.reason });
-            break;
-          case 'notice':
-            notices.push(c.text);
-            out.meta({ notice: c.text });
-            break;
-          case 'tool':
-            // A parked call is "waiting for approval (code K7Q4P)", never "failed".
-            out.meta({ tool: { name: c.call.name, status: callStatus(c.call), ...(c.call.code ? { code: c.call.code } : {}) } });
-            break;
-          case 'approval':
-            // The card's text fallback as content; the card itself in `switchboard.approval`, on the same chunk.
-            out.show(shown(), { approval: approvalObject(c.approval) });
-            break;
-          case 'error':
-            out.error(c.message, c.code);
-            return;
-          case 'done':
-            if (e.type !== 'done') break;
-            out.show(shown());
-            out.finish(finishReasonFor(e.finishReason), usageFor(e.usage), { switchboard: switchboardObject(conversation, e, notices) }, chat.includeUsage);
-            return;
-          default:
-            break;
-        }
-      }
+      if (reply.event(e)) return;
     }
   }
 
@@ -248,15 +215,5 @@ function switchboardObject(conversation: string, e: Extract<TurnEvent, { type: '
   };
 }
 
-/** `switchboard.approval`: the request a Switchboard-aware client renders as a card (answer with POST /v1/approvals/{code}). */
-function approvalObject(a: ApprovalInfo) {
-  return { code: a.code, tool: a.tool, tier: a.tier, expiresAt: a.expiresAt, alwaysPermitted: a.alwaysPermitted === true };
-}
 
-function finishReasonFor(r: FinishReason): string {
-  return r === 'length' ? 'length' : 'stop';
-}
 
-function usageFor(u: TurnUsage) {
-  return { prompt_tokens: u.input, completion_tokens: u.output, total_tokens: u.totalTokens };
-}

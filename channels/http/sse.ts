@@ -1,4 +1,6 @@
 import type { ServerResponse } from 'node:http';
+import { callStatus, ReplyBuffer, withApprovalsText } from '../../src/channel/index.js';
+import type { ApprovalInfo, FinishReason, TurnEvent, TurnUsage } from '../../kernel/turn-events.js';
 
 /**
  * Writes OpenAI chat.completion.chunk events from the reply buffer's text.
@@ -116,5 +118,77 @@ export class ChunkWriter {
       });
     }
     this.res.write(`data: ${JSON.stringify(obj)}\n\n`);
+  }
+}
+
+type Done = Extract<TurnEvent, { type: 'done' }>;
+
+/** `switchboard.approval`: the request a Switchboard-aware client renders as a card (answer with POST /v1/approvals/{code}). */
+export function approvalObject(a: ApprovalInfo) {
+  return { code: a.code, tool: a.tool, tier: a.tier, expiresAt: a.expiresAt, alwaysPermitted: a.alwaysPermitted === true };
+}
+
+export function finishReasonFor(r: FinishReason): string {
+  return r === 'length' ? 'length' : 'stop';
+}
+
+export function usageFor(u: TurnUsage) {
+  return { prompt_tokens: u.input, completion_tokens: u.output, total_tokens: u.totalTokens };
+}
+
+/**
+ * The streamed reply of one request: the turn's events through the reply
+ * buffer into chunks. Text as content; resets, notices and tool activity as
+ * `switchboard` chunks (a parked call: status "waiting for approval (code
+ * K7Q4P)" and its code, never "failed"); an approval request as its text
+ * fallback in content with the card in `switchboard.approval` on the same chunk.
+ */
+export class SseReply {
+  private readonly reply = new ReplyBuffer();
+
+  constructor(
+    private readonly out: ChunkWriter,
+    /** The final chunk's extra fields (the `switchboard` object). */
+    private readonly extra: (e: Done) => Record<string, unknown>,
+    private readonly includeUsage: boolean,
+    private readonly notices: string[] = [],
+  ) {}
+
+  /** Returns true once the stream is finished (done or error). */
+  event(e: TurnEvent): boolean {
+    const out = this.out;
+    // The reply as text: what the model said, then the requests' text fallback.
+    const shown = () => withApprovalsText(this.reply.text, this.reply.approvals);
+    for (const c of this.reply.push(e)) {
+      switch (c.kind) {
+        case 'text':
+          out.show(shown());
+          break;
+        case 'reset':
+          out.meta({ reset: c.reason });
+          break;
+        case 'notice':
+          this.notices.push(c.text);
+          out.meta({ notice: c.text });
+          break;
+        case 'tool':
+          out.meta({ tool: { name: c.call.name, status: callStatus(c.call), ...(c.call.code ? { code: c.call.code } : {}) } });
+          break;
+        case 'approval':
+          out.show(shown(), { approval: approvalObject(c.approval) });
+          break;
+        case 'error':
+          out.error(c.message, c.code);
+          return true;
+        case 'done':
+          if (e.type !== 'done') break;
+          out.show(shown());
+          out.finish(finishReasonFor(e.finishReason), usageFor(e.usage), this.extra(e), this.includeUsage);
+          return true;
+        default:
+          break;
+      }
+    }
+    return false;
   }
 }

@@ -33,7 +33,7 @@ function nextFence(open: Fence | null, line: string): Fence | null {
 /** Cuts a string that is too long for one message: at the last whitespace that fits, else hard (not inside a surrogate pair). */
 function cutLong(s: string, room: number): [string, string] {
   let at = room;
-  const ws = s.lastIndexOf(' ', room);
+  const ws = s.lastIndexOf(' ', room - 1); // the space stays with the head, which must fit
   if (ws > room / 2) at = ws + 1;
   else if (at > 0 && at < s.length && /[\uDC00-\uDFFF]/.test(s[at]!)) at -= 1;
   return [s.slice(0, at), s.slice(at)];
