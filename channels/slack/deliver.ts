@@ -6,6 +6,8 @@ import { approvalBlocks } from './approvals.js';
 import { isTransient, slackError, webClient } from './client.js';
 import type { SlackConfig } from './config.js';
 import { markdownToMrkdwn } from './format.js';
+import { SlackEditTurn } from './edit-turn.js';
+import { slackReplyText, statusLine } from './reply-text.js';
 import { splitMessage } from './split.js';
 import { whereFor, type SlackWhere } from './target.js';
 
@@ -13,9 +15,11 @@ import { whereFor, type SlackWhere } from './target.js';
 const NATIVE_UNAVAILABLE = new Set(['unknown_method', 'method_deprecated', 'not_allowed_token_type', 'missing_scope', 'feature_not_enabled', 'invalid_auth', 'not_authed', 'team_not_allowed']);
 
 /**
- * The worker side: one SlackTurn per turn attempt. Events only change state;
- * a serialized, throttled sync brings Slack in line with it (native streaming
- * in threads, else chat.postMessage + chat.update at most once per
+ * The worker side: one delivery per turn attempt. In a thread where Slack
+ * offers native streaming, a SlackTurn streams (chat.startStream /
+ * appendStream / stopStream, with task updates), falling back to editing if a
+ * stream call fails; everywhere else a SlackEditTurn posts and edits through
+ * the SDK's engine (chat.postMessage + chat.update at most once per
  * updateIntervalMs per message).
  */
 export class SlackDeliverer implements ChannelDeliverer {
@@ -44,6 +48,9 @@ export class SlackDeliverer implements ChannelDeliverer {
       log.error({ conversation: target.conversation.key }, 'no Slack reply target for this turn; nothing will be delivered');
       return { event: () => {}, close: async () => {} };
     }
+    // Native streaming is an override of the post-and-edit engine, for threads where Slack offers it.
+    const native = this.cfg.streaming === 'native' && !this.nativeOff && !!where.thread_ts && (where.dm || (!!where.team && !!where.user));
+    if (!native) return new SlackEditTurn(this.client, this.cfg, target, ctx, where, log);
     const t = new SlackTurn(this, this.client, target, ctx, where, log, () => this.turns.delete(t));
     this.turns.add(t);
     return t;
@@ -153,18 +160,12 @@ class SlackTurn implements TurnDelivery {
     this.schedule();
   }
 
-  /** The reply in Slack's Markdown, with notices and errors where they were said. */
   private get full(): string {
-    return this.reply.compose({ notice: (t) => `_${t}_`, error: (m) => `:warning: ${m}` });
+    return slackReplyText(this.reply);
   }
 
-  /** The line under the reply: the tool running now, or the calls waiting for an operator. */
   private statusLine(final: boolean): string | null {
-    const running = this.reply.running;
-    if (running && !final) return `:gear: Running \`${running.name}\`…`;
-    const waiting = this.reply.waiting;
-    if (waiting.length) return waiting.map((c) => `:hourglass_flowing_sand: \`${c.name}\` ${callStatus(c)}`).join('\n');
-    return null;
+    return statusLine(this.reply, final);
   }
 
   async close(): Promise<void> {

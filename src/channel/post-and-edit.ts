@@ -23,6 +23,8 @@ export interface Draft {
   text: string;
   /** A line shown under the text in the last message while the turn runs (a status); never split. */
   status?: string | null;
+  /** The line shown there once the turn ended (a call waiting for approval). */
+  statusAtEnd?: string | null;
   /** Platform data for the last message (Discord components), compared as JSON. */
   extra?: unknown;
   /** The last message's text when the turn ends with no text but something to show ("(no reply)"). */
@@ -215,11 +217,11 @@ export class PostAndEdit {
     const render = this.opts.render ?? ((chunk, status) => [chunk, status].filter(Boolean).join('\n\n'));
     const placeholder = this.opts.placeholder ?? '…';
     const chunks = d.text.trim() ? split(d.text, this.opts.maxChars) : [];
-    const status = final ? null : (d.status ?? null);
+    const status = final ? (d.statusAtEnd ?? null) : (d.status ?? null);
     const hasExtra = d.extra !== undefined && !(Array.isArray(d.extra) && d.extra.length === 0);
     if (!chunks.length) {
       if (final) {
-        if (hasExtra || this.msgs.length) chunks.push(d.empty ?? '');
+        if (hasExtra || this.msgs.length || status) chunks.push(d.empty ?? '');
       } else if (this.msgs.length || status) chunks.push('');
     }
     // While the turn runs, messages a reset emptied keep a placeholder; the final pass deletes them.
