@@ -30,7 +30,7 @@ export interface ApprovalButtonSpec {
 
 /** A request in a reply: what would run, that it waits, and how to answer; the buttons come with it (cardRows). */
 export function approvalContent(c: ApprovalCard): string {
-  return `🔒 **${c.title}** ${c.call}\n⏳ waiting for approval (code ${c.code}) · answer with the buttons, or reply \`yes ${c.code}\` / \`no ${c.code}\``;
+  return `🔒 **${c.title}** ${c.call}\n⏳ waiting for approval (code ${c.code}) · answer with the buttons, or in words: ${c.hint}`;
 }
 
 /** The buttons of the requests a reply carries. */
