@@ -90,12 +90,16 @@ describe('email deliverer', () => {
 
   it('a parked turn mails its request, and the resumed turn its answer', async () => {
     const approval = { code: 'K7Q2P', tool: 'shell_exec', tier: 'caution', expiresAt: new Date().toISOString(), args: {}, reasons: [] };
-    const ask: Array<Ev> = [{ type: 'approval_requested', approval }, { type: 'text_delta', delta: 'Approval needed. Reply YES K7Q2P to approve or NO K7Q2P to refuse.' }];
+    // The turn asks as an event only; the deliverer writes the request as text, codes included.
+    const ask: Array<Ev> = [{ type: 'approval_requested', approval }];
     await run('t2', 1, ask);
     await run('t2', 2, ask); // crashed before parking: asks again, with the same code
     await run('t2', 3, [{ type: 'text_delta', delta: 'Done: exit code 0' }, { type: 'notice', text: 'answered by the fallback model' }]);
     const mails = mailsFor('t2');
-    expect(mails.map((m) => m.text.trim())).toEqual(['Approval needed. Reply YES K7Q2P to approve or NO K7Q2P to refuse.', 'Done: exit code 0\n\n_answered by the fallback model_']);
+    expect(mails).toHaveLength(2);
+    expect(mails[0]!.text.trim()).toMatch(/^Approval needed \(caution\) to run shell_exec .* code K7Q2P\. Reply YES K7Q2P to approve or NO K7Q2P to refuse/);
+    expect(mails[0]!.text.match(/Approval needed/g)).toHaveLength(1);
+    expect(mails[1]!.text.trim()).toBe('Done: exit code 0\n\n_answered by the fallback model_');
     expect(mails[0]!.messageId).not.toBe(mails[1]!.messageId);
   });
 

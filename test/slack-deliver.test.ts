@@ -110,6 +110,23 @@ describe('slack deliverer', () => {
     expect(deliveries.rows.map((r) => [r.target, r.state])).toEqual([[`msg:${ch}:0`, 'done']]);
   });
 
+  it('without a thread (post and edit): a retried attempt edits the message the first posted; a resumed turn answers below the request', async () => {
+    const ch = `D${n}`;
+    await run(deliverer(), target(ch, undefined, `t${n}`), [{ type: 'text_delta', delta: 'first attempt, half' }, 300], false); // the worker died here
+    await eventually(async () => (slack.botMessages(ch).length > 0 ? true : null));
+    await run(deliverer(), target(ch, undefined, `t${n}`, 2), [{ type: 'text_delta', delta: 'Running it.' }, { type: 'tool_start', toolCallId: 'k1', name: 'shell_exec', args: {} }, { type: 'tool_end', toolCallId: 'k1', name: 'shell_exec', isError: false, pending: { code: 'K7Q4P' } }, { type: 'approval_requested', approval: { code: 'K7Q4P', tool: 'shell_exec', tier: 'caution', expiresAt: new Date().toISOString(), args: { command: 'ls' }, reasons: [] } }]);
+    let msgs = slack.botMessages(ch);
+    expect(msgs).toHaveLength(2);
+    expect(msgs[0]!.text).toBe('Running it.\n\n_:hourglass_flowing_sand: `shell_exec` waiting for approval (code K7Q4P)_');
+    expect(JSON.stringify(msgs[1]!.blocks)).toContain('sb_approve');
+    expect(deliveries.rows.map((r) => [r.target, r.state])).toEqual([[`msg:${ch}:0`, 'parked'], ['approval:K7Q4P', 'posted']]);
+    // The decision resumed the turn (attempt 3): a new message under the request; the request is not asked again.
+    await run(deliverer(), target(ch, undefined, `t${n}`, 3), [{ type: 'text_delta', delta: 'Done: exit code 0.' }]);
+    msgs = slack.botMessages(ch);
+    expect(msgs.map((m) => m.text.split('\n')[0])).toEqual(['Running it.', expect.stringContaining('Approval needed'), 'Done: exit code 0.']);
+    expect(deliveries.rows.find((r) => r.target === `msg:${ch}:1`)?.state).toBe('done');
+  });
+
   it('splits a long reply into several messages in the thread', async () => {
     const d = deliverer({ maxMessageChars: 300 });
     const thread = `${n}.000100`;

@@ -63,9 +63,11 @@ export async function runChat(argv: string[], env: Record<string, string | undef
     for await (const chunk of sse(res)) {
       const sb = chunk.switchboard as Record<string, unknown> | undefined;
       const delta = (chunk.choices as Array<{ delta?: { content?: string } }> | undefined)?.[0]?.delta?.content;
-      if (delta) say(delta);
+      // A chunk with an approval card carries its text fallback: with an operator key the card is an inline prompt instead.
+      if (delta && !(sb?.approval && operatorKey)) say(delta);
       if (sb?.tool) {
         const t = sb.tool as { name: string; status: string };
+        // "[tool shell_exec waiting for approval (code K7Q4P)]" for a parked call, never "failed".
         say(`\n  [tool ${t.name} ${t.status}]\n`);
       }
       if (sb?.reset) say('\n  [the answer restarts]\n');

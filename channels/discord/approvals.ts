@@ -2,6 +2,7 @@ import { ButtonStyle, ComponentType, MessageFlags, type APIActionRowComponent, t
 import type { Logger } from 'pino';
 import type { AnswerDecision } from '../../src/approvals/parse.js';
 import type { AnswerResult, ApprovalService } from '../../src/approvals/service.js';
+import type { ApprovalCard } from '../../src/channel/index.js';
 
 /**
  * Approval buttons. A request gets one action row: Approve, Refuse and (when the
@@ -25,6 +26,16 @@ export interface ApprovalButtonSpec {
   code: string;
   tool: string;
   alwaysPermitted: boolean;
+}
+
+/** A request in a reply: what would run, that it waits, and how to answer; the buttons come with it (cardRows). */
+export function approvalContent(c: ApprovalCard): string {
+  return `🔒 **${c.title}** ${c.call}\n⏳ waiting for approval (code ${c.code}) · answer with the buttons, or in words: ${c.hint}`;
+}
+
+/** The buttons of the requests a reply carries. */
+export function cardRows(cards: ApprovalCard[]): APIActionRowComponent<APIComponentInMessageActionRow>[] {
+  return approvalRows(cards.map((c) => ({ code: c.code, tool: c.tool, alwaysPermitted: c.actions.some((a) => a.decision === 'always') })));
 }
 
 /** One row per request (Discord allows five rows per message). */

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { ChannelDeliverer, DeliverContext, TurnDelivery, TurnTarget } from '../../src/channel/index.js';
+import { ReplyBuffer, withApprovalsText, type ChannelDeliverer, type DeliverContext, type TurnDelivery, type TurnTarget } from '../../src/channel/index.js';
 import type { TurnEvent } from '../../kernel/turn-events.js';
 import { composeReply, isEmailReplyTo } from './compose.js';
 import type { EmailConfig } from './config.js';
@@ -17,9 +17,7 @@ export const CHANNEL = 'email';
  * is sent again with the same Message-ID (receivers fold duplicates by it).
  */
 class EmailTurnDelivery implements TurnDelivery {
-  private text = '';
-  private notices: string[] = [];
-  private codes: string[] = [];
+  private reply = new ReplyBuffer();
   private sending: Promise<void> = Promise.resolve();
 
   constructor(
@@ -30,35 +28,18 @@ class EmailTurnDelivery implements TurnDelivery {
   ) {}
 
   event(e: TurnEvent): void {
-    switch (e.type) {
-      case 'text_delta':
-        this.text += e.delta;
-        break;
-      case 'reset':
-        this.text = '';
-        break;
-      case 'approval_requested':
-        // The request text itself streams as text_delta ("Reply YES K7Q2P…"): nothing to add.
-        this.codes.push(e.approval.code);
-        break;
-      case 'notice':
-        this.notices.push(e.text);
-        break;
-      case 'error':
-        if (!this.text) this.text = `Sorry, something went wrong: ${e.message}`;
-        break;
-      default:
-        break;
-    }
+    this.reply.push(e);
   }
 
   close(): Promise<void> {
     // Takes what is buffered now; a later close() sends only what came after.
-    const body = [this.text.trim(), ...this.notices.map((n) => `_${n}_`)].filter(Boolean).join('\n\n');
-    const part = this.codes.length ? `ask:${[...new Set(this.codes)].sort().join(',')}` : 'reply';
-    this.text = '';
-    this.notices = [];
-    this.codes = [];
+    const r = this.reply;
+    this.reply = new ReplyBuffer();
+    const said = r.text.trim() ? r.text.trim() : r.errors[0] ? `Sorry, something went wrong: ${r.errors[0].message}` : '';
+    // No buttons in mail: a request is its text, with the codes to reply with.
+    const body = [withApprovalsText(said, r.approvals), ...r.notices.map((n) => `_${n}_`)].filter(Boolean).join('\n\n');
+    const codes = r.approvals.map((a) => a.code);
+    const part = codes.length ? `ask:${[...new Set(codes)].sort().join(',')}` : 'reply';
     this.sending = this.sending.catch(ignoreError('an earlier part\'s failure was returned to its caller; the next part goes on')).then(() => (body ? this.send(part, body) : undefined));
     return this.sending;
   }

@@ -4,13 +4,14 @@ import type { Store } from '../../adapters/store/store.js';
 import type { Config } from '../../src/config.js';
 import { conversationKey, type InboundMessage } from '../../kernel/envelope.js';
 import { conversationTopic } from '../../src/event-publisher.js';
-import type { FinishReason, TurnEvent, TurnUsage } from '../../kernel/turn-events.js';
+import type { TurnEvent } from '../../kernel/turn-events.js';
+import { withApprovalsText } from '../../src/channel/index.js';
 import { BodyTooLargeError, checkJsonContentType, sendJson, type RequestContext } from '../../src/http/server.js';
 import type { Ingress, IngressOutcome } from '../../src/ingress.js';
 import type { ApiKeyAuth } from '../../src/http/auth.js';
 import { RequestError, sendError } from '../../src/http/errors.js';
 import { checkConversationName, parseChatRequest } from './request.js';
-import { ChunkWriter } from './sse.js';
+import { approvalObject, ChunkWriter, finishReasonFor, SseReply, usageFor } from './sse.js';
 import { TurnWaiter } from '../../src/http/turn-follower.js';
 import type { ApprovalService } from '../../src/approvals/service.js';
 import type { ConversationCommands } from '../../src/commands.js';
@@ -146,7 +147,7 @@ export async function chatCompletions(deps: ChatDeps, ctx: RequestContext): Prom
   if (chat.stream) {
     const out = new ChunkWriter(res, id, chat.model);
     out.open();
-    let turnId: string | undefined;
+    const reply = new SseReply(out, (e) => ({ switchboard: switchboardObject(conversation, e, notices) }), chat.includeUsage, notices);
     for (;;) {
       const e = await follower.next(Math.max(0, deadline - Date.now()));
       if (closed) return;
@@ -154,40 +155,7 @@ export async function chatCompletions(deps: ChatDeps, ctx: RequestContext): Prom
         out.error('The reply is taking too long; the message is kept and will be answered in this conversation.', 'timeout');
         return;
       }
-      switch (e.type) {
-        case 'turn_start':
-          turnId = e.turnId;
-          if (e.attempt > 1) out.restart();
-          break;
-        case 'reset':
-          out.restart();
-          out.meta({ reset: e.reason });
-          break;
-        case 'notice':
-          notices.push(e.text);
-          out.meta({ notice: e.text });
-          break;
-        case 'tool_start':
-          out.meta({ tool: { name: e.name, status: 'started' } });
-          break;
-        case 'tool_end':
-          out.meta({ tool: { name: e.name, status: e.isError ? 'failed' : 'done' } });
-          break;
-        case 'text_delta':
-          out.text(e.delta);
-          break;
-        case 'done':
-          // A replayed 'done' (from the store) carries the full text; send what the client lacks.
-          if (e.text.startsWith(out.shown)) out.text(e.text.slice(out.shown.length));
-          out.finish(finishReasonFor(e.finishReason), usageFor(e.usage), { switchboard: switchboardObject(conversation, e, notices) }, chat.includeUsage);
-          return;
-        case 'error':
-          out.error(e.message, e.code);
-          return;
-        default:
-          break;
-      }
-      void turnId;
+      if (reply.event(e)) return;
     }
   }
 
@@ -205,7 +173,8 @@ export async function chatCompletions(deps: ChatDeps, ctx: RequestContext): Prom
       object: 'chat.completion',
       created: Math.floor(Date.now() / 1000),
       model: chat.model,
-      choices: [{ index: 0, message: { role: 'assistant', content: e.text }, finish_reason: finishReasonFor(e.finishReason), logprobs: null }],
+      // A parked turn: the requests' text fallback under the answer; `switchboard.approvals` has them structured.
+      choices: [{ index: 0, message: { role: 'assistant', content: withApprovalsText(e.text, e.approvals ?? []) }, finish_reason: finishReasonFor(e.finishReason), logprobs: null }],
       usage: usageFor(e.usage),
       switchboard: switchboardObject(conversation, e, notices),
     });
@@ -245,14 +214,9 @@ function switchboardObject(conversation: string, e: Extract<TurnEvent, { type: '
     attempts: e.provider?.attempts ?? [],
     ...(notices.length ? { notices } : {}),
     // The turn is parked until an operator answers; GET /v1/conversations/{conversation}/messages has the rest.
-    ...(approval ? { approval: { code: approval.code, tool: approval.tool, tier: approval.tier, expiresAt: approval.expiresAt, alwaysPermitted: approval.alwaysPermitted === true }, approvals: e.approvals } : {}),
+    ...(approval ? { approval: approvalObject(approval), approvals: e.approvals } : {}),
   };
 }
 
-function finishReasonFor(r: FinishReason): string {
-  return r === 'length' ? 'length' : 'stop';
-}
 
-function usageFor(u: TurnUsage) {
-  return { prompt_tokens: u.input, completion_tokens: u.output, total_tokens: u.totalTokens };
-}
+

@@ -1,15 +1,19 @@
 import type { ServerResponse } from 'node:http';
+import { callStatus, ReplyBuffer, withApprovalsText } from '../../src/channel/index.js';
+import type { ApprovalInfo, FinishReason, TurnEvent, TurnUsage } from '../../kernel/turn-events.js';
 
 /**
- * Writes OpenAI chat.completion.chunk events. Handles a turn that restarts
- * (its worker died, or a provider fell over mid-stream): SSE cannot take back
- * text already sent, so the restarted attempt's text is matched against what
- * the client already has and only the new part is sent.
+ * Writes OpenAI chat.completion.chunk events from the reply buffer's text.
+ * SSE cannot take back text already sent: when the reply is withdrawn (a reset,
+ * or a new attempt of the turn) the text that follows is matched against what
+ * the client already has and only the new part is sent; a different answer is
+ * marked as a break rather than spliced mid-word.
  */
 export class ChunkWriter {
+  /** Everything the client has been sent. */
   private sent = '';
-  /** Text of the current attempt while it is still catching up with `sent`. */
-  private replay: string | null = null;
+  /** Where the text being mirrored starts in `sent` (after a break, past it). */
+  private from = 0;
   private closed = false;
 
   constructor(
@@ -30,26 +34,31 @@ export class ChunkWriter {
     this.chunk({ role: 'assistant', content: '' }, null);
   }
 
-  /** A new attempt of the same turn starts: its text will repeat what was sent. */
-  restart(): void {
-    if (this.sent) this.replay = '';
+  /**
+   * The reply is now `text`: sends what the client lacks. `switchboard` rides on
+   * the same chunk (an approval card whose text fallback this is), or on a chunk
+   * of its own when there is nothing new to send.
+   */
+  show(text: string, switchboard?: Record<string, unknown>): void {
+    const mine = this.sent.slice(this.from);
+    let delta = '';
+    if (text.startsWith(mine)) delta = text.slice(mine.length);
+    else if (!mine.startsWith(text)) {
+      // Not a repeat of what the client has (still catching up) but something else.
+      delta = `\n\n${text}`;
+      this.from = this.sent.length + 2;
+    }
+    if (!delta) {
+      if (switchboard) this.meta(switchboard);
+      return;
+    }
+    this.sent += delta;
+    this.write({ ...this.head(), choices: [{ index: 0, delta: { content: delta }, finish_reason: null }], ...(switchboard ? { switchboard } : {}) });
   }
 
+  /** Text that is not part of the mirrored reply (a reply the gateway gives itself). */
   text(delta: string): void {
-    if (this.replay !== null) {
-      this.replay += delta;
-      if (this.sent.startsWith(this.replay)) return; // still repeating what the client has
-      if (this.replay.startsWith(this.sent)) {
-        delta = this.replay.slice(this.sent.length);
-      } else {
-        // The new attempt says something else: mark the break rather than splice mid-word.
-        delta = '\n\n' + this.replay;
-      }
-      this.replay = null;
-    }
-    if (!delta) return;
-    this.sent += delta;
-    this.chunk({ content: delta }, null);
+    this.show(this.sent.slice(this.from) + delta);
   }
 
   /** What the client has been shown so far. */
@@ -60,9 +69,9 @@ export class ChunkWriter {
   finish(finishReason: string, usage: unknown, extra: Record<string, unknown>, includeUsage: boolean): void {
     if (includeUsage) {
       this.chunk({}, finishReason);
-      this.write({ ...this.base(), choices: [], usage, ...extra });
+      this.write({ ...this.head(), choices: [], usage, ...extra });
     } else {
-      this.write({ ...this.base(), choices: [{ index: 0, delta: {}, finish_reason: finishReason }], usage, ...extra });
+      this.write({ ...this.head(), choices: [{ index: 0, delta: {}, finish_reason: finishReason }], usage, ...extra });
     }
     this.end();
   }
@@ -72,7 +81,7 @@ export class ChunkWriter {
    * clients skip it; Switchboard-aware clients act on it.
    */
   meta(info: Record<string, unknown>): void {
-    this.write({ ...this.base(), choices: [{ index: 0, delta: {}, finish_reason: null }], switchboard: info });
+    this.write({ ...this.head(), choices: [{ index: 0, delta: {}, finish_reason: null }], switchboard: info });
   }
 
   error(message: string, code: string): void {
@@ -87,12 +96,12 @@ export class ChunkWriter {
     this.res.end();
   }
 
-  private base() {
+  private head() {
     return { id: this.id, object: 'chat.completion.chunk', created: this.created, model: this.model };
   }
 
   private chunk(delta: Record<string, unknown>, finishReason: string | null): void {
-    this.write({ ...this.base(), choices: [{ index: 0, delta, finish_reason: finishReason }] });
+    this.write({ ...this.head(), choices: [{ index: 0, delta, finish_reason: finishReason }] });
   }
 
   private corked = false;
@@ -109,5 +118,77 @@ export class ChunkWriter {
       });
     }
     this.res.write(`data: ${JSON.stringify(obj)}\n\n`);
+  }
+}
+
+type Done = Extract<TurnEvent, { type: 'done' }>;
+
+/** `switchboard.approval`: the request a Switchboard-aware client renders as a card (answer with POST /v1/approvals/{code}). */
+export function approvalObject(a: ApprovalInfo) {
+  return { code: a.code, tool: a.tool, tier: a.tier, expiresAt: a.expiresAt, alwaysPermitted: a.alwaysPermitted === true };
+}
+
+export function finishReasonFor(r: FinishReason): string {
+  return r === 'length' ? 'length' : 'stop';
+}
+
+export function usageFor(u: TurnUsage) {
+  return { prompt_tokens: u.input, completion_tokens: u.output, total_tokens: u.totalTokens };
+}
+
+/**
+ * The streamed reply of one request: the turn's events through the reply
+ * buffer into chunks. Text as content; resets, notices and tool activity as
+ * `switchboard` chunks (a parked call: status "waiting for approval (code
+ * K7Q4P)" and its code, never "failed"); an approval request as its text
+ * fallback in content with the card in `switchboard.approval` on the same chunk.
+ */
+export class SseReply {
+  private readonly reply = new ReplyBuffer();
+
+  constructor(
+    private readonly out: ChunkWriter,
+    /** The final chunk's extra fields (the `switchboard` object). */
+    private readonly extra: (e: Done) => Record<string, unknown>,
+    private readonly includeUsage: boolean,
+    private readonly notices: string[] = [],
+  ) {}
+
+  /** Returns true once the stream is finished (done or error). */
+  event(e: TurnEvent): boolean {
+    const out = this.out;
+    // The reply as text: what the model said, then the requests' text fallback.
+    const shown = () => withApprovalsText(this.reply.text, this.reply.approvals);
+    for (const c of this.reply.push(e)) {
+      switch (c.kind) {
+        case 'text':
+          out.show(shown());
+          break;
+        case 'reset':
+          out.meta({ reset: c.reason });
+          break;
+        case 'notice':
+          this.notices.push(c.text);
+          out.meta({ notice: c.text });
+          break;
+        case 'tool':
+          out.meta({ tool: { name: c.call.name, status: callStatus(c.call), ...(c.call.code ? { code: c.call.code } : {}) } });
+          break;
+        case 'approval':
+          out.show(shown(), { approval: approvalObject(c.approval) });
+          break;
+        case 'error':
+          out.error(c.message, c.code);
+          return true;
+        case 'done':
+          if (e.type !== 'done') break;
+          out.show(shown());
+          out.finish(finishReasonFor(e.finishReason), usageFor(e.usage), this.extra(e), this.includeUsage);
+          return true;
+        default:
+          break;
+      }
+    }
+    return false;
   }
 }

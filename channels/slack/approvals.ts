@@ -1,4 +1,5 @@
 import type { AnswerDecision } from '../../src/approvals/parse.js';
+import { approvalCard } from '../../src/channel/index.js';
 import type { ApprovalInfo } from '../../kernel/turn-events.js';
 import { callParts, fullTextAt, showText } from '../../moat/approval-display.js';
 import { escapeText, slackDate } from './format.js';
@@ -19,11 +20,12 @@ export function describeArgs(args: unknown, code?: string): string {
 }
 
 /**
- * The request: what would run, and Approve / Deny buttons whose value is the
- * code, plus "Always allow" only when the call can become an exact rule
- * (alwaysPermitted; absent means no).
+ * The approval card in Block Kit: what would run, and a button per answer the
+ * card offers (Approve, Deny, and "Always allow" only when the call can become
+ * an exact rule), each with the code as its value.
  */
-export function approvalBlocks(a: ApprovalInfo): { text: string; blocks: Block[] } {
+export function approvalBlocks(info: ApprovalInfo): { text: string; blocks: Block[] } {
+  const a = approvalCard(info);
   const button = (action_id: string, label: string, style?: 'primary' | 'danger') => ({
     type: 'button',
     action_id,
@@ -31,8 +33,8 @@ export function approvalBlocks(a: ApprovalInfo): { text: string; blocks: Block[]
     value: a.code,
     ...(style ? { style } : {}),
   });
-  const buttons = [button('sb_approve', 'Approve', 'primary'), button('sb_deny', 'Deny', 'danger')];
-  if (a.alwaysPermitted === true && a.tier !== 'dangerous') buttons.push(button('sb_always', 'Always allow'));
+  const styles: Record<string, 'primary' | 'danger' | undefined> = { approve: 'primary', deny: 'danger' };
+  const buttons = a.actions.map((x) => button(`sb_${x.decision}`, x.label, styles[x.decision]));
   const expires = new Date(a.expiresAt);
   const blocks: Block[] = [
     { type: 'section', block_id: 'sb_request', text: { type: 'mrkdwn', text: `:lock: *Approval needed* (${escapeText(a.tier)}) to run \`${escapeText(a.tool)}\`\n\`\`\`${escapeText(describeArgs(a.args, a.code))}\`\`\`` } },

@@ -1,11 +1,13 @@
 import type { WebClient } from '@slack/web-api';
 import type { Logger } from 'pino';
-import type { ChannelDeliverer, DeliverContext, TurnDelivery, TurnTarget } from '../../src/channel/index.js';
+import { callStatus, ReplyBuffer, type ChannelDeliverer, type DeliverContext, type ToolCall, type TurnDelivery, type TurnTarget } from '../../src/channel/index.js';
 import type { ApprovalInfo, TurnEvent } from '../../kernel/turn-events.js';
 import { approvalBlocks } from './approvals.js';
 import { isTransient, slackError, webClient } from './client.js';
 import type { SlackConfig } from './config.js';
 import { markdownToMrkdwn } from './format.js';
+import { SlackEditTurn } from './edit-turn.js';
+import { slackReplyText, statusLine } from './reply-text.js';
 import { splitMessage } from './split.js';
 import { whereFor, type SlackWhere } from './target.js';
 
@@ -13,9 +15,11 @@ import { whereFor, type SlackWhere } from './target.js';
 const NATIVE_UNAVAILABLE = new Set(['unknown_method', 'method_deprecated', 'not_allowed_token_type', 'missing_scope', 'feature_not_enabled', 'invalid_auth', 'not_authed', 'team_not_allowed']);
 
 /**
- * The worker side: one SlackTurn per turn attempt. Events only change state;
- * a serialized, throttled sync brings Slack in line with it (native streaming
- * in threads, else chat.postMessage + chat.update at most once per
+ * The worker side: one delivery per turn attempt. In a thread where Slack
+ * offers native streaming, a SlackTurn streams (chat.startStream /
+ * appendStream / stopStream, with task updates), falling back to editing if a
+ * stream call fails; everywhere else a SlackEditTurn posts and edits through
+ * the SDK's engine (chat.postMessage + chat.update at most once per
  * updateIntervalMs per message).
  */
 export class SlackDeliverer implements ChannelDeliverer {
@@ -44,6 +48,9 @@ export class SlackDeliverer implements ChannelDeliverer {
       log.error({ conversation: target.conversation.key }, 'no Slack reply target for this turn; nothing will be delivered');
       return { event: () => {}, close: async () => {} };
     }
+    // Native streaming is an override of the post-and-edit engine, for threads where Slack offers it.
+    const native = this.cfg.streaming === 'native' && !this.nativeOff && !!where.thread_ts && (where.dm || (!!where.team && !!where.user));
+    if (!native) return new SlackEditTurn(this.client, this.cfg, target, ctx, where, log);
     const t = new SlackTurn(this, this.client, target, ctx, where, log, () => this.turns.delete(t));
     this.turns.add(t);
     return t;
@@ -74,13 +81,25 @@ interface Seg {
   body: string;
 }
 
-type TaskChunk = { type: 'task_update'; id: string; title: string; status: 'in_progress' | 'complete' | 'error' };
+type TaskChunk = { type: 'task_update'; id: string; title: string; status: 'pending' | 'in_progress' | 'complete' | 'error' };
+
+/** A tool call as a native-streaming task: a parked call is pending, waiting for approval, never "Failed". */
+function taskOf(c: ToolCall): TaskChunk {
+  switch (c.state) {
+    case 'running':
+      return { type: 'task_update', id: c.id, title: `Running ${c.name}`, status: 'in_progress' };
+    case 'done':
+      return { type: 'task_update', id: c.id, title: `Ran ${c.name}`, status: 'complete' };
+    case 'failed':
+      return { type: 'task_update', id: c.id, title: `Failed ${c.name}`, status: 'error' };
+    case 'waiting':
+      return { type: 'task_update', id: c.id, title: `${c.name} ${callStatus(c)}`, status: 'pending' };
+  }
+}
 
 class SlackTurn implements TurnDelivery {
-  private full = '';
-  /** A reset withdraws the text after this point (the current model message: tools separate messages). */
-  private boundary = 0;
-  private status: string | null = null;
+  /** What the turn said (a reset withdraws the current model message: tools separate messages). */
+  private readonly reply = new ReplyBuffer();
   private tasks: TaskChunk[] = [];
   private tasksOff = false;
   private nativeOffHere = false;
@@ -89,8 +108,6 @@ class SlackTurn implements TurnDelivery {
   private nextIndex = 0;
   private loaded: boolean;
   private postedApprovals = new Set<string>();
-  private suppressAsk: string[] = [];
-  private parked = false;
   private chain: Promise<void> = Promise.resolve();
   private timer?: NodeJS.Timeout;
   private syncing = false;
@@ -124,55 +141,31 @@ class SlackTurn implements TurnDelivery {
   }
 
   private apply(e: TurnEvent): void {
-    switch (e.type) {
-      case 'text_delta': {
-        // The request is shown with buttons: its text form (also streamed) would repeat it.
-        if (this.suppressAsk.length && e.delta.includes('Approval needed') && this.suppressAsk.every((c) => e.delta.includes(c))) {
-          this.suppressAsk = [];
-          return;
-        }
-        this.full += e.delta;
-        break;
-      }
-      case 'reset':
-        this.full = this.full.slice(0, this.boundary);
-        break;
-      case 'tool_start':
-        this.boundary = this.full.length;
-        this.status = `:gear: Running \`${e.name}\`…`;
-        if (!this.tasksOff) this.tasks.push({ type: 'task_update', id: e.toolCallId, title: `Running ${e.name}`, status: 'in_progress' });
-        break;
-      case 'tool_end':
-        this.boundary = this.full.length;
-        this.status = null;
-        if (!this.tasksOff) this.tasks.push({ type: 'task_update', id: e.toolCallId, title: `${e.isError ? 'Failed' : 'Ran'} ${e.name}`, status: e.isError ? 'error' : 'complete' });
-        break;
-      case 'notice':
-        this.full += `${this.full ? '\n\n' : ''}_${e.text}_`;
-        this.boundary = this.full.length;
-        break;
-      case 'approval_requested': {
-        this.parked = true;
-        this.suppressAsk.push(e.approval.code);
-        const a = e.approval;
+    let changed = false;
+    for (const c of this.reply.push(e)) {
+      if (c.kind === 'tool' && !this.tasksOff) this.tasks.push(taskOf(c.call));
+      if (c.kind === 'approval') {
+        // The request is its own message, with buttons (the turn says it as an event only).
+        const a = c.approval;
         this.enqueue(async () => {
           await this.sync(true);
           await this.postApproval(a);
         });
-        return;
+        continue;
       }
-      case 'error':
-        this.full += `${this.full ? '\n\n' : ''}:warning: ${e.message}`;
-        break;
-      case 'done':
-        // Normally after close(); a done before it carries the whole text.
-        if (!this.full && e.text && e.finishReason !== 'approval_pending') this.full = e.text;
-        break;
-      default:
-        return;
+      if (c.kind !== 'done') changed = true;
     }
+    if (!changed) return;
     this.dirty = true;
     this.schedule();
+  }
+
+  private get full(): string {
+    return slackReplyText(this.reply);
+  }
+
+  private statusLine(final: boolean): string | null {
+    return statusLine(this.reply, final);
   }
 
   async close(): Promise<void> {
@@ -237,7 +230,7 @@ class SlackTurn implements TurnDelivery {
     const text = this.full;
     let chunks = text.trim() ? splitMessage(text, this.owner.cfg.maxMessageChars) : [];
     // A withdrawn answer keeps its message (it is edited, not deleted and posted again).
-    if (!chunks.length && (this.segs.length || (this.status && !final))) chunks = [''];
+    if (!chunks.length && (this.segs.length || this.statusLine(final))) chunks = [''];
     for (let i = 0; i < chunks.length; i++) {
       await this.syncSeg(i, chunks[i]!, i === chunks.length - 1, final);
     }
@@ -253,7 +246,7 @@ class SlackTurn implements TurnDelivery {
       this.segs[i] = seg;
     }
     seg.body = want;
-    const status = isLast && !final ? this.status : null;
+    const status = isLast ? this.statusLine(final) : null;
     if (!seg.ts) {
       if (!want && !status && final) return;
       if (this.nativeOk() && (await this.startStream(seg, want, isLast))) {
@@ -451,7 +444,7 @@ class SlackTurn implements TurnDelivery {
   private async finish(): Promise<void> {
     if (this.abandoned) return;
     for (const seg of this.reusable.splice(0)) await this.remove(seg);
-    for (const seg of this.segs) if (seg.ts && !seg.deleted) await this.record(seg, this.parked ? 'parked' : 'done');
+    for (const seg of this.segs) if (seg.ts && !seg.deleted) await this.record(seg, this.reply.parked ? 'parked' : 'done');
     // Nothing could be shown at all and Slack looked unreachable: let the turn retry.
     if (this.failure && !isTransient(this.failure)) {
       this.log.error({ error: slackError(this.failure) }, 'slack refused the reply; not retrying the turn');

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { ChannelDeliverer, DeliverContext, TurnDelivery, TurnTarget } from '../../src/channel/index.js';
+import { ReplyBuffer, withApprovalsText, type ChannelDeliverer, type DeliverContext, type TurnDelivery, type TurnTarget } from '../../src/channel/index.js';
 import type { TurnEvent } from '../../kernel/turn-events.js';
 import type { MessageSender } from './client.js';
 import type { SmsConfig } from './config.js';
@@ -23,7 +23,8 @@ export function replyTarget(target: TurnTarget): { to: string; from?: string } |
 /**
  * The worker side: SMS cannot stream, so a turn's text is buffered and sent
  * when the turn flushes (close()), as plain text split into numbered messages
- * of at most maxMessageChars, one after the other. Notices go out as they come.
+ * of at most maxMessageChars, one after the other, with its approval requests
+ * as codes to answer (YES K7Q4P). Notices go out as they come.
  */
 export class SmsDeliverer implements ChannelDeliverer {
   constructor(
@@ -49,7 +50,7 @@ export class SmsDeliverer implements ChannelDeliverer {
  * turn resumed after an approval, which says something new, sends it.
  */
 class SmsTurnDelivery implements TurnDelivery {
-  private text = '';
+  private readonly reply = new ReplyBuffer();
   private closed = false;
   private chain: Promise<void> = Promise.resolve();
   private failure: unknown = null;
@@ -70,25 +71,8 @@ class SmsTurnDelivery implements TurnDelivery {
   event(e: TurnEvent): void {
     if (this.closed) return;
     try {
-      switch (e.type) {
-        case 'text_delta':
-          this.text += e.delta;
-          break;
-        case 'reset':
-          // Nothing of this attempt's text has been sent yet: forget it.
-          this.text = '';
-          break;
-        case 'notice':
-          this.enqueue(e.text);
-          break;
-        case 'error':
-          if (!this.text.trim()) this.text = `Sorry, something went wrong: ${e.message}`;
-          break;
-        default:
-          // tool_start/tool_end: no status lines on SMS. approval_requested: the turn
-          // also streams "Reply YES CODE or NO CODE" as text, which is sent with the rest.
-          break;
-      }
+      // Nothing of this attempt's text is sent before close(): a reset only changes the buffer.
+      for (const c of this.reply.push(e)) if (c.kind === 'notice') this.enqueue(c.text);
     } catch (err) {
       this.log.error({ err }, 'sms: event handling failed');
     }
@@ -97,9 +81,10 @@ class SmsTurnDelivery implements TurnDelivery {
   async close(): Promise<void> {
     if (this.closed) return this.chain;
     this.closed = true;
-    const text = this.text;
-    this.text = '';
-    this.enqueue(text);
+    const r = this.reply;
+    const said = r.text.trim() ? r.text : r.errors[0] ? `Sorry, something went wrong: ${r.errors[0].message}` : '';
+    // No buttons on SMS: an approval request is its text, with the codes to answer.
+    this.enqueue(withApprovalsText(said, r.approvals));
     await this.chain;
     if (this.failure) {
       const f = this.failure;

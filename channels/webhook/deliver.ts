@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { safeFetch } from '../../moat/ssrf.js';
-import type { ChannelDeliverer, DeliverContext, TurnDelivery, TurnTarget } from '../../src/channel/index.js';
+import { ReplyBuffer, withApprovalsText, type ChannelDeliverer, type DeliverContext, type TurnDelivery, type TurnTarget } from '../../src/channel/index.js';
 import type { TurnEvent } from '../../kernel/turn-events.js';
 import type { WebhookChannelConfig } from './config.js';
 import { signedHeaders } from '../../kernel/hmac-signature.js';
@@ -19,24 +19,19 @@ export class WebhookDeliverer implements ChannelDeliverer {
   open(target: TurnTarget, ctx: DeliverContext): TurnDelivery {
     const replyTo = (target.batch[0]?.reply_to ?? {}) as { hook?: string; callbackUrl?: string };
     const hook = this.cfg.hooks.find((h) => h.name === replyTo.hook);
-    let text = '';
-    let finish = '';
-    const events: string[] = [];
+    const reply = new ReplyBuffer();
     return {
       event: (e: TurnEvent) => {
-        if (e.type === 'text_delta') text += e.delta;
-        else if (e.type === 'reset') text = '';
-        else if (e.type === 'approval_requested') events.push(`approval:${e.approval.code}`);
-        else if (e.type === 'done') {
-          text = e.text;
-          finish = e.finishReason;
-        }
+        reply.push(e);
       },
       close: async () => {
         if (!hook) return;
         const url = (hook.allowRequestCallback && replyTo.callbackUrl) || hook.callbackUrl;
         if (!url) return;
-        const body = JSON.stringify({ conversation: target.conversation.key, turn: target.turnId, text, finishReason: finish || 'stop', approvals: events });
+        // The requests as text for a receiver that relays the text, and as codes in `approvals`.
+        const text = withApprovalsText(reply.text, reply.approvals);
+        const finishReason = reply.finishReason ?? (reply.parked ? 'approval_pending' : 'stop');
+        const body = JSON.stringify({ conversation: target.conversation.key, turn: target.turnId, text, finishReason, approvals: reply.approvals.map((a) => `approval:${a.code}`) });
         await deliver(url, body, this.secrets.get(hook.name)!, hook.allowCallbackCidrs, this.cfg, ctx, target, ctx.log);
       },
     };
