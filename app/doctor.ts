@@ -10,7 +10,7 @@ import { classifyError } from '../providers/errors.js';
 import { providerStatus } from '../providers/from-env.js';
 import type { ProviderSlot, ProviderStatus } from '../providers/slot.js';
 import { ConfigError, didYouMean, loadConfig, maskConfig, problemMessage, type Config, type ConfigProblem } from '../src/config.js';
-import { validateChannels } from './channel-registry.js';
+import { validateChannels } from './register-builtin-channels.js';
 import { infraMode, pgliteDir } from './infra.js';
 import { sendToProvider } from '../src/provider-request.js';
 import { createSandbox, sandboxOptions, SandboxUnavailableError } from '../tools/sandbox/index.js';
@@ -119,7 +119,9 @@ export async function doctor(cfg: Config, opts: { probe?: boolean; env?: Record<
   // The channels, through the parsers start calls (nothing connects).
   const { channels, errors } = await validateChannels(cfg, env);
   for (const e of errors) checks.push(...problemChecks(`channel ${e.name}`, e.error));
-  if (channels.length) checks.push({ name: 'channels', status: errors.length ? 'warn' : 'ok', message: `configured: ${channels.map((c) => c.name).join(', ')}` });
+  // The always-on ones (the HTTP API) are not news.
+  const named = channels.filter((c) => Object.hasOwn(cfg.channels, c.name));
+  if (named.length) checks.push({ name: 'channels', status: errors.length ? 'warn' : 'ok', message: `configured: ${named.map((c) => c.name).join(', ')}` });
   const opCh = cfg.approvals.operatorChannel;
   if (opCh && !errors.some((e) => e.name === opCh.channel)) {
     const ch = channels.find((c) => c.name === opCh.channel);

@@ -1,5 +1,4 @@
 import type { Logger } from 'pino';
-import { registerHttpChannel } from '../channels/http/index.js';
 import { ApiKeyAuth } from '../src/http/auth.js';
 import { buildSlots } from '../providers/catalog.js';
 import { FallbackChain, type ProviderChain } from '../providers/chain.js';
@@ -24,7 +23,10 @@ import { registerMcpServer } from '../src/api/mcp-server.js';
 import { Metrics } from '../src/metrics.js';
 import { AccessControl } from '../src/access.js';
 import type { ChannelInstance } from '../src/channel/index.js';
-import { configureChannels } from './channel-registry.js';
+import { bindDeliverer } from '../src/channel/deliver.js';
+import { configureChannels } from './register-builtin-channels.js';
+import { listenContext } from './channel-context.js';
+import { registerOperatorApi } from '../src/api/operator-api.js';
 import { ConversationCommands } from '../src/commands.js';
 import { loadSkills, skillsPromptBlock, skillTools } from '../src/skills.js';
 import { EventHub } from '../src/webhooks/events.js';
@@ -149,7 +151,7 @@ export class Gateway {
         const commands = new ConversationCommands(infra.store, infra.bus, provider);
         const limits = new RateLimits(infra.rateLimiter, config);
         const ingress = new Ingress(infra.store, infra.queue, log, { access, approvals, commands, conversations: { config, bus: infra.bus }, limits });
-        registerHttpChannel(http, { config, auth, store: infra.store, bus: infra.bus, ingress, approvals, commands, limits });
+        registerOperatorApi(http, { auth, store: infra.store, approvals });
         registerMcpServer(http, { auth, store: infra.store, bus: infra.bus, ingress, approvals });
         registerWebhookApi(http, auth, infra.webhooks);
         registerConsole(http, { auth, infra, chain });
@@ -157,7 +159,8 @@ export class Gateway {
         for (const c of channels) {
           if (!c.listener) continue;
           opened.listeners.push(c);
-          await c.listener.start({ ingress, approvals, access, http, state: infra.channelState, deliveries: infra.deliveries, locks: infra.locks, config, log: log.child({ channel: c.name }) });
+          const services = { ingress, approvals, access, commands, limits, auth, http, store: infra.store, bus: infra.bus, state: infra.channelState, deliveries: infra.deliveries, locks: infra.locks };
+          await c.listener.start(listenContext(services, log.child({ channel: c.name })));
         }
       }
       if (roles.worker) {
@@ -176,7 +179,7 @@ export class Gateway {
           approvalStore: infra.approvals,
           tools: () => (mcp ? [...tools, ...mcp.tools()] : tools),
           metrics,
-          deliverers: new Map(channels.filter((c) => c.deliverer).map((c) => [c.name, c.deliverer!])),
+          deliverers: new Map(channels.filter((c) => c.deliverer).map((c) => [c.name, bindDeliverer(c.deliverer!, c.parseReplyTo)])),
           deliverContext: { deliveries: infra.deliveries, state: infra.channelState, config, log },
           events,
           eventQueue: infra.events,

@@ -9,7 +9,7 @@ import type { TurnSlots } from '../adapters/ratelimit/port.js';
 import { senderIdentity, type InboxRow, type StartTurn } from '../adapters/store/store.js';
 import { conversationTopic, EventPublisher } from './event-publisher.js';
 import type { DrainJob, SlotScope, TimerJob } from '../kernel/jobs.js';
-import type { ChannelDeliverer, DeliverContext } from './channel/index.js';
+import type { DeliverContext, TurnDeliverer } from './channel/deliver.js';
 import { CONTROL_TOPIC, type ControlEvent } from './commands.js';
 import type { EventJob } from '../kernel/jobs.js';
 import type { EventHub } from './webhooks/events.js';
@@ -22,7 +22,7 @@ export type { DrainJob } from '../kernel/jobs.js';
 
 export interface WorkerDeps extends TurnDeps {
   /** Channel deliverers by channel name (the HTTP channel delivers through the bus alone). */
-  deliverers: Map<string, ChannelDeliverer>;
+  deliverers: Map<string, TurnDeliverer>;
   deliverContext: DeliverContext;
   /** Outbound event webhooks (turn.completed, provider.fallback...). */
   events?: EventHub;

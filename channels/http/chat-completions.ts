@@ -1,54 +1,39 @@
 import { createHash, randomUUID } from 'node:crypto';
-import type { Bus } from '../../adapters/bus/port.js';
-import type { Store } from '../../adapters/store/store.js';
-import type { Config } from '../../src/config.js';
 import { conversationKey, type InboundMessage } from '../../kernel/envelope.js';
-import { conversationTopic } from '../../src/event-publisher.js';
 import type { FinishReason, TurnEvent, TurnUsage } from '../../kernel/turn-events.js';
-import { BodyTooLargeError, checkJsonContentType, sendJson, type RequestContext } from '../../src/http/server.js';
-import type { Ingress } from '../../src/ingress.js';
-import type { ApiKeyAuth } from '../../src/http/auth.js';
-import { RequestError, sendError } from '../../src/http/errors.js';
+import {
+  BodyTooLargeError,
+  checkJsonContentType,
+  RequestError,
+  sendError,
+  sendJson,
+  type ListenContext,
+  type ReceiveOutcome,
+  type RouteContext,
+  type TurnFollower,
+} from '../../src/channel/index.js';
+import type { HttpChannelConfig } from './config.js';
 import { checkConversationName, parseChatRequest } from './request.js';
 import { ChunkWriter } from './sse.js';
-import { TurnWaiter } from '../../src/http/turn-follower.js';
-import { parseApprovalAnswer } from '../../src/approvals/parse.js';
-import type { ApprovalService } from '../../src/approvals/service.js';
-import { parseCommand, type ConversationCommands } from '../../src/commands.js';
-import type { RateLimits } from '../../src/limits.js';
-
-export interface ChatDeps {
-  config: Config;
-  auth: ApiKeyAuth;
-  store: Store;
-  bus: Bus;
-  ingress: Ingress;
-  approvals: ApprovalService;
-  commands: ConversationCommands;
-  limits?: RateLimits;
-}
 
 export const CONVERSATION_HEADER = 'x-switchboard-conversation';
 
 /** POST /v1/chat/completions: one user message in, the agent's reply out (SSE or JSON). */
-export async function chatCompletions(deps: ChatDeps, ctx: RequestContext): Promise<void> {
-  const { req, res } = ctx;
-  const principal = deps.auth.authenticate(req);
-  if (!principal) {
-    sendError(res, 401, deps.auth.configured ? 'Incorrect API key provided.' : 'No API keys are configured on this gateway (set SWITCHBOARD_API_KEYS).', { code: 'invalid_api_key' });
-    return;
-  }
-  // Requests per API key (limits.apiKey), before the body is even read.
-  const perKey = await deps.limits?.checkApiKey(principal.id);
-  if (perKey && !perKey.allowed) {
+export async function chatCompletions(cfg: HttpChannelConfig, ctx: ListenContext, rc: RouteContext): Promise<void> {
+  const { req, res } = rc;
+  // The API key, then requests per key (limits.apiKey), before the body is even read.
+  const auth = await ctx.authenticate(req, { rateLimit: true });
+  if (!auth.ok) {
+    if (auth.status === 401) return sendError(res, 401, auth.message, { code: auth.code });
     req.resume();
-    res.setHeader('retry-after', String(Math.max(1, Math.ceil(perKey.retryAfterMs / 1000))));
-    return sendError(res, 429, perKey.message, { type: 'rate_limit_error', code: 'rate_limit_exceeded' });
+    res.setHeader('retry-after', String(Math.max(1, Math.ceil((auth.retryAfterMs ?? 1000) / 1000))));
+    return sendError(res, 429, auth.message, { type: 'rate_limit_error', code: auth.code });
   }
+  const principal = auth.principal;
   let raw: Buffer;
   try {
     checkJsonContentType(req);
-    raw = await ctx.body();
+    raw = await rc.body();
   } catch (err) {
     if (err instanceof BodyTooLargeError) return sendError(res, 413, `Request body too large: the limit is ${err.limit} bytes.`, { code: 'request_too_large' });
     throw err;
@@ -56,37 +41,15 @@ export async function chatCompletions(deps: ChatDeps, ctx: RequestContext): Prom
   let chat;
   let name: string | undefined;
   try {
-    chat = parseChatRequest(raw, deps.config.http.maxMessageChars);
+    chat = parseChatRequest(raw, cfg.maxMessageChars);
     // Own properties only: "__proto__", "constructor" or "toString" name no agent.
-    if (!Object.hasOwn(deps.config.agents, chat.model)) throw new RequestError(404, `The model '${chat.model}' does not exist. GET /v1/models lists the agents.`, 'model', 'model_not_found');
+    if (!Object.hasOwn(cfg.agents, chat.model)) throw new RequestError(404, `The model '${chat.model}' does not exist. GET /v1/models lists the agents.`, 'model', 'model_not_found');
     const header = req.headers[CONVERSATION_HEADER];
     if (typeof header === 'string' && header) name = checkConversationName(header, 'X-Switchboard-Conversation');
     else if (chat.user) name = checkConversationName(chat.user, 'user');
   } catch (err) {
     if (err instanceof RequestError) return sendError(res, err.status, err.message, { param: err.param, code: err.code });
     throw err;
-  }
-
-  if (deps.limits && deps.config.limits.applyToHttp) {
-    const l = await deps.limits.check({ channel: 'http', id: principal.id }, conversationKey({ channel: 'http', workspace: principal.id, chat: name ?? 'oneoff' }));
-    if (!l.allowed) {
-      res.setHeader('retry-after', String(Math.max(1, Math.ceil(l.retryAfterMs / 1000))));
-      return sendError(res, 429, l.message, { type: 'rate_limit_error', code: 'rate_limit_exceeded' });
-    }
-  }
-
-  // "YES K7Q2P" / "NO K7Q2P" in the chat answers an approval; it is not a message for the agent.
-  const answer = parseApprovalAnswer(chat.messages[chat.messages.length - 1]!.text);
-  if (answer) {
-    const r = await deps.approvals.answer(answer.code, answer.decision, { channel: 'http', id: principal.id, operator: principal.operator }, answer.scope ? { scope: answer.scope } : {});
-    return replyDirectly(res, chat, r.message, { approvalAnswer: { code: answer.code, ok: r.ok, ...(r.ok ? { status: r.approval.status } : { error: r.code }) } });
-  }
-
-  // /new, /status, /stop in a named conversation are answered by the gateway itself.
-  const cmd = name ? parseCommand(chat.messages[chat.messages.length - 1]!.text) : null;
-  if (cmd && name) {
-    const text = await deps.commands.run(cmd, conversationKey({ channel: 'http', workspace: principal.id, chat: name }));
-    return replyDirectly(res, chat, text, { conversation: name, command: cmd });
   }
 
   // A named conversation keeps its history in the gateway and takes only the new
@@ -111,33 +74,53 @@ export async function chatCompletions(deps: ChatDeps, ctx: RequestContext): Prom
     ...(oneOff && chat.messages.length > 1 ? { context: chat.messages.slice(0, -1) } : {}),
   };
 
-  // Listen and write the inbox row at once; the turn can only start after
-  // dispatch(), by which time the subscription is in place.
-  // The same conversation rules as every channel (the cap on waiting messages, interrupt mode).
-  const [waiterResult, recorded] = await Promise.allSettled([TurnWaiter.open(deps.bus, deps.store, conversationTopic(key)), deps.ingress.admit(msg, chat.model)]);
-  if (waiterResult.status === 'rejected' || recorded.status === 'rejected') {
-    if (waiterResult.status === 'fulfilled') waiterResult.value.close();
-    throw waiterResult.status === 'rejected' ? waiterResult.reason : (recorded as PromiseRejectedResult).reason;
+  // Subscribe to the conversation's turn events while the message goes in; the follower is
+  // bound to the inbox row before a worker is woken, so no event is missed. The same steps as
+  // every channel: "YES K7Q2P" answers an approval, /new, /status, /stop in a named conversation
+  // are commands, then the conversation rules (the cap on waiting messages, interrupt mode).
+  const following = ctx.follow(key);
+  let waiter: TurnFollower | undefined;
+  const dropFollower = () => void following.then((w) => w.close(), () => {});
+  let outcome: ReceiveOutcome;
+  try {
+    outcome = await ctx.receive(msg, {
+      authenticated: true,
+      operator: principal.operator,
+      agent: chat.model,
+      commands: !oneOff,
+      rateLimit: cfg.applyLimits,
+      onAccepted: async (accepted) => {
+        waiter = await following;
+        waiter.bind(accepted.inboxId, accepted.turnId);
+      },
+    });
+  } catch (err) {
+    dropFollower();
+    throw err;
   }
-  const waiter = waiterResult.value;
-  if (recorded.value.kind === 'refused') {
-    waiter.close();
-    return sendError(res, 429, recorded.value.reply, { type: 'rate_limit_error', code: 'conversation_full' });
+  if (outcome.kind === 'refused') {
+    dropFollower();
+    if (outcome.reason === 'rate_limit') res.setHeader('retry-after', String(Math.max(1, Math.ceil((outcome.retryAfterMs ?? 1000) / 1000))));
+    const code = outcome.reason === 'rate_limit' ? 'rate_limit_exceeded' : outcome.reason;
+    return sendError(res, 429, outcome.reply ?? 'refused', { type: 'rate_limit_error', code });
   }
-  const { kind: _kind, ...accepted } = recorded.value;
-  await deps.ingress.dispatch(accepted);
-  let knownTurn: string | undefined;
-  if (accepted.duplicate) knownTurn = (await deps.store.inboxRow(accepted.inboxId))?.turn_id ?? undefined;
-  waiter.bind(accepted.inboxId, knownTurn);
-  if (accepted.duplicate) void waiter.poll(true);
+  if (outcome.kind === 'answered') {
+    dropFollower();
+    const a = outcome.approval;
+    if (a) return replyDirectly(res, chat, outcome.reply, { approvalAnswer: { code: a.code, ok: a.answer.ok, ...(a.answer.ok ? { status: a.answer.approval.status } : { error: a.answer.code }) } });
+    return replyDirectly(res, chat, outcome.reply, { conversation: name, command: outcome.command });
+  }
+  const accepted = outcome;
+  const follower = waiter!;
+  if (accepted.duplicate) void follower.poll(true);
 
-  const deadline = Date.now() + deps.config.http.requestTimeoutMs;
+  const deadline = Date.now() + cfg.requestTimeoutMs;
   const id = `chatcmpl-${accepted.inboxId}-${randomUUID().slice(0, 8)}`;
   const notices: string[] = [];
   let closed = false;
   res.on('close', () => {
     closed = true;
-    waiter.close();
+    follower.close();
   });
 
   if (chat.stream) {
@@ -145,7 +128,7 @@ export async function chatCompletions(deps: ChatDeps, ctx: RequestContext): Prom
     out.open();
     let turnId: string | undefined;
     for (;;) {
-      const e = await waiter.next(Math.max(0, deadline - Date.now()));
+      const e = await follower.next(Math.max(0, deadline - Date.now()));
       if (closed) return;
       if (!e) {
         out.error('The reply is taking too long; the message is kept and will be answered in this conversation.', 'timeout');
@@ -189,7 +172,7 @@ export async function chatCompletions(deps: ChatDeps, ctx: RequestContext): Prom
   }
 
   for (;;) {
-    const e = await waiter.next(Math.max(0, deadline - Date.now()));
+    const e = await follower.next(Math.max(0, deadline - Date.now()));
     if (closed) return;
     if (!e) {
       return sendError(res, 504, 'The reply is taking too long; the message is kept and will be answered in this conversation.', { type: 'timeout', code: 'timeout' });
@@ -211,7 +194,7 @@ export async function chatCompletions(deps: ChatDeps, ctx: RequestContext): Prom
 }
 
 /** A reply the gateway gives itself (no turn, no model): JSON or a short SSE stream. */
-function replyDirectly(res: RequestContext['res'], chat: { model: string; stream: boolean }, text: string, switchboard: Record<string, unknown>): void {
+function replyDirectly(res: RouteContext['res'], chat: { model: string; stream: boolean }, text: string, switchboard: Record<string, unknown>): void {
   const id = `chatcmpl-${randomUUID()}`;
   if (chat.stream) {
     const out = new ChunkWriter(res, id, chat.model);

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { ChannelStateStore } from '../../adapters/store/channel-state.js';
+import type { ChannelState as ChannelStateStore } from '../../src/channel/index.js';
 
 const KEY = 'answered-recent';
 const KEEP_MS = 3_600_000;

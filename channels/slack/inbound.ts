@@ -62,7 +62,7 @@ export class InboundHandler {
       }
       if (c.mention && !c.dm && c.thread) this.threads.mark(c.channel, c.thread);
       const name = await this.names.name(c.user);
-      const r = await this.ctx.ingress.receive(this.toInbound(c, name));
+      const r = await this.ctx.receive(this.toInbound(c, name));
       this.seen.set(key, 'done', SEEN_MS);
       if (r.kind === 'accepted') {
         this.log.debug({ externalId: c.externalId, duplicate: r.duplicate, conversation: r.conversationId, edited: c.edited }, 'slack message accepted');

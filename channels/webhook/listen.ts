@@ -1,9 +1,6 @@
 import { createHash } from 'node:crypto';
-import type { ChannelListener, ListenContext } from '../../src/channel/index.js';
-import { ConversationFullError } from '../../src/ingress.js';
+import { BodyTooLargeError, parseJsonObject, sendError, sendJson, type ChannelListener, type ListenContext } from '../../src/channel/index.js';
 import { conversationKey } from '../../kernel/envelope.js';
-import { parseJsonObject, sendError, sendJson } from '../../src/http/server.js';
-import { BodyTooLargeError } from '../../src/http/server.js';
 import type { WebhookChannelConfig } from './config.js';
 import { SIGNATURE_HEADER, verify } from '../../kernel/hmac-signature.js';
 
@@ -15,7 +12,7 @@ export class WebhookListener implements ChannelListener {
   ) {}
 
   async start(ctx: ListenContext): Promise<void> {
-    ctx.http.route('POST', '/v1/webhooks/:name', async ({ req, res, params, body }) => {
+    ctx.mount({ method: 'POST', path: '/v1/webhooks/:name', handler: async ({ req, res, params, body }) => {
       const hook = this.cfg.hooks.find((h) => h.name === params.name);
       if (!hook) return sendError(res, 404, `no webhook named ${params.name}`, { code: 'unknown_webhook' });
       let raw: Buffer;
@@ -42,7 +39,7 @@ export class WebhookListener implements ChannelListener {
       // A signature is accepted once: the same signed request again (whatever unsigned
       // headers come with it) is a duplicate for as long as its timestamp is in the window.
       const signature = createHash('sha256').update(String(req.headers[SIGNATURE_HEADER])).digest('hex');
-      const seen = await ctx.locks.tryAcquire(`webhook-signature:${hook.name}:${signature}`, 2 * this.cfg.replayWindowSeconds * 1000);
+      const seen = await ctx.leases.tryAcquire(`webhook-signature:${hook.name}:${signature}`, 2 * this.cfg.replayWindowSeconds * 1000);
       if (!seen) {
         ctx.log.warn({ hook: hook.name }, 'webhook signature seen before: answered as a duplicate');
         return sendJson(res, 202, { accepted: true, duplicate: true, conversation, replay: true });
@@ -52,9 +49,9 @@ export class WebhookListener implements ChannelListener {
       const header = req.headers['idempotency-key'];
       const headerKey = typeof header === 'string' && header ? header : undefined;
       const idem = bodyKey ?? headerKey ?? `sig:${signature}`;
-      let accepted;
+      let outcome;
       try {
-        accepted = await ctx.ingress.accept(
+        outcome = await ctx.receive(
           {
             channel: 'webhook',
             externalId: `${hook.name}:${idem}`,
@@ -66,16 +63,22 @@ export class WebhookListener implements ChannelListener {
             replyTo: { hook: hook.name, ...(typeof msg.callbackUrl === 'string' ? { callbackUrl: msg.callbackUrl } : {}) },
             receivedAt: new Date(),
           },
-          hook.agent,
+          // Signed by the hook's secret: no access policy; the text is the agent's, commands included.
+          { authenticated: true, agent: hook.agent, commands: false, approvalAnswers: false },
         );
       } catch (err) {
         // Nothing was accepted: the sender may retry with the same signature.
         await seen.release().catch(() => {});
-        if (err instanceof ConversationFullError) return sendError(res, 429, err.reply, { code: 'conversation_full' });
         throw err;
       }
-      sendJson(res, 202, { accepted: true, duplicate: accepted.duplicate, conversation, message: accepted.inboxId });
-    });
+      if (outcome.kind !== 'accepted') {
+        await seen.release().catch(() => {});
+        if (outcome.kind === 'refused' && outcome.reason === 'conversation_full') return sendError(res, 429, outcome.reply ?? 'conversation full', { code: 'conversation_full' });
+        if (outcome.kind === 'refused') return sendError(res, 429, outcome.reply ?? 'refused', { code: outcome.reason === 'rate_limit' ? 'rate_limit_exceeded' : 'refused' });
+        return sendJson(res, 200, { accepted: false, conversation, reply: outcome.reply });
+      }
+      sendJson(res, 202, { accepted: true, duplicate: outcome.duplicate, conversation, message: outcome.inboxId });
+    } });
   }
 
   async close(): Promise<void> {}
