@@ -48,7 +48,8 @@ export class ChannelRegistry {
     const known = this.configurable();
     const attempt = async (name: string, entry: ChannelEntry, raw: unknown) => {
       try {
-        channels.push(instantiate(await entry.load(), raw, env));
+        const instance = instantiate(await entry.load(), raw, env);
+        channels.push(entry.builtin ? { ...instance, builtin: true } : instance);
       } catch (err) {
         if (!(err instanceof ConfigError)) throw err;
         errors.push({ name, error: err });

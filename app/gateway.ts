@@ -145,8 +145,8 @@ export class Gateway {
         if (!auth.configured) log.warn('no API keys are configured (SWITCHBOARD_API_KEYS): every API request will be refused');
         registerHealth(http, infra, provider, infra.mode, metrics, () => ({
           ...(mcp ? { mcp: mcp.status() } : {}),
-          channels: Object.fromEntries(channels.filter((c) => c.listener).map((c) => [c.name, c.listener!.health()])),
-        }), () => channels.filter((c) => c.listener).map((c) => ({ name: c.name, ...c.listener!.health() })), (req) => auth.authenticate(req)?.operator === true);
+          channels: Object.fromEntries(channels.filter((c) => c.listener && !c.builtin).map((c) => [c.name, c.listener!.health()])),
+        }), () => channels.filter((c) => c.listener && !c.builtin).map((c) => ({ name: c.name, ...c.listener!.health() })), (req) => auth.authenticate(req)?.operator === true);
         const access = new AccessControl(infra.access, config);
         const commands = new ConversationCommands(infra.store, infra.bus, provider);
         const limits = new RateLimits(infra.rateLimiter, config);

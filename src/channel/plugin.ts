@@ -37,6 +37,8 @@ export interface ChannelPlugin<Config = unknown, ReplyTo = unknown> {
 /** A plugin with its configuration parsed: what the gateway starts. */
 export interface ChannelInstance<ReplyTo = unknown> {
   readonly name: string;
+  /** Always on, part of the gateway's own HTTP API: its readiness is the server's, not reported apart. */
+  readonly builtin?: boolean;
   listener?: ChannelListener;
   deliverer?: ChannelDeliverer<ReplyTo>;
   parseReplyTo(raw: unknown): ReplyTo;
