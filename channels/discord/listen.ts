@@ -14,7 +14,7 @@ const LOGIN_WAIT_MS = 15_000;
 /**
  * The ingress side: one gateway connection (discord.js resumes a dropped session
  * by itself, replaying what it missed; the inbox dedups message ids anyway),
- * messages to Ingress.receive, button clicks to the approvals, slash commands.
+ * messages to ctx.receive, button clicks to ctx.answerApproval, slash commands.
  */
 export class DiscordListener implements ChannelListener {
   private client: Client | undefined;

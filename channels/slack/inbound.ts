@@ -14,7 +14,7 @@ import type { ThreadMembership } from './threads.js';
 const SEEN_MS = 15 * 60_000;
 
 /**
- * message and app_mention events → InboundMessage → Ingress.receive. Each
+ * message and app_mention events → InboundMessage → ctx.receive. Each
  * message is handled once per process: Slack's retries, the app_mention +
  * message pair of one mention, and edits of a message already taken find its
  * id in the seen-cache (across processes the inbox's unique external id does

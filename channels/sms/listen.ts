@@ -13,7 +13,7 @@ import { sendPlain, sendTwiml } from './twiml.js';
 /**
  * The ingress side: two webhook routes on the gateway's HTTP server. Inbound
  * messages are verified (X-Twilio-Signature over the public URL), deduplicated
- * by MessageSid, handled (keywords, then Ingress.receive: access, approval
+ * by MessageSid, handled (keywords, then ctx.receive: access, approval
  * answers, the durable inbox) and answered at once with TwiML, empty or with a
  * short reply; the agent's answer goes out later through the deliverer.
  */

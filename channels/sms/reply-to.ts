@@ -6,12 +6,14 @@ export interface SmsReplyTo {
   from: string;
 }
 
-/** E.164 (+ and up to 15 digits), or a short code / alphanumeric sender id as Twilio passes them. */
-const NUMBER = /^(\+[1-9]\d{1,14}|\d{3,8}|[A-Za-z0-9 ]{1,11})$/;
+/** The sender we answer: a phone number (E.164, + and up to 15 digits). */
+const PHONE = /^\+[1-9]\d{1,14}$/;
+/** Our number: E.164, a short code, or an alphanumeric sender id, as Twilio passes them. */
+const OURS = /^(\+[1-9]\d{1,14}|\d{3,8}|[A-Za-z0-9 ]{1,11})$/;
 
 function number(o: Record<string, unknown>, key: 'to' | 'from'): string {
   const v = stringField('sms', o, key, 32);
-  if (!NUMBER.test(v)) throw new ReplyToError('sms', `"${key}" is not a phone number`);
+  if (!(key === 'to' ? PHONE : OURS).test(v)) throw new ReplyToError('sms', `"${key}" is not a phone number`);
   return v;
 }
 
