@@ -1,4 +1,8 @@
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { packageRoot } from '../kernel/paths.js';
 import { ChannelRegistry } from '../app/channel-registry.js';
 import { builtinChannels } from '../app/register-builtin-channels.js';
 import type { ChannelPlugin } from '../src/channel/index.js';
@@ -79,5 +83,30 @@ describe('the channel registry', () => {
     expect(channels.map((c) => c.name)).toEqual(['http']);
     expect(channels[0]!.listener).toBeDefined();
     expect(channels[0]!.deliverer).toBeUndefined();
+  });
+});
+
+describe('the built-in channels load lazily (dist, a fresh process)', () => {
+  /** Which platform SDKs a process loaded after configuring these channels (they are CommonJS: require.cache has them). */
+  const loadedAfter = (channels: Record<string, unknown>, env: Record<string, string>): string[] => {
+    const reg = pathToFileURL(join(packageRoot, 'dist', 'app', 'register-builtin-channels.js')).href;
+    const cfg = pathToFileURL(join(packageRoot, 'dist', 'src', 'config.js')).href;
+    const script = `import { createRequire } from 'node:module';
+      const { configureChannels } = await import(${JSON.stringify(reg)});
+      const { loadConfig } = await import(${JSON.stringify(cfg)});
+      await configureChannels({ ...loadConfig({}), channels: ${JSON.stringify(channels)} }, ${JSON.stringify(env)});
+      const cache = Object.keys(createRequire(import.meta.url).cache);
+      console.log(JSON.stringify(['discord.js', '@slack/bolt', 'imapflow', 'nodemailer'].filter((m) => cache.some((k) => k.includes('/node_modules/' + m + '/')))));`;
+    const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', cwd: packageRoot, timeout: 60_000 });
+    if (r.status !== 0) throw new Error(r.stderr);
+    return JSON.parse(r.stdout.trim().split('\n').at(-1)!) as string[];
+  };
+
+  it('no platform SDK is loaded for channels that are not configured', () => {
+    expect(loadedAfter({}, {})).toEqual([]);
+  });
+
+  it('a configured channel loads its own SDK and no other', () => {
+    expect(loadedAfter({ discord: {} }, { DISCORD_BOT_TOKEN: 't0ken' })).toEqual(['discord.js']);
   });
 });
