@@ -1,51 +1,87 @@
-import type { ChannelInstance, ChannelPlugin } from '../src/channel/index.js';
+import type { ChannelInstance, ChannelPlugin, Env } from '../src/channel/plugin.js';
+import { instantiate } from '../src/channel/plugin.js';
 import { ConfigError, didYouMean, type Config } from '../src/config.js';
 
-/**
- * Every chat channel this build knows (the HTTP API is built in, channels/http).
- * Loaded only when configured: a gateway without Discord never loads discord.js.
- */
-const CHANNEL_LOADERS: Record<string, () => Promise<ChannelPlugin>> = {
-  slack: async () => (await import('../channels/slack/index.js')).plugin,
-  discord: async () => (await import('../channels/discord/index.js')).plugin,
-  sms: async () => (await import('../channels/sms/index.js')).plugin,
-  email: async () => (await import('../channels/email/index.js')).plugin,
-  webhook: async () => (await import('../channels/webhook/index.js')).plugin,
-};
-
-export const CHANNEL_NAMES = Object.keys(CHANNEL_LOADERS);
-
-/** The channels named under `channels` in the configuration, validated. Throws the first problem. */
-export async function configureChannels(config: Config, env: Record<string, string | undefined>): Promise<ChannelInstance[]> {
-  const { channels, errors } = await validateChannels(config, env);
-  if (errors.length) throw errors[0]!.error;
-  return channels;
+/** How the registry knows a channel without loading it. */
+export interface ChannelEntry {
+  name: string;
+  /** Imports the plugin: called only when the channel is configured (a gateway without Discord never loads discord.js). */
+  load(): Promise<ChannelPlugin<any, any>>; // eslint-disable-line @typescript-eslint/no-explicit-any -- each plugin has its own Config and ReplyTo
+  /**
+   * A channel that is always on and configured from the gateway's own settings rather than a
+   * channels.<name> section (the HTTP API): what its parseConfig gets.
+   */
+  builtin?(config: Config): unknown;
 }
 
+export type ChannelProblem = { name: string; error: ConfigError };
+
 /**
- * Each configured channel through its own parser (nothing connects): what start would configure and,
- * per channel, why it would refuse. Start and doctor report every error (app/config-check.ts).
+ * The channel table: a registry that knows no channel until one is registered
+ * (app/register-builtin-channels.ts registers this build's), like pi-ai's api-registry.
  */
-export async function validateChannels(
-  config: Pick<Config, 'channels'>,
-  env: Record<string, string | undefined>,
-): Promise<{ channels: ChannelInstance[]; errors: Array<{ name: string; error: ConfigError }> }> {
-  const channels: ChannelInstance[] = [];
-  const errors: Array<{ name: string; error: ConfigError }> = [];
-  for (const [name, raw] of Object.entries(config.channels)) {
-    const load = Object.hasOwn(CHANNEL_LOADERS, name) ? CHANNEL_LOADERS[name] : undefined;
-    if (!load) {
-      const suggestion = didYouMean(name, CHANNEL_NAMES);
-      const message = `unknown channel${suggestion ? `: did you mean "${suggestion}"?` : ''} (known: ${CHANNEL_NAMES.join(', ')})`;
-      errors.push({ name, error: new ConfigError(`invalid configuration at "channels.${name}": ${message}`, { problems: [{ path: `channels.${name}`, message, ...(suggestion ? { suggestion } : {}) }] }) });
-      continue;
-    }
-    try {
-      channels.push((await load()).configure(raw, env));
-    } catch (err) {
-      if (!(err instanceof ConfigError)) throw err;
-      errors.push({ name, error: err });
-    }
+export class ChannelRegistry {
+  private readonly entries = new Map<string, ChannelEntry>();
+
+  register(entry: ChannelEntry): this {
+    if (this.entries.has(entry.name)) throw new Error(`channel "${entry.name}" is registered twice`);
+    this.entries.set(entry.name, entry);
+    return this;
   }
-  return { channels, errors };
+
+  names(): string[] {
+    return [...this.entries.keys()];
+  }
+
+  /** Configurable under channels.<name> (the built-in ones are not). */
+  configurable(): string[] {
+    return [...this.entries.values()].filter((e) => !e.builtin).map((e) => e.name);
+  }
+
+  /**
+   * Each configured channel (and every built-in one) through its own parser; nothing connects.
+   * What start would run and, per channel, why it would refuse: doctor reports every error.
+   */
+  async validate(config: Pick<Config, 'channels'> & Partial<Config>, env: Env): Promise<{ channels: ChannelInstance[]; errors: ChannelProblem[] }> {
+    const channels: ChannelInstance[] = [];
+    const errors: ChannelProblem[] = [];
+    const known = this.configurable();
+    const attempt = async (name: string, entry: ChannelEntry, raw: unknown) => {
+      try {
+        const instance = instantiate(await entry.load(), raw, env);
+        channels.push(entry.builtin ? { ...instance, builtin: true } : instance);
+      } catch (err) {
+        if (!(err instanceof ConfigError)) throw err;
+        errors.push({ name, error: err });
+      }
+    };
+    // A built-in channel's settings come from other slices; while one of them is invalid (doctor lists that problem), it is not checked.
+    const whole = config.agents && config.http && config.limits ? (config as Config) : undefined;
+    for (const entry of this.entries.values()) if (entry.builtin && whole) await attempt(entry.name, entry, entry.builtin(whole));
+    for (const [name, raw] of Object.entries(config.channels)) {
+      // Own entries only: "constructor" or "__proto__" name no channel.
+      const entry = this.entries.has(name) ? this.entries.get(name)! : undefined;
+      if (!entry || entry.builtin) {
+        errors.push({ name, error: unknownChannel(name, known, entry !== undefined) });
+        continue;
+      }
+      await attempt(name, entry, raw);
+    }
+    return { channels, errors };
+  }
+
+  /** validate(), refusing at the first problem: what start uses. */
+  async configure(config: Pick<Config, 'channels'> & Partial<Config>, env: Env): Promise<ChannelInstance[]> {
+    const { channels, errors } = await this.validate(config, env);
+    if (errors.length) throw errors[0]!.error;
+    return channels;
+  }
+}
+
+function unknownChannel(name: string, known: string[], builtin: boolean): ConfigError {
+  const suggestion = builtin ? undefined : didYouMean(name, known);
+  const message = builtin
+    ? `"${name}" is built in and always on; it has no section under channels (known: ${known.join(', ')})`
+    : `unknown channel${suggestion ? `: did you mean "${suggestion}"?` : ''} (known: ${known.join(', ')})`;
+  return new ConfigError(`invalid configuration at "channels.${name}": ${message}`, { problems: [{ path: `channels.${name}`, message, ...(suggestion ? { suggestion } : {}) }] });
 }

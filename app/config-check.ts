@@ -2,7 +2,7 @@ import type { ChannelInstance } from '../src/channel/index.js';
 import { ConfigError, configError, didYouMean, parseConfig, type Config, type ConfigProblem } from '../src/config.js';
 import { slotsFromConfig } from '../providers/catalog.js';
 import type { ProviderSlot } from '../providers/slot.js';
-import { validateChannels } from './channel-registry.js';
+import { validateChannels } from './register-builtin-channels.js';
 import { infraMode } from './infra.js';
 
 /**
@@ -64,7 +64,7 @@ export async function checkSlices(cfg: Partial<Config>, env: Env, invalid: Reado
   let channels: ChannelInstance[] = [];
   if (cfg.channels) {
     // The channels, through the parsers start calls (nothing connects).
-    const validated = await validateChannels({ channels: cfg.channels }, env);
+    const validated = await validateChannels({ ...cfg, channels: cfg.channels } as Pick<Config, 'channels'> & Partial<Config>, env);
     channels = validated.channels;
     for (const e of validated.errors) problems.push(...e.error.problems.map((p) => ({ ...p, check: `channel ${e.name}` })));
     const opCh = cfg.approvals?.operatorChannel;

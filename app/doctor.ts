@@ -106,7 +106,9 @@ export async function doctor(cfg: Config, opts: { probe?: boolean; env?: Record<
   }
   checks.push(...problems.map(problemCheck));
   const channelErrors = problems.some((p) => p.check.startsWith('channel '));
-  if (channels.length) checks.push({ name: 'channels', status: channelErrors ? 'warn' : 'ok', message: `configured: ${channels.map((c) => c.name).join(', ')}` });
+  // The always-on ones (the HTTP API) are not news.
+  const named = channels.filter((c) => !c.builtin);
+  if (named.length) checks.push({ name: 'channels', status: channelErrors ? 'warn' : 'ok', message: `configured: ${named.map((c) => c.name).join(', ')}` });
   const slotReports: SlotReport[] = provider.slots.map((s) => ({ ...s }));
   if (cfg.redisUrl && slots.length) {
     const cd = new RedisCooldowns(cfg.redisUrl, cfg.queue.prefix);

@@ -1,5 +1,4 @@
 import type { Logger } from 'pino';
-import { registerHttpChannel } from '../channels/http/index.js';
 import { ApiKeyAuth } from '../src/http/auth.js';
 import { FallbackChain, type ProviderChain } from '../providers/chain.js';
 import { providerStatus } from '../providers/from-env.js';
@@ -26,6 +25,9 @@ import { Metrics } from '../src/metrics.js';
 import { AccessControl } from '../src/access.js';
 import type { ChannelInstance } from '../src/channel/index.js';
 import { checkSlices } from './config-check.js';
+import { bindDeliverer } from '../src/channel/deliver.js';
+import { listenContext } from './channel-context.js';
+import { registerOperatorApi } from '../src/api/operator-api.js';
 import { ConversationCommands } from '../src/commands.js';
 import { loadSkills, skillsPromptBlock, skillTools } from '../src/skills.js';
 import { EventHub } from '../src/webhooks/events.js';
@@ -147,13 +149,13 @@ export class Gateway {
         if (!auth.configured) log.warn('no API keys are configured (SWITCHBOARD_API_KEYS): every API request will be refused');
         registerHealth(http, infra, provider, infra.mode, metrics, () => ({
           ...(mcp ? { mcp: mcp.status() } : {}),
-          channels: Object.fromEntries(channels.filter((c) => c.listener).map((c) => [c.name, c.listener!.health()])),
-        }), () => channels.filter((c) => c.listener).map((c) => ({ name: c.name, ...c.listener!.health() })), (req) => auth.authenticate(req)?.operator === true);
+          channels: Object.fromEntries(channels.filter((c) => c.listener && !c.builtin).map((c) => [c.name, c.listener!.health()])),
+        }), () => channels.filter((c) => c.listener && !c.builtin).map((c) => ({ name: c.name, ...c.listener!.health() })), (req) => auth.authenticate(req)?.operator === true);
         const access = new AccessControl(infra.access, config);
         const commands = new ConversationCommands(infra.store, infra.bus, provider);
         const limits = new RateLimits(infra.rateLimiter, config);
         const ingress = new Ingress(infra.store, infra.queue, log, { access, approvals, commands, conversations: { config, bus: infra.bus }, limits, outcomes: infra.ingressOutcomes as IngressOutcomeRepository<IngressOutcome> });
-        registerHttpChannel(http, { config, auth, store: infra.store, bus: infra.bus, ingress, approvals, commands, limits });
+        registerOperatorApi(http, { auth, store: infra.store, approvals });
         registerMcpServer(http, { auth, store: infra.store, bus: infra.bus, ingress, approvals });
         registerWebhookApi(http, auth, infra.webhooks);
         registerConsole(http, { auth, infra, chain });
@@ -165,7 +167,8 @@ export class Gateway {
           listenerCloses.push(close);
           const name = `listener ${c.name}`;
           await life.start(name, service(closingOnFailure(name, log, async () => {
-            await listener.start({ ingress, approvals, access, http: http!, state: infra.channelState, deliveries: infra.deliveries, locks: infra.locks, config, log: log.child({ channel: c.name }) });
+            const services = { ingress, approvals, access, commands, limits, auth, http: http!, store: infra.store, bus: infra.bus, state: infra.channelState, deliveries: infra.deliveries, locks: infra.locks };
+            await listener.start(listenContext(services, log.child({ channel: c.name })));
           }, close), close, () => listener.health()));
         }
       }
@@ -186,7 +189,7 @@ export class Gateway {
           approvalStore: infra.approvals,
           tools: () => (mcp ? [...tools, ...mcp.tools()] : tools),
           metrics,
-          deliverers: new Map(channels.filter((c) => c.deliverer).map((c) => [c.name, c.deliverer!])),
+          deliverers: new Map(channels.filter((c) => c.deliverer).map((c) => [c.name, bindDeliverer(c.deliverer!, c.parseReplyTo)])),
           deliverContext: { deliveries: infra.deliveries, state: infra.channelState, config, log },
           events,
           eventQueue: infra.events,

@@ -10,7 +10,7 @@ import { senderIdentity, type InboxRow, type StartTurn, type Store } from '../ad
 import type { ApprovalService } from './approvals/service.js';
 import { conversationTopic, EventPublisher } from './event-publisher.js';
 import type { DrainJob, SlotScope, TimerJob } from '../kernel/jobs.js';
-import type { ChannelDeliverer, DeliverContext } from './channel/index.js';
+import type { DeliverContext, TurnDeliverer } from './channel/deliver.js';
 import { CONTROL_TOPIC, type ControlEvent } from './commands.js';
 import type { EventJob } from '../kernel/jobs.js';
 import type { EventHub } from './webhooks/events.js';
@@ -32,7 +32,7 @@ export interface WorkerDeps extends Omit<TurnDeps, 'store' | 'approvals'> {
   store: Store;
   approvals: ApprovalService;
   /** Channel deliverers by channel name (the HTTP channel delivers through the bus alone). */
-  deliverers: Map<string, ChannelDeliverer>;
+  deliverers: Map<string, TurnDeliverer>;
   deliverContext: DeliverContext;
   /** Outbound event webhooks (turn.completed, provider.fallback...). */
   events?: EventHub;

@@ -92,6 +92,9 @@ function target(turnId: string, channel: string, replyTo: Record<string, unknown
     attempt: 1,
     conversation: { id: 'c1', key: `${channel}/x`, channel, owner: null, agent: 'default', created_at: new Date() },
     batch: [{ id: 1, conversation_id: 'c1', channel, external_id: 'x', sender: { id: sender }, sender_identity: `${channel}:${sender}`, text: 'q', attachments: [], reply_to: replyTo, context: null, received_at: new Date(), turn_id: turnId, consumed_at: null } as unknown as InboxRow],
+    // As the worker's bindDeliverer gives it: the stored reply target, parsed by the channel.
+    replyTo,
+    sender: { id: sender },
   };
 }
 

@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseApprovalCustomId } from '../channels/discord/approvals.js';
 import { plugin } from '../channels/discord/index.js';
+import { instantiate } from '../src/channel/plugin.js';
 import type { ListenContext } from '../src/channel/index.js';
 import { createLogger } from '../src/log.js';
 import { eventually, startGateway, testConfig } from './support/gateway.js';
@@ -157,13 +158,13 @@ describe('discord start-up errors', () => {
     const ctx = { log: createLogger('silent'), state: w.gw.infra.channelState, config: w.gw.config } as unknown as ListenContext;
     try {
       fake.refuseToken = 'revoked-token';
-      const revoked = plugin.configure({ apiBaseUrl: fake.apiUrl, botTokenEnv: 'SB_REVOKED_DISCORD_TOKEN' }, { SB_REVOKED_DISCORD_TOKEN: 'revoked-token' }).listener!;
+      const revoked = instantiate(plugin, { apiBaseUrl: fake.apiUrl, botTokenEnv: 'SB_REVOKED_DISCORD_TOKEN' }, { SB_REVOKED_DISCORD_TOKEN: 'revoked-token' }).listener!;
       await expect(revoked.start(ctx)).rejects.toThrow(/SB_REVOKED_DISCORD_TOKEN.*refused/);
       expect(revoked.health()).toMatchObject({ ok: false });
       await revoked.close();
       // The privileged intent not enabled in the Developer Portal: the gateway closes with 4014.
       fake.closeOnIdentify = 4014;
-      const deaf = plugin.configure({ apiBaseUrl: fake.apiUrl }, { DISCORD_BOT_TOKEN: 'good-token' }).listener!;
+      const deaf = instantiate(plugin, { apiBaseUrl: fake.apiUrl }, { DISCORD_BOT_TOKEN: 'good-token' }).listener!;
       await expect(deaf.start(ctx)).rejects.toThrow(/Message Content intent/);
       expect(deaf.health().message).toMatch(/Message Content/);
       await deaf.close();

@@ -10,6 +10,7 @@ import { baseKey } from '../channels/discord/conversations.js';
 import { toDiscordMarkdown } from '../channels/discord/format.js';
 import { splitMessage } from '../channels/discord/split.js';
 import { plugin } from '../channels/discord/index.js';
+import { instantiate } from '../src/channel/plugin.js';
 import { checkSplit } from './fakes/discord-checks.js';
 
 describe('splitMessage', () => {
@@ -96,7 +97,7 @@ describe('configuration', () => {
   it('has defaults and reads the token from the environment', () => {
     const c = parseDiscordConfig({}, env);
     expect(c).toMatchObject({ token: 't0ken', requireMention: true, editIntervalMs: 1000, apiBaseUrl: 'https://discord.com/api', dms: true });
-    expect(plugin.configure({}, env).listener).toBeDefined();
+    expect(instantiate(plugin, {}, env).listener).toBeDefined();
   });
 
   it('names the bad key', () => {

@@ -143,6 +143,7 @@ describe('discord: a retried turn', () => {
     attempt,
     conversation: { id: 'c-retry', key: 'discord/x/y/-', channel: 'discord', owner: null, agent: 'default', created_at: new Date() },
     batch: [{ id: 1, conversation_id: 'c-retry', channel: 'discord', external_id: messageId, sender: { id: ALICE.id }, sender_identity: `discord:${ALICE.id}`, text: 'x', attachments: [], reply_to: { channelId, messageId, guildId: GUILD }, context: null, received_at: new Date(), turn_id: turnId, consumed_at: null }],
+    replyTo: { channelId, messageId, guildId: GUILD },
   });
   const deliverer = () => w.gw.channels.find((c) => c.name === 'discord')!.deliverer!;
   const delta = (turnId: string, text: string): TurnEvent => ({ type: 'text_delta', turnId, delta: text });

@@ -71,6 +71,7 @@ describe('email deliverer', () => {
     attempt,
     conversation: { id: 'c1', key: 'k', channel: 'email', owner: null, agent: 'default', created_at: new Date() },
     batch: [{ reply_to: { to: 'ann@example.com', subject: 'Question', messageId: `<q-${turnId}@example.com>`, references: [] } } as unknown as InboxRow],
+    replyTo: { to: 'ann@example.com', subject: 'Question', messageId: `<q-${turnId}@example.com>`, references: [] },
   });
   const run = async (turnId: string, attempt: number, events: Array<Ev>) => {
     const d = deliverer.open(target(turnId, attempt), ctx);

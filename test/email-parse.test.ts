@@ -15,6 +15,7 @@ import { readMail } from '../channels/email/parse.js';
 import { isTransientSmtpError } from '../channels/email/smtp.js';
 import { normalizeSubject, replySubject, threadKey } from '../channels/email/thread.js';
 import { plugin } from '../channels/email/index.js';
+import { instantiate } from '../src/channel/plugin.js';
 import { ConfigError } from '../src/config.js';
 import { rawMail } from './fakes/email-mailbox.js';
 
@@ -184,7 +185,7 @@ describe('email: SMTP errors and configuration', () => {
     expect(() => parseEmailConfig({ ...ok, extra: 1 }, env)).toThrow(ConfigError);
     expect(() => parseEmailConfig({ ...ok, processed: { action: 'delete' } }, env)).toThrow(/channels\.email\.processed\.action/);
     expect(() => parseEmailConfig(ok, {})).toThrow(/channels\.email\.imap\.passwordEnv.*EMAIL_IMAP_PASSWORD/);
-    expect(plugin.configure({ ...ok, poll: false }, env).listener).toBeUndefined();
-    expect(plugin.configure(ok, env).listener).toBeDefined();
+    expect(instantiate(plugin, { ...ok, poll: false }, env).listener).toBeUndefined();
+    expect(instantiate(plugin, ok, env).listener).toBeDefined();
   });
 });

@@ -278,7 +278,7 @@ describe('own-property lookups and the config schema', () => {
     const { AccessControl } = await import('../src/access.js');
     const ac = new AccessControl({} as never, cfg);
     for (const ch of RESERVED) expect(ac.policy(ch)).toEqual({ policy: 'allowlist', allow: [] });
-    const { configureChannels } = await import('../app/channel-registry.js');
+    const { configureChannels } = await import('../app/register-builtin-channels.js');
     await expect(configureChannels({ ...cfg, channels: { constructor: {} } } as never, {})).rejects.toThrow(/unknown channel/);
   });
 

@@ -68,6 +68,7 @@ describe('slack deliverer', () => {
         consumed_at: null,
       } as InboxRow,
     ],
+    replyTo: { channel, ...(thread ? { thread_ts: thread } : {}), ts: thread ?? '1.1', team: BOT.team, user: 'UALICE', dm: channel.startsWith('D') },
   });
   const run = async (d: SlackDeliverer, t: TurnTarget, events: Array<Record<string, unknown> | number>, close = true) => {
     const del = d.open(t, ctx);

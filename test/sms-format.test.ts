@@ -4,6 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { plugin } from '../channels/sms/index.js';
+import { instantiate } from '../src/channel/plugin.js';
 import { keywordOf } from '../channels/sms/keywords.js';
 import { toPlainText } from '../channels/sms/format.js';
 import { splitMessage } from '../channels/sms/split.js';
@@ -108,7 +109,7 @@ describe('sms configuration', () => {
   const env = { TWILIO_ACCOUNT_SID: `AC${'0'.repeat(32)}`, TWILIO_AUTH_TOKEN: 'secret-token' };
   const err = (raw: unknown, e: Record<string, string | undefined> = env) => {
     try {
-      plugin.configure(raw, e);
+      instantiate(plugin, raw, e);
     } catch (x) {
       expect(x).toBeInstanceOf(ConfigError);
       return (x as Error).message;
@@ -117,7 +118,7 @@ describe('sms configuration', () => {
   };
 
   it('configures with the conventional environment variables', () => {
-    const c = plugin.configure({ publicUrl: 'https://bot.example.com/' }, env);
+    const c = instantiate(plugin, { publicUrl: 'https://bot.example.com/' }, env);
     expect(c.name).toBe('sms');
     expect(c.listener).toBeDefined();
     expect(c.deliverer).toBeDefined();

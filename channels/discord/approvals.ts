@@ -1,8 +1,6 @@
 import { ButtonStyle, ComponentType, MessageFlags, type APIActionRowComponent, type APIButtonComponent, type APIComponentInMessageActionRow, type ButtonInteraction, type GuildMember, type APIInteractionGuildMember } from 'discord.js';
 import type { Logger } from 'pino';
-import type { AnswerDecision } from '../../src/approvals/parse.js';
-import type { AnswerResult, ApprovalService } from '../../src/approvals/service.js';
-import type { ApprovalCard } from '../../src/channel/index.js';
+import type { AnswerDecision, ApprovalAnswer as AnswerResult, ApprovalCard, ListenContext } from '../../src/channel/index.js';
 
 /**
  * Approval buttons. A request gets one action row: Approve, Refuse and (when the
@@ -91,13 +89,14 @@ export function hasOperatorRole(member: GuildMember | APIInteractionGuildMember 
  */
 export async function handleApprovalClick(
   i: ButtonInteraction,
-  deps: { approvals: ApprovalService; operatorRoles: string[]; log: Logger },
+  deps: { ctx: Pick<ListenContext, 'answerApproval'>; operatorRoles: string[]; log: Logger },
 ): Promise<boolean> {
   const parsed = parseApprovalCustomId(i.customId);
   if (!parsed) return false;
   const userId = i.user.id;
-  const operator = deps.approvals.isOperator({ channel: 'discord', id: userId }) || hasOperatorRole(i.member as GuildMember | APIInteractionGuildMember | null, deps.operatorRoles);
-  const answering = deps.approvals.answer(parsed.code, parsed.decision, { channel: 'discord', id: userId, operator });
+  // Configured operator ids are recognized by the approvals themselves; a role is Discord's to vouch for.
+  const operator = hasOperatorRole(i.member as GuildMember | APIInteractionGuildMember | null, deps.operatorRoles);
+  const answering = deps.ctx.answerApproval(parsed.code, parsed.decision, { channel: 'discord', id: userId }, { operator });
   const SLOW = Symbol('slow');
   let timer: NodeJS.Timeout | undefined;
   const quick = await Promise.race([answering, new Promise<typeof SLOW>((r) => (timer = setTimeout(() => r(SLOW), 2_000)))]);

@@ -1,7 +1,6 @@
 import { ApplicationCommandType, MessageFlags, Routes, type ChatInputCommandInteraction, type Client, type RESTPutAPIApplicationCommandsJSONBody } from 'discord.js';
 import type { Logger } from 'pino';
-import type { AccessControl } from '../../src/access.js';
-import type { ApprovalService } from '../../src/approvals/service.js';
+import type { ListenContext } from '../../src/channel/index.js';
 import { keyFor, type DiscordPlace, type Generations } from './conversations.js';
 
 /** The slash commands: /new (a fresh conversation here) and /status (a short report). */
@@ -31,9 +30,9 @@ async function placeOfInteraction(i: ChatInputCommandInteraction): Promise<Disco
 
 export async function handleCommand(
   i: ChatInputCommandInteraction,
-  deps: { gens: Generations; access: AccessControl; approvals: ApprovalService; log: Logger },
+  deps: { gens: Generations; ctx: Pick<ListenContext, 'checkAccess' | 'pendingApprovals'>; log: Logger },
 ): Promise<void> {
-  const verdict = await deps.access.check({ channel: 'discord', id: i.user.id });
+  const verdict = await deps.ctx.checkAccess({ channel: 'discord', id: i.user.id });
   if (!verdict.allowed) {
     await i.reply({ content: verdict.reply ?? 'Sorry, you may not use this assistant.', flags: MessageFlags.Ephemeral });
     return;
@@ -47,7 +46,7 @@ export async function handleCommand(
   }
   if (i.commandName === 'status') {
     const ping = i.client.ws.ping;
-    const pending = (await deps.approvals.pending().catch(() => [])).filter((a) => a.channel === 'discord').length;
+    const pending = (await deps.ctx.pendingApprovals().catch(() => [])).filter((a) => a.channel === 'discord').length;
     const gen = await deps.gens.generation(place);
     const since = gen && /^\d+$/.test(gen) ? ` (started fresh <t:${Math.floor(Number((BigInt(gen) >> 22n) + 1420070400000n) / 1000)}:R>)` : '';
     await i.reply({

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ConfigError, configError, issueProblems } from '../../src/config.js';
+import { ConfigError, configError, issueProblems } from '../../src/channel/index.js';
 
 const snowflake = z.string().regex(/^\d{1,25}$/, 'a Discord id (digits)');
 

@@ -1,4 +1,4 @@
-import type { ChannelStateStore } from '../../adapters/store/channel-state.js';
+import type { ChannelState as ChannelStateStore } from '../../src/channel/index.js';
 import { conversationKey } from '../../kernel/envelope.js';
 
 /** Where a Discord conversation lives: a DM channel, a guild channel, or a thread of one. */

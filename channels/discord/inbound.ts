@@ -1,5 +1,5 @@
 import { cleanContent, type Message } from 'discord.js';
-import { parseApprovalAnswer } from '../../src/approvals/parse.js';
+import { parseApprovalAnswer } from '../../src/channel/index.js';
 import type { InboundMessage } from '../../kernel/envelope.js';
 import { mentionRequired, type DiscordConfig } from './config.js';
 import type { DiscordPlace, Generations } from './conversations.js';

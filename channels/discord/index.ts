@@ -1,7 +1,8 @@
 import type { ChannelPlugin } from '../../src/channel/index.js';
-import { parseDiscordConfig } from './config.js';
+import { parseDiscordConfig, type DiscordSettings } from './config.js';
 import { DiscordDeliverer } from './deliver.js';
 import { DiscordListener } from './listen.js';
+import { parseDiscordReplyTo, type DiscordReplyTo } from './reply-to.js';
 
 /**
  * Discord: a gateway listener (DMs, guild channels behind a mention, threads as
@@ -10,10 +11,10 @@ import { DiscordListener } from './listen.js';
  * Configuration: channels.discord (see config.ts); the bot token comes from the
  * environment variable named by botTokenEnv (DISCORD_BOT_TOKEN).
  */
-export const plugin: ChannelPlugin = {
+export const plugin: ChannelPlugin<DiscordSettings, DiscordReplyTo | null> = {
   name: 'discord',
-  configure(raw, env) {
-    const cfg = parseDiscordConfig(raw, env);
-    return { name: 'discord', listener: new DiscordListener(cfg), deliverer: new DiscordDeliverer(cfg) };
-  },
+  parseConfig: parseDiscordConfig,
+  parseReplyTo: parseDiscordReplyTo,
+  listener: (cfg) => new DiscordListener(cfg),
+  deliverer: (cfg) => new DiscordDeliverer(cfg),
 };

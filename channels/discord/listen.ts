@@ -1,8 +1,6 @@
 import { DiscordjsError, DiscordjsErrorCodes, Events, MessageFlags, Status, type Client, type GuildMember, type Interaction, type Message } from 'discord.js';
 import type { Logger } from 'pino';
-import { parseApprovalAnswer } from '../../src/approvals/parse.js';
-import type { ChannelListener, ListenContext } from '../../src/channel/index.js';
-import { ConfigError } from '../../src/config.js';
+import { ConfigError, parseApprovalAnswer, type ChannelListener, type ListenContext } from '../../src/channel/index.js';
 import type { InboundMessage } from '../../kernel/envelope.js';
 import { handleApprovalClick, hasOperatorRole } from './approvals.js';
 import { createClient } from './client.js';
@@ -16,7 +14,7 @@ const LOGIN_WAIT_MS = 15_000;
 /**
  * The ingress side: one gateway connection (discord.js resumes a dropped session
  * by itself, replaying what it missed; the inbox dedups message ids anyway),
- * messages to Ingress.receive, button clicks to the approvals, slash commands.
+ * messages to ctx.receive, button clicks to ctx.answerApproval, slash commands.
  */
 export class DiscordListener implements ChannelListener {
   private client: Client | undefined;
@@ -120,7 +118,7 @@ export class DiscordListener implements ChannelListener {
       // Unaddressed chatter that merely looks like "no mercy": only a pending code makes it an answer.
       if (answerOnly) {
         const code = parseApprovalAnswer(msg.text)?.code;
-        if (!code || !(await this.ctx!.approvals.pending()).some((a) => a.code === code)) return;
+        if (!code || !(await this.ctx!.pendingApprovals()).some((a) => a.code === code)) return;
       }
       const reply = await this.receive(message, msg);
       if (reply) await message.reply({ content: reply.slice(0, 2000), allowedMentions: { parse: [], repliedUser: false } });
@@ -133,11 +131,11 @@ export class DiscordListener implements ChannelListener {
   private async receive(message: Message, msg: InboundMessage): Promise<string | undefined> {
     const ctx = this.ctx!;
     const answer = parseApprovalAnswer(msg.text);
-    if (answer && !ctx.approvals.isOperator({ channel: 'discord', id: msg.sender.id }) && hasOperatorRole(message.member as GuildMember | null, this.cfg.operatorRoles)) {
-      const r = await ctx.approvals.answer(answer.code, answer.decision, { channel: 'discord', id: msg.sender.id, operator: true }, answer.scope ? { scope: answer.scope } : {});
+    if (answer && !ctx.isOperator({ channel: 'discord', id: msg.sender.id }) && hasOperatorRole(message.member as GuildMember | null, this.cfg.operatorRoles)) {
+      const r = await ctx.answerApproval(answer.code, answer.decision, { channel: 'discord', id: msg.sender.id }, { operator: true, ...(answer.scope ? { scope: answer.scope } : {}) });
       return r.message;
     }
-    const outcome = await this.retrying(() => ctx.ingress.receive(msg));
+    const outcome = await this.retrying(() => ctx.receive(msg));
     return outcome.kind === 'accepted' ? undefined : outcome.reply;
   }
 
@@ -161,10 +159,10 @@ export class DiscordListener implements ChannelListener {
     if (!ctx || !log) return;
     try {
       if (i.isButton()) {
-        const handled = await handleApprovalClick(i, { approvals: ctx.approvals, operatorRoles: this.cfg.operatorRoles, log });
+        const handled = await handleApprovalClick(i, { ctx, operatorRoles: this.cfg.operatorRoles, log });
         if (!handled) await i.reply({ content: 'This button is not for me.', flags: MessageFlags.Ephemeral });
       } else if (i.isChatInputCommand()) {
-        await handleCommand(i, { gens: this.gens!, access: ctx.access, approvals: ctx.approvals, log });
+        await handleCommand(i, { gens: this.gens!, ctx, log });
       }
     } catch (err) {
       log.error({ err, interaction: i.id }, 'discord interaction could not be handled');

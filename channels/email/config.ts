@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ConfigError, configError, issueProblems } from '../../src/config.js';
+import { ConfigError, configError, issueProblems } from '../../src/channel/index.js';
 
 const retrySchema = z
   .object({

@@ -1,20 +1,18 @@
 import type { ChannelPlugin } from '../../src/channel/index.js';
-import { parseEmailConfig } from './config.js';
+import { parseEmailConfig, type EmailConfig } from './config.js';
 import { EmailDeliverer } from './deliver.js';
 import { EmailListener } from './listen.js';
+import { parseEmailReplyTo, type EmailReplyTo } from './reply-to.js';
 
 /**
  * Email: IMAP in (imapflow, IDLE), SMTP out (nodemailer), one conversation
  * per sender and thread. See config.ts for the keys.
  */
-export const plugin: ChannelPlugin = {
+export const plugin: ChannelPlugin<EmailConfig, EmailReplyTo | null> = {
   name: 'email',
-  configure(raw, env) {
-    const cfg = parseEmailConfig(raw, env);
-    return {
-      name: 'email',
-      ...(cfg.poll ? { listener: new EmailListener(cfg) } : {}),
-      deliverer: new EmailDeliverer(cfg),
-    };
-  },
+  parseConfig: parseEmailConfig,
+  parseReplyTo: parseEmailReplyTo,
+  // poll: false sends only (another system reads the mailbox).
+  listener: (cfg) => (cfg.poll ? new EmailListener(cfg) : undefined),
+  deliverer: (cfg) => new EmailDeliverer(cfg),
 };

@@ -46,7 +46,7 @@ export class EmailListener implements ChannelListener {
     this.ctx = ctx;
     this.log = ctx.log;
     this.mailer = new Mailer(this.cfg, ctx.log);
-    this.lease = new PollerLease(ctx.locks, this.key, this.cfg.lease.ttlMs);
+    this.lease = new PollerLease(ctx.leases, this.key, this.cfg.lease.ttlMs);
     this.cursors = new CursorStore(ctx.state, this.key);
     // Connecting happens in the background: a mail server that is down must not stop the gateway.
     this.loop = this.run();
@@ -278,7 +278,7 @@ export class EmailListener implements ChannelListener {
     }
     if (!verified) this.log.info({ uid, from: mail.from }, 'sender not authenticated by the receiving server: treated as unverified');
     const msg = toInbound(mail, { ourAddress: this.cfg.address, requireAuthenticatedSender: this.cfg.requireAuthenticatedSender, ...(receivedAt ? { receivedAt } : {}) });
-    const outcome = await this.ctx!.ingress.receive(msg);
+    const outcome = await this.ctx!.receive(msg);
     if (outcome.kind === 'answered') this.notify(mail, outcome.reply);
     // No refusal notice to a From nobody vouched for: it may be forged (backscatter).
     else if (outcome.kind === 'refused' && outcome.reply && verified) this.notify(mail, outcome.reply);

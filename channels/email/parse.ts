@@ -1,8 +1,7 @@
 import { createHash } from 'node:crypto';
 import { simpleParser, type AddressObject } from 'mailparser';
 import type { Attachment } from '../../kernel/envelope.js';
-import { parseApprovalAnswer } from '../../src/approvals/parse.js';
-import { parseCommand } from '../../src/commands.js';
+import { parseApprovalAnswer, parseCommand } from '../../src/channel/index.js';
 import { senderAuthenticated } from './auth-results.js';
 import { htmlToPlain, stripQuotesAndSignature } from './clean.js';
 import { RawHeaders, messageIds, normalizeMessageId } from './headers.js';

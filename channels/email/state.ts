@@ -1,5 +1,4 @@
-import type { Lease, LockService } from '../../adapters/lock/port.js';
-import type { ChannelStateStore } from '../../adapters/store/channel-state.js';
+import type { ChannelState as ChannelStateStore, Lease, Leases as LockService } from '../../src/channel/index.js';
 
 const CHANNEL = 'email';
 

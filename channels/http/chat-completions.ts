@@ -1,54 +1,40 @@
 import { createHash, randomUUID } from 'node:crypto';
-import type { Bus } from '../../adapters/bus/port.js';
-import type { Store } from '../../adapters/store/store.js';
-import type { Config } from '../../src/config.js';
 import { conversationKey, type InboundMessage } from '../../kernel/envelope.js';
-import { conversationTopic } from '../../src/event-publisher.js';
-import type { TurnEvent } from '../../kernel/turn-events.js';
-import { withApprovalsText } from '../../src/channel/index.js';
-import { BodyTooLargeError, checkJsonContentType, sendJson, type RequestContext } from '../../src/http/server.js';
-import type { Ingress, IngressOutcome } from '../../src/ingress.js';
-import type { ApiKeyAuth } from '../../src/http/auth.js';
-import { RequestError, sendError } from '../../src/http/errors.js';
+import type { TurnEvent, } from '../../kernel/turn-events.js';
+import {
+  BodyTooLargeError,
+  checkJsonContentType,
+  RequestError,
+  sendError,
+  sendJson,
+  type ListenContext,
+  type ReceiveOutcome,
+  type RouteContext,
+  type TurnFollower,
+  withApprovalsText,
+} from '../../src/channel/index.js';
+import type { HttpChannelConfig } from './config.js';
 import { checkConversationName, parseChatRequest } from './request.js';
 import { approvalObject, ChunkWriter, finishReasonFor, SseReply, usageFor } from './sse.js';
-import { TurnWaiter } from '../../src/http/turn-follower.js';
-import type { ApprovalService } from '../../src/approvals/service.js';
-import type { ConversationCommands } from '../../src/commands.js';
-import type { RateLimits } from '../../src/limits.js';
-
-export interface ChatDeps {
-  config: Config;
-  auth: ApiKeyAuth;
-  store: Store;
-  bus: Bus;
-  ingress: Ingress;
-  approvals: ApprovalService;
-  commands: ConversationCommands;
-  limits?: RateLimits;
-}
 
 export const CONVERSATION_HEADER = 'x-switchboard-conversation';
 
 /** POST /v1/chat/completions: one user message in, the agent's reply out (SSE or JSON). */
-export async function chatCompletions(deps: ChatDeps, ctx: RequestContext): Promise<void> {
-  const { req, res } = ctx;
-  const principal = deps.auth.authenticate(req);
-  if (!principal) {
-    sendError(res, 401, deps.auth.configured ? 'Incorrect API key provided.' : 'No API keys are configured on this gateway (set SWITCHBOARD_API_KEYS).', { code: 'invalid_api_key' });
-    return;
-  }
-  // Requests per API key (limits.apiKey), before the body is even read.
-  const perKey = await deps.limits?.checkApiKey(principal.id);
-  if (perKey && !perKey.allowed) {
+export async function chatCompletions(cfg: HttpChannelConfig, ctx: ListenContext, rc: RouteContext): Promise<void> {
+  const { req, res } = rc;
+  // The API key, then requests per key (limits.apiKey), before the body is even read.
+  const auth = await ctx.authenticate(req, { rateLimit: true });
+  if (!auth.ok) {
+    if (auth.status === 401) return sendError(res, 401, auth.message, { code: auth.code });
     req.resume();
-    res.setHeader('retry-after', String(Math.max(1, Math.ceil(perKey.retryAfterMs / 1000))));
-    return sendError(res, 429, perKey.message, { type: 'rate_limit_error', code: 'rate_limit_exceeded' });
+    res.setHeader('retry-after', String(Math.max(1, Math.ceil((auth.retryAfterMs ?? 1000) / 1000))));
+    return sendError(res, 429, auth.message, { type: 'rate_limit_error', code: auth.code });
   }
+  const principal = auth.principal;
   let raw: Buffer;
   try {
     checkJsonContentType(req);
-    raw = await ctx.body();
+    raw = await rc.body();
   } catch (err) {
     if (err instanceof BodyTooLargeError) return sendError(res, 413, `Request body too large: the limit is ${err.limit} bytes.`, { code: 'request_too_large' });
     throw err;
@@ -56,9 +42,9 @@ export async function chatCompletions(deps: ChatDeps, ctx: RequestContext): Prom
   let chat;
   let name: string | undefined;
   try {
-    chat = parseChatRequest(raw, deps.config.http.maxMessageChars);
+    chat = parseChatRequest(raw, cfg.maxMessageChars);
     // Own properties only: "__proto__", "constructor" or "toString" name no agent.
-    if (!Object.hasOwn(deps.config.agents, chat.model)) throw new RequestError(404, `The model '${chat.model}' does not exist. GET /v1/models lists the agents.`, 'model', 'model_not_found');
+    if (!Object.hasOwn(cfg.agents, chat.model)) throw new RequestError(404, `The model '${chat.model}' does not exist. GET /v1/models lists the agents.`, 'model', 'model_not_found');
     const header = req.headers[CONVERSATION_HEADER];
     if (typeof header === 'string' && header) name = checkConversationName(header, 'X-Switchboard-Conversation');
     else if (chat.user) name = checkConversationName(chat.user, 'user');
@@ -89,53 +75,47 @@ export async function chatCompletions(deps: ChatDeps, ctx: RequestContext): Prom
     ...(oneOff && chat.messages.length > 1 ? { context: chat.messages.slice(0, -1) } : {}),
   };
 
-  // Subscribe while the ingress runs; onAccepted waits for the subscription, and the
-  // turn can only start after it returns (the ingress wakes a worker after), so no event is missed.
-  const opening = TurnWaiter.open(deps.bus, deps.store, conversationTopic(key)).then(
-    (w) => ({ ok: true as const, w }),
-    (err: unknown) => ({ ok: false as const, err }),
-  );
-  let waiter: TurnWaiter | undefined;
-  let outcome: IngressOutcome;
+  // Subscribe to the conversation's turn events while the message goes in; the follower is
+  // bound to the inbox row before a worker is woken, so no event is missed. The same steps as
+  // every channel: "YES K7Q2P" answers an approval, /new, /status, /stop in a named conversation
+  // are commands, then the conversation rules (the cap on waiting messages, interrupt mode).
+  const following = ctx.follow(key);
+  let waiter: TurnFollower | undefined;
+  const dropFollower = () => void following.then((w) => w.close(), () => {});
+  let outcome: ReceiveOutcome;
   try {
-    // The same pipeline as every channel: limits, approval answers, commands, the cap on waiting messages, interrupt mode.
-    outcome = await deps.ingress.receive(msg, {
+    outcome = await ctx.receive(msg, {
       authenticated: true,
+      operator: principal.operator,
       agent: chat.model,
-      onAccepted: async () => {
-        const o = await opening;
-        if (!o.ok) throw o.err;
-        waiter = o.w;
+      commands: !oneOff,
+      rateLimit: cfg.applyLimits,
+      onAccepted: async (accepted) => {
+        waiter = await following;
+        waiter.bind(accepted.inboxId, accepted.turnId);
       },
     });
   } catch (err) {
-    void opening.then((o) => o.ok && o.w.close());
+    dropFollower();
     throw err;
   }
-  // Not followed (refused, or answered here): the subscription is not needed.
-  if (outcome.kind !== 'accepted') void opening.then((o) => o.ok && o.w.close());
   if (outcome.kind === 'refused') {
-    if (outcome.code === 'rate_limited') {
-      res.setHeader('retry-after', String(Math.max(1, Math.ceil((outcome.retryAfterMs ?? 1000) / 1000))));
-      return sendError(res, 429, outcome.reply ?? 'Rate limit exceeded.', { type: 'rate_limit_error', code: 'rate_limit_exceeded' });
-    }
-    if (outcome.code === 'conversation_full') return sendError(res, 429, outcome.reply ?? 'Too many messages are waiting in this conversation.', { type: 'rate_limit_error', code: 'conversation_full' });
-    return sendError(res, 403, outcome.reply ?? 'Refused.', { code: 'access_denied' });
+    dropFollower();
+    if (outcome.reason === 'rate_limit') res.setHeader('retry-after', String(Math.max(1, Math.ceil((outcome.retryAfterMs ?? 1000) / 1000))));
+    const code = outcome.reason === 'rate_limit' ? 'rate_limit_exceeded' : outcome.reason;
+    return sendError(res, 429, outcome.reply ?? 'refused', { type: 'rate_limit_error', code });
   }
-  // "YES K7Q2P" / "NO K7Q2P" answers an approval; /new, /status, /stop are answered by the gateway itself.
   if (outcome.kind === 'answered') {
-    if (outcome.approval) return replyDirectly(res, chat, outcome.reply, { approvalAnswer: outcome.approval });
+    dropFollower();
+    const a = outcome.approval;
+    if (a) return replyDirectly(res, chat, outcome.reply, { approvalAnswer: { code: a.code, ok: a.answer.ok, ...(a.answer.ok ? { status: a.answer.approval.status } : { error: a.answer.code }) } });
     return replyDirectly(res, chat, outcome.reply, { conversation: name, command: outcome.command });
   }
   const accepted = outcome;
-  const follower = waiter as TurnWaiter | undefined;
-  if (!follower) throw new Error('the ingress accepted the message without calling onAccepted');
-  let knownTurn: string | undefined;
-  if (accepted.duplicate) knownTurn = (await deps.store.inboxRow(accepted.inboxId))?.turn_id ?? undefined;
-  follower.bind(accepted.inboxId, knownTurn);
+  const follower = waiter!;
   if (accepted.duplicate) void follower.poll(true);
 
-  const deadline = Date.now() + deps.config.http.requestTimeoutMs;
+  const deadline = Date.now() + cfg.requestTimeoutMs;
   const id = `chatcmpl-${accepted.inboxId}-${randomUUID().slice(0, 8)}`;
   const notices: string[] = [];
   let closed = false;
@@ -183,7 +163,7 @@ export async function chatCompletions(deps: ChatDeps, ctx: RequestContext): Prom
 }
 
 /** A reply the gateway gives itself (no turn, no model): JSON or a short SSE stream. */
-function replyDirectly(res: RequestContext['res'], chat: { model: string; stream: boolean }, text: string, switchboard: Record<string, unknown>): void {
+function replyDirectly(res: RouteContext['res'], chat: { model: string; stream: boolean }, text: string, switchboard: Record<string, unknown>): void {
   const id = `chatcmpl-${randomUUID()}`;
   if (chat.stream) {
     const out = new ChunkWriter(res, id, chat.model);

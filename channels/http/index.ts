@@ -1,18 +1,17 @@
-import type { HttpServer } from '../../src/http/server.js';
-import { sendJson } from '../../src/http/server.js';
-import { chatCompletions, type ChatDeps } from './chat-completions.js';
-import { sendError } from '../../src/http/errors.js';
-import { registerOperatorApi } from '../../src/api/operator-api.js';
+import type { ChannelPlugin } from '../../src/channel/index.js';
+import { parseHttpConfig, type HttpChannelConfig } from './config.js';
+import { HttpListener } from './listen.js';
+import { parseHttpReplyTo } from './reply-to.js';
 
-/** The HTTP channel: the OpenAI-compatible API, approvals and conversation reading. */
-export function registerHttpChannel(server: HttpServer, deps: ChatDeps): void {
-  registerOperatorApi(server, deps);
-  server.route('POST', '/v1/chat/completions', (ctx) => chatCompletions(deps, ctx));
-  server.route('GET', '/v1/models', ({ req, res }) => {
-    if (!deps.auth.authenticate(req)) return sendError(res, 401, 'Incorrect API key provided.', { code: 'invalid_api_key' });
-    sendJson(res, 200, {
-      object: 'list',
-      data: Object.entries(deps.config.agents).map(([id, a]) => ({ id, object: 'model', created: 0, owned_by: 'switchboard', description: a.description })),
-    });
-  });
-}
+/**
+ * The OpenAI-compatible API (POST /v1/chat/completions, GET /v1/models) as a channel: its
+ * listener mounts the routes, receives each request's message through the same ingress as every
+ * channel and follows the turn to answer in the request (SSE or JSON), so it has no deliverer.
+ * Always on.
+ */
+export const plugin: ChannelPlugin<HttpChannelConfig, null> = {
+  name: 'http',
+  parseConfig: (raw) => parseHttpConfig(raw),
+  parseReplyTo: parseHttpReplyTo,
+  listener: (cfg) => new HttpListener(cfg),
+};

@@ -1,6 +1,5 @@
 import type { ContextMessage } from '../../kernel/envelope.js';
-import { parseJsonObject } from '../../src/http/server.js';
-import { RequestError } from '../../src/http/errors.js';
+import { parseJsonObject, RequestError } from '../../src/channel/index.js';
 
 /** A validated chat-completions request. */
 export interface ChatRequest {

@@ -45,11 +45,10 @@ export class ApprovalClicks {
       // The clicker as a whole identity: the user of their team, as their messages are (channels/slack/normalize.ts).
       const team = body.user?.team_id ?? body.team?.id ?? this.teamId;
       const who: Identity = { channel: 'slack', ...(team ? { workspace: team } : {}), id: user };
-      const operator = this.ctx.approvals.isOperator(who);
-      const r = await this.ctx.approvals.answer(code, decision, { ...who, operator });
+      const r = await this.ctx.answerApproval(code, decision, who);
       if (r.ok) {
         const a = r.approval;
-        await this.redraw(channel, ts, body, outcomeLabel(a.status, a.always), formatIdentity(who), a.decided_at ? new Date(a.decided_at) : new Date());
+        await this.redraw(channel, ts, body, outcomeLabel(a.status, a.always), formatIdentity(who), a.decidedAt ? new Date(a.decidedAt) : new Date());
         return;
       }
       await this.client.chat
@@ -58,7 +57,7 @@ export class ApprovalClicks {
       // Decided elsewhere (typed answer, CLI, another operator) or expired: the buttons go.
       if ((r.code === 'already_decided' || r.code === 'expired') && r.approval) {
         const a = r.approval;
-        await this.redraw(channel, ts, body, outcomeLabel(a.status, a.always), a.decided_by, a.decided_at ? new Date(a.decided_at) : null);
+        await this.redraw(channel, ts, body, outcomeLabel(a.status, a.always), a.decidedBy, a.decidedAt ? new Date(a.decidedAt) : null);
       }
     } catch (err) {
       this.log.error({ err, code }, 'slack approval click failed');

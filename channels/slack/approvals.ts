@@ -1,7 +1,5 @@
-import type { AnswerDecision } from '../../src/approvals/parse.js';
-import { approvalCard } from '../../src/channel/index.js';
+import { approvalCard, callParts, fullTextAt, showText, type AnswerDecision } from '../../src/channel/index.js';
 import type { ApprovalInfo } from '../../kernel/turn-events.js';
-import { callParts, fullTextAt, showText } from '../../moat/approval-display.js';
 import { escapeText, slackDate } from './format.js';
 
 /** Block Kit for approval requests, and what the buttons mean. */

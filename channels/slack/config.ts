@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ConfigError, configError, issueProblems } from '../../src/config.js';
+import { ConfigError, configError, issueProblems } from '../../src/channel/index.js';
 
 const envName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'expected an environment variable name');
 

@@ -9,7 +9,7 @@ import type { EventOutcome } from './receiver.js';
 import type { ThreadMembership } from './threads.js';
 
 /**
- * message and app_mention events → InboundMessage → Ingress.receive. Each
+ * message and app_mention events → InboundMessage → ctx.receive. Each
  * message is handled once: Slack's retries, the app_mention + message pair of
  * one mention, and edits of a message already taken carry its external id, and
  * the ingress replays their first outcome (marked `replayed`: the sender is not
@@ -39,7 +39,7 @@ export class InboundHandler {
       }
       if (c.mention && !c.dm && c.thread) this.threads.mark(c.channel, c.thread);
       const name = await this.names.name(c.user);
-      const r = await this.ctx.ingress.receive(this.toInbound(c, name));
+      const r = await this.ctx.receive(this.toInbound(c, name));
       if (r.replayed) {
         this.log.debug({ externalId: c.externalId, event: body.event_id, retry: retryNum, kind: r.kind }, 'slack message handled already; its outcome stands');
       } else if (r.kind === 'accepted') {

@@ -1,7 +1,8 @@
 import type { ChannelPlugin } from '../../src/channel/index.js';
-import { parseSlackConfig } from './config.js';
+import { parseSlackConfig, type SlackConfig } from './config.js';
 import { SlackDeliverer } from './deliver.js';
 import { SlackListener } from './listen.js';
+import { parseSlackReplyTo, type SlackReplyTo } from './reply-to.js';
 
 /**
  * Slack: Socket Mode or the HTTP Events API (on the gateway's HTTP server), with
@@ -9,10 +10,10 @@ import { SlackListener } from './listen.js';
  * threads; replies streamed natively in threads (else posted and edited);
  * approvals as Block Kit buttons. See README.md in this folder.
  */
-export const plugin: ChannelPlugin = {
+export const plugin: ChannelPlugin<SlackConfig, SlackReplyTo | null> = {
   name: 'slack',
-  configure(raw, env) {
-    const cfg = parseSlackConfig(raw, env);
-    return { name: 'slack', listener: new SlackListener(cfg), deliverer: new SlackDeliverer(cfg) };
-  },
+  parseConfig: parseSlackConfig,
+  parseReplyTo: parseSlackReplyTo,
+  listener: (cfg) => new SlackListener(cfg),
+  deliverer: (cfg) => new SlackDeliverer(cfg),
 };

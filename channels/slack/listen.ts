@@ -44,7 +44,7 @@ export class SlackListener implements ChannelListener {
     const log = (this.log = ctx.log);
     this.client = webClient(this.cfg, log);
     if (this.cfg.mode === 'http') {
-      ctx.http.route('POST', this.cfg.eventsPath, (rc) => handleSlackHttp(rc, { signingSecret: secret, relay: this.relay, ackTimeoutMs: this.cfg.ackTimeoutMs, log }));
+      ctx.mount({ method: 'POST', path: this.cfg.eventsPath, handler: (rc) => handleSlackHttp(rc, { signingSecret: secret, relay: this.relay, ackTimeoutMs: this.cfg.ackTimeoutMs, log }) });
     } else {
       this.socket = new SocketConnection(this.cfg, secret, this.relay, log);
     }

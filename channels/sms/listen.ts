@@ -1,7 +1,6 @@
 import type { Logger } from 'pino';
-import type { ChannelListener, ListenContext } from '../../src/channel/index.js';
+import { BodyTooLargeError, type ChannelListener, type ListenContext, type RouteContext as RequestContext } from '../../src/channel/index.js';
 import { conversationKey, type Attachment, type InboundMessage } from '../../kernel/envelope.js';
-import { BodyTooLargeError, type RequestContext } from '../../src/http/server.js';
 import type { SmsConfig } from './config.js';
 import { keywordOf } from './keywords.js';
 import { OptOuts } from './optout.js';
@@ -13,7 +12,7 @@ import { sendPlain, sendTwiml } from './twiml.js';
 /**
  * The ingress side: two webhook routes on the gateway's HTTP server. Inbound
  * messages are verified (X-Twilio-Signature over the public URL), deduplicated
- * by MessageSid, handled (keywords, then Ingress.receive: access, approval
+ * by MessageSid, handled (keywords, then ctx.receive: access, approval
  * answers, the durable inbox) and answered at once with TwiML, empty or with a
  * short reply; the agent's answer goes out later through the deliverer.
  */
@@ -37,8 +36,8 @@ export class SmsListener implements ChannelListener {
     this.log = ctx.log;
     this.store.bind(ctx.deliveries);
     if (!this.store.available) ctx.log.warn('sms: no delivery store here: STOP/START and status callbacks cannot be recorded');
-    ctx.http.route('POST', this.cfg.inboundPath, (r) => this.guard(r, (p) => this.inbound(p)));
-    ctx.http.route('POST', this.cfg.statusPath, (r) => this.guard(r, (p, url) => this.status(p, url)));
+    ctx.mount({ method: 'POST', path: this.cfg.inboundPath, handler: (r) => this.guard(r, (p) => this.inbound(p)) });
+    ctx.mount({ method: 'POST', path: this.cfg.statusPath, handler: (r) => this.guard(r, (p, url) => this.status(p, url)) });
     this.started = true;
     ctx.log.info({ inbound: signedUrl(this.cfg.publicUrl, this.cfg.inboundPath), status: this.cfg.statusCallbacks ? signedUrl(this.cfg.publicUrl, this.cfg.statusPath) : undefined }, 'sms webhooks ready');
   }
@@ -130,7 +129,7 @@ export class SmsListener implements ChannelListener {
       replyTo: { to: from, from: to },
       receivedAt: new Date(),
     };
-    const outcome = await ctx.ingress.receive(msg);
+    const outcome = await ctx.receive(msg);
     switch (outcome.kind) {
       case 'accepted':
         if (outcome.duplicate) log.info({ sid }, 'sms: duplicate MessageSid; already in the inbox');

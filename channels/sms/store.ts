@@ -1,10 +1,7 @@
-import type { DeliveryRow } from '../../adapters/store/deliveries.js';
+import type { Deliveries } from '../../src/channel/index.js';
 
-/** The narrow slice of the gateway's DeliveryStore this channel writes to. */
-export interface DeliveryLog {
-  get(turnId: string, channel: string, target: string): Promise<DeliveryRow | undefined>;
-  record(turnId: string, channel: string, target: string, fields: { platformMessageId?: string | null; state: string; body?: string | null }): Promise<DeliveryRow>;
-}
+/** The narrow slice of the gateway's deliveries this channel writes to. */
+export type DeliveryLog = Deliveries;
 
 /**
  * Where the sms channel keeps its few durable facts (opt-outs, status

@@ -1,8 +1,6 @@
 import { createHash } from 'node:crypto';
-import type { ChannelListener, ListenContext } from '../../src/channel/index.js';
+import { BodyTooLargeError, parseJsonObject, sendError, sendJson, type ChannelListener, type ListenContext } from '../../src/channel/index.js';
 import { conversationKey } from '../../kernel/envelope.js';
-import { parseJsonObject, sendError, sendJson } from '../../src/http/server.js';
-import { BodyTooLargeError } from '../../src/http/server.js';
 import type { WebhookChannelConfig } from './config.js';
 import { SIGNATURE_HEADER, verify } from '../../kernel/hmac-signature.js';
 
@@ -14,7 +12,7 @@ export class WebhookListener implements ChannelListener {
   ) {}
 
   async start(ctx: ListenContext): Promise<void> {
-    ctx.http.route('POST', '/v1/webhooks/:name', async ({ req, res, params, body }) => {
+    ctx.mount({ method: 'POST', path: '/v1/webhooks/:name', handler: async ({ req, res, params, body }) => {
       const hook = this.cfg.hooks.find((h) => h.name === params.name);
       if (!hook) return sendError(res, 404, `no webhook named ${params.name}`, { code: 'unknown_webhook' });
       let raw: Buffer;
@@ -41,7 +39,7 @@ export class WebhookListener implements ChannelListener {
       // A signature is accepted once: the same signed request again (whatever unsigned
       // headers come with it) is a duplicate for as long as its timestamp is in the window.
       const signature = createHash('sha256').update(String(req.headers[SIGNATURE_HEADER])).digest('hex');
-      const seen = await ctx.locks.tryAcquire(`webhook-signature:${hook.name}:${signature}`, 2 * this.cfg.replayWindowSeconds * 1000);
+      const seen = await ctx.leases.tryAcquire(`webhook-signature:${hook.name}:${signature}`, 2 * this.cfg.replayWindowSeconds * 1000);
       if (!seen) {
         ctx.log.warn({ hook: hook.name }, 'webhook signature seen before: answered as a duplicate');
         return sendJson(res, 202, { accepted: true, duplicate: true, conversation, replay: true });
@@ -51,10 +49,9 @@ export class WebhookListener implements ChannelListener {
       const header = req.headers['idempotency-key'];
       const headerKey = typeof header === 'string' && header ? header : undefined;
       const idem = bodyKey ?? headerKey ?? `sig:${signature}`;
-      // Authenticated by its signature: the access policy does not apply. Commands and approval answers are answered at once.
       let outcome;
       try {
-        outcome = await ctx.ingress.receive(
+        outcome = await ctx.receive(
           {
             channel: 'webhook',
             externalId: `${hook.name}:${idem}`,
@@ -66,20 +63,22 @@ export class WebhookListener implements ChannelListener {
             replyTo: { hook: hook.name, ...(typeof msg.callbackUrl === 'string' ? { callbackUrl: msg.callbackUrl } : {}) },
             receivedAt: new Date(),
           },
-          { authenticated: true, agent: hook.agent },
+          // Signed by the hook's secret: no access policy; the text is the agent's, commands included.
+          { authenticated: true, agent: hook.agent, commands: false, approvalAnswers: false },
         );
       } catch (err) {
         // Nothing was accepted: the sender may retry with the same signature.
         await seen.release().catch((e: unknown) => ctx.log.warn({ err: e, hook: hook.name }, 'could not release the signature lock; a retry within the replay window is answered as a duplicate'));
         throw err;
       }
-      if (outcome.kind === 'refused') {
+      if (outcome.kind !== 'accepted') {
         await seen.release().catch((e: unknown) => ctx.log.warn({ err: e, hook: hook.name }, 'could not release the signature lock; a retry within the replay window is answered as a duplicate'));
-        return sendError(res, 429, outcome.reply ?? 'refused', { code: outcome.code });
+        if (outcome.kind === 'refused' && outcome.reason === 'conversation_full') return sendError(res, 429, outcome.reply ?? 'conversation full', { code: 'conversation_full' });
+        if (outcome.kind === 'refused') return sendError(res, 429, outcome.reply ?? 'refused', { code: outcome.reason === 'rate_limit' ? 'rate_limit_exceeded' : 'refused' });
+        return sendJson(res, 200, { accepted: false, conversation, reply: outcome.reply });
       }
-      if (outcome.kind === 'answered') return sendJson(res, 200, { accepted: false, conversation, reply: outcome.reply, ok: outcome.ok });
       sendJson(res, 202, { accepted: true, duplicate: outcome.duplicate, conversation, message: outcome.inboxId });
-    });
+    } });
   }
 
   async close(): Promise<void> {}

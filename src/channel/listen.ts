@@ -1,31 +1,139 @@
+import type { IncomingMessage } from 'node:http';
 import type { Logger } from 'pino';
+import type { InboundMessage } from '../../kernel/envelope.js';
+import type { Identity } from '../../kernel/identity.js';
+import type { TurnEvent } from '../../kernel/turn-events.js';
 import type { DeliveryStore } from '../../adapters/store/deliveries.js';
 import type { ChannelStateStore } from '../../adapters/store/channel-state.js';
 import type { LockService } from '../../adapters/lock/port.js';
-import type { AccessControl } from '../access.js';
-import type { ApprovalService } from '../approvals/service.js';
-import type { Config } from '../config.js';
-import type { HttpServer } from '../http/server.js';
-import type { Ingress } from '../ingress.js';
+import type { AnswerDecision } from '../approvals/parse.js';
+import type { RuleScope } from '../../moat/approval-engine.js';
+import type { RequestContext } from '../http/server.js';
 
+export type { Lease } from '../../adapters/lock/port.js';
+export type { DeliveryRow as DeliveryRecord } from '../../adapters/store/deliveries.js';
+/** One HTTP request on a mounted route: req, res, url, params, body(), json(). */
+export type RouteContext = RequestContext;
+
+/** Durable key/value state per channel (opt-outs, cursors, generations), shared by every process. */
+export type ChannelState = Pick<ChannelStateStore, 'get' | 'set' | 'delete'>;
+/** What turns posted on platforms, by (turn, channel, target); status callbacks land here too. */
+export type Deliveries = Pick<DeliveryStore, 'get' | 'record'>;
+/** Leases shared by every process (one poller per mailbox, a signature seen once): null when another holds it. */
+export type Leases = Pick<LockService, 'tryAcquire'>;
+
+/** A route on the gateway's HTTP server. The handler may throw: the server answers 500 (an HttpError: its status). */
+export interface ChannelRoute {
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  /** "/v1/webhooks/:name": named parameters arrive percent-decoded in rc.params. */
+  path: string;
+  handler(rc: RouteContext): Promise<void> | void;
+}
+
+export interface ReceiveOptions {
+  /** The channel vouched for the sender itself (an API key, a signed webhook): the access policy does not apply. */
+  authenticated?: boolean;
+  /** The authenticated sender holds operator rights (an operator API key): their typed approval answers count. */
+  operator?: boolean;
+  /** The agent that answers (default "default"). */
+  agent?: string;
+  /** false: "/new", "/status"... are text for the agent, not commands (the HTTP API's one-off conversations). */
+  commands?: boolean;
+  /** false: "YES K7Q4P" is text for the agent, not an approval answer (webhooks). */
+  approvalAnswers?: boolean;
+  /** Per-sender and per-conversation rate limits (limits.sender, limits.conversation); default: when not authenticated. */
+  rateLimit?: boolean;
+  /**
+   * Called once the message is durable and before a worker is woken: a channel that follows the turn
+   * (the HTTP API) binds its follower here. May throw: the message stays accepted, receive rejects.
+   */
+  onAccepted?(accepted: Accepted): void | Promise<void>;
+}
+
+export interface Accepted {
+  inboxId: number;
+  conversationId: string;
+  /** The same (channel, external id) was accepted before: nothing new was written. */
+  duplicate: boolean;
+  /** For a duplicate: the turn that took it, if one did. */
+  turnId?: string;
+}
+
+/** The approval as a channel shows it once answered. */
+export interface ApprovalSummary {
+  code: string;
+  status: string;
+  always: boolean;
+  decidedBy: string | null;
+  decidedAt: Date | null;
+}
+
+export type ApprovalAnswer =
+  | { ok: true; message: string; approval: ApprovalSummary }
+  /** code: not_operator, unknown_code, already_decided, expired, always_not_permitted, too_many_attempts... */
+  | { ok: false; code: string; message: string; approval?: ApprovalSummary };
+
+/** What became of a message: the channel tells the sender `reply` when there is one. */
+/** `replayed`: the event was handled before (a platform's retry); this is its first outcome again, and nothing was done twice. */
+export type ReceiveOutcome = (
+  | ({ kind: 'accepted' } & Accepted)
+  | { kind: 'refused'; reason: 'access' | 'rate_limit' | 'conversation_full'; reply?: string; retryAfterMs?: number }
+  /** A command (/new, /status...) or an approval answer, answered by the gateway without a turn. */
+  | { kind: 'answered'; reply: string; ok: boolean; command?: string; approval?: { code: string; answer: ApprovalAnswer } }
+) & { replayed?: true };
+
+/** Who made an HTTP request, by API key (the key's hash, never the key). */
+export interface Principal {
+  id: string;
+  operator: boolean;
+}
+
+export type Authentication = { ok: true; principal: Principal } | { ok: false; status: 401 | 429; message: string; code: string; retryAfterMs?: number };
+
+/** Follows the turn that answers one accepted message (subscribe first, then bind). */
+export interface TurnFollower {
+  bind(inboxId: number, knownTurnId?: string): void;
+  /** The next event of the bound turn, or null after timeoutMs. Ends with done or error. */
+  next(timeoutMs: number): Promise<TurnEvent | null>;
+  /** Looks the finished turn up in the store now (replay: a duplicate may be done already). */
+  poll(replay?: boolean): Promise<void>;
+  close(): void;
+}
+
+/**
+ * What a listener may do, and nothing else: no configuration, no services, no rows.
+ * Every method may throw on a store or queue failure (the platform should redeliver then).
+ */
 export interface ListenContext {
-  ingress: Ingress;
-  approvals: ApprovalService;
-  access: AccessControl;
-  http: HttpServer;
-  /** Durable per-channel key/value state (opt-outs, cursors...), shared by every process. */
-  state: ChannelStateStore;
-  /** What turns posted on platforms (status callbacks land here). */
-  deliveries: DeliveryStore;
-  /** Leases shared by every process (one poller per mailbox...). */
-  locks: LockService;
-  config: Config;
+  /** The one way in: access, limits, commands, approval answers, the durable inbox, a worker woken. */
+  receive(message: InboundMessage, opts?: ReceiveOptions): Promise<ReceiveOutcome>;
+  /**
+   * An approval decided by a click (a button) rather than a typed answer. `operator`: the platform
+   * vouches for the actor (a Discord operator role); configured operators are recognized anyway.
+   */
+  answerApproval(code: string, decision: AnswerDecision, actor: Identity, opts?: { operator?: boolean; scope?: RuleScope }): Promise<ApprovalAnswer>;
+  /** A configured operator (approvals.operators). */
+  isOperator(identity: Identity): boolean;
+  /** Approvals waiting for an answer (a code typed in passing is only an answer if one is pending). */
+  pendingApprovals(): Promise<Array<{ code: string; channel: string }>>;
+  /** The access policy alone, for platform actions that are no message (slash commands). */
+  checkAccess(identity: Identity): Promise<{ allowed: true } | { allowed: false; reply?: string }>;
+  /** A route on the gateway's HTTP server (webhooks, the HTTP API). */
+  mount(route: ChannelRoute): void;
+  /** API-key authentication for channels that are HTTP APIs; rateLimit: requests per key (limits.apiKey) too. */
+  authenticate(req: IncomingMessage, opts?: { rateLimit?: boolean }): Promise<Authentication>;
+  /** A follower of the turns of one conversation, subscribed before the message is received. */
+  follow(conversationKey: string): Promise<TurnFollower>;
+  state: ChannelState;
+  deliveries: Deliveries;
+  leases: Leases;
   log: Logger;
 }
 
 export interface ChannelListener {
+  /** May throw (a refused token): the gateway does not start. Long connects belong in the background. */
   start(ctx: ListenContext): Promise<void>;
   close(): Promise<void>;
-  /** For /readyz: a connection that is up but deaf must say so. */
+  /** For /readyz: a connection that is up but deaf must say so. Must not throw. */
   health(): { ok: boolean; message?: string };
 }

@@ -1,25 +1,58 @@
 import type { ChannelDeliverer } from './deliver.js';
 import type { ChannelListener } from './listen.js';
 
+export type Env = Record<string, string | undefined>;
+
 /**
- * A chat platform, in two halves. `listen` runs in the ingress: it receives
- * platform events (a long-lived connection or webhook routes on the gateway's
- * HTTP server), verifies them, normalizes them into InboundMessages for
- * ctx.ingress.accept(), and routes approval answers (buttons, "YES K7Q4P") to
- * ctx.approvals.answer(). `deliver` runs where the turn runs: it turns the
- * agent's event stream into what the platform can show. Platform code stays in
- * channels/<name>/; nothing else imports its SDK.
+ * A chat platform, in two halves, as a plugin the app registers (app/register-builtin-channels.ts);
+ * core never imports a channel. `listener` runs in the ingress: it receives platform events (a
+ * long-lived connection, or routes mounted on the gateway's HTTP server), verifies them, normalizes
+ * them into InboundMessages for ctx.receive(), and routes approval clicks to ctx.answerApproval().
+ * `deliverer` runs where the turn runs and turns the agent's events into what the platform shows.
+ * Platform code stays in channels/<name>/; nothing else imports its SDK.
+ *
+ * Config is what parseConfig makes of channels.<name>; ReplyTo is the channel's own reply target,
+ * written by its listener into InboundMessage.replyTo and parsed back ONCE, by parseReplyTo, before
+ * a deliverer sees a turn (TurnTarget.replyTo), the way a chat SDK adapter owns encode/decodeThreadId.
  */
-export interface ChannelPlugin {
+export interface ChannelPlugin<Config = unknown, ReplyTo = unknown> {
   readonly name: string;
-  /** Validates this channel's configuration section (channels.<name>); throw ConfigError naming the key. */
-  configure(raw: unknown, env: Record<string, string | undefined>): ChannelInstance;
+  /**
+   * Validates channels.<name> (and the environment variables it names). Pure: nothing connects.
+   * Throws ConfigError naming the key ("invalid configuration at \"channels.<name>.<key>\": ...").
+   */
+  parseConfig(raw: unknown, env: Env): Config;
+  /**
+   * The stored reply target of an inbox row (its reply_to, as the listener wrote it; null when the
+   * row has none). Throws ReplyToError on a value this channel could not have written; never
+   * returns a half-valid target.
+   */
+  parseReplyTo(raw: unknown): ReplyTo;
+  /** The ingress side; absent (or undefined for this config) for deliver-only channels. */
+  listener?(config: Config): ChannelListener | undefined;
+  /** The worker side; absent for channels that answer in the request (the HTTP API). */
+  deliverer?(config: Config): ChannelDeliverer<ReplyTo> | undefined;
 }
 
-export interface ChannelInstance {
+/** A plugin with its configuration parsed: what the gateway starts. */
+export interface ChannelInstance<ReplyTo = unknown> {
   readonly name: string;
-  /** Ingress side; absent for deliver-only channels. */
+  /** Always on, part of the gateway's own HTTP API: its readiness is the server's, not reported apart. */
+  readonly builtin?: boolean;
   listener?: ChannelListener;
-  /** Worker side. */
-  deliverer?: ChannelDeliverer;
+  deliverer?: ChannelDeliverer<ReplyTo>;
+  parseReplyTo(raw: unknown): ReplyTo;
+}
+
+/** parseConfig, then the halves this configuration asks for. Throws what parseConfig throws. */
+export function instantiate<C, R>(plugin: ChannelPlugin<C, R>, raw: unknown, env: Env): ChannelInstance<R> {
+  const config = plugin.parseConfig(raw, env);
+  const listener = plugin.listener?.(config);
+  const deliverer = plugin.deliverer?.(config);
+  return {
+    name: plugin.name,
+    ...(listener ? { listener } : {}),
+    ...(deliverer ? { deliverer } : {}),
+    parseReplyTo: (r) => plugin.parseReplyTo(r),
+  };
 }

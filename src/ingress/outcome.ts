@@ -41,6 +41,14 @@ export interface ReceiveOptions {
   onAccepted?: (r: AcceptedOutcome) => void | Promise<void>;
   /** The agent a new conversation gets (default "default"). */
   agent?: string;
+  /** The authenticated sender holds operator rights (an operator API key): their typed approval answers count. */
+  operator?: boolean;
+  /** false: "/new", "/status"... are text for the agent (the HTTP API's one-off conversations, webhooks). */
+  commands?: boolean;
+  /** false: "YES K7Q4P" is text for the agent, not an approval answer (webhooks). */
+  approvalAnswers?: boolean;
+  /** Per-sender and per-conversation rate limits; default: unauthenticated callers, and the HTTP API with limits.applyToHttp. */
+  rateLimit?: boolean;
 }
 
 /** Refused by a conversation rule (the cap on waiting messages): nothing was written. For callers that want a throw. */

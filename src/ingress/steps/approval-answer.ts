@@ -9,7 +9,7 @@ export const approvalAnswer: IngressStep = {
   name: 'approval answer',
   async run(msg, ctx, next) {
     const approvals = ctx.deps.approvals;
-    const answer = approvals ? parseApprovalAnswer(msg.text) : null;
+    const answer = approvals && ctx.opts.approvalAnswers !== false ? parseApprovalAnswer(msg.text) : null;
     if (!answer) return next();
     const r = await approvals!.answer(answer.code, answer.decision, { ...ctx.sender, operator: isOperator(msg.channel, ctx) }, answer.scope ? { scope: answer.scope } : {});
     return { kind: 'answered', reply: r.message, ok: r.ok, approval: { code: answer.code, ok: r.ok, ...(r.ok ? { status: r.approval.status } : { error: r.code }) } };
@@ -17,6 +17,7 @@ export const approvalAnswer: IngressStep = {
 };
 
 function isOperator(channel: string, ctx: IngressContext): boolean {
+  if (ctx.opts.operator === true) return true;
   if (ctx.opts.authenticated && KEY_CHANNELS.has(channel) && ctx.sender.id.startsWith('op:')) return true;
   return ctx.deps.approvals!.isOperator(ctx.sender);
 }

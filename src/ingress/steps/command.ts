@@ -6,7 +6,7 @@ export const command: IngressStep = {
   name: 'command',
   async run(msg, ctx, next) {
     const commands = ctx.deps.commands;
-    const cmd = commands ? parseCommand(msg.text) : null;
+    const cmd = commands && ctx.opts.commands !== false ? parseCommand(msg.text) : null;
     if (!cmd) return next();
     return { kind: 'answered', reply: await commands!.run(cmd, msg.conversationKey), ok: true, command: cmd };
   },

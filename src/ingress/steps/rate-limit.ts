@@ -9,7 +9,8 @@ export const rateLimit: IngressStep = {
   async run(msg, ctx, next) {
     const limits = ctx.deps.limits;
     if (!limits) return next();
-    if (ctx.opts.authenticated && !(msg.channel === 'http' && ctx.deps.conversations?.config.limits.applyToHttp)) return next();
+    const apply = ctx.opts.rateLimit ?? (!ctx.opts.authenticated || (msg.channel === 'http' && ctx.deps.conversations?.config.limits.applyToHttp === true));
+    if (!apply) return next();
     const l = await limits.check(ctx.sender, msg.conversationKey);
     if (l.allowed) return next();
     return { kind: 'refused', code: 'rate_limited', reply: l.message, retryAfterMs: l.retryAfterMs };
