@@ -62,6 +62,7 @@ describe('sms parseReplyTo', () => {
   it('reads numbers, short codes and sender ids', () => {
     expect(sms.parseReplyTo({ to: '+15551230000', from: '+15559870000' })).toEqual({ to: '+15551230000', from: '+15559870000' });
     expect(sms.parseReplyTo({ to: '+447700900123', from: '12345' })).toEqual({ to: '+447700900123', from: '12345' });
+    expect(sms.parseReplyTo({ to: 'whatsapp:+15551230000', from: 'whatsapp:+15559870000' })).toEqual({ to: 'whatsapp:+15551230000', from: 'whatsapp:+15559870000' });
     expect(sms.parseReplyTo(null)).toBeNull();
   });
   it('refuses hostile values', () => {
@@ -129,6 +130,6 @@ describe('a deliverer gets the reply target parsed once (bindDeliverer)', () => 
   it('a stored value the channel refuses fails the delivery with its error', async () => {
     const { bindDeliverer } = await import('../src/channel/deliver.js');
     const bound = bindDeliverer(deliverer as never, (raw) => sms.parseReplyTo(raw));
-    expect(() => bound.open(stored([row({ to: 'everyone', from: '+15559990000' })]), {} as never)).toThrow(ReplyToError);
+    expect(() => bound.open(stored([row({ to: '+1555 0000\nBcc: all', from: '+15559990000' })]), {} as never)).toThrow(ReplyToError);
   });
 });

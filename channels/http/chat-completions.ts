@@ -86,6 +86,7 @@ export async function chatCompletions(cfg: HttpChannelConfig, ctx: ListenContext
   try {
     outcome = await ctx.receive(msg, {
       authenticated: true,
+      ...(idemKey ? {} : { fresh: true }),
       operator: principal.operator,
       agent: chat.model,
       commands: !oneOff,

@@ -158,7 +158,10 @@ export class SlackEditTurn implements TurnDelivery {
     this.asking = this.asking.then(async () => {
       if (this.posted.has(a.code)) return;
       this.posted.add(a.code);
-      const prior = await this.ctx.deliveries.get(this.target.turnId, 'slack', `approval:${a.code}`).catch(() => undefined);
+      const prior = await this.ctx.deliveries.get(this.target.turnId, 'slack', `approval:${a.code}`).catch((err: unknown) => {
+        this.log.warn({ err, code: a.code }, 'could not read whether an earlier attempt posted this approval request; posting it');
+        return undefined;
+      });
       if (prior) return; // asked already by an earlier attempt of this turn
       const { text, blocks } = approvalBlocks(a);
       try {

@@ -46,7 +46,7 @@ export function registerMcpServer(server: HttpServer, deps: McpServerDeps): void
       const waiter = await TurnWaiter.open(deps.bus, deps.store, conversationTopic(conv.key));
       try {
         const msg = { channel: 'mcp', externalId: randomUUID(), conversationKey: conv.key, sender: { id: operatorId }, text: body, attachments: [], receivedAt: new Date() };
-        const outcome = await deps.ingress.receive(msg, { authenticated: true, agent: conv.agent });
+        const outcome = await deps.ingress.receive(msg, { authenticated: true, fresh: true, agent: conv.agent });
         if (outcome.kind === 'refused') return { ...text(outcome.reply ?? 'refused'), isError: true };
         if (outcome.kind === 'answered') return outcome.ok ? text(outcome.reply) : { ...text(outcome.reply), isError: true };
         waiter.bind(outcome.inboxId);

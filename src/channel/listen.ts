@@ -33,6 +33,8 @@ export interface ChannelRoute {
 export interface ReceiveOptions {
   /** The channel vouched for the sender itself (an API key, a signed webhook): the access policy does not apply. */
   authenticated?: boolean;
+  /** The external id was made up for this call (an HTTP request without Idempotency-Key): it cannot come again, so nothing is looked up or recorded for it. */
+  fresh?: boolean;
   /** The authenticated sender holds operator rights (an operator API key): their typed approval answers count. */
   operator?: boolean;
   /** The agent that answers (default "default"). */

@@ -47,7 +47,7 @@ export class Ingress {
     ).use(...INGRESS_STEPS);
   }
 
-  async receive(msg: InboundMessage, opts: { authenticated?: boolean; onAccepted?: ReceiveOptions['onAccepted']; agent?: string } = {}): Promise<IngressOutcome> {
+  async receive(msg: InboundMessage, opts: ReceiveOptions = {}): Promise<IngressOutcome> {
     this.retention?.maybePrune();
     return this.chain.run(msg, { deps: this.deps, opts, sender: identityOf(msg) });
   }

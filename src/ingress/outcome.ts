@@ -41,6 +41,8 @@ export interface ReceiveOptions {
   onAccepted?: (r: AcceptedOutcome) => void | Promise<void>;
   /** The agent a new conversation gets (default "default"). */
   agent?: string;
+  /** The external id was made up for this call (an HTTP request without Idempotency-Key): it cannot come again, so nothing is looked up or recorded for it. */
+  fresh?: boolean;
   /** The authenticated sender holds operator rights (an operator API key): their typed approval answers count. */
   operator?: boolean;
   /** false: "/new", "/status"... are text for the agent (the HTTP API's one-off conversations, webhooks). */

@@ -21,6 +21,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export const redelivery: IngressStep = {
   name: 'redelivery',
   async run(msg, ctx, next) {
+    if (ctx.opts.fresh) return next();
     const outcomes = ctx.deps.outcomes;
     const known = await ctx.deps.store.inboxByExternalId(msg.channel, msg.externalId);
     if (known) return duplicate({ kind: 'accepted', ...known, replayed: true }, ctx);
@@ -30,6 +31,9 @@ export const redelivery: IngressStep = {
       const c = await outcomes.claim(msg.channel, msg.externalId, STALE_CLAIM_MS);
       if (c.state === 'claimed') break;
       if (c.state === 'recorded') return replay(c.outcome, ctx);
+      // The other delivery may have been accepted meanwhile: its inbox row is its record.
+      const taken = await ctx.deps.store.inboxByExternalId(msg.channel, msg.externalId);
+      if (taken) return duplicate({ kind: 'accepted', ...taken, replayed: true }, ctx);
       if (Date.now() > deadline) throw new Error(`event ${msg.channel}:${msg.externalId} is still being handled by another delivery`);
       await sleep(POLL_MS);
     }
@@ -50,7 +54,8 @@ async function record(msg: InboundMessage, outcome: IngressOutcome, ctx: Ingress
   try {
     if (outcome.kind === 'refused' && outcome.code === 'conversation_full') await outcomes.release(msg.channel, msg.externalId);
     else if (outcome.kind === 'refused' && outcome.code === 'rate_limited') await outcomes.complete(msg.channel, msg.externalId, outcome, outcome.retryAfterMs ?? 1_000);
-    else if (outcome.kind === 'accepted') await outcomes.complete(msg.channel, msg.externalId, { ...outcome, duplicate: true });
+    // Accepted: the inbox row is the record (a redelivery finds it first); the claim row is left for the pruning, saving a write per message.
+    else if (outcome.kind === 'accepted') return;
     else await outcomes.complete(msg.channel, msg.externalId, outcome);
   } catch (err) {
     // Handled already; only a later redelivery is affected (it waits out the claim, then is handled anew).
