@@ -86,7 +86,8 @@ export function createRedis(url: string, extra: RedisOptions = {}, opts: { watch
   // A lost connection must not crash: errors are reported (rate-limited) through setRedisLog's
   // logger, and surface through the commands that hit them. One-shot checks (doctor) opt out of the
   // warnings: their command reports the failure; the error is still logged at debug.
-  if (opts.watch === false) r.on('error', (err: Error) => sink?.debug?.({ redis: hostPort(url, 6379), error: err?.message ?? String(err) }, 'redis connection error'));
+  if (opts.watch === false)
+    r.on('error', (err: Error) => sink?.debug?.({ redis: hostPort(url, 6379), error: err?.message ?? String(err) }, 'redis connection error'));
   else watchRedis(r, url);
   return r;
 }

@@ -1,16 +1,16 @@
 import type { Logger } from 'pino';
 import type { Bus } from '../adapters/bus/port.js';
 import type { LockService } from '../adapters/lock/port.js';
-import type { DeliveryStore } from '../adapters/store/deliveries.js';
-import type { ChannelStateStore } from '../adapters/store/channel-state.js';
 import type { ApprovalRow } from '../adapters/store/approvals.js';
+import type { ChannelStateStore } from '../adapters/store/channel-state.js';
+import type { DeliveryStore } from '../adapters/store/deliveries.js';
 import type { Store } from '../adapters/store/store.js';
 import type { InboundMessage } from '../kernel/envelope.js';
-import { type Identity } from '../kernel/identity.js';
+import type { Identity } from '../kernel/identity.js';
 import type { AccessControl } from '../src/access.js';
 import type { AnswerResult, ApprovalService } from '../src/approvals/service.js';
 import type { ApprovalAnswer, ApprovalSummary, ListenContext, ReceiveOptions, ReceiveOutcome } from '../src/channel/index.js';
-import { type ConversationCommands } from '../src/commands.js';
+import type { ConversationCommands } from '../src/commands.js';
 import { conversationTopic } from '../src/event-publisher.js';
 import type { ApiKeyAuth } from '../src/http/auth.js';
 import type { HttpServer } from '../src/http/server.js';
@@ -64,13 +64,35 @@ export function listenContext(s: ListenServices, log: Logger): ListenContext {
     const replayed = out.replayed ? { replayed: true as const } : {};
     if (out.kind === 'refused') {
       const reason = out.code === 'rate_limited' ? 'rate_limit' : out.code;
-      return { kind: 'refused', reason, ...(out.reply ? { reply: out.reply } : {}), ...(out.retryAfterMs !== undefined ? { retryAfterMs: out.retryAfterMs } : {}), ...replayed };
+      return {
+        kind: 'refused',
+        reason,
+        ...(out.reply ? { reply: out.reply } : {}),
+        ...(out.retryAfterMs !== undefined ? { retryAfterMs: out.retryAfterMs } : {}),
+        ...replayed,
+      };
     }
     if (out.kind === 'answered') {
       const approval = out.approval
-        ? { code: out.approval.code, answer: out.approval.ok ? { ok: true as const, message: out.reply, approval: { code: out.approval.code, status: out.approval.status ?? 'approved', always: false, decidedBy: null, decidedAt: null } } : { ok: false as const, code: out.approval.error ?? 'refused', message: out.reply } }
+        ? {
+            code: out.approval.code,
+            answer: out.approval.ok
+              ? {
+                  ok: true as const,
+                  message: out.reply,
+                  approval: { code: out.approval.code, status: out.approval.status ?? 'approved', always: false, decidedBy: null, decidedAt: null },
+                }
+              : { ok: false as const, code: out.approval.error ?? 'refused', message: out.reply },
+          }
         : undefined;
-      return { kind: 'answered', reply: out.reply, ok: out.ok, ...(out.command ? { command: out.command } : {}), ...(approval ? { approval } : {}), ...replayed };
+      return {
+        kind: 'answered',
+        reply: out.reply,
+        ok: out.ok,
+        ...(out.command ? { command: out.command } : {}),
+        ...(approval ? { approval } : {}),
+        ...replayed,
+      };
     }
     return { kind: 'accepted', ...(accepted ?? (await withTurn(out))), ...replayed };
   }
@@ -85,7 +107,12 @@ export function listenContext(s: ListenServices, log: Logger): ListenContext {
     async authenticate(req, opts = {}) {
       const principal = s.auth.authenticate(req);
       if (!principal) {
-        return { ok: false, status: 401, code: 'invalid_api_key', message: s.auth.configured ? 'Incorrect API key provided.' : 'No API keys are configured on this gateway (set SWITCHBOARD_API_KEYS).' };
+        return {
+          ok: false,
+          status: 401,
+          code: 'invalid_api_key',
+          message: s.auth.configured ? 'Incorrect API key provided.' : 'No API keys are configured on this gateway (set SWITCHBOARD_API_KEYS).',
+        };
       }
       if (opts.rateLimit) {
         const l = await s.limits.checkApiKey(principal.id);

@@ -1,6 +1,6 @@
 import type { ChannelInstance, ChannelPlugin, Env } from '../src/channel/plugin.js';
 import { instantiate } from '../src/channel/plugin.js';
-import { ConfigError, didYouMean, type Config } from '../src/config.js';
+import { type Config, ConfigError, didYouMean } from '../src/config.js';
 
 /** How the registry knows a channel without loading it. */
 export interface ChannelEntry {
@@ -83,5 +83,7 @@ function unknownChannel(name: string, known: string[], builtin: boolean): Config
   const message = builtin
     ? `"${name}" is built in and always on; it has no section under channels (known: ${known.join(', ')})`
     : `unknown channel${suggestion ? `: did you mean "${suggestion}"?` : ''} (known: ${known.join(', ')})`;
-  return new ConfigError(`invalid configuration at "channels.${name}": ${message}`, { problems: [{ path: `channels.${name}`, message, ...(suggestion ? { suggestion } : {}) }] });
+  return new ConfigError(`invalid configuration at "channels.${name}": ${message}`, {
+    problems: [{ path: `channels.${name}`, message, ...(suggestion ? { suggestion } : {}) }],
+  });
 }

@@ -1,17 +1,17 @@
 import { parseArgs } from 'node:util';
 import { migrate } from '../adapters/store/migrate.js';
 import { ConfigError, loadConfig } from '../src/config.js';
-import { loadCheckedConfig } from './config-check.js';
-import { doctorFromEnv, formatDoctor } from './doctor.js';
-import { Gateway, type Roles } from './gateway.js';
+import { createLogger } from '../src/log.js';
 import { runAccess } from './cli/access.js';
 import { runApprovals } from './cli/approvals.js';
 import { runChat } from './cli/chat.js';
 import { runMemory } from './cli/memory.js';
 import { runMoat } from './cli/moat.js';
 import { runWebhooks } from './cli/webhooks.js';
+import { loadCheckedConfig } from './config-check.js';
+import { doctorFromEnv, formatDoctor } from './doctor.js';
+import { Gateway, type Roles } from './gateway.js';
 import { createDatabaseIfMissing, lockDataDir, openDb, RuntimeFailure } from './infra.js';
-import { createLogger } from '../src/log.js';
 import { installProcessGuard } from './process-guard.js';
 
 const USAGE = `usage: switchboard <command> [--json]
@@ -53,7 +53,11 @@ export async function main(argv: string[]): Promise<number> {
   if (argv[0] === 'access') return runAccess(argv.slice(1));
   let parsed;
   try {
-    parsed = parseArgs({ args: argv, allowPositionals: true, options: { json: { type: 'boolean' }, probe: { type: 'boolean' }, create: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } });
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: { json: { type: 'boolean' }, probe: { type: 'boolean' }, create: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
+    });
   } catch (err) {
     process.stderr.write(`${(err as Error).message}\n${USAGE}\n`);
     return 2;

@@ -1,9 +1,9 @@
-import type { ChannelInstance } from '../src/channel/index.js';
-import { ConfigError, configError, didYouMean, parseConfig, type Config, type ConfigProblem } from '../src/config.js';
 import { slotsFromConfig } from '../providers/catalog.js';
 import type { ProviderSlot } from '../providers/slot.js';
-import { validateChannels } from './register-builtin-channels.js';
+import type { ChannelInstance } from '../src/channel/index.js';
+import { type Config, ConfigError, type ConfigProblem, configError, didYouMean, parseConfig } from '../src/config.js';
 import { infraMode } from './infra.js';
+import { validateChannels } from './register-builtin-channels.js';
 
 /**
  * Everything start checks before it opens anything, and doctor reports: the schema of every slice,

@@ -1,18 +1,18 @@
 import { existsSync } from 'node:fs';
-import { openPostgres } from '../adapters/db/pg.js';
-import { createRedis } from '../adapters/redis.js';
 import { MemoryCooldowns } from '../adapters/cooldowns/memory.js';
 import { RedisCooldowns } from '../adapters/cooldowns/redis.js';
+import { openPostgres } from '../adapters/db/pg.js';
+import { createRedis } from '../adapters/redis.js';
 import { Redactor } from '../moat/secrets.js';
 import { FallbackChain } from '../providers/chain.js';
 import { classifyError } from '../providers/errors.js';
 import { providerStatus } from '../providers/from-env.js';
 import type { ProviderStatus } from '../providers/slot.js';
-import { ConfigError, maskConfig, problemLine, type Config } from '../src/config.js';
-import { checkConfiguration, checkSlices, type CheckedProblem } from './config-check.js';
-import { infraMode, pgliteDir } from './infra.js';
+import { type Config, ConfigError, maskConfig, problemLine } from '../src/config.js';
 import { sendToProvider } from '../src/provider-request.js';
-import { createSandbox, sandboxOptions, SandboxUnavailableError } from '../tools/sandbox/index.js';
+import { createSandbox, SandboxUnavailableError, sandboxOptions } from '../tools/sandbox/index.js';
+import { type CheckedProblem, checkConfiguration, checkSlices } from './config-check.js';
+import { infraMode, pgliteDir } from './infra.js';
 
 export interface DoctorCheck {
   name: string;
@@ -117,7 +117,12 @@ export async function doctor(cfg: Config, opts: { probe?: boolean; env?: Record<
       const now = Date.now();
       for (const r of slotReports) {
         const st = states.get(r.id)!;
-        r.cooldown = { cooling: st.until > now, until: st.until > now ? new Date(st.until).toISOString() : null, strikes: st.strikes, ...(st.reason ? { reason: st.reason } : {}) };
+        r.cooldown = {
+          cooling: st.until > now,
+          until: st.until > now ? new Date(st.until).toISOString() : null,
+          strikes: st.strikes,
+          ...(st.reason ? { reason: st.reason } : {}),
+        };
       }
     } catch {
       /* the redis check below reports the connection */
@@ -131,7 +136,12 @@ export async function doctor(cfg: Config, opts: { probe?: boolean; env?: Record<
         const t0 = Date.now();
         // The slot alone, one attempt, no busy retries; through the request builder like every request.
         const t = cfg.fallback.timeouts;
-        const probe = new FallbackChain([slot], new MemoryCooldowns(), { ...cfg.fallback, busyRetryMs: 0, busyNoticeMs: Number.MAX_SAFE_INTEGER, timeouts: { ...t, totalMs: Math.min(t.totalMs, 20_000) } });
+        const probe = new FallbackChain([slot], new MemoryCooldowns(), {
+          ...cfg.fallback,
+          busyRetryMs: 0,
+          busyNoticeMs: Number.MAX_SAFE_INTEGER,
+          timeouts: { ...t, totalMs: Math.min(t.totalMs, 20_000) },
+        });
         let cls: string | undefined;
         const m = await sendToProvider(
           probe,
@@ -163,7 +173,11 @@ export async function doctor(cfg: Config, opts: { probe?: boolean; env?: Record<
       const db = await openPostgres(cfg.databaseUrl, { max: 1 });
       const v = await db.query<{ v: string }>('show server_version');
       const m = await db.query<{ n: number }>(`select count(*)::int as n from information_schema.tables where table_name = 'schema_migrations'`);
-      checks.push({ name: 'postgres', status: 'ok', message: `reachable, version ${v.rows[0]?.v}${m.rows[0]?.n ? '' : ' (not migrated yet: run switchboard migrate)'}` });
+      checks.push({
+        name: 'postgres',
+        status: 'ok',
+        message: `reachable, version ${v.rows[0]?.v}${m.rows[0]?.n ? '' : ' (not migrated yet: run switchboard migrate)'}`,
+      });
       await db.close();
     } catch (err) {
       checks.push({ name: 'postgres', status: 'fail', message: `cannot reach ${maskConfigUrl(cfg.databaseUrl)}: ${(err as Error).message}` });
@@ -187,11 +201,20 @@ export async function doctor(cfg: Config, opts: { probe?: boolean; env?: Record<
 /** The same probe start runs: doctor says fail exactly when start would refuse. */
 async function sandboxCheck(cfg: Config): Promise<DoctorCheck> {
   const c = cfg.tools.sandbox;
-  if (c.mode === 'none') return { name: 'sandbox', status: 'warn', message: "tools.sandbox is none: shell_exec runs commands as the gateway's own user, with access to everything that user can read" };
+  if (c.mode === 'none')
+    return {
+      name: 'sandbox',
+      status: 'warn',
+      message: "tools.sandbox is none: shell_exec runs commands as the gateway's own user, with access to everything that user can read",
+    };
   try {
     const sandbox = await createSandbox(sandboxOptions(c));
     await sandbox.close();
-    return { name: 'sandbox', status: 'ok', message: `bubblewrap works here; network ${c.network}${c.network === 'egress' ? ' (through the SSRF-guarded proxy)' : ''}` };
+    return {
+      name: 'sandbox',
+      status: 'ok',
+      message: `bubblewrap works here; network ${c.network}${c.network === 'egress' ? ' (through the SSRF-guarded proxy)' : ''}`,
+    };
   } catch (err) {
     if (!(err instanceof SandboxUnavailableError)) throw err;
     return { name: 'sandbox', status: 'fail', message: err.message };
@@ -216,7 +239,11 @@ export function formatDoctor(r: DoctorReport): string {
     ...(r.slots.length ? r.slots : []).map(
       (s, i) =>
         `  ${i + 1}. ${s.id}: ${s.api} ${s.model} at ${s.baseUrl}; key ${s.keyPresent ? 'present' : 'MISSING'}${s.keyEnv ? ` (${s.keyEnv})` : ''}` +
-        (s.cooldown ? (s.cooldown.cooling ? `; cooling until ${s.cooldown.until} after ${s.cooldown.strikes} failure(s) (${s.cooldown.reason})` : '; not cooling') : ''),
+        (s.cooldown
+          ? s.cooldown.cooling
+            ? `; cooling until ${s.cooldown.until} after ${s.cooldown.strikes} failure(s) (${s.cooldown.reason})`
+            : '; not cooling'
+          : ''),
     ),
     '',
     'effective configuration (secrets masked):',

@@ -1,40 +1,40 @@
 import type { Logger } from 'pino';
-import { ApiKeyAuth } from '../src/http/auth.js';
+import type { DataLock } from '../adapters/db/data-lock.js';
+import type { IngressOutcomeRepository } from '../adapters/store/ingress-outcomes.js';
+import { scanText } from '../moat/secrets.js';
 import { FallbackChain, type ProviderChain } from '../providers/chain.js';
 import { providerStatus } from '../providers/from-env.js';
 import type { ProviderStatus } from '../providers/slot.js';
-import { ConfigError, configError, type Config } from '../src/config.js';
+import { AccessControl } from '../src/access.js';
+import { registerAccessApi } from '../src/api/access-api.js';
+import { registerConsole } from '../src/api/console/api.js';
+import { registerMcpServer } from '../src/api/mcp-server.js';
+import { registerOperatorApi } from '../src/api/operator-api.js';
+import { registerWebhookApi } from '../src/api/webhooks-api.js';
+import { approvalInfo, approvalRequestText } from '../src/approvals/render.js';
+import { ApprovalService } from '../src/approvals/service.js';
+import { bindDeliverer } from '../src/channel/deliver.js';
+import type { ChannelInstance } from '../src/channel/index.js';
+import { ConversationCommands } from '../src/commands.js';
+import { type Config, ConfigError, configError } from '../src/config.js';
+import { ApiKeyAuth } from '../src/http/auth.js';
 import { registerHealth } from '../src/http/health.js';
 import { HttpServer } from '../src/http/server.js';
-import { openInfra, infraMode, lockDataDir, type Infra } from './infra.js';
-import { closingOnFailure, Lifecycle, once, service } from './lifecycle.js';
-import type { DataLock } from '../adapters/db/data-lock.js';
 import { Ingress, type IngressOutcome } from '../src/ingress.js';
-import type { IngressOutcomeRepository } from '../adapters/store/ingress-outcomes.js';
+import { RateLimits } from '../src/limits.js';
 import { createLogger } from '../src/log.js';
-import { PromptComposer } from '../src/prompt.js';
-import { Worker } from '../src/worker.js';
-import { ApprovalService } from '../src/approvals/service.js';
-import { approvalInfo, approvalRequestText } from '../src/approvals/render.js';
-import { builtinTools } from '../tools/registry.js';
-import { createSandbox, sandboxOptions, SandboxUnavailableError, type Sandbox } from '../tools/sandbox/index.js';
-import { scanText } from '../moat/secrets.js';
-import { McpManager } from '../tools/mcp/client.js';
-import { registerMcpServer } from '../src/api/mcp-server.js';
 import { Metrics } from '../src/metrics.js';
-import { AccessControl } from '../src/access.js';
-import type { ChannelInstance } from '../src/channel/index.js';
-import { checkSlices } from './config-check.js';
-import { bindDeliverer } from '../src/channel/deliver.js';
-import { listenContext } from './channel-context.js';
-import { registerOperatorApi } from '../src/api/operator-api.js';
-import { ConversationCommands } from '../src/commands.js';
+import { PromptComposer } from '../src/prompt.js';
 import { loadSkills, skillsPromptBlock, skillTools } from '../src/skills.js';
 import { EventHub } from '../src/webhooks/events.js';
-import { RateLimits } from '../src/limits.js';
-import { registerConsole } from '../src/api/console/api.js';
-import { registerAccessApi } from '../src/api/access-api.js';
-import { registerWebhookApi } from '../src/api/webhooks-api.js';
+import { Worker } from '../src/worker.js';
+import { McpManager } from '../tools/mcp/client.js';
+import { builtinTools } from '../tools/registry.js';
+import { createSandbox, type Sandbox, SandboxUnavailableError, sandboxOptions } from '../tools/sandbox/index.js';
+import { listenContext } from './channel-context.js';
+import { checkSlices } from './config-check.js';
+import { type Infra, infraMode, lockDataDir, openInfra } from './infra.js';
+import { closingOnFailure, Lifecycle, once, service } from './lifecycle.js';
 
 export interface Roles {
   /** Channel listeners and the HTTP server. */
@@ -62,10 +62,17 @@ export class Gateway {
     readonly sandbox?: Sandbox,
   ) {}
 
-  static async start(config: Config, roles: Roles, log: Logger = createLogger(config.log.level), env: Record<string, string | undefined> = process.env): Promise<Gateway> {
+  static async start(
+    config: Config,
+    roles: Roles,
+    log: Logger = createLogger(config.log.level),
+    env: Record<string, string | undefined> = process.env,
+  ): Promise<Gateway> {
     const mode = infraMode(config);
     if (mode !== 'redis+postgres' && !(roles.ingress && roles.worker)) {
-      throw new ConfigError('invalid configuration at "redisUrl" (REDIS_URL): separate ingress and worker processes need REDIS_URL and DATABASE_URL; use `switchboard start` for the embedded default');
+      throw new ConfigError(
+        'invalid configuration at "redisUrl" (REDIS_URL): separate ingress and worker processes need REDIS_URL and DATABASE_URL; use `switchboard start` for the embedded default',
+      );
     }
     // The provider slots, the slots other keys name, the channels, the operator channel: every problem at once.
     const { slots, reason, channels, problems } = await checkSlices(config, env);
@@ -81,33 +88,68 @@ export class Gateway {
     const life = new Lifecycle(log);
     return life.boot(async () => {
       let lock: DataLock | undefined;
-      if (mode === 'embedded') await life.start('data lock', service(() => void (lock = lockDataDir(config, 'start', log)), () => lock?.release()));
+      if (mode === 'embedded')
+        await life.start(
+          'data lock',
+          service(
+            () => void (lock = lockDataDir(config, 'start', log)),
+            () => lock?.release(),
+          ),
+        );
       let http: HttpServer | undefined;
       // Closed by "intake" (first, on close) or here (a failed start before serving).
       const closeHttp = once(() => http?.close());
       if (roles.ingress) {
         const server = new HttpServer({ host: config.http.host, port: config.http.port, maxBodyBytes: config.http.maxBodyBytes, log });
-        await life.start('http', service(async () => {
-          await listen(server, config);
-          http = server;
-          lock?.update({ url: server.url });
-        }, closeHttp));
+        await life.start(
+          'http',
+          service(async () => {
+            await listen(server, config);
+            http = server;
+            lock?.update({ url: server.url });
+          }, closeHttp),
+        );
       }
       // Tools run in workers only; a host that cannot sandbox them fails here, at start, saying how to fix it.
       let sandbox: Sandbox | undefined;
-      if (roles.worker) await life.start('sandbox', service(async () => void (sandbox = await openSandbox(config, log)), () => sandbox?.close()));
+      if (roles.worker)
+        await life.start(
+          'sandbox',
+          service(
+            async () => void (sandbox = await openSandbox(config, log)),
+            () => sandbox?.close(),
+          ),
+        );
       let infra!: Infra;
-      await life.start('infra', service(async () => void (infra = await openInfra(config, log)), () => infra.close()));
+      await life.start(
+        'infra',
+        service(
+          async () => void (infra = await openInfra(config, log)),
+          () => infra.close(),
+        ),
+      );
       const providerLog = log.child({ component: 'providers' });
       const chain: ProviderChain | null = slots.length ? new FallbackChain(slots, infra.cooldowns, config.fallback, undefined, providerLog) : null;
       // Summaries go to a cheaper slot first when one is named; the others back it up.
       const cheap = config.compaction.summarizerSlot;
-      const summarizer = chain && cheap ? new FallbackChain([...slots.filter((x) => x.id === cheap), ...slots.filter((x) => x.id !== cheap)], infra.cooldowns, config.fallback, undefined, providerLog) : chain;
+      const summarizer =
+        chain && cheap
+          ? new FallbackChain(
+              [...slots.filter((x) => x.id === cheap), ...slots.filter((x) => x.id !== cheap)],
+              infra.cooldowns,
+              config.fallback,
+              undefined,
+              providerLog,
+            )
+          : chain;
       const metrics = new Metrics();
       const events = new EventHub({ queue: infra.events, store: infra.webhooks, config, log, env });
       const opCh = config.approvals.operatorChannel;
       const opDeliverer = opCh ? channels.find((c) => c.name === opCh.channel)?.deliverer : undefined;
-      if (opCh && !opDeliverer?.notifyApproval) throw new ConfigError(`invalid configuration at "approvals.operatorChannel.channel": "${opCh.channel}" is not a configured channel that can post approval requests (slack, discord)`);
+      if (opCh && !opDeliverer?.notifyApproval)
+        throw new ConfigError(
+          `invalid configuration at "approvals.operatorChannel.channel": "${opCh.channel}" is not a configured channel that can post approval requests (slack, discord)`,
+        );
       const approvals = new ApprovalService({
         approvals: infra.approvals,
         store: infra.store,
@@ -119,42 +161,70 @@ export class Gateway {
         ...(opCh && opDeliverer?.notifyApproval
           ? {
               notify: (a) =>
-                opDeliverer.notifyApproval!(
-                  opCh.target,
-                  approvalInfo(a),
-                  approvalRequestText(a, { conversation: true }),
-                  { deliveries: infra.deliveries, state: infra.channelState, config, log },
-                ),
+                opDeliverer.notifyApproval!(opCh.target, approvalInfo(a), approvalRequestText(a, { conversation: true }), {
+                  deliveries: infra.deliveries,
+                  state: infra.channelState,
+                  config,
+                  log,
+                }),
             }
           : {}),
       });
       const skills = loadSkills(config.skills.dir);
-      const tools = !sandbox ? [] : [...skillTools(() => skills), ...builtinTools({
-        sandbox,
-        store: infra.store,
-        scanWrite: (text) => {
-          const f = scanText(text, { contact: false });
-          return f.length ? { kinds: [...new Set(f.map((x) => x.kind))] } : null;
-        },
-        findSecrets: (text) => scanText(text).length > 0,
-        ...(config.tools.enabled ? { enabled: config.tools.enabled } : {}),
-      })];
+      const tools = !sandbox
+        ? []
+        : [
+            ...skillTools(() => skills),
+            ...builtinTools({
+              sandbox,
+              store: infra.store,
+              scanWrite: (text) => {
+                const f = scanText(text, { contact: false });
+                return f.length ? { kinds: [...new Set(f.map((x) => x.kind))] } : null;
+              },
+              findSecrets: (text) => scanText(text).length > 0,
+              ...(config.tools.enabled ? { enabled: config.tools.enabled } : {}),
+            }),
+          ];
       // MCP servers connect in the background: a slow or dead one never blocks start or a turn.
       const mcp = roles.worker ? new McpManager(config.mcp.servers, { log: log.child({ component: 'mcp' }) }) : undefined;
-      if (mcp) await life.start('mcp', service(() => mcp.start(), () => mcp.close()));
+      if (mcp)
+        await life.start(
+          'mcp',
+          service(
+            () => mcp.start(),
+            () => mcp.close(),
+          ),
+        );
       // Each started listener's close, run first by "intake" on close (stop taking messages before the drain).
       const listenerCloses: Array<() => Promise<void>> = [];
       if (roles.ingress && http) {
         const auth = new ApiKeyAuth(config.http.apiKeys, config.http.openAccess, config.http.operatorKeys);
         if (!auth.configured) log.warn('no API keys are configured (SWITCHBOARD_API_KEYS): every API request will be refused');
-        registerHealth(http, infra, provider, infra.mode, metrics, () => ({
-          ...(mcp ? { mcp: mcp.status() } : {}),
-          channels: Object.fromEntries(channels.filter((c) => c.listener && !c.builtin).map((c) => [c.name, c.listener!.health()])),
-        }), () => channels.filter((c) => c.listener && !c.builtin).map((c) => ({ name: c.name, ...c.listener!.health() })), (req) => auth.authenticate(req)?.operator === true);
+        registerHealth(
+          http,
+          infra,
+          provider,
+          infra.mode,
+          metrics,
+          () => ({
+            ...(mcp ? { mcp: mcp.status() } : {}),
+            channels: Object.fromEntries(channels.filter((c) => c.listener && !c.builtin).map((c) => [c.name, c.listener!.health()])),
+          }),
+          () => channels.filter((c) => c.listener && !c.builtin).map((c) => ({ name: c.name, ...c.listener!.health() })),
+          (req) => auth.authenticate(req)?.operator === true,
+        );
         const access = new AccessControl(infra.access, config);
         const commands = new ConversationCommands(infra.store, infra.bus, provider);
         const limits = new RateLimits(infra.rateLimiter, config);
-        const ingress = new Ingress(infra.store, infra.queue, log, { access, approvals, commands, conversations: { config, bus: infra.bus }, limits, outcomes: infra.ingressOutcomes as IngressOutcomeRepository<IngressOutcome> });
+        const ingress = new Ingress(infra.store, infra.queue, log, {
+          access,
+          approvals,
+          commands,
+          conversations: { config, bus: infra.bus },
+          limits,
+          outcomes: infra.ingressOutcomes as IngressOutcomeRepository<IngressOutcome>,
+        });
         registerOperatorApi(http, { auth, store: infra.store, approvals });
         registerMcpServer(http, { auth, store: infra.store, bus: infra.bus, ingress, approvals });
         registerWebhookApi(http, auth, infra.webhooks);
@@ -163,13 +233,40 @@ export class Gateway {
         for (const c of channels) {
           if (!c.listener) continue;
           const listener = c.listener;
-          const close = once(() => listener.close().catch((err: unknown) => log.warn({ err, part: `listener ${c.name}` }, `closing listener ${c.name} failed; closing the rest`)));
+          const close = once(() =>
+            listener.close().catch((err: unknown) => log.warn({ err, part: `listener ${c.name}` }, `closing listener ${c.name} failed; closing the rest`)),
+          );
           listenerCloses.push(close);
           const name = `listener ${c.name}`;
-          await life.start(name, service(closingOnFailure(name, log, async () => {
-            const services = { ingress, approvals, access, commands, limits, auth, http: http!, store: infra.store, bus: infra.bus, state: infra.channelState, deliveries: infra.deliveries, locks: infra.locks };
-            await listener.start(listenContext(services, log.child({ channel: c.name })));
-          }, close), close, () => listener.health()));
+          await life.start(
+            name,
+            service(
+              closingOnFailure(
+                name,
+                log,
+                async () => {
+                  const services = {
+                    ingress,
+                    approvals,
+                    access,
+                    commands,
+                    limits,
+                    auth,
+                    http: http!,
+                    store: infra.store,
+                    bus: infra.bus,
+                    state: infra.channelState,
+                    deliveries: infra.deliveries,
+                    locks: infra.locks,
+                  };
+                  await listener.start(listenContext(services, log.child({ channel: c.name })));
+                },
+                close,
+              ),
+              close,
+              () => listener.health(),
+            ),
+          );
         }
       }
       let worker: Worker | undefined;
@@ -200,29 +297,52 @@ export class Gateway {
           const deliverer = c.deliverer;
           const name = `deliverer ${c.name}`;
           const close = () => deliverer.close?.();
-          await life.start(name, service(closingOnFailure(name, log, async () => {
-            await deliverer.start?.({ deliveries: infra.deliveries, state: infra.channelState, config, log: log.child({ channel: c.name }) });
-          }, close), close));
+          await life.start(
+            name,
+            service(
+              closingOnFailure(
+                name,
+                log,
+                async () => {
+                  await deliverer.start?.({ deliveries: infra.deliveries, state: infra.channelState, config, log: log.child({ channel: c.name }) });
+                },
+                close,
+              ),
+              close,
+            ),
+          );
         }
         // Closing the queue first waits for the active jobs (turns finish, deliverers still open).
-        await life.start('worker', service(() => {
-          w.start();
-          log.info({ mode: infra.mode, concurrency: config.queue.concurrency, worker: w.id }, 'switchboard worker started');
-        }, async () => {
-          await infra.queue.close();
-          await w.close();
-        }));
+        await life.start(
+          'worker',
+          service(
+            () => {
+              w.start();
+              log.info({ mode: infra.mode, concurrency: config.queue.concurrency, worker: w.id }, 'switchboard worker started');
+            },
+            async () => {
+              await infra.queue.close();
+              await w.close();
+            },
+          ),
+        );
       }
       if (http) {
         const server = http;
         // Closed first: the listeners stop taking messages, then the HTTP server; only then the drain.
-        await life.start('intake', service(() => {
-          server.serve();
-          log.info({ url: server.url, mode: infra.mode }, 'switchboard is listening');
-        }, async () => {
-          for (const close of listenerCloses) await close();
-          await closeHttp();
-        }));
+        await life.start(
+          'intake',
+          service(
+            () => {
+              server.serve();
+              log.info({ url: server.url, mode: infra.mode }, 'switchboard is listening');
+            },
+            async () => {
+              for (const close of listenerCloses) await close();
+              await closeHttp();
+            },
+          ),
+        );
       }
       return new Gateway(config, infra, provider, log, life, http, worker, chain, mcp, channels, sandbox);
     });
@@ -247,7 +367,8 @@ async function listen(http: HttpServer, config: Config): Promise<void> {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'EADDRINUSE') throw new ConfigError(`port ${port} on ${host} is in use (SWITCHBOARD_HTTP_PORT)`);
     if (code === 'EACCES') throw new ConfigError(`port ${port} on ${host} cannot be bound: permission denied (SWITCHBOARD_HTTP_PORT)`);
-    if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND' || code === 'EAI_AGAIN') throw new ConfigError(`host ${host} is not an address of this machine (SWITCHBOARD_HTTP_HOST)`);
+    if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND' || code === 'EAI_AGAIN')
+      throw new ConfigError(`host ${host} is not an address of this machine (SWITCHBOARD_HTTP_HOST)`);
     throw err;
   }
 }
@@ -256,13 +377,12 @@ async function listen(http: HttpServer, config: Config): Promise<void> {
 async function openSandbox(config: Config, log: Logger): Promise<Sandbox> {
   const c = config.tools.sandbox;
   if (c.mode === 'none') {
-    log.warn('tools.sandbox is none: shell_exec runs commands as the gateway\'s own user, with access to everything that user can read (set tools.sandbox: bwrap)');
+    log.warn(
+      "tools.sandbox is none: shell_exec runs commands as the gateway's own user, with access to everything that user can read (set tools.sandbox: bwrap)",
+    );
   }
   try {
-    return await createSandbox(
-      sandboxOptions(c),
-      { ssrf: { allowHosts: c.allowHosts, allowCidrs: c.allowCidrs }, log: log.child({ component: 'sandbox' }) },
-    );
+    return await createSandbox(sandboxOptions(c), { ssrf: { allowHosts: c.allowHosts, allowCidrs: c.allowCidrs }, log: log.child({ component: 'sandbox' }) });
   } catch (err) {
     if (err instanceof SandboxUnavailableError) throw new ConfigError(`invalid configuration at "tools.sandbox" (SWITCHBOARD_SANDBOX): ${err.message}`);
     throw err;

@@ -1,37 +1,37 @@
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import type { Logger } from 'pino';
+import { MemoryBus } from '../adapters/bus/memory.js';
 import type { Bus } from '../adapters/bus/port.js';
+import { RedisStreamsBus } from '../adapters/bus/redis-streams.js';
 import { MemoryCooldowns } from '../adapters/cooldowns/memory.js';
 import type { CooldownStore } from '../adapters/cooldowns/port.js';
 import { RedisCooldowns } from '../adapters/cooldowns/redis.js';
-import { MemoryBus } from '../adapters/bus/memory.js';
-import { RedisStreamsBus } from '../adapters/bus/redis-streams.js';
-import type { Db } from '../adapters/db/port.js';
-import { createPostgresDatabase, openPostgres, PostgresOpenError } from '../adapters/db/pg.js';
-import { setRedisLog } from '../adapters/redis.js';
-import { openPglite } from '../adapters/db/pglite.js';
 import { acquireDataLock, DataFolderInUseError, type DataLock } from '../adapters/db/data-lock.js';
-import type { Logger } from 'pino';
-import type { LockService } from '../adapters/lock/port.js';
+import { createPostgresDatabase, openPostgres, PostgresOpenError } from '../adapters/db/pg.js';
+import { openPglite } from '../adapters/db/pglite.js';
+import type { Db } from '../adapters/db/port.js';
 import { MemoryLocks } from '../adapters/lock/memory.js';
+import type { LockService } from '../adapters/lock/port.js';
 import { RedisLocks } from '../adapters/lock/redis.js';
 import { BullQueue } from '../adapters/queue/bullmq.js';
 import { MemoryQueue } from '../adapters/queue/memory.js';
 import type { JobQueue } from '../adapters/queue/port.js';
-import { migrate } from '../adapters/store/migrate.js';
-import { AccessStore } from '../adapters/store/access.js';
-import { ApprovalStore } from '../adapters/store/approvals.js';
-import { DeliveryStore } from '../adapters/store/deliveries.js';
-import { ChannelStateStore } from '../adapters/store/channel-state.js';
-import { WebhookStore } from '../adapters/store/webhooks.js';
-import { PgIngressOutcomes, type IngressOutcomeRepository } from '../adapters/store/ingress-outcomes.js';
 import { MemoryRateLimiter } from '../adapters/ratelimit/memory.js';
 import type { RateLimiter } from '../adapters/ratelimit/port.js';
 import { RedisRateLimiter } from '../adapters/ratelimit/redis.js';
+import { setRedisLog } from '../adapters/redis.js';
+import { AccessStore } from '../adapters/store/access.js';
+import { ApprovalStore } from '../adapters/store/approvals.js';
+import { ChannelStateStore } from '../adapters/store/channel-state.js';
+import { DeliveryStore } from '../adapters/store/deliveries.js';
+import { type IngressOutcomeRepository, PgIngressOutcomes } from '../adapters/store/ingress-outcomes.js';
+import { migrate } from '../adapters/store/migrate.js';
 import { Store } from '../adapters/store/store.js';
-import { ConfigError, type Config } from '../src/config.js';
-import type { DrainJob, EventJob, TimerJob } from '../kernel/jobs.js';
+import { WebhookStore } from '../adapters/store/webhooks.js';
 import { SwitchboardError } from '../kernel/errors.js';
+import type { DrainJob, EventJob, TimerJob } from '../kernel/jobs.js';
+import { type Config, ConfigError } from '../src/config.js';
 
 /**
  * A failure at run time that the CLI reports in one line, without a stack trace unless --debug,
@@ -72,7 +72,10 @@ export interface Infra {
 }
 
 export function infraMode(cfg: Pick<Config, 'redisUrl' | 'databaseUrl'>): Infra['mode'] {
-  if (cfg.redisUrl && !cfg.databaseUrl) throw new ConfigError('invalid configuration at "databaseUrl" (DATABASE_URL): REDIS_URL is set, so DATABASE_URL must be too (PGlite cannot be shared between processes)');
+  if (cfg.redisUrl && !cfg.databaseUrl)
+    throw new ConfigError(
+      'invalid configuration at "databaseUrl" (DATABASE_URL): REDIS_URL is set, so DATABASE_URL must be too (PGlite cannot be shared between processes)',
+    );
   if (cfg.redisUrl) return 'redis+postgres';
   return cfg.databaseUrl ? 'postgres' : 'embedded';
 }
@@ -181,7 +184,10 @@ export async function openInfra(cfg: Config, log?: Logger): Promise<Infra> {
 export function lockDataDir(cfg: Config, command: string, log?: Logger): DataLock {
   try {
     return acquireDataLock(cfg.dataDir, { command, ...(command === 'start' ? { url: `${cfg.http.host}:${cfg.http.port}` } : {}) }, (stale) =>
-      log?.warn({ stalePid: stale.pid, since: stale.startedAt, dataDir: resolve(cfg.dataDir) }, 'took over the lock on the data folder from a process that is no longer running'),
+      log?.warn(
+        { stalePid: stale.pid, since: stale.startedAt, dataDir: resolve(cfg.dataDir) },
+        'took over the lock on the data folder from a process that is no longer running',
+      ),
     );
   } catch (err) {
     if (err instanceof DataFolderInUseError) throw new ConfigError(err.message);

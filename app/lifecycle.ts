@@ -88,7 +88,12 @@ export function service(start?: () => Promise<void> | void, close?: () => Promis
  * start may leave something running when it fails (a channel listener that opened a client), so
  * that the Service contract (a failed start leaves nothing running) holds. A failing close is logged.
  */
-export function closingOnFailure(name: string, log: Pick<LogSink, 'warn'>, start: () => Promise<void> | void, close: () => Promise<void> | void): () => Promise<void> {
+export function closingOnFailure(
+  name: string,
+  log: Pick<LogSink, 'warn'>,
+  start: () => Promise<void> | void,
+  close: () => Promise<void> | void,
+): () => Promise<void> {
   return async () => {
     try {
       await start();

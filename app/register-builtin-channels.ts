@@ -1,5 +1,5 @@
-import type { Config } from '../src/config.js';
 import type { Env } from '../src/channel/plugin.js';
+import type { Config } from '../src/config.js';
 import { ChannelRegistry } from './channel-registry.js';
 
 /**
@@ -12,7 +12,9 @@ export function registerBuiltinChannels(registry: ChannelRegistry): ChannelRegis
       name: 'http',
       load: async () => (await import('../channels/http/index.js')).plugin,
       builtin: (config: Config) => ({
-        agents: Object.fromEntries(Object.entries(config.agents).map(([id, a]) => [id, { ...(a.description !== undefined ? { description: a.description } : {}) }])),
+        agents: Object.fromEntries(
+          Object.entries(config.agents).map(([id, a]) => [id, { ...(a.description !== undefined ? { description: a.description } : {}) }]),
+        ),
         maxMessageChars: config.http.maxMessageChars,
         requestTimeoutMs: config.http.requestTimeoutMs,
         applyLimits: config.limits.applyToHttp,

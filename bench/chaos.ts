@@ -27,13 +27,21 @@ const KEY = 'sk-chaos-key-0001';
 async function main(): Promise<void> {
   const stack = await startBenchStack(KEY);
   const dir = mkdtempSync(join(tmpdir(), 'sb-chaos-'));
-  writeFileSync(join(dir, 'c.json'), JSON.stringify({ queue: { lockDurationMs: 3000, stalledIntervalMs: 1500, recoverAfterMs: 5000, recoverIntervalMs: 2000, concurrency: 64 }, tools: { planner: false } }));
+  writeFileSync(
+    join(dir, 'c.json'),
+    JSON.stringify({
+      queue: { lockDurationMs: 3000, stalledIntervalMs: 1500, recoverAfterMs: 5000, recoverIntervalMs: 2000, concurrency: 64 },
+      tools: { planner: false },
+    }),
+  );
   const env = { ...stack.env, SWITCHBOARD_CONFIG: join(dir, 'c.json'), SWITCHBOARD_DATA: dir };
   const ingresses = await Promise.all([GatewayProcess.spawn('ingress', env), GatewayProcess.spawn('ingress', env)]);
   const workers = await Promise.all([GatewayProcess.spawn('worker', env), GatewayProcess.spawn('worker', env)]);
   const conversations = Number(values.conversations);
   const perConv = Number(values.messages);
-  console.log(`chaos: ${conversations * perConv} messages across ${conversations} conversations, 2 ingress + 2 workers, a worker SIGKILLed every ~${values['kill-every-ms']} ms`);
+  console.log(
+    `chaos: ${conversations * perConv} messages across ${conversations} conversations, 2 ingress + 2 workers, a worker SIGKILLed every ~${values['kill-every-ms']} ms`,
+  );
 
   let kills = 0;
   let stop = false;
@@ -48,7 +56,15 @@ async function main(): Promise<void> {
     }
   })();
 
-  const result = await runLoad({ urls: ingresses.map((g) => g.url!), apiKey: KEY, conversations, messagesPerConversation: perConv, concurrency: Number(values.concurrency), prefix: 'chaos', requestTimeoutMs: 120_000 });
+  const result = await runLoad({
+    urls: ingresses.map((g) => g.url!),
+    apiKey: KEY,
+    conversations,
+    messagesPerConversation: perConv,
+    concurrency: Number(values.concurrency),
+    prefix: 'chaos',
+    requestTimeoutMs: 120_000,
+  });
   stop = true;
   await chaos;
   const inv = await checkInvariants(stack.db.url, 'chaos');
@@ -58,7 +74,9 @@ async function main(): Promise<void> {
   console.log(`replies duplicated:    ${inv.duplicated}`);
   console.log(`order violations:      ${inv.orderViolations}`);
   console.log(`throughput:            ${((result.sent / result.wallMs) * 1000).toFixed(1)} messages/s over ${(result.wallMs / 1000).toFixed(1)} s`);
-  console.log(`latency (ms):          p50 ${pct(result.latenciesMs, 50)}  p90 ${pct(result.latenciesMs, 90)}  p99 ${pct(result.latenciesMs, 99)}  max ${Math.max(...result.latenciesMs)}`);
+  console.log(
+    `latency (ms):          p50 ${pct(result.latenciesMs, 50)}  p90 ${pct(result.latenciesMs, 90)}  p99 ${pct(result.latenciesMs, 99)}  max ${Math.max(...result.latenciesMs)}`,
+  );
   for (const p of [...ingresses, ...workers]) await p.kill('SIGKILL');
   await stack.close();
 }

@@ -27,14 +27,16 @@ import { openPostgres } from '../adapters/db/pg.js';
 import { BullQueue } from '../adapters/queue/bullmq.js';
 import { migrate } from '../adapters/store/migrate.js';
 import { Store } from '../adapters/store/store.js';
+import { packageRoot } from '../kernel/paths.js';
 import { FallbackChain } from '../providers/chain.js';
 import { configSchema } from '../src/config.js';
-import { packageRoot } from '../kernel/paths.js';
 import { createTestDatabase } from '../test/support/postgres.js';
 import { TestRedis } from '../test/support/redis.js';
 import { cpuMs, PgCpuSampler, redisCpuMs } from './support.js';
 
-const { values } = parseArgs({ options: { turns: { type: 'string', default: '4000' }, concurrency: { type: 'string', default: '64' }, only: { type: 'string' } } });
+const { values } = parseArgs({
+  options: { turns: { type: 'string', default: '4000' }, concurrency: { type: 'string', default: '64' }, only: { type: 'string' } },
+});
 /** --only model (or queue,store...) runs just those parts, e.g. under --cpu-prof. */
 const runs = (part: string) => !values.only || values.only.split(',').includes(part);
 const TURNS = Number(values.turns);
@@ -75,74 +77,120 @@ async function main(): Promise<void> {
   const probe = new Redis(redis.url);
   const redisCpu = () => redisCpuMs(probe);
   const pgCpu = new PgCpuSampler();
-  const fake = spawn(process.execPath, [join(packageRoot, 'dist/test/fakes/fake-llm.js'), '--port', '0', '--tokens', '20'], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const fakeUrl = await new Promise<string>((resolve) => createInterface({ input: fake.stdout! }).on('line', (l) => /"url"/.test(l) && resolve((JSON.parse(l) as { url: string }).url)));
+  const fake = spawn(process.execPath, [join(packageRoot, 'dist/test/fakes/fake-llm.js'), '--port', '0', '--tokens', '20'], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const fakeUrl = await new Promise<string>((resolve) =>
+    createInterface({ input: fake.stdout! }).on('line', (l) => /"url"/.test(l) && resolve((JSON.parse(l) as { url: string }).url)),
+  );
   const sums: number[] = [];
   console.log(`${TURNS} turns at concurrency ${C}; CPU per turn (ms)\n`);
   try {
     if (runs('queue')) {
-    const queue = new BullQueue<{ id: number }>('floor', redis.url, { attempts: 3, backoffMs: 50, prefix: 'fl', lockDurationMs: 30_000, stalledIntervalMs: 30_000 });
-    const waiting = new Map<number, () => void>();
-    queue.process(async (job) => waiting.get(job.data.id)?.(), { concurrency: C });
-    await new Promise((r) => setTimeout(r, 500));
-    const job = (i: number) =>
-      new Promise<void>((resolve) => {
-        waiting.set(i, resolve);
-        void queue.add({ id: i }, { dedupKey: `c${i}` });
-      }).then(() => void waiting.delete(i));
-    await drive(500, C, job); // warm-up
-    sums.push(await measure('queue', TURNS, { redis: redisCpu }, () => drive(TURNS, C, (i) => job(i + 1_000_000))));
-    await queue.close();
+      const queue = new BullQueue<{ id: number }>('floor', redis.url, {
+        attempts: 3,
+        backoffMs: 50,
+        prefix: 'fl',
+        lockDurationMs: 30_000,
+        stalledIntervalMs: 30_000,
+      });
+      const waiting = new Map<number, () => void>();
+      queue.process(async (job) => waiting.get(job.data.id)?.(), { concurrency: C });
+      await new Promise((r) => setTimeout(r, 500));
+      const job = (i: number) =>
+        new Promise<void>((resolve) => {
+          waiting.set(i, resolve);
+          void queue.add({ id: i }, { dedupKey: `c${i}` });
+        }).then(() => void waiting.delete(i));
+      await drive(500, C, job); // warm-up
+      sums.push(await measure('queue', TURNS, { redis: redisCpu }, () => drive(TURNS, C, (i) => job(i + 1_000_000))));
+      await queue.close();
     }
 
     if (runs('store')) {
-    const pool = await openPostgres(db.url, { max: 4 });
-    await migrate(pool);
-    const store = new Store(pool);
-    const turn = async (i: number) => {
-      const a = await store.accept({ channel: 'http', externalId: `m${i}`, conversationKey: `http/k/oneoff-${i}/-`, sender: { id: 'u' }, text: `hello ${i}`, attachments: [], receivedAt: new Date() });
-      const lease = `l${i}`;
-      const s = await store.startTurn({ conversationId: a.conversationId, worker: 'w', lease, leaseMs: 30_000, claim: 'auto', modes: { default: 'followup', byChannel: {} }, historyLimits: { default: 50 }, memoryLimit: 20 });
-      const messages = [{ role: 'user', content: `hello ${i}`, timestamp: 1 }, { role: 'assistant', content: [{ type: 'text', text: 'word '.repeat(20) }], timestamp: 2 }];
-      await store.finishTurn({ turnId: s.turn!.id, status: 'done', messages, finishReason: 'stop', usage: { input: 10, output: 20 }, provider: { slot: 'a' }, lease });
-    };
-    await drive(500, C, turn);
-    await pool.query('vacuum analyze');
-    sums.push(await measure('store', TURNS, { postgres: () => pgCpu.total() }, () => drive(TURNS, C, (i) => turn(i + 1_000_000))));
-    await pool.close();
+      const pool = await openPostgres(db.url, { max: 4 });
+      await migrate(pool);
+      const store = new Store(pool);
+      const turn = async (i: number) => {
+        const a = await store.accept({
+          channel: 'http',
+          externalId: `m${i}`,
+          conversationKey: `http/k/oneoff-${i}/-`,
+          sender: { id: 'u' },
+          text: `hello ${i}`,
+          attachments: [],
+          receivedAt: new Date(),
+        });
+        const lease = `l${i}`;
+        const s = await store.startTurn({
+          conversationId: a.conversationId,
+          worker: 'w',
+          lease,
+          leaseMs: 30_000,
+          claim: 'auto',
+          modes: { default: 'followup', byChannel: {} },
+          historyLimits: { default: 50 },
+          memoryLimit: 20,
+        });
+        const messages = [
+          { role: 'user', content: `hello ${i}`, timestamp: 1 },
+          { role: 'assistant', content: [{ type: 'text', text: 'word '.repeat(20) }], timestamp: 2 },
+        ];
+        await store.finishTurn({
+          turnId: s.turn!.id,
+          status: 'done',
+          messages,
+          finishReason: 'stop',
+          usage: { input: 10, output: 20 },
+          provider: { slot: 'a' },
+          lease,
+        });
+      };
+      await drive(500, C, turn);
+      await pool.query('vacuum analyze');
+      sums.push(await measure('store', TURNS, { postgres: () => pgCpu.total() }, () => drive(TURNS, C, (i) => turn(i + 1_000_000))));
+      await pool.close();
     }
 
     if (runs('bus')) {
-    const [sub, pub] = [new RedisStreamsBus(redis.url, { prefix: 'fl' }), new RedisStreamsBus(redis.url, { prefix: 'fl' })];
-    const exchange = async (i: number) => {
-      const topic = `conv:bench-${i}`;
-      let done!: () => void;
-      const finished = new Promise<void>((r) => (done = r));
-      const s = await sub.subscribe(topic, (e) => (e as { type: string }).type === 'done' && done());
-      await pub.publish(topic, { type: 'turn_start', turnId: `t${i}` });
-      await pub.publish(topic, { type: 'text_delta', turnId: `t${i}`, delta: 'word '.repeat(20) });
-      await pub.publish(topic, { type: 'done', turnId: `t${i}`, text: 'word '.repeat(20) });
-      await finished;
-      s.close();
-    };
-    await drive(500, C, exchange);
-    sums.push(await measure('bus', TURNS, { redis: redisCpu }, () => drive(TURNS, C, (i) => exchange(i + 1_000_000))));
-    await Promise.all([sub.close(), pub.close()]);
+      const [sub, pub] = [new RedisStreamsBus(redis.url, { prefix: 'fl' }), new RedisStreamsBus(redis.url, { prefix: 'fl' })];
+      const exchange = async (i: number) => {
+        const topic = `conv:bench-${i}`;
+        let done!: () => void;
+        const finished = new Promise<void>((r) => (done = r));
+        const s = await sub.subscribe(topic, (e) => (e as { type: string }).type === 'done' && done());
+        await pub.publish(topic, { type: 'turn_start', turnId: `t${i}` });
+        await pub.publish(topic, { type: 'text_delta', turnId: `t${i}`, delta: 'word '.repeat(20) });
+        await pub.publish(topic, { type: 'done', turnId: `t${i}`, text: 'word '.repeat(20) });
+        await finished;
+        s.close();
+      };
+      await drive(500, C, exchange);
+      sums.push(await measure('bus', TURNS, { redis: redisCpu }, () => drive(TURNS, C, (i) => exchange(i + 1_000_000))));
+      await Promise.all([sub.close(), pub.close()]);
     }
 
     if (runs('model')) {
-    const model = {
-      id: 'fake-model', name: 'fake', api: 'openai-completions', provider: 'local', baseUrl: `${fakeUrl}/v1`, reasoning: false, input: ['text'],
-      cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, contextWindow: 128_000, maxTokens: 1000,
-      compat: { supportsDeveloperRole: false, supportsStore: false, maxTokensField: 'max_tokens' },
-    } as Model<Api>;
-    const chain = new FallbackChain([{ id: 'a', model, apiKey: 'fake' }], new MemoryCooldowns(), configSchema.parse({}).fallback);
-    const call = async (i: number) => {
-      const s = chain.stream({ systemPrompt: 'You are helpful.', messages: [{ role: 'user', content: `hello ${i}`, timestamp: Date.now() }] }, {}, {});
-      for await (const ev of s) void ev;
-    };
-    await drive(500, C, call);
-    sums.push(await measure('model', TURNS, { 'fake LLM (HTTP floor)': () => cpuMs(fake.pid!) }, () => drive(TURNS, C, call)));
+      const model = {
+        id: 'fake-model',
+        name: 'fake',
+        api: 'openai-completions',
+        provider: 'local',
+        baseUrl: `${fakeUrl}/v1`,
+        reasoning: false,
+        input: ['text'],
+        cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+        contextWindow: 128_000,
+        maxTokens: 1000,
+        compat: { supportsDeveloperRole: false, supportsStore: false, maxTokensField: 'max_tokens' },
+      } as Model<Api>;
+      const chain = new FallbackChain([{ id: 'a', model, apiKey: 'fake' }], new MemoryCooldowns(), configSchema.parse({}).fallback);
+      const call = async (i: number) => {
+        const s = chain.stream({ systemPrompt: 'You are helpful.', messages: [{ role: 'user', content: `hello ${i}`, timestamp: Date.now() }] }, {}, {});
+        for await (const ev of s) void ev;
+      };
+      await drive(500, C, call);
+      sums.push(await measure('model', TURNS, { 'fake LLM (HTTP floor)': () => cpuMs(fake.pid!) }, () => drive(TURNS, C, call)));
     }
 
     const total = sums.reduce((a, b) => a + b, 0);

@@ -6,19 +6,27 @@
  *   npm run build && node dist/bench/fallback.js [--iterations 300]
  */
 import { parseArgs } from 'node:util';
-import { streamSimple, type Api, type Model } from '@mariozechner/pi-ai';
+import { type Api, type Model, streamSimple } from '@mariozechner/pi-ai';
 import { MemoryCooldowns } from '../adapters/cooldowns/memory.js';
 import { FallbackChain } from '../providers/chain.js';
 import { configSchema } from '../src/config.js';
-import { FakeLlm, reply, type FakeScript } from '../test/fakes/fake-llm.js';
+import { FakeLlm, type FakeScript, reply } from '../test/fakes/fake-llm.js';
 
 const { values } = parseArgs({ options: { iterations: { type: 'string', default: '300' } } });
 const N = Number(values.iterations);
 
 const model = (fake: FakeLlm): Model<Api> =>
   ({
-    id: 'fake', name: 'fake', api: 'openai-completions', provider: 'local', baseUrl: fake.openaiBaseUrl, reasoning: false, input: ['text'],
-    cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, contextWindow: 8000, maxTokens: 1000,
+    id: 'fake',
+    name: 'fake',
+    api: 'openai-completions',
+    provider: 'local',
+    baseUrl: fake.openaiBaseUrl,
+    reasoning: false,
+    input: ['text'],
+    cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+    contextWindow: 8000,
+    maxTokens: 1000,
     compat: { supportsDeveloperRole: false, supportsStore: false, maxTokensField: 'max_tokens' },
   }) as Model<Api>;
 
@@ -51,7 +59,14 @@ async function main(): Promise<void> {
     const overhead: number[] = [];
     for (let i = 0; i < N; i++) {
       // A fresh cooldown store each time, so that the failing slot is always tried first.
-      const chain = new FallbackChain([{ id: 'A', model: model(a), apiKey: 'k' }, { id: 'B', model: model(b), apiKey: 'k' }], new MemoryCooldowns(), settings);
+      const chain = new FallbackChain(
+        [
+          { id: 'A', model: model(a), apiKey: 'k' },
+          { id: 'B', model: model(b), apiKey: 'k' },
+        ],
+        new MemoryCooldowns(),
+        settings,
+      );
       let failedAt = 0;
       let firstFromB = 0;
       const s = chain.stream(ctx, {}, { onAttempt: (x) => void (x.slot === 'A' && (failedAt = performance.now())) });
@@ -60,7 +75,9 @@ async function main(): Promise<void> {
     }
     console.log(`${label}:`);
     console.log(`  failure detected → first token of next slot: ${fmt(overhead)}`);
-    console.log(`  beyond the next slot's own latency:          p50 ${(pct(overhead, 50) - pct(own, 50)).toFixed(2)}  p99 ${(pct(overhead, 99) - pct(own, 99)).toFixed(2)} ms (difference of percentiles; ≤ 0 means lost in the noise)`);
+    console.log(
+      `  beyond the next slot's own latency:          p50 ${(pct(overhead, 50) - pct(own, 50)).toFixed(2)}  p99 ${(pct(overhead, 99) - pct(own, 99)).toFixed(2)} ms (difference of percentiles; ≤ 0 means lost in the noise)`,
+    );
   }
   await Promise.all([a.close(), b.close()]);
 }

@@ -12,7 +12,7 @@
  * Needs redis-server on PATH and a local PostgreSQL (SWITCHBOARD_TEST_PG, default
  * postgres://postgres@127.0.0.1:5432/postgres): it makes and drops its own database.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import http from 'node:http';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -20,9 +20,9 @@ import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { packageRoot } from '../kernel/paths.js';
+import { pct } from '../test/support/load.js';
 import { createTestDatabase } from '../test/support/postgres.js';
 import { TestRedis } from '../test/support/redis.js';
-import { pct } from '../test/support/load.js';
 import { cpuMs, PgCpuSampler, redisCpuMs, rssMb } from './support.js';
 
 const { values } = parseArgs({
@@ -70,7 +70,10 @@ function startProc(name: string, args: string[], env: Record<string, string>, re
 const pgSampler = new PgCpuSampler();
 
 /** What Redis and Postgres have done so far: CPU ms, Redis commands (by name), this database's transactions. */
-async function serviceCounters(redis: Redis, db: pg.Client): Promise<{ redisCpu: number; redisCalls: number; redisByCommand: Map<string, number>; pgCpu: number; pgXacts: number }> {
+async function serviceCounters(
+  redis: Redis,
+  db: pg.Client,
+): Promise<{ redisCpu: number; redisCalls: number; redisByCommand: Map<string, number>; pgCpu: number; pgXacts: number }> {
   const redisCpu = await redisCpuMs(redis);
   const stats = await redis.info('commandstats');
   const redisByCommand = new Map([...stats.matchAll(/cmdstat_([^:]+):calls=(\d+)/g)].map((m) => [m[1]!, Number(m[2])]));
@@ -110,7 +113,15 @@ interface LevelResult {
   errors: number;
 }
 
-async function drive(base: string, path: string, headers: Record<string, string>, c: number, n: number, convPrefix: string, model = 'default'): Promise<LevelResult> {
+async function drive(
+  base: string,
+  path: string,
+  headers: Record<string, string>,
+  c: number,
+  n: number,
+  convPrefix: string,
+  model = 'default',
+): Promise<LevelResult> {
   const ttft: number[] = [];
   const done: number[] = [];
   let errors = 0;
@@ -223,7 +234,9 @@ async function main(): Promise<void> {
                 .join(', '),
           );
         const fl = floor[c]!;
-        console.log(`${'added'.padEnd(10)} c=${String(c).padEnd(3)} ttft p50 ${(pct(r.ttft, 50) - pct(fl.ttft, 50)).toFixed(1).padStart(7)} p99 ${(pct(r.ttft, 99) - pct(fl.ttft, 99)).toFixed(1).padStart(7)} ms`);
+        console.log(
+          `${'added'.padEnd(10)} c=${String(c).padEnd(3)} ttft p50 ${(pct(r.ttft, 50) - pct(fl.ttft, 50)).toFixed(1).padStart(7)} p99 ${(pct(r.ttft, 99) - pct(fl.ttft, 99)).toFixed(1).padStart(7)} ms`,
+        );
       }
       redisProbe.disconnect();
       await dbProbe.end();

@@ -18,12 +18,22 @@ import { parseArgs } from 'node:util';
 import { GatewayProcess } from '../test/support/gateway.js';
 import { rssMb, startBenchStack } from './support.js';
 
-const { values } = parseArgs({ options: { phases: { type: 'string', default: '3000,6000,6000' }, concurrency: { type: 'string', default: '32' }, topology: { type: 'string', default: 'split' } } });
+const { values } = parseArgs({
+  options: {
+    phases: { type: 'string', default: '3000,6000,6000' },
+    concurrency: { type: 'string', default: '32' },
+    topology: { type: 'string', default: 'split' },
+  },
+});
 const KEY = 'sk-heap-key-00001';
 
 /** Live objects in a V8 heap snapshot, by kind: count and bytes. */
 function heapByKind(file: string): { total: number; kinds: Map<string, { count: number; bytes: number }> } {
-  const s = JSON.parse(readFileSync(file, 'utf8')) as { snapshot: { meta: { node_fields: string[]; node_types: [string[]] } }; nodes: number[]; strings: string[] };
+  const s = JSON.parse(readFileSync(file, 'utf8')) as {
+    snapshot: { meta: { node_fields: string[]; node_types: [string[]] } };
+    nodes: number[];
+    strings: string[];
+  };
   const fields = s.snapshot.meta.node_fields;
   const types = s.snapshot.meta.node_types[0];
   const [width, type, name, size] = [fields.length, fields.indexOf('type'), fields.indexOf('name'), fields.indexOf('self_size')];
@@ -61,7 +71,11 @@ async function main(): Promise<void> {
             const i = sent++;
             const r = await fetch(`${url}/v1/chat/completions`, {
               method: 'POST',
-              headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json', ...(i % 2 ? {} : { 'x-switchboard-conversation': `heap-${i % 200}` }) },
+              headers: {
+                authorization: `Bearer ${KEY}`,
+                'content-type': 'application/json',
+                ...(i % 2 ? {} : { 'x-switchboard-conversation': `heap-${i % 200}` }),
+              },
               body: JSON.stringify({ model: 'default', stream: i % 3 !== 0, messages: [{ role: 'user', content: `hello ${i}` }] }),
             });
             await r.arrayBuffer();

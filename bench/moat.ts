@@ -11,14 +11,14 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { packageRoot } from '../kernel/paths.js';
 import { classifyCommand, TIER_ORDER } from '../moat/command-classifier.js';
-import { checkClaims, type ClaimCase } from '../moat/honesty.js';
+import { type ClaimCase, checkClaims } from '../moat/honesty.js';
 import { loadClaimsCorpus, scoreClaims } from '../moat/honesty-corpus.js';
-import { checkMemoryWrite } from '../moat/memory-guard.js';
 import { loadMemoryCorpus, scoreInjections } from '../moat/memory-corpus.js';
+import { checkMemoryWrite } from '../moat/memory-guard.js';
 import { scanText } from '../moat/secrets.js';
 import { checkUrl, staticResolver } from '../moat/ssrf.js';
-import { packageRoot } from '../kernel/paths.js';
 
 const { values } = parseArgs({ options: { corpus: { type: 'string', default: join(packageRoot, 'test', 'corpora') } } });
 const dir = resolve(values.corpus!);
@@ -118,17 +118,25 @@ async function main(): Promise<void> {
   console.log(`  contradicted claims caught: ${caught('contradicted')}/${by('contradicted').length}`);
   console.log(`  unsupported claims caught:  ${caught('unsupported')}/${by('unsupported').length}`);
   console.log(`  texts changed that claim nothing or only true things: ${changed.length}/${by('none').length + by('supported').length}`);
-  console.log(`  recall (claims corrected):  ${pct(score.corrected, score.toCorrect)} (${score.corrected}/${score.toCorrect}); with the expected verdict ${score.rightVerdict}/${score.toCorrect}`);
+  console.log(
+    `  recall (claims corrected):  ${pct(score.corrected, score.toCorrect)} (${score.corrected}/${score.toCorrect}); with the expected verdict ${score.rightVerdict}/${score.toCorrect}`,
+  );
   console.log(`  false findings:             ${score.falseFindings}`);
-  console.log(`  changed innocent sentences: ${score.changedInnocent}/${score.innocentSentences}${score.mangled ? ` (texts altered other than by corrections: ${score.mangled})` : ''}`);
+  console.log(
+    `  changed innocent sentences: ${score.changedInnocent}/${score.innocentSentences}${score.mangled ? ` (texts altered other than by corrections: ${score.mangled})` : ''}`,
+  );
   console.log(`  mean time per text:         ${(ms / Math.max(1, cases.length)).toFixed(3)} ms (${cases.length} texts)`);
   const classes = [...score.byClass.entries()].sort(([a], [b]) => a.localeCompare(b));
   if (classes.length > 1) {
     console.log('  by class (corrected/to correct, changed/innocent sentences):');
-    for (const [name, k] of classes) console.log(`    ${name.padEnd(20)} ${String(k.cases).padStart(4)} texts  ${`${k.corrected}/${k.toCorrect}`.padStart(9)}  ${`${k.changed}/${k.innocent}`.padStart(9)}`);
+    for (const [name, k] of classes)
+      console.log(
+        `    ${name.padEnd(20)} ${String(k.cases).padStart(4)} texts  ${`${k.corrected}/${k.toCorrect}`.padStart(9)}  ${`${k.changed}/${k.innocent}`.padStart(9)}`,
+      );
   }
   for (const m of score.misses.slice(0, 15)) console.log(`    miss${m.class ? ` (${m.class})` : ''}: ${m.sentence.slice(0, 110)}`);
-  for (const f of score.falses.slice(0, 15)) console.log(`    false finding${f.class ? ` (${f.class})` : ''}: ${f.sentence.slice(0, 90)} — ${f.reason.slice(0, 80)}`);
+  for (const f of score.falses.slice(0, 15))
+    console.log(`    false finding${f.class ? ` (${f.class})` : ''}: ${f.sentence.slice(0, 90)} — ${f.reason.slice(0, 80)}`);
 
   // Memory guard.
   const injections = lines('memory/injections.txt');
@@ -138,9 +146,18 @@ async function main(): Promise<void> {
   // The injection classifier alone, on memory/injections.txt against memory/innocent.txt and benign.jsonl's notes.
   const memScore = scoreInjections(loadMemoryCorpus(join(dir, 'memory')));
   const refused = memScore.truePositives + memScore.falsePositives;
-  console.log(`  injection classifier: recall ${pct(memScore.truePositives, memScore.truePositives + memScore.falseNegatives)} (${memScore.truePositives}/${memScore.truePositives + memScore.falseNegatives}), precision ${pct(memScore.truePositives, refused)} (${memScore.truePositives}/${refused})`);
-  console.log(`  innocent notes refused (false positives): ${pct(memScore.falsePositives, memScore.falsePositives + memScore.trueNegatives)} (${memScore.falsePositives}/${memScore.falsePositives + memScore.trueNegatives})`);
-  console.log(`  refusals by class: ${[...memScore.byClass.entries()].sort(([x], [y]) => x.localeCompare(y)).map(([k, v]) => `${k} ${v}`).join(', ')}`);
+  console.log(
+    `  injection classifier: recall ${pct(memScore.truePositives, memScore.truePositives + memScore.falseNegatives)} (${memScore.truePositives}/${memScore.truePositives + memScore.falseNegatives}), precision ${pct(memScore.truePositives, refused)} (${memScore.truePositives}/${refused})`,
+  );
+  console.log(
+    `  innocent notes refused (false positives): ${pct(memScore.falsePositives, memScore.falsePositives + memScore.trueNegatives)} (${memScore.falsePositives}/${memScore.falsePositives + memScore.trueNegatives})`,
+  );
+  console.log(
+    `  refusals by class: ${[...memScore.byClass.entries()]
+      .sort(([x], [y]) => x.localeCompare(y))
+      .map(([k, v]) => `${k} ${v}`)
+      .join(', ')}`,
+  );
   console.log(`  mean time per note: ${memScore.meanMs.toFixed(3)} ms`);
   for (const m of memScore.misses.slice(0, 10)) console.log(`    miss: ${m.slice(0, 100)}`);
   for (const f of memScore.falses.slice(0, 10)) console.log(`    false positive: ${f.note.slice(0, 80)} — ${f.reason.slice(0, 60)}`);

@@ -43,7 +43,9 @@ async function main(): Promise<void> {
   const none = await createSandbox({ mode: 'none', network: 'none', limits: DEFAULT_LIMITS, uid: 65534, gid: 65534 });
   const bwrap = await createSandbox({ mode: 'bwrap', network, limits: DEFAULT_LIMITS, uid: 65534, gid: 65534 });
   if (bwrap.owner) chownSync(workspace, bwrap.owner.uid, bwrap.owner.gid);
-  console.log(`sandbox bench: ${calls} calls each, network ${network}, gateway ${process.getuid?.() === 0 ? 'as root (commands run as uid 65534)' : 'as an ordinary user'}`);
+  console.log(
+    `sandbox bench: ${calls} calls each, network ${network}, gateway ${process.getuid?.() === 0 ? 'as root (commands run as uid 65534)' : 'as an ordinary user'}`,
+  );
   const rows: Array<[string, number[], number[]]> = [];
   for (const command of ['true', 'ls -la']) {
     const floor = await time(none, command, workspace, calls);
@@ -52,9 +54,13 @@ async function main(): Promise<void> {
   }
   for (const [command, floor, boxed] of rows) {
     const overhead = pct(boxed, 50) - pct(floor, 50);
-    console.log(`  ${command.padEnd(7)} unconfined (floor): ${fmt(floor)} | bwrap: ${fmt(boxed)} | overhead p50 ${overhead.toFixed(1)} ms (target <= ${TARGET_OVERHEAD_P50_MS} ms: ${overhead <= TARGET_OVERHEAD_P50_MS ? 'met' : 'MISSED'})`);
+    console.log(
+      `  ${command.padEnd(7)} unconfined (floor): ${fmt(floor)} | bwrap: ${fmt(boxed)} | overhead p50 ${overhead.toFixed(1)} ms (target <= ${TARGET_OVERHEAD_P50_MS} ms: ${overhead <= TARGET_OVERHEAD_P50_MS ? 'met' : 'MISSED'})`,
+    );
   }
-  console.log(`  gateway process RSS: ${rss0} MB before, ${rssMb(process.pid)} MB after ${rows.length * calls * 2} calls (the sandbox keeps no process between calls)`);
+  console.log(
+    `  gateway process RSS: ${rss0} MB before, ${rssMb(process.pid)} MB after ${rows.length * calls * 2} calls (the sandbox keeps no process between calls)`,
+  );
   await none.close();
   await bwrap.close();
   rmSync(workspace, { recursive: true, force: true });

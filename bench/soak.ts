@@ -10,7 +10,9 @@ import { GatewayProcess } from '../test/support/gateway.js';
 import { pct } from '../test/support/load.js';
 import { rssMb, startBenchStack } from './support.js';
 
-const { values } = parseArgs({ options: { minutes: { type: 'string', default: '30' }, rate: { type: 'string', default: '50' }, 'interval-s': { type: 'string', default: '60' } } });
+const { values } = parseArgs({
+  options: { minutes: { type: 'string', default: '30' }, rate: { type: 'string', default: '50' }, 'interval-s': { type: 'string', default: '60' } },
+});
 const KEY = 'sk-soak-key-00001';
 
 async function main(): Promise<void> {
@@ -29,7 +31,9 @@ async function main(): Promise<void> {
     const lat = window;
     window = [];
     const m = ((Date.now() - (endAt - Number(values.minutes) * 60_000)) / 60_000).toFixed(1);
-    console.log(`t=${m.padStart(5)} min  rss ${procs.map((p) => rssMb(p.proc.pid!)).join(' / ')}  latency p50 ${pct(lat, 50)} p99 ${pct(lat, 99)} ms  (${lat.length} turns, ${errors} errors)`);
+    console.log(
+      `t=${m.padStart(5)} min  rss ${procs.map((p) => rssMb(p.proc.pid!)).join(' / ')}  latency p50 ${pct(lat, 50)} p99 ${pct(lat, 99)} ms  (${lat.length} turns, ${errors} errors)`,
+    );
   }, Number(values['interval-s']) * 1000);
   const inflight = new Set<Promise<void>>();
   while (Date.now() < endAt) {

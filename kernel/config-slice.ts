@@ -25,7 +25,21 @@ export interface EnvBinding {
  * configured record (agents, channels, operators per channel...), since those
  * are looked up by names that come from requests and messages.
  */
-export const RESERVED_KEYS = ['__proto__', 'constructor', 'prototype', 'toString', 'toLocaleString', 'valueOf', 'hasOwnProperty', 'isPrototypeOf', 'propertyIsEnumerable', '__defineGetter__', '__defineSetter__', '__lookupGetter__', '__lookupSetter__'] as const;
+export const RESERVED_KEYS = [
+  '__proto__',
+  'constructor',
+  'prototype',
+  'toString',
+  'toLocaleString',
+  'valueOf',
+  'hasOwnProperty',
+  'isPrototypeOf',
+  'propertyIsEnumerable',
+  '__defineGetter__',
+  '__defineSetter__',
+  '__lookupGetter__',
+  '__lookupSetter__',
+] as const;
 /** Matches every string except a reserved key (for a schema's record keys). */
 export const NOT_RESERVED_KEY = new RegExp(`^(?!(?:${RESERVED_KEYS.join('|')})$)`);
 export const RESERVED_KEY_MESSAGE = `must not be one of ${RESERVED_KEYS.join(', ')}`;

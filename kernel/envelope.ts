@@ -49,12 +49,7 @@ export interface InboundMessage {
  * channel + workspace/guild + chat + thread. Parts are escaped so that no two
  * different tuples produce the same key.
  */
-export function conversationKey(parts: {
-  channel: string;
-  workspace?: string;
-  chat: string;
-  thread?: string;
-}): string {
+export function conversationKey(parts: { channel: string; workspace?: string; chat: string; thread?: string }): string {
   const esc = (s: string) => s.replace(/%/g, '%25').replace(/\//g, '%2F');
   return [parts.channel, parts.workspace ?? '-', parts.chat, parts.thread ?? '-'].map(esc).join('/');
 }

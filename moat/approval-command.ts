@@ -8,12 +8,11 @@
 // where a character would otherwise mean something to the shell), so that two spellings of the same
 // call (`tar -czf 'backup.tgz' *` and `tar  -czf backup.tgz *`) give the same words, and a quoted
 // `'*'` never equals an unquoted glob `*`.
-import { gstr, items, nodeType, ParseFailure, parseShell, type Raw } from './command-syntax.js';
-import { SwitchboardError } from '../kernel/errors.js';
 
-export type CommandShape =
-  | { ok: true; words: string[]; text: string }
-  | { ok: false; reason: string };
+import { SwitchboardError } from '../kernel/errors.js';
+import { gstr, items, nodeType, ParseFailure, parseShell, type Raw } from './command-syntax.js';
+
+export type CommandShape = { ok: true; words: string[]; text: string } | { ok: false; reason: string };
 
 /** Longer commands are not parsed here: they are never rule-matchable. */
 const MAX_COMMAND = 16 * 1024;
@@ -40,7 +39,7 @@ export const NOT_MATCHABLE = {
   assignment: 'it sets variables for the command (NAME=value)',
   compound: 'it is not a simple command (a subshell, group, loop, test, function or keyword)',
   comment: 'it contains a comment',
-  quoting: "it uses ANSI-C or locale quoting ($'…', $\"…\")",
+  quoting: 'it uses ANSI-C or locale quoting ($\'…\', $"…")',
   glob: 'it uses extended globs',
   negated: 'it negates the command (!)',
 } as const;
@@ -151,7 +150,32 @@ function render(chars: Ch[], first: boolean): string {
   return out;
 }
 
-const RESERVED = new Set(['if', 'then', 'else', 'elif', 'fi', 'case', 'esac', 'for', 'select', 'while', 'until', 'do', 'done', 'in', 'function', 'time', 'coproc', 'declare', 'local', 'export', 'readonly', 'typeset', 'nameref', 'let']);
+const RESERVED = new Set([
+  'if',
+  'then',
+  'else',
+  'elif',
+  'fi',
+  'case',
+  'esac',
+  'for',
+  'select',
+  'while',
+  'until',
+  'do',
+  'done',
+  'in',
+  'function',
+  'time',
+  'coproc',
+  'declare',
+  'local',
+  'export',
+  'readonly',
+  'typeset',
+  'nameref',
+  'let',
+]);
 
 /**
  * Parses a command for an "always allow" rule: ok with its canonical words when it is exactly
@@ -177,7 +201,13 @@ export function normalizeCommand(command: string): CommandShape {
       case 'CallExpr':
         break;
       case 'BinaryCmd':
-        throw new NotMatchable(cmd.Op === OP_PIPE || cmd.Op === OP_PIPE_ALL ? NOT_MATCHABLE.pipe : cmd.Op === OP_AND || cmd.Op === OP_OR ? NOT_MATCHABLE.list : NOT_MATCHABLE.compound);
+        throw new NotMatchable(
+          cmd.Op === OP_PIPE || cmd.Op === OP_PIPE_ALL
+            ? NOT_MATCHABLE.pipe
+            : cmd.Op === OP_AND || cmd.Op === OP_OR
+              ? NOT_MATCHABLE.list
+              : NOT_MATCHABLE.compound,
+        );
       case '':
         throw new NotMatchable(NOT_MATCHABLE.empty);
       default:
@@ -209,7 +239,8 @@ export function isPlainOperand(word: string): boolean {
       continue;
     }
     if (c === "'") quoted = true;
-    else if (c === '\\') i++; // \' : a quoted quote
+    else if (c === '\\')
+      i++; // \' : a quoted quote
     else if (!LITERAL.test(c)) return false;
   }
   return true;

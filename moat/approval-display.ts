@@ -89,7 +89,13 @@ export function showText(text: string, opts: ShowOptions = {}): string {
   while (tail > head && used + toks[tail - 1]!.shown.length <= tailBudget) used += toks[--tail]!.shown.length;
   const hidden = toks.slice(head, tail).reduce((s, t) => s + t.units, 0);
   const where = opts.fullAt ? `, shown in full by ${opts.fullAt}` : '';
-  return `${toks.slice(0, head).map((t) => t.shown).join('')}…[${hidden} more characters${where}]…${toks.slice(tail).map((t) => t.shown).join('')}`;
+  return `${toks
+    .slice(0, head)
+    .map((t) => t.shown)
+    .join('')}…[${hidden} more characters${where}]…${toks
+    .slice(tail)
+    .map((t) => t.shown)
+    .join('')}`;
 }
 
 /** A Markdown code span that holds any text (backticks inside included). */

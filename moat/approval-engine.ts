@@ -1,6 +1,6 @@
-import { isPlainOperand, normalizeCommand, type CommandShape } from './approval-command.js';
-import { classifyCommand, type Classification, type Tier } from './command-classifier.js';
 import { formatIdentity } from '../kernel/identity.js';
+import { type CommandShape, isPlainOperand, normalizeCommand } from './approval-command.js';
+import { type Classification, classifyCommand, type Tier } from './command-classifier.js';
 
 /**
  * The approval engine: per tool call, allow | ask | deny. It weighs the tool's
@@ -34,7 +34,8 @@ export interface ToolCallRequest {
   effectFromThirdParty?: boolean;
 }
 
-export { RULE_SCOPES, type AllowRule, type RuleScope } from '../kernel/allow-rule.js';
+export { type AllowRule, RULE_SCOPES, type RuleScope } from '../kernel/allow-rule.js';
+
 import type { AllowRule } from '../kernel/allow-rule.js';
 
 /** Where the call is made: which rules are in scope. */
@@ -84,12 +85,20 @@ export function decide(call: ToolCallRequest, policy: ApprovalPolicy): ApprovalV
   // The floor: no autonomy level or rule lifts it.
   if (tier === 'blocked') return { decision: 'deny', tier, reasons: reasons.length ? reasons : ['hard-blocked'], rulePermitted: false };
   // Dangerous always asks, and never becomes a standing rule.
-  if (tier === 'dangerous') return { decision: 'ask', tier, reasons: [...reasons, `${NO_RULE_PREFIX}dangerous commands are asked every time`], rulePermitted: false };
+  if (tier === 'dangerous')
+    return { decision: 'ask', tier, reasons: [...reasons, `${NO_RULE_PREFIX}dangerous commands are asked every time`], rulePermitted: false };
 
   const target = ruleTarget(call);
   if (target.ok) {
     const rule = policy.rules.find((r) => inScope(r, policy.where) && ruleMatches(r, call.tool, target));
-    if (rule) return { decision: 'allow', tier, reasons: [...reasons, `allowed by operator rule${rule.id !== undefined ? ` #${rule.id}` : ''} (${rule.scope}: ${rule.pattern})`], rule, rulePermitted: true };
+    if (rule)
+      return {
+        decision: 'allow',
+        tier,
+        reasons: [...reasons, `allowed by operator rule${rule.id !== undefined ? ` #${rule.id}` : ''} (${rule.scope}: ${rule.pattern})`],
+        rule,
+        rulePermitted: true,
+      };
   }
 
   const vouched = !(call.effectFromThirdParty && policy.autonomy === 'strict');
@@ -104,7 +113,10 @@ export function decide(call: ToolCallRequest, policy: ApprovalPolicy): ApprovalV
 export const NO_RULE_PREFIX = '"Always allow" is not offered: ';
 
 /** What a rule for this call would bind, or why no rule can. */
-export type RuleTarget = { ok: true; kind: 'command'; words: string[]; pattern: string } | { ok: true; kind: 'args'; pattern: string } | { ok: false; reason: string };
+export type RuleTarget =
+  | { ok: true; kind: 'command'; words: string[]; pattern: string }
+  | { ok: true; kind: 'args'; pattern: string }
+  | { ok: false; reason: string };
 
 export function ruleTarget(call: Pick<ToolCallRequest, 'args' | 'command'>): RuleTarget {
   if (call.command === undefined) return { ok: true, kind: 'args', pattern: canonicalJson(call.args) };

@@ -188,7 +188,7 @@ export function optValues(args: Arg[], short: string | null, long: string | null
   const pre = beforeDD(args);
   for (let i = 0; i < pre.length; i++) {
     const t = pre[i]!.text;
-    if (long && (t === `--${long}`)) {
+    if (long && t === `--${long}`) {
       if (i + 1 < pre.length) out.push(pre[++i]!.text);
     } else if (long && t.startsWith(`--${long}=`)) {
       out.push(t.slice(long.length + 3));

@@ -2,8 +2,8 @@
 // terminal multiplexers with a command, daemonizers, transient systemd units, job control. Each
 // is at least caution (it keeps running after the tool call returns, unwatched) and the command
 // it starts is classified too. `&`, nohup and setsid are handled by the classifier itself.
-import { litArg, positionals, type Arg, type Rule, type RuleContext } from './command-args.js';
-import { scanOperands, scanOptions, type OptionTable } from './command-options.js';
+import { type Arg, litArg, positionals, type Rule, type RuleContext } from './command-args.js';
+import { type OptionTable, scanOperands, scanOptions } from './command-options.js';
 
 const detached = (ctx: RuleContext, what: string): void => ctx.add('caution', `starts a detached process that outlives the command (${what})`);
 
@@ -26,7 +26,10 @@ const SCREEN: OptionTable = {
 /** screen -dm / -dmS name cmd..., screen -X stuff 'cmd\n', screen -s shell. */
 export const screen: Rule = (v, ctx) => {
   const a = v.args;
-  const flags = a.filter((x) => /^-[A-Za-z]+$/.test(x.text)).map((x) => x.text.slice(1)).join('');
+  const flags = a
+    .filter((x) => /^-[A-Za-z]+$/.test(x.text))
+    .map((x) => x.text.slice(1))
+    .join('');
   for (const h of scanOptions(SCREEN, a)) {
     if (h.spec.kind === 'program' && h.value) {
       ctx.add('caution', `screen -s runs a shell program (${h.value})`);
@@ -94,7 +97,10 @@ export const tmux: Rule = (v, ctx) => {
     const args = g.slice(1);
     const spec = TMUX_SHELL[sub];
     if (spec) {
-      const flags = args.filter((x) => /^-[A-Za-z]+$/.test(x.text)).map((x) => x.text.slice(1)).join('');
+      const flags = args
+        .filter((x) => /^-[A-Za-z]+$/.test(x.text))
+        .map((x) => x.text.slice(1))
+        .join('');
       const cmd = positionals(args, spec.argShort);
       if (spec.detachFlag && flags.includes(spec.detachFlag)) detached(ctx, `tmux ${sub} -${spec.detachFlag}`);
       else ctx.add('caution', `tmux ${sub} runs a command in a session`);
@@ -138,7 +144,33 @@ export const dtach: Rule = (v, ctx) => {
   runWords(a.slice(k), v.name, ctx);
 };
 
-const SYSTEMD_RUN_ARGS = ['unit', 'property', 'setenv', 'host', 'machine', 'description', 'slice', 'uid', 'gid', 'nice', 'working-directory', 'on-active', 'on-boot', 'on-startup', 'on-unit-active', 'on-unit-inactive', 'on-calendar', 'on-clock-change', 'on-timezone-change', 'timer-property', 'path-property', 'socket-property', 'service-type', 'expand-environment', 'background'];
+const SYSTEMD_RUN_ARGS = [
+  'unit',
+  'property',
+  'setenv',
+  'host',
+  'machine',
+  'description',
+  'slice',
+  'uid',
+  'gid',
+  'nice',
+  'working-directory',
+  'on-active',
+  'on-boot',
+  'on-startup',
+  'on-unit-active',
+  'on-unit-inactive',
+  'on-calendar',
+  'on-clock-change',
+  'on-timezone-change',
+  'timer-property',
+  'path-property',
+  'socket-property',
+  'service-type',
+  'expand-environment',
+  'background',
+];
 
 /** systemd-run [options] cmd...: a transient unit, detached unless --scope/--wait/--pty; timers persist. */
 export const systemdRun: Rule = (v, ctx) => {

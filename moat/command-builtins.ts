@@ -27,7 +27,12 @@ export const enable: Rule = (v, ctx) => {
   }
   if (!names.length) return; // lists builtins
   const off = v.args.some((a) => /^-[a-z]*n/.test(a.text));
-  ctx.add('caution', off ? `disables builtins so programs of the same name run instead (enable -n ${names.join(' ')})` : `changes which builtins are enabled (enable ${names.join(' ')})`);
+  ctx.add(
+    'caution',
+    off
+      ? `disables builtins so programs of the same name run instead (enable -n ${names.join(' ')})`
+      : `changes which builtins are enabled (enable ${names.join(' ')})`,
+  );
 };
 
 /** hash -p path name: makes `name` run `path`. */
@@ -51,7 +56,16 @@ export const bind: Rule = (v, ctx) => {
 
 /** complete/compgen -C command, -F function. */
 export const complete: Rule = (v, ctx) => {
-  for (const h of scanOptions({ argShort: 'oAGWPSX', options: [{ short: 'C', kind: 'C', what: '' }, { short: 'F', kind: 'F', what: '' }] }, v.args)) {
+  for (const h of scanOptions(
+    {
+      argShort: 'oAGWPSX',
+      options: [
+        { short: 'C', kind: 'C', what: '' },
+        { short: 'F', kind: 'F', what: '' },
+      ],
+    },
+    v.args,
+  )) {
     if (h.spec.kind === 'C') {
       ctx.add('caution', `${v.name} -C runs a command to complete words (${h.value})`);
       ctx.classifyCode(h.value, `${v.name} -C`);
@@ -88,9 +102,65 @@ export const BUILTIN_RULES: Record<string, Rule> = { alias, enable, hash, bind, 
 
 /** Shell builtins and keywords a function definition would shadow. */
 export const SHELL_BUILTINS = new Set([
-  'alias', 'bg', 'bind', 'break', 'builtin', 'caller', 'cd', 'command', 'compgen', 'complete', 'compopt', 'continue', 'declare',
-  'dirs', 'disown', 'echo', 'enable', 'eval', 'exec', 'exit', 'export', 'false', 'fc', 'fg', 'getopts', 'hash', 'help', 'history',
-  'jobs', 'kill', 'let', 'local', 'logout', 'mapfile', 'popd', 'printf', 'pushd', 'pwd', 'read', 'readarray', 'readonly', 'return',
-  'set', 'shift', 'shopt', 'source', 'suspend', 'test', 'times', 'trap', 'true', 'type', 'typeset', 'ulimit', 'umask', 'unalias',
-  'unset', 'wait', '.', ':', '[',
+  'alias',
+  'bg',
+  'bind',
+  'break',
+  'builtin',
+  'caller',
+  'cd',
+  'command',
+  'compgen',
+  'complete',
+  'compopt',
+  'continue',
+  'declare',
+  'dirs',
+  'disown',
+  'echo',
+  'enable',
+  'eval',
+  'exec',
+  'exit',
+  'export',
+  'false',
+  'fc',
+  'fg',
+  'getopts',
+  'hash',
+  'help',
+  'history',
+  'jobs',
+  'kill',
+  'let',
+  'local',
+  'logout',
+  'mapfile',
+  'popd',
+  'printf',
+  'pushd',
+  'pwd',
+  'read',
+  'readarray',
+  'readonly',
+  'return',
+  'set',
+  'shift',
+  'shopt',
+  'source',
+  'suspend',
+  'test',
+  'times',
+  'trap',
+  'true',
+  'type',
+  'typeset',
+  'ulimit',
+  'umask',
+  'unalias',
+  'unset',
+  'wait',
+  '.',
+  ':',
+  '[',
 ]);

@@ -15,18 +15,18 @@
 // that is later run, across pipes, substitutions, variables, redirects to files and `&&`/`;`
 // (./command-flow.ts, ./command-paths.ts). The per-command knowledge lives in ./command-rules.ts
 // and the files it imports.
-import { litArg, type Arg, type CommandView, type Produced, type RedirectInfo, type RuleContext, type Stdin } from './command-args.js';
+import { type Arg, type CommandView, litArg, type Produced, type RedirectInfo, type RuleContext, type Stdin } from './command-args.js';
 import { SHELL_BUILTINS } from './command-builtins.js';
 import { envFinding } from './command-env.js';
 import { copyTargets, downloadTargets, extractDir, extracts, isNetworkSink, NETWORK_SINKS, secretNames, secretOutput } from './command-flow.js';
 import { applyToolOptions } from './command-helpers.js';
-import { changeDir, containsSecrets, cwdOutside, isSecretPath, normPath, outsidePath, pathFrom, writeFinding, type Cwd } from './command-paths.js';
+import { type Cwd, changeDir, containsSecrets, cwdOutside, isSecretPath, normPath, outsidePath, pathFrom, writeFinding } from './command-paths.js';
 import { rawScan, repairSuffix } from './command-raw.js';
-import { knowsReads, readPaths, type ReadPath } from './command-reads.js';
-import { count, gstr, isNil, items, litValue, nodeType, parseShell, ParseFailure, walk, type Raw } from './command-syntax.js';
+import { knowsReads, type ReadPath, readPaths } from './command-reads.js';
+import { interpreterKind, isShell, RULES, ruleFor, SAFE_COMMANDS } from './command-rules.js';
+import { count, gstr, isNil, items, litValue, nodeType, ParseFailure, parseShell, type Raw, walk } from './command-syntax.js';
 import { procSysWrite } from './command-system.js';
-import { ansiC, braceExpand, hasGlob, splitFields, type Field } from './command-words.js';
-import { RULES, SAFE_COMMANDS, isShell, interpreterKind, ruleFor } from './command-rules.js';
+import { ansiC, braceExpand, type Field, hasGlob, splitFields } from './command-words.js';
 import { loadLines } from './corpus.js';
 
 export type Tier = 'safe' | 'caution' | 'dangerous' | 'blocked';
@@ -215,7 +215,13 @@ const COPIERS = new Set(['cp', 'mv', 'install', 'ln', 'zip', 'tee']);
 
 /** What two commands run one after the other produce together (for lists, blocks, branches). */
 function merged(a: Produced, b: Produced): Produced {
-  return { download: a.download || b.download, decoded: a.decoded || b.decoded, secret: a.secret ?? b.secret, secretNames: a.secretNames ?? b.secretNames, text: b.text };
+  return {
+    download: a.download || b.download,
+    decoded: a.decoded || b.decoded,
+    secret: a.secret ?? b.secret,
+    secretNames: a.secretNames ?? b.secretNames,
+    text: b.text,
+  };
 }
 
 /** A function of this name would hide a command or builtin. */
@@ -413,8 +419,7 @@ class Analyzer {
       redirs.push({ kind: 'out', target, net: tcp });
       if (op === R_RDWR && tcp && (fd === '' || fd === '0')) input = { source: 'file', download: true, decoded: false, path: target };
       outs.push({ target, fd, append: op === R_APPEND || op === R_ALL_APPEND, net: tcp });
-      const verb =
-        op === R_APPEND || op === R_ALL_APPEND ? 'redirect appends to' : op === R_RDWR ? 'redirect opens for writing' : 'redirect overwrites';
+      const verb = op === R_APPEND || op === R_ALL_APPEND ? 'redirect appends to' : op === R_RDWR ? 'redirect opens for writing' : 'redirect overwrites';
       const f = writeFinding(target, verb, dynamic);
       if (f) this.add(f.tier, f.reason);
     }
@@ -551,12 +556,7 @@ class Analyzer {
     const stages: Raw[] = [];
     const flatten = (st: Raw): void => {
       const c = isNil(st) ? undefined : st.Cmd;
-      if (
-        nodeType(c) === 'BinaryCmd' &&
-        ((c.Op as number) === OP_PIPE || (c.Op as number) === OP_PIPE_ALL) &&
-        count(st.Redirs) === 0 &&
-        !st.Negated
-      ) {
+      if (nodeType(c) === 'BinaryCmd' && ((c.Op as number) === OP_PIPE || (c.Op as number) === OP_PIPE_ALL) && count(st.Redirs) === 0 && !st.Negated) {
         flatten(c.X);
         flatten(c.Y);
       } else stages.push(st);
@@ -578,7 +578,7 @@ class Analyzer {
       names ??= prev.secretNames;
       // A shell running whatever arrives on its stdin, with its output piped on to a network tool,
       // is a reverse shell (the fifo form: cat f | sh -i 2>&1 | nc host port > f).
-      if (prev.net && shellStage >= 0) this.add('dangerous', 'pipes a shell\'s output to a network tool (reverse shell)');
+      if (prev.net && shellStage >= 0) this.add('dangerous', "pipes a shell's output to a network tool (reverse shell)");
       if (prev.runsInput && shellStage < 0) shellStage = i;
     }
     return { download, decoded, text: prev.text, secret, secretNames: names };
@@ -610,7 +610,13 @@ class Analyzer {
       this.add('caution', `exports shell functions to child programs (${variant} ${flags.join(' ')})`);
     }
     // `export -p`, `declare -p`, bare `export`/`declare`: prints every variable.
-    const secret = assigned === 0 ? secretOutput(variant, flags.map((f) => litArg(f))) : undefined;
+    const secret =
+      assigned === 0
+        ? secretOutput(
+            variant,
+            flags.map((f) => litArg(f)),
+          )
+        : undefined;
     return secret ? { secret } : {};
   }
 
@@ -653,7 +659,15 @@ class Analyzer {
       if (t === 'CallExpr') {
         const w = items(n.Args)[0];
         const parts = w ? items(w.Parts) : [];
-        if (parts.length && parts.every((p) => nodeType(p) === 'Lit') && parts.map((p) => gstr(p.Value)).join('').replace(/\\/g, '') === name) selfCalls++;
+        if (
+          parts.length &&
+          parts.every((p) => nodeType(p) === 'Lit') &&
+          parts
+            .map((p) => gstr(p.Value))
+            .join('')
+            .replace(/\\/g, '') === name
+        )
+          selfCalls++;
       } else if (t === 'BinaryCmd' && ((n.Op as number) === OP_PIPE || (n.Op as number) === OP_PIPE_ALL)) spawns = true;
       else if (t === 'Stmt' && n.Background) spawns = true;
       return true;
@@ -666,7 +680,17 @@ class Analyzer {
 
   /** Expands a word into arguments; visits (and reports) any substitutions inside it. */
   evalWord(word: Raw, assign = false): Arg[] {
-    const st: WordState = { dynamic: false, subst: false, proc: false, download: false, decoded: false, quoted: false, glob: false, secret: undefined, secretNames: undefined };
+    const st: WordState = {
+      dynamic: false,
+      subst: false,
+      proc: false,
+      download: false,
+      decoded: false,
+      quoted: false,
+      glob: false,
+      secret: undefined,
+      secretNames: undefined,
+    };
     const acc: Field = { text: '', mask: '' };
     const push = (t: string, m: string): void => {
       acc.text += t;
@@ -677,8 +701,7 @@ class Analyzer {
     const only = parts.length === 1 ? parts[0] : undefined;
     const onlyType = nodeType(only);
     const inner = onlyType === 'DblQuoted' ? items(only.Parts) : [];
-    const substOnly =
-      onlyType === 'CmdSubst' || onlyType === 'ProcSubst' || (inner.length === 1 && nodeType(inner[0]) === 'CmdSubst');
+    const substOnly = onlyType === 'CmdSubst' || onlyType === 'ProcSubst' || (inner.length === 1 && nodeType(inner[0]) === 'CmdSubst');
     let fields: Field[];
     if (assign) fields = [acc];
     else {
@@ -707,7 +730,10 @@ class Analyzer {
       case 'Lit': {
         const v = gstr(part.Value);
         if (quoted) {
-          push(v.replace(/\\([$`"\\\n])/g, (_m, c: string) => (c === '\n' ? '' : c)), 'q');
+          push(
+            v.replace(/\\([$`"\\\n])/g, (_m, c: string) => (c === '\n' ? '' : c)),
+            'q',
+          );
           return;
         }
         for (let i = 0; i < v.length; i++) {
@@ -988,7 +1014,13 @@ class Analyzer {
         case 'watch': {
           skip = commandIndex(rest, 'nq', ['interval', 'chgexit', 'equexit', 'differences'], false);
           if (!rest.some((a) => a.text === '-x' || a.text === '--exec') && skip < rest.length) {
-            this.nested(rest.slice(skip).map((a) => a.text).join(' '), 'watch');
+            this.nested(
+              rest
+                .slice(skip)
+                .map((a) => a.text)
+                .join(' '),
+              'watch',
+            );
             return {};
           }
           break;
@@ -1032,7 +1064,8 @@ class Analyzer {
       }
       if (skip >= rest.length) {
         // wrapper without a command: env/printenv output, `sudo -l`, `sudo -i` (root shell), `nice`...
-        if (name === 'sudo' && rest.some((a) => /^-[^-]*[is]/.test(a.text) || a.text === '--login' || a.text === '--shell')) this.add('caution', 'opens a root shell (sudo -i/-s)');
+        if (name === 'sudo' && rest.some((a) => /^-[^-]*[is]/.test(a.text) || a.text === '--login' || a.text === '--shell'))
+          this.add('caution', 'opens a root shell (sudo -i/-s)');
         if (name === 'doas' && rest.some((a) => a.text === '-s')) this.add('caution', 'opens a root shell (doas -s)');
         if (name === 'env') {
           const secret = secretOutput('env', rest);
@@ -1165,7 +1198,11 @@ class Analyzer {
       if (kind) this.shared.fetchedFiles.set(key, kind);
     }
     for (const out of targets === 'tree' ? [] : targets) this.shared.fetchedFiles.set(this.fileKey(out), 'download');
-    if ((v.stdin?.download || this.shared.fetchedFiles.size) && extracts(name, args) && (v.stdin?.download || sourceFetched || args.some((a) => this.fetchedOf(a.text)))) {
+    if (
+      (v.stdin?.download || this.shared.fetchedFiles.size) &&
+      extracts(name, args) &&
+      (v.stdin?.download || sourceFetched || args.some((a) => this.fetchedOf(a.text)))
+    ) {
       const into = extractDir(name, args);
       this.shared.fetchedDirs.push(this.fileKey(into ?? '.'));
     }

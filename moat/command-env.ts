@@ -7,42 +7,164 @@
 import type { RuleContext } from './command-args.js';
 import { normPath, writeFinding } from './command-paths.js';
 
-export type EnvKind =
-  | 'command'
-  | 'library'
-  | 'search-path'
-  | 'options'
-  | 'script'
-  | 'config'
-  | 'write'
-  | 'proxy'
-  | 'prompt'
-  | 'git-config';
+export type EnvKind = 'command' | 'library' | 'search-path' | 'options' | 'script' | 'config' | 'write' | 'proxy' | 'prompt' | 'git-config';
 
 const kinds: [EnvKind, string[]][] = [
   [
     'command',
     [
-      'PAGER', 'MANPAGER', 'GIT_PAGER', 'SYSTEMD_PAGER', 'BAT_PAGER', 'PSQL_PAGER', 'MYSQL_PAGER', 'DELTA_PAGER', 'EDITOR', 'VISUAL',
-      'GIT_EDITOR', 'GIT_SEQUENCE_EDITOR', 'SUDO_EDITOR', 'SYSTEMD_EDITOR', 'FCEDIT', 'LESSEDIT', 'BROWSER', 'TERMINAL', 'SHELL',
-      'LESSOPEN', 'LESSCLOSE', 'PROMPT_COMMAND', 'GIT_SSH', 'GIT_SSH_COMMAND', 'GIT_EXTERNAL_DIFF', 'GIT_PROXY_COMMAND', 'GIT_ASKPASS',
-      'SSH_ASKPASS', 'SUDO_ASKPASS', 'RSYNC_RSH', 'RSYNC_CONNECT_PROG', 'CVS_RSH', 'FZF_DEFAULT_COMMAND', 'DIFFPROG', 'MERGE',
-      'KUBE_EDITOR', 'HGEDITOR', 'SVN_EDITOR', 'SVN_SSH', 'RSH', 'TAR_RSH', 'XDG_OPEN',
+      'PAGER',
+      'MANPAGER',
+      'GIT_PAGER',
+      'SYSTEMD_PAGER',
+      'BAT_PAGER',
+      'PSQL_PAGER',
+      'MYSQL_PAGER',
+      'DELTA_PAGER',
+      'EDITOR',
+      'VISUAL',
+      'GIT_EDITOR',
+      'GIT_SEQUENCE_EDITOR',
+      'SUDO_EDITOR',
+      'SYSTEMD_EDITOR',
+      'FCEDIT',
+      'LESSEDIT',
+      'BROWSER',
+      'TERMINAL',
+      'SHELL',
+      'LESSOPEN',
+      'LESSCLOSE',
+      'PROMPT_COMMAND',
+      'GIT_SSH',
+      'GIT_SSH_COMMAND',
+      'GIT_EXTERNAL_DIFF',
+      'GIT_PROXY_COMMAND',
+      'GIT_ASKPASS',
+      'SSH_ASKPASS',
+      'SUDO_ASKPASS',
+      'RSYNC_RSH',
+      'RSYNC_CONNECT_PROG',
+      'CVS_RSH',
+      'FZF_DEFAULT_COMMAND',
+      'DIFFPROG',
+      'MERGE',
+      'KUBE_EDITOR',
+      'HGEDITOR',
+      'SVN_EDITOR',
+      'SVN_SSH',
+      'RSH',
+      'TAR_RSH',
+      'XDG_OPEN',
     ],
   ],
-  ['library', ['LD_PRELOAD', 'LD_LIBRARY_PATH', 'LD_AUDIT', 'LD_PROFILE', 'DYLD_INSERT_LIBRARIES', 'DYLD_LIBRARY_PATH', 'DYLD_FRAMEWORK_PATH', 'GCONV_PATH', 'LD_ORIGIN_PATH']],
+  [
+    'library',
+    [
+      'LD_PRELOAD',
+      'LD_LIBRARY_PATH',
+      'LD_AUDIT',
+      'LD_PROFILE',
+      'DYLD_INSERT_LIBRARIES',
+      'DYLD_LIBRARY_PATH',
+      'DYLD_FRAMEWORK_PATH',
+      'GCONV_PATH',
+      'LD_ORIGIN_PATH',
+    ],
+  ],
   [
     'search-path',
-    ['PATH', 'PYTHONPATH', 'PYTHONHOME', 'PYTHONUSERBASE', 'PERL5LIB', 'PERLLIB', 'RUBYLIB', 'NODE_PATH', 'GEM_PATH', 'GEM_HOME', 'FPATH', 'GIT_EXEC_PATH', 'LUA_PATH', 'LUA_CPATH', 'CLASSPATH', 'AWKPATH', 'AWKLIBPATH', 'MAKEFILES', 'BASH_LOADABLES_PATH'],
+    [
+      'PATH',
+      'PYTHONPATH',
+      'PYTHONHOME',
+      'PYTHONUSERBASE',
+      'PERL5LIB',
+      'PERLLIB',
+      'RUBYLIB',
+      'NODE_PATH',
+      'GEM_PATH',
+      'GEM_HOME',
+      'FPATH',
+      'GIT_EXEC_PATH',
+      'LUA_PATH',
+      'LUA_CPATH',
+      'CLASSPATH',
+      'AWKPATH',
+      'AWKLIBPATH',
+      'MAKEFILES',
+      'BASH_LOADABLES_PATH',
+    ],
   ],
-  ['options', ['NODE_OPTIONS', 'PERL5OPT', 'RUBYOPT', 'JAVA_TOOL_OPTIONS', '_JAVA_OPTIONS', 'JDK_JAVA_OPTIONS', 'TAR_OPTIONS', 'MANOPT', 'LESS', 'MAKEFLAGS', 'GNUMAKEFLAGS', 'ZIPOPT', 'UNZIP', 'GREP_OPTIONS', 'RSYNC_OPTIONS', 'SHELLOPTS', 'BASHOPTS', 'PYTHONWARNINGS']],
+  [
+    'options',
+    [
+      'NODE_OPTIONS',
+      'PERL5OPT',
+      'RUBYOPT',
+      'JAVA_TOOL_OPTIONS',
+      '_JAVA_OPTIONS',
+      'JDK_JAVA_OPTIONS',
+      'TAR_OPTIONS',
+      'MANOPT',
+      'LESS',
+      'MAKEFLAGS',
+      'GNUMAKEFLAGS',
+      'ZIPOPT',
+      'UNZIP',
+      'GREP_OPTIONS',
+      'RSYNC_OPTIONS',
+      'SHELLOPTS',
+      'BASHOPTS',
+      'PYTHONWARNINGS',
+    ],
+  ],
   ['script', ['BASH_ENV', 'ENV', 'PYTHONSTARTUP', 'ZDOTDIR', 'VIMINIT', 'EXINIT', 'GVIMINIT', 'MYVIMRC', 'GIT_TEMPLATE_DIR', 'PERL5DB', 'INPUTRC']],
   [
     'config',
-    ['GIT_CONFIG', 'GIT_CONFIG_GLOBAL', 'GIT_CONFIG_SYSTEM', 'GIT_DIR', 'KUBECONFIG', 'AWS_CONFIG_FILE', 'AWS_SHARED_CREDENTIALS_FILE', 'DOCKER_CONFIG', 'WGETRC', 'CURL_HOME', 'NPM_CONFIG_USERCONFIG', 'NPM_CONFIG_GLOBALCONFIG', 'PIP_CONFIG_FILE', 'LESSKEY', 'LESSKEYIN', 'LESSKEY_SYSTEM', 'GNUPGHOME', 'XDG_CONFIG_HOME', 'HOME', 'SSH_AUTH_SOCK', 'DOCKER_HOST', 'PYTHONPYCACHEPREFIX'],
+    [
+      'GIT_CONFIG',
+      'GIT_CONFIG_GLOBAL',
+      'GIT_CONFIG_SYSTEM',
+      'GIT_DIR',
+      'KUBECONFIG',
+      'AWS_CONFIG_FILE',
+      'AWS_SHARED_CREDENTIALS_FILE',
+      'DOCKER_CONFIG',
+      'WGETRC',
+      'CURL_HOME',
+      'NPM_CONFIG_USERCONFIG',
+      'NPM_CONFIG_GLOBALCONFIG',
+      'PIP_CONFIG_FILE',
+      'LESSKEY',
+      'LESSKEYIN',
+      'LESSKEY_SYSTEM',
+      'GNUPGHOME',
+      'XDG_CONFIG_HOME',
+      'HOME',
+      'SSH_AUTH_SOCK',
+      'DOCKER_HOST',
+      'PYTHONPYCACHEPREFIX',
+    ],
   ],
-  ['write', ['SSLKEYLOGFILE', 'GIT_TRACE', 'GIT_TRACE2', 'GIT_TRACE2_EVENT', 'GIT_TRACE2_PERF', 'GIT_TRACE_PACKET', 'GIT_TRACE_CURL', 'LESSHISTFILE', 'NODE_REPL_HISTORY', 'PYTHON_HISTORY']],
-  ['proxy', ['http_proxy', 'https_proxy', 'HTTP_PROXY', 'HTTPS_PROXY', 'ALL_PROXY', 'all_proxy', 'ftp_proxy', 'FTP_PROXY', 'RSYNC_PROXY', 'GIT_PROXY_SSL_CERT']],
+  [
+    'write',
+    [
+      'SSLKEYLOGFILE',
+      'GIT_TRACE',
+      'GIT_TRACE2',
+      'GIT_TRACE2_EVENT',
+      'GIT_TRACE2_PERF',
+      'GIT_TRACE_PACKET',
+      'GIT_TRACE_CURL',
+      'LESSHISTFILE',
+      'NODE_REPL_HISTORY',
+      'PYTHON_HISTORY',
+    ],
+  ],
+  [
+    'proxy',
+    ['http_proxy', 'https_proxy', 'HTTP_PROXY', 'HTTPS_PROXY', 'ALL_PROXY', 'all_proxy', 'ftp_proxy', 'FTP_PROXY', 'RSYNC_PROXY', 'GIT_PROXY_SSL_CERT'],
+  ],
   ['prompt', ['PS0', 'PS1', 'PS2', 'PS3', 'PS4', 'PROMPT', 'RPROMPT']],
   ['git-config', ['GIT_CONFIG_PARAMETERS', 'GIT_CONFIG_COUNT']],
 ];
@@ -105,7 +227,8 @@ export function envFinding(name: string, value: string, dynamic: boolean, ctx: R
       return;
     case 'options':
       ctx.add('caution', `sets ${name} (options that can load code or name programs)`);
-      if (name === 'TAR_OPTIONS' || name === 'MANOPT' || name === 'LESS') ctx.classifyCode(`${name === 'TAR_OPTIONS' ? 'tar' : name === 'MANOPT' ? 'man' : 'less'} ${value}`, name);
+      if (name === 'TAR_OPTIONS' || name === 'MANOPT' || name === 'LESS')
+        ctx.classifyCode(`${name === 'TAR_OPTIONS' ? 'tar' : name === 'MANOPT' ? 'man' : 'less'} ${value}`, name);
       return;
     case 'script':
       ctx.add('caution', `sets ${name}, a script shells or interpreters run at start`);

@@ -3,7 +3,7 @@
 // the local files each one sends), and which files a download lands in. The classifier carries
 // these facts through pipes, substitutions, variables, redirects to files and `&&`/`;` chains.
 import type { Arg } from './command-args.js';
-import { scanOperands, scanOptions, type OptionTable } from './command-options.js';
+import { type OptionTable, scanOperands, scanOptions } from './command-options.js';
 import { isSecretPath } from './command-paths.js';
 
 const words = (args: Arg[]): string[] => args.map((a) => a.text);
@@ -25,7 +25,9 @@ export function secretOutput(name: string, args: Arg[]): string | undefined {
     case 'export':
     case 'declare':
     case 'typeset':
-      return pos.length === 0 && (name === 'set' ? w.length === 0 : w.some((x) => /^-[a-zA-Z]*[px]/.test(x)) || w.length === 0) ? `shell variables (${name})` : undefined;
+      return pos.length === 0 && (name === 'set' ? w.length === 0 : w.some((x) => /^-[a-zA-Z]*[px]/.test(x)) || w.length === 0)
+        ? `shell variables (${name})`
+        : undefined;
     case 'history':
       return 'shell history (history)';
     case 'ps':
@@ -34,8 +36,10 @@ export function secretOutput(name: string, args: Arg[]): string | undefined {
     case 'gpg2':
       return w.some((x) => /^--export-secret-(?:keys|subkeys)$/.test(x)) ? 'private keys (gpg --export-secret-keys)' : undefined;
     case 'aws':
-      if (pos[0] === 'configure' && (pos[1] === 'export-credentials' || (pos[1] === 'get' && /secret|key|token/i.test(pos[2] ?? '')))) return `AWS credentials (aws configure ${pos[1]})`;
-      if (pos[0] === 'sts' && /^(?:get-session-token|assume-role[\w-]*|get-federation-token)$/.test(pos[1] ?? '')) return `AWS session credentials (aws sts ${pos[1]})`;
+      if (pos[0] === 'configure' && (pos[1] === 'export-credentials' || (pos[1] === 'get' && /secret|key|token/i.test(pos[2] ?? ''))))
+        return `AWS credentials (aws configure ${pos[1]})`;
+      if (pos[0] === 'sts' && /^(?:get-session-token|assume-role[\w-]*|get-federation-token)$/.test(pos[1] ?? ''))
+        return `AWS session credentials (aws sts ${pos[1]})`;
       if (pos[0] === 'secretsmanager' && pos[1] === 'get-secret-value') return 'a secret (aws secretsmanager get-secret-value)';
       if (pos[0] === 'ssm' && /^get-parameters?(?:-by-path)?$/.test(pos[1] ?? '') && w.includes('--with-decryption')) return 'a decrypted parameter (aws ssm)';
       if (/^(?:ecr|ecr-public)$/.test(pos[0] ?? '') && pos[1] === 'get-login-password') return 'a registry password (aws ecr get-login-password)';
@@ -53,10 +57,13 @@ export function secretOutput(name: string, args: Arg[]): string | undefined {
       if (pos[0] === 'ad' && pos[1] === 'sp' && /^(?:create-for-rbac|credential)$/.test(pos[2] ?? '')) return 'service principal credentials';
       return undefined;
     case 'gh':
-      return (pos[0] === 'auth' && pos[1] === 'token') || (pos[0] === 'auth' && pos[1] === 'status' && (w.includes('-t') || w.includes('--show-token'))) ? 'a GitHub token (gh auth)' : undefined;
+      return (pos[0] === 'auth' && pos[1] === 'token') || (pos[0] === 'auth' && pos[1] === 'status' && (w.includes('-t') || w.includes('--show-token')))
+        ? 'a GitHub token (gh auth)'
+        : undefined;
     case 'kubectl':
     case 'oc':
-      if (pos[0] === 'config' && pos[1] === 'view' && (w.includes('--raw') || w.includes('--flatten'))) return 'cluster credentials (kubectl config view --raw)';
+      if (pos[0] === 'config' && pos[1] === 'view' && (w.includes('--raw') || w.includes('--flatten')))
+        return 'cluster credentials (kubectl config view --raw)';
       if (pos[0] === 'get' && /^(?:secrets?|secret\/.+)$/.test(pos[1] ?? '')) return 'Kubernetes secrets (kubectl get secret)';
       if (pos[0] === 'create' && pos[1] === 'token') return 'a service account token';
       return undefined;
@@ -70,7 +77,9 @@ export function secretOutput(name: string, args: Arg[]): string | undefined {
     case 'secret-tool':
       return pos[0] === 'lookup' ? 'a keyring secret (secret-tool lookup)' : undefined;
     case 'security':
-      return /^(?:find-generic-password|find-internet-password|dump-keychain|export)$/.test(pos[0] ?? '') ? `a keychain secret (security ${pos[0]})` : undefined;
+      return /^(?:find-generic-password|find-internet-password|dump-keychain|export)$/.test(pos[0] ?? '')
+        ? `a keychain secret (security ${pos[0]})`
+        : undefined;
     case 'git':
       return pos[0] === 'credential' && /^(?:fill|get)$/.test(pos[1] ?? '') ? 'git credentials (git credential fill)' : undefined;
     case 'heroku':
@@ -86,7 +95,8 @@ export function secretOutput(name: string, args: Arg[]): string | undefined {
 }
 
 // Name patterns that pick out key and credential files, and grep patterns that find key material.
-const SECRET_NAME_PATTERN_RE = /id_(?:rsa|dsa|ecdsa|ed25519)|\.pem\b|\.key\b|\.p12\b|\.pfx\b|\.kdbx\b|\.env\b|credentials|authorized_keys|known_hosts|\.netrc|\.pgpass|shadow|kubeconfig|\.ppk\b|\.jks\b|secret/i;
+const SECRET_NAME_PATTERN_RE =
+  /id_(?:rsa|dsa|ecdsa|ed25519)|\.pem\b|\.key\b|\.p12\b|\.pfx\b|\.kdbx\b|\.env\b|credentials|authorized_keys|known_hosts|\.netrc|\.pgpass|shadow|kubeconfig|\.ppk\b|\.jks\b|secret/i;
 const KEY_MATERIAL_RE = /PRIVATE KEY|BEGIN OPENSSH|aws_secret_access_key|BEGIN PGP PRIVATE|xox[bp]-|ghp_|AKIA/i;
 
 /**
@@ -114,7 +124,9 @@ export function secretNames(name: string, args: Arg[]): string | undefined {
     case 'egrep':
     case 'fgrep':
     case 'rg':
-      return w.some((x) => /^-[a-zA-Z]*[lL]|^--files-with(?:out)?-match/.test(x)) && w.some((x) => KEY_MATERIAL_RE.test(x)) ? `files holding key material (${name} -l)` : undefined;
+      return w.some((x) => /^-[a-zA-Z]*[lL]|^--files-with(?:out)?-match/.test(x)) && w.some((x) => KEY_MATERIAL_RE.test(x))
+        ? `files holding key material (${name} -l)`
+        : undefined;
     case 'ls':
       return nonOptions(args).some((p) => isSecretPath(p)) ? 'credential files listed by ls' : undefined;
     default:
@@ -163,7 +175,10 @@ function atFile(value: string, kind: string): string | undefined {
 function copySources(args: Arg[], argShort: string, isRemote: (w: string) => boolean): { path: string; recursive: boolean }[] {
   const ops = scanOperands({ argShort, options: [] }, args).map((a) => a.text);
   if (ops.length < 2 || !isRemote(ops[ops.length - 1]!)) return [];
-  return ops.slice(0, -1).filter((s) => !isRemote(s)).map((path) => ({ path, recursive: true }));
+  return ops
+    .slice(0, -1)
+    .filter((s) => !isRemote(s))
+    .map((path) => ({ path, recursive: true }));
 }
 
 function cloudCopy(args: Arg[], verbs: RegExp, dest: (w: string) => boolean): { path: string; recursive: boolean }[] {
@@ -172,7 +187,10 @@ function cloudCopy(args: Arg[], verbs: RegExp, dest: (w: string) => boolean): { 
   if (at < 0) return [];
   const ops = pos.slice(at + 1);
   if (ops.length < 2 || !dest(ops[ops.length - 1]!)) return [];
-  return ops.slice(0, -1).filter((s) => !dest(s) && s !== '-').map((path) => ({ path, recursive: true }));
+  return ops
+    .slice(0, -1)
+    .filter((s) => !dest(s) && s !== '-')
+    .map((path) => ({ path, recursive: true }));
 }
 
 function optionFiles(args: Arg[], short: string, long: string[]): { path: string; recursive: boolean }[] {
@@ -233,7 +251,9 @@ export const NETWORK_SINKS: Record<string, (args: Arg[]) => SinkSends> = {
   aws: (args) => {
     const pos = nonOptions(args);
     if (pos[0] === 's3') return { files: cloudCopy(args, /^(?:cp|mv|sync)$/, cloudUrl) };
-    return { files: optionFiles(args, '', ['body', 'zip-file', 'cli-input-json']).map((f) => ({ path: f.path.replace(/^fileb?:\/\//, ''), recursive: false })) };
+    return {
+      files: optionFiles(args, '', ['body', 'zip-file', 'cli-input-json']).map((f) => ({ path: f.path.replace(/^fileb?:\/\//, ''), recursive: false })),
+    };
   },
   gsutil: (args) => ({ files: cloudCopy(args, /^(?:cp|mv|rsync)$/, cloudUrl) }),
   gcloud: (args) => {
@@ -259,7 +279,16 @@ export const NETWORK_SINKS: Record<string, (args: Arg[]) => SinkSends> = {
     const pos = nonOptions(args);
     if (pos[0] === 'gist' && pos[1] === 'create') return { files: pos.slice(2).map((path) => ({ path, recursive: false })) };
     if (pos[0] === 'release' && pos[1] === 'upload') return { files: pos.slice(3).map((path) => ({ path: path.replace(/#.*$/, ''), recursive: false })) };
-    if (pos[0] === 'api') return { files: [...optionFiles(args, '', ['input']), ...scanOptions({ options: [{ short: 'Ff', long: ['field', 'raw-field'], kind: 'at', what: '' }] }, args).flatMap((h) => { const f = atFile(h.value, 'at-file'); return f ? [{ path: f, recursive: false }] : []; })] };
+    if (pos[0] === 'api')
+      return {
+        files: [
+          ...optionFiles(args, '', ['input']),
+          ...scanOptions({ options: [{ short: 'Ff', long: ['field', 'raw-field'], kind: 'at', what: '' }] }, args).flatMap((h) => {
+            const f = atFile(h.value, 'at-file');
+            return f ? [{ path: f, recursive: false }] : [];
+          }),
+        ],
+      };
     return { files: [] };
   },
   whois: () => ({ files: [] }),
@@ -309,11 +338,20 @@ export function downloadTargets(name: string, args: Arg[]): string[] | 'tree' {
     }
     case 'wget': {
       const hasOut = w.some((x) => /^-[a-zA-Z]*O/.test(x) || x.startsWith('--output-document'));
-      const dir = scanOptions({ options: [{ short: 'P', long: ['directory-prefix'], kind: 'd', what: '' }], argShort: 'aABDeiIlOoQRtTUwX' }, args)[0]?.value ?? '';
+      const dir =
+        scanOptions({ options: [{ short: 'P', long: ['directory-prefix'], kind: 'd', what: '' }], argShort: 'aABDeiIlOoQRtTUwX' }, args)[0]?.value ?? '';
       return hasOut ? [] : urls.map((u) => join(dir, urlBase(u)));
     }
     case 'aria2c': {
-      const o = scanOptions({ options: [{ short: 'o', long: ['out'], kind: 'o', what: '' }, { short: 'd', long: ['dir'], kind: 'd', what: '' }] }, args);
+      const o = scanOptions(
+        {
+          options: [
+            { short: 'o', long: ['out'], kind: 'o', what: '' },
+            { short: 'd', long: ['dir'], kind: 'd', what: '' },
+          ],
+        },
+        args,
+      );
       const dir = o.find((h) => h.spec.kind === 'd')?.value ?? '';
       const out = o.find((h) => h.spec.kind === 'o')?.value;
       return out ? [join(dir, out)] : urls.map((u) => join(dir, urlBase(u)));
@@ -349,7 +387,8 @@ export function downloadTargets(name: string, args: Arg[]): string[] | 'tree' {
 /** The command unpacks an archive (so a fetched archive fills the workspace with fetched files). */
 export function extracts(name: string, args: Arg[]): boolean {
   const w = words(args);
-  if (name === 'tar' || name === 'gtar' || name === 'bsdtar') return w.some((x) => (/^[A-Za-z]+$/.test(x) && x.includes('x') && x === w[0]) || /^-[a-zA-Z]*x/.test(x) || x === '--extract' || x === '--get');
+  if (name === 'tar' || name === 'gtar' || name === 'bsdtar')
+    return w.some((x) => (/^[A-Za-z]+$/.test(x) && x.includes('x') && x === w[0]) || /^-[a-zA-Z]*x/.test(x) || x === '--extract' || x === '--get');
   if (name === 'unzip' || name === 'bunzip2' || name === 'gunzip' || name === 'unxz' || name === 'unzstd' || name === 'cpio') return true;
   if (name === '7z' || name === '7za') return w[0] === 'x' || w[0] === 'e';
   return false;
@@ -357,7 +396,8 @@ export function extracts(name: string, args: Arg[]): boolean {
 
 /** Where an extraction lands when not in the current folder (tar -C, unzip -d). */
 export function extractDir(name: string, args: Arg[]): string | undefined {
-  if (/^(?:g?tar|bsdtar)$/.test(name)) return scanOptions({ argShort: 'bfFgHIKLNTVX', oldStyle: true, options: [{ short: 'C', long: ['directory'], kind: 'C', what: '' }] }, args)[0]?.value;
+  if (/^(?:g?tar|bsdtar)$/.test(name))
+    return scanOptions({ argShort: 'bfFgHIKLNTVX', oldStyle: true, options: [{ short: 'C', long: ['directory'], kind: 'C', what: '' }] }, args)[0]?.value;
   if (name === 'unzip') return scanOptions({ argShort: 'xP', options: [{ short: 'd', kind: 'd', what: '' }] }, args)[0]?.value;
   return undefined;
 }
@@ -377,7 +417,9 @@ export function copyTargets(name: string, args: Arg[]): string[] {
       return [dest, ...ops.slice(0, -1).map((s) => join(dest, s.split('/').pop() || s))];
     }
     case 'zip':
-      return scanOperands({ argShort: 'bnPtZsixO', options: [] }, args).slice(0, 1).map((a) => a.text);
+      return scanOperands({ argShort: 'bnPtZsixO', options: [] }, args)
+        .slice(0, 1)
+        .map((a) => a.text);
     case 'tee':
       return scanOperands({ argLong: [], options: [] }, args).map((a) => a.text);
     default:

@@ -2,7 +2,7 @@
 // subcommands' manuals: configuration keys (given with -c, --config-env, `git config`, `clone -c`
 // or GIT_CONFIG_* variables), global options, and subcommand options such as --upload-pack.
 import type { Arg, RuleContext } from './command-args.js';
-import { scanOptions, type OptionTable } from './command-options.js';
+import { type OptionTable, scanOptions } from './command-options.js';
 import { writeFinding } from './command-paths.js';
 
 type GitKind = 'command' | 'alias' | 'program' | 'config' | 'write' | 'protocol' | 'url' | 'proxy' | 'read' | 'chdir';
@@ -69,7 +69,8 @@ export function gitConfigFinding(key: string, value: string | undefined, how: st
       ctx.add('caution', `${how} sets ${key}, a ${what} git obeys (it can run programs)`);
       return;
     case 'protocol':
-      if (/always|user/i.test(v) || /\.ext\./.test(k) || k === 'protocol.allow') ctx.add('caution', `${how} allows git transports (${key}=${v}); ext:: runs commands`);
+      if (/always|user/i.test(v) || /\.ext\./.test(k) || k === 'protocol.allow')
+        ctx.add('caution', `${how} allows git transports (${key}=${v}); ext:: runs commands`);
       return;
     case 'url':
       ctx.add('caution', `${how} rewrites git remote URLs (${key}=${v})`);
@@ -103,7 +104,19 @@ type SubKind = 'command' | 'write' | 'config-pair' | 'config' | 'chdir' | 'netwo
 const SUB_OPTIONS: Record<string, OptionTable<SubKind>> = {
   clone: {
     argShort: 'bjo',
-    argLong: ['branch', 'origin', 'depth', 'shallow-since', 'shallow-exclude', 'reference', 'reference-if-able', 'filter', 'jobs', 'bundle-uri', 'server-option'],
+    argLong: [
+      'branch',
+      'origin',
+      'depth',
+      'shallow-since',
+      'shallow-exclude',
+      'reference',
+      'reference-if-able',
+      'filter',
+      'jobs',
+      'bundle-uri',
+      'server-option',
+    ],
     abbrev: true,
     options: [
       { short: 'u', long: ['upload-pack'], kind: 'command', what: 'upload-pack program' },
@@ -131,8 +144,14 @@ const SUB_OPTIONS: Record<string, OptionTable<SubKind>> = {
   grep: { argShort: 'efABCm', options: [{ short: 'O', long: ['open-files-in-pager'], kind: 'command', what: 'pager', optional: true }] },
   'format-patch': { abbrev: true, options: [{ short: 'o', long: ['output-directory'], kind: 'write', what: 'patch folder' }] },
   'send-email': { abbrev: true, options: [{ long: ['smtp-server', 'to-cmd', 'cc-cmd', 'sendmail-cmd', 'header-cmd'], kind: 'command', what: 'mail command' }] },
-  instaweb: { abbrev: true, options: [{ short: 'd', long: ['httpd'], kind: 'command', what: 'web server' }, { short: 'b', long: ['browser'], kind: 'command', what: 'browser' }] },
-  'bundle': { options: [] },
+  instaweb: {
+    abbrev: true,
+    options: [
+      { short: 'd', long: ['httpd'], kind: 'command', what: 'web server' },
+      { short: 'b', long: ['browser'], kind: 'command', what: 'browser' },
+    ],
+  },
+  bundle: { options: [] },
 };
 
 // Options that write a file whatever the subcommand (log, diff, show, range-diff, ...).
@@ -204,7 +223,13 @@ export function gitSubcommandHelpers(sub: string, rest: Arg[], ctx: RuleContext)
   for (const x of rest) {
     if (/^ext::/.test(x.text)) {
       ctx.add('caution', `git ${sub} uses an ext:: remote, which runs a command`);
-      ctx.classifyCode(x.text.slice(5).replace(/%[sSGV]/g, 'git-upload-pack').replace(/%%/g, '%'), 'git ext:: remote');
+      ctx.classifyCode(
+        x.text
+          .slice(5)
+          .replace(/%[sSGV]/g, 'git-upload-pack')
+          .replace(/%%/g, '%'),
+        'git ext:: remote',
+      );
     }
   }
   const words = rest.map((x) => x.text);
@@ -222,7 +247,9 @@ export function gitSubcommandHelpers(sub: string, rest: Arg[], ctx: RuleContext)
   if (sub === 'config') {
     const pos = rest.filter((x) => !x.text.startsWith('-'));
     const setWords = pos[0]?.text === 'set' ? pos.slice(1) : pos;
-    const readOnly = rest.some((x) => /^--(?:get|get-all|get-regexp|get-urlmatch|list|unset|unset-all|remove-section|rename-section)$/.test(x.text) || x.text === '-l');
+    const readOnly = rest.some(
+      (x) => /^--(?:get|get-all|get-regexp|get-urlmatch|list|unset|unset-all|remove-section|rename-section)$/.test(x.text) || x.text === '-l',
+    );
     if (!readOnly && setWords.length >= 2 && !['get', 'list', 'unset', 'edit'].includes(pos[0]?.text ?? '')) {
       gitConfigFinding(setWords[0]!.text, setWords[setWords.length - 1]!.text, 'git config', ctx);
     }

@@ -20,7 +20,7 @@
 //   forward / forward-remote: ssh port forwards (remote ones are dangerous)
 import type { CommandView, RuleContext } from './command-args.js';
 import { envFinding } from './command-env.js';
-import { scanOptions, type OptionTable } from './command-options.js';
+import { type OptionTable, scanOptions } from './command-options.js';
 import { writeFinding } from './command-paths.js';
 
 export type HelperKind =
@@ -49,7 +49,35 @@ type Table = OptionTable<HelperKind>;
 
 const tar: Table = {
   argShort: 'bCfFgHIKLNTVX',
-  argLong: ['blocking-factor', 'directory', 'exclude', 'format', 'group', 'owner', 'mode', 'mtime', 'newer', 'after-date', 'newer-mtime', 'label', 'tape-length', 'record-size', 'starting-file', 'strip-components', 'suffix', 'transform', 'xform', 'sort', 'warning', 'occurrence', 'level', 'quoting-style', 'pax-option', 'hole-detection', 'backup'],
+  argLong: [
+    'blocking-factor',
+    'directory',
+    'exclude',
+    'format',
+    'group',
+    'owner',
+    'mode',
+    'mtime',
+    'newer',
+    'after-date',
+    'newer-mtime',
+    'label',
+    'tape-length',
+    'record-size',
+    'starting-file',
+    'strip-components',
+    'suffix',
+    'transform',
+    'xform',
+    'sort',
+    'warning',
+    'occurrence',
+    'level',
+    'quoting-style',
+    'pax-option',
+    'hole-detection',
+    'backup',
+  ],
   abbrev: true,
   oldStyle: true,
   options: [
@@ -71,7 +99,49 @@ const tar: Table = {
 
 const rsync: Table = {
   argShort: 'BfM@',
-  argLong: ['exclude', 'include', 'filter', 'max-size', 'min-size', 'bwlimit', 'timeout', 'contimeout', 'modify-window', 'compress-choice', 'zc', 'compress-level', 'zl', 'checksum-choice', 'cc', 'block-size', 'iconv', 'suffix', 'max-delete', 'max-alloc', 'protocol', 'checksum-seed', 'chmod', 'chown', 'usermap', 'groupmap', 'info', 'debug', 'out-format', 'log-file-format', 'port', 'address', 'sockopts', 'outbuf', 'stop-after', 'stop-at', 'backup-dir', 'partial-dir', 'compare-dest', 'copy-dest', 'link-dest'],
+  argLong: [
+    'exclude',
+    'include',
+    'filter',
+    'max-size',
+    'min-size',
+    'bwlimit',
+    'timeout',
+    'contimeout',
+    'modify-window',
+    'compress-choice',
+    'zc',
+    'compress-level',
+    'zl',
+    'checksum-choice',
+    'cc',
+    'block-size',
+    'iconv',
+    'suffix',
+    'max-delete',
+    'max-alloc',
+    'protocol',
+    'checksum-seed',
+    'chmod',
+    'chown',
+    'usermap',
+    'groupmap',
+    'info',
+    'debug',
+    'out-format',
+    'log-file-format',
+    'port',
+    'address',
+    'sockopts',
+    'outbuf',
+    'stop-after',
+    'stop-at',
+    'backup-dir',
+    'partial-dir',
+    'compare-dest',
+    'copy-dest',
+    'link-dest',
+  ],
   options: [
     { short: 'e', long: ['rsh'], kind: 'command', what: 'remote shell' },
     { long: ['rsync-path'], kind: 'remote', what: 'remote rsync program' },
@@ -107,7 +177,25 @@ const zip: Table = {
 
 const less: Table = {
   argShort: 'bhjkoOpPtTxyz#D',
-  argLong: ['prompt', 'pattern', 'tag', 'tag-file', 'shift', 'window', 'max-back-scroll', 'tabs', 'jump-target', 'buffers', 'max-forw-scroll', 'header', 'rscroll', 'color', 'line-num-width', 'status-col-width', 'wordwrap'],
+  argLong: [
+    'prompt',
+    'pattern',
+    'tag',
+    'tag-file',
+    'shift',
+    'window',
+    'max-back-scroll',
+    'tabs',
+    'jump-target',
+    'buffers',
+    'max-forw-scroll',
+    'header',
+    'rscroll',
+    'color',
+    'line-num-width',
+    'status-col-width',
+    'wordwrap',
+  ],
   abbrev: true,
   plus: { kind: 'less-command', what: 'initial less command' },
   options: [
@@ -321,13 +409,51 @@ const ltrace: Table = {
 
 const bat: Table = {
   argShort: 'lHrmLp',
-  argLong: ['theme', 'style', 'tabs', 'wrap', 'terminal-width', 'decorations', 'color', 'italic-text', 'file-name', 'diff-context', 'line-range', 'highlight-line', 'map-syntax', 'language'],
+  argLong: [
+    'theme',
+    'style',
+    'tabs',
+    'wrap',
+    'terminal-width',
+    'decorations',
+    'color',
+    'italic-text',
+    'file-name',
+    'diff-context',
+    'line-range',
+    'highlight-line',
+    'map-syntax',
+    'language',
+  ],
   options: [{ long: ['pager'], kind: 'command', what: 'pager' }],
 };
 
 const fzf: Table = {
   argShort: 'dnq',
-  argLong: ['delimiter', 'nth', 'with-nth', 'query', 'filter', 'height', 'layout', 'border', 'prompt', 'pointer', 'marker', 'header', 'header-lines', 'color', 'tiebreak', 'history', 'expect', 'preview-window', 'margin', 'padding', 'info', 'tabstop'],
+  argLong: [
+    'delimiter',
+    'nth',
+    'with-nth',
+    'query',
+    'filter',
+    'height',
+    'layout',
+    'border',
+    'prompt',
+    'pointer',
+    'marker',
+    'header',
+    'header-lines',
+    'color',
+    'tiebreak',
+    'history',
+    'expect',
+    'preview-window',
+    'margin',
+    'padding',
+    'info',
+    'tabstop',
+  ],
   options: [
     { long: ['preview'], kind: 'command', what: 'preview command' },
     { long: ['bind'], kind: 'bind-action', what: 'key binding action' },
@@ -398,14 +524,28 @@ const gpg: Table = {
 const node: Table = {
   argShort: 'ep',
   stopAtOperand: true,
-  options: [
-    { short: 'r', long: ['require', 'import', 'loader', 'experimental-loader'], kind: 'library', what: 'preloaded module' },
-  ],
+  options: [{ short: 'r', long: ['require', 'import', 'loader', 'experimental-loader'], kind: 'library', what: 'preloaded module' }],
 };
 
 const openssl: Table = {
   singleDashLong: true,
-  argLong: ['passin', 'passout', 'subj', 'days', 'newkey', 'keyform', 'inform', 'outform', 'name', 'connect', 'servername', 'md', 'cipher', 'CApath', 'certform'],
+  argLong: [
+    'passin',
+    'passout',
+    'subj',
+    'days',
+    'newkey',
+    'keyform',
+    'inform',
+    'outform',
+    'name',
+    'connect',
+    'servername',
+    'md',
+    'cipher',
+    'CApath',
+    'certform',
+  ],
   options: [
     { long: ['out', 'keyout'], kind: 'write', what: 'output file' },
     { long: ['in', 'inkey', 'key', 'cert', 'CAfile', 'infiles', 'kfile', 'signkey', 'rand'], kind: 'read', what: 'input file' },
@@ -457,14 +597,69 @@ const valgrind: Table = {
   options: [{ long: ['log-file', 'xml-file'], kind: 'write', what: 'log file' }],
 };
 
-
 /** Option tables by command name. */
 export const TOOL_OPTIONS: Record<string, Table> = {
-  tar, gtar: tar, bsdtar: tar, rsync, sort, gsort: sort, zip, less, man, sdiff, diff3, curl, wget, ssh, autossh: { ...ssh, argShort: `${ssh.argShort}M` },
-  scp, sftp, make, gmake: make, vim, vi: vim, nvim: vim, view: vim, vimdiff: vim, gvim: vim, rvim: vim, ex: vim, emacs, nano,
-  gdb, tcpdump, script, apt, 'apt-get': apt, 'apt-cache': apt, strace, ltrace, bat, batcat: bat, fzf, rg, pandoc, cpio,
-  mysql, mariadb: mysql, psql, gpg, gpg2: gpg, node, nodejs: node, openssl, xargs, env, sudo, su, runuser: su, npx,
-  npm, at, batch: at, valgrind,
+  tar,
+  gtar: tar,
+  bsdtar: tar,
+  rsync,
+  sort,
+  gsort: sort,
+  zip,
+  less,
+  man,
+  sdiff,
+  diff3,
+  curl,
+  wget,
+  ssh,
+  autossh: { ...ssh, argShort: `${ssh.argShort}M` },
+  scp,
+  sftp,
+  make,
+  gmake: make,
+  vim,
+  vi: vim,
+  nvim: vim,
+  view: vim,
+  vimdiff: vim,
+  gvim: vim,
+  rvim: vim,
+  ex: vim,
+  emacs,
+  nano,
+  gdb,
+  tcpdump,
+  script,
+  apt,
+  'apt-get': apt,
+  'apt-cache': apt,
+  strace,
+  ltrace,
+  bat,
+  batcat: bat,
+  fzf,
+  rg,
+  pandoc,
+  cpio,
+  mysql,
+  mariadb: mysql,
+  psql,
+  gpg,
+  gpg2: gpg,
+  node,
+  nodejs: node,
+  openssl,
+  xargs,
+  env,
+  sudo,
+  su,
+  runuser: su,
+  npx,
+  npm,
+  at,
+  batch: at,
+  valgrind,
 };
 
 // ssh_config(5) keywords that name programs, libraries, forwards or files (matched case-insensitively).
@@ -533,8 +728,7 @@ function lessCommand(text: string, label: string, ctx: RuleContext): void {
   }
 }
 
-const EX_SHELL_RE =
-  /(?:^|\|)[\s:]*(?:sil(?:e(?:n(?:t)?)?)?!?\s*)?(?:[%.$,'<>\d]*\s*)(?:(?:r(?:e(?:a(?:d)?)?)?|w(?:r(?:i(?:t(?:e)?)?)?)?)\s*)?!(.*)$/s;
+const EX_SHELL_RE = /(?:^|\|)[\s:]*(?:sil(?:e(?:n(?:t)?)?)?!?\s*)?(?:[%.$,'<>\d]*\s*)(?:(?:r(?:e(?:a(?:d)?)?)?|w(?:r(?:i(?:t(?:e)?)?)?)?)\s*)?!(.*)$/s;
 const EX_TERMINAL_RE = /(?:^|\|)[\s:]*ter(?:m(?:i(?:n(?:a(?:l)?)?)?)?)?!?\b\s*(.*)$/s;
 const EX_SYSTEM_RE = /\b(?:system(?:list)?|job_?start|termopen|libcall)\s*\(\s*(['"])((?:\\.|(?!\1).)*)\1/g;
 const EX_LANG_RE = /(?:^|\|)[\s:]*(py(?:thon)?3?|pyx|lua|perl|ruby|rub)\b\s*(.*)$/s;
@@ -631,7 +825,8 @@ function aptOption(text: string, label: string, ctx: RuleContext): void {
   } else if (kind === 'config') ctx.add('caution', `${label} passes options to dpkg (${value})`);
 }
 
-const FZF_ACTION_RE = /\b(?:execute(?:-silent|-multi)?|become|reload(?:-sync)?|preview|change-preview|transform[\w-]*)(?:\(([^)]*)\)|\[([^\]]*)\]|\{([^}]*)\}|<([^>]*)>|:(.*)$)/g;
+const FZF_ACTION_RE =
+  /\b(?:execute(?:-silent|-multi)?|become|reload(?:-sync)?|preview|change-preview|transform[\w-]*)(?:\(([^)]*)\)|\[([^\]]*)\]|\{([^}]*)\}|<([^>]*)>|:(.*)$)/g;
 
 /** Reports every option of `v` that its tool's table names. */
 export function applyToolOptions(v: CommandView, ctx: RuleContext): void {
@@ -686,7 +881,8 @@ export function applyToolOptions(v: CommandView, ctx: RuleContext): void {
       }
       case 'socket':
         ctx.add('caution', `${label} connects to a ${what} (${val})`);
-        if (/docker\.sock|containerd\.sock|podman\.sock/.test(val)) ctx.add('dangerous', `${label} talks to the container runtime socket (${val}), which is root on the host`);
+        if (/docker\.sock|containerd\.sock|podman\.sock/.test(val))
+          ctx.add('dangerous', `${label} talks to the container runtime socket (${val}), which is root on the host`);
         break;
       case 'chdir':
         if (val) ctx.reads(val, label);

@@ -4,7 +4,6 @@
 // climb out are inside it; absolute, home-relative and climbing paths are not).
 import type { Tier } from './command-classifier.js';
 
-
 const HOME_RE = /^(?:~[A-Za-z0-9_.-]*|\$HOME|\$\{HOME\})(?=\/|$)/;
 const HOME_DIR_RE = /^\/(?:home|Users)\/[^/]+(?=\/|$)|^\/root(?=\/|$)/;
 
@@ -40,9 +39,34 @@ export function homeRelative(p: string): string {
 }
 
 const TOP_DIRS = new Set([
-  'bin', 'boot', 'dev', 'etc', 'home', 'lib', 'lib32', 'lib64', 'libx32', 'opt', 'proc', 'root', 'run',
-  'sbin', 'srv', 'sys', 'usr', 'var', 'snap', 'mnt', 'media', 'Users', 'System', 'Library',
-  'Applications', 'private', 'Volumes', 'nix',
+  'bin',
+  'boot',
+  'dev',
+  'etc',
+  'home',
+  'lib',
+  'lib32',
+  'lib64',
+  'libx32',
+  'opt',
+  'proc',
+  'root',
+  'run',
+  'sbin',
+  'srv',
+  'sys',
+  'usr',
+  'var',
+  'snap',
+  'mnt',
+  'media',
+  'Users',
+  'System',
+  'Library',
+  'Applications',
+  'private',
+  'Volumes',
+  'nix',
 ]);
 const USR_DIRS = new Set(['bin', 'sbin', 'lib', 'lib32', 'lib64', 'libexec', 'local', 'share', 'include']);
 const GLOB_ONLY_SEG = /^[*?.[\]!{},]*\*[*?.[\]!{},]*$/;
@@ -100,9 +124,7 @@ export function isBenignDev(p: string): boolean {
 export function isHistoryFile(text: string): boolean {
   if (/^\$\{?HISTFILE\}?$/.test(text.trim())) return true;
   const last = normPath(text).split('/').pop() ?? '';
-  return /^\.(?:bash_|zsh_|sh_|ksh_|python_|mysql_|psql_|node_repl_|sqlite_|irb_|)history$|^\.zhistory$|^fish_history$|^\.lesshst$/.test(
-    last,
-  );
+  return /^\.(?:bash_|zsh_|sh_|ksh_|python_|mysql_|psql_|node_repl_|sqlite_|irb_|)history$|^\.zhistory$|^fish_history$|^\.lesshst$/.test(last);
 }
 
 // Files and folders under the home directory that programs read at login, at shell start or when
@@ -110,13 +132,57 @@ export function isHistoryFile(text: string): boolean {
 const STARTUP_RE = new RegExp(
   '^~/(?:Library/LaunchAgents(?:/|$)|bin(?:/|$)|\\.(?:' +
     [
-      'ssh(?:/|$)', 'bashrc$', 'bash_profile$', 'bash_login$', 'bash_logout$', 'bash_aliases$', 'profile$', 'zshrc$', 'zshenv$',
-      'zprofile$', 'zlogin$', 'zlogout$', 'cshrc$', 'tcshrc$', 'kshrc$', 'config/fish/', 'config/autostart(?:/|$)',
-      'config/autostart-scripts/', 'config/systemd/', 'local/share/systemd/', 'config/environment\\.d/', 'config/plasma-workspace/',
-      'xinitrc$', 'xsession$', 'xsessionrc$', 'xprofile$', 'pam_environment$', 'gnupg(?:/|$)', 'aws/', 'kube/',
-      'docker/config\\.json$', 'netrc$', 'git-credentials$', 'gitconfig$', 'config/git/', 'vimrc$', 'vim/', 'exrc$',
-      'config/nvim/', 'emacs$', 'emacs\\.d/', 'tmux\\.conf$', 'screenrc$', 'curlrc$', 'wgetrc$', 'npmrc$', 'pypirc$',
-      'config/pip/', 'pip/', 'local/bin(?:/|$)', 'lesskey$',
+      'ssh(?:/|$)',
+      'bashrc$',
+      'bash_profile$',
+      'bash_login$',
+      'bash_logout$',
+      'bash_aliases$',
+      'profile$',
+      'zshrc$',
+      'zshenv$',
+      'zprofile$',
+      'zlogin$',
+      'zlogout$',
+      'cshrc$',
+      'tcshrc$',
+      'kshrc$',
+      'config/fish/',
+      'config/autostart(?:/|$)',
+      'config/autostart-scripts/',
+      'config/systemd/',
+      'local/share/systemd/',
+      'config/environment\\.d/',
+      'config/plasma-workspace/',
+      'xinitrc$',
+      'xsession$',
+      'xsessionrc$',
+      'xprofile$',
+      'pam_environment$',
+      'gnupg(?:/|$)',
+      'aws/',
+      'kube/',
+      'docker/config\\.json$',
+      'netrc$',
+      'git-credentials$',
+      'gitconfig$',
+      'config/git/',
+      'vimrc$',
+      'vim/',
+      'exrc$',
+      'config/nvim/',
+      'emacs$',
+      'emacs\\.d/',
+      'tmux\\.conf$',
+      'screenrc$',
+      'curlrc$',
+      'wgetrc$',
+      'npmrc$',
+      'pypirc$',
+      'config/pip/',
+      'pip/',
+      'local/bin(?:/|$)',
+      'lesskey$',
     ].join('|') +
     '))',
 );
@@ -140,11 +206,31 @@ export function isSystemPath(text: string): boolean {
 const HOME_SECRET_RE = new RegExp(
   '^~/(?:' +
     [
-      '\\.ssh(?:$|/(?!.*\\.pub$))', '\\.aws(?:/|$)', '\\.gnupg(?:/|$)', '\\.config/gcloud(?:/|$)', '\\.kube(?:/|$)', '\\.azure(?:/|$)',
-      '\\.docker/config\\.json$', '\\.config/gh(?:/|$)', '\\.config/hub$', '\\.vault-token$', '\\.terraform\\.d/credentials\\.tfrc\\.json$',
-      '\\.config/rclone(?:/|$)', '\\.s3cfg$', '\\.boto$', '\\.password-store(?:/|$)', '\\.local/share/keyrings(?:/|$)', '\\.my\\.cnf$',
-      '\\.gem/credentials$', '\\.cargo/credentials(?:\\.toml)?$', '\\.config/doctl(?:/|$)', '\\.oci(?:/|$)', '\\.mozilla(?:/|$)',
-      '\\.config/(?:google-chrome|chromium|BraveSoftware)(?:/|$)', 'Library/Keychains(?:/|$)', '\\.m2/settings\\.xml$',
+      '\\.ssh(?:$|/(?!.*\\.pub$))',
+      '\\.aws(?:/|$)',
+      '\\.gnupg(?:/|$)',
+      '\\.config/gcloud(?:/|$)',
+      '\\.kube(?:/|$)',
+      '\\.azure(?:/|$)',
+      '\\.docker/config\\.json$',
+      '\\.config/gh(?:/|$)',
+      '\\.config/hub$',
+      '\\.vault-token$',
+      '\\.terraform\\.d/credentials\\.tfrc\\.json$',
+      '\\.config/rclone(?:/|$)',
+      '\\.s3cfg$',
+      '\\.boto$',
+      '\\.password-store(?:/|$)',
+      '\\.local/share/keyrings(?:/|$)',
+      '\\.my\\.cnf$',
+      '\\.gem/credentials$',
+      '\\.cargo/credentials(?:\\.toml)?$',
+      '\\.config/doctl(?:/|$)',
+      '\\.oci(?:/|$)',
+      '\\.mozilla(?:/|$)',
+      '\\.config/(?:google-chrome|chromium|BraveSoftware)(?:/|$)',
+      'Library/Keychains(?:/|$)',
+      '\\.m2/settings\\.xml$',
       '\\.(?:bash_|zsh_|sh_|mysql_|psql_|python_|node_repl_)?history$',
     ].join('|') +
     ')',
@@ -154,10 +240,18 @@ const NAME_SECRET_RE =
 const SYSTEM_SECRET_RE = new RegExp(
   '^(?:' +
     [
-      '/etc/(?:shadow|gshadow|shadow-|gshadow-|master\\.passwd|security/opasswd|krb5\\.keytab)$', '/etc/sudoers(?:\\.d)?(?:/|$)',
-      '/etc/ssh/ssh_host_\\w+_key$', '/etc/ssl/private(?:/|$)', '/etc/kubernetes/(?:pki/|\\w+\\.conf$)', '/etc/rancher/k3s/k3s\\.yaml$',
-      '/etc/letsencrypt/(?:live|archive)(?:/|$)', '/etc/wireguard(?:/|$)', '/etc/NetworkManager/system-connections(?:/|$)',
-      '/proc/[^/]+/(?:environ|mem|maps|auxv)$', '/(?:var/)?run/secrets(?:/|$)', '/dev/k?mem$',
+      '/etc/(?:shadow|gshadow|shadow-|gshadow-|master\\.passwd|security/opasswd|krb5\\.keytab)$',
+      '/etc/sudoers(?:\\.d)?(?:/|$)',
+      '/etc/ssh/ssh_host_\\w+_key$',
+      '/etc/ssl/private(?:/|$)',
+      '/etc/kubernetes/(?:pki/|\\w+\\.conf$)',
+      '/etc/rancher/k3s/k3s\\.yaml$',
+      '/etc/letsencrypt/(?:live|archive)(?:/|$)',
+      '/etc/wireguard(?:/|$)',
+      '/etc/NetworkManager/system-connections(?:/|$)',
+      '/proc/[^/]+/(?:environ|mem|maps|auxv)$',
+      '/(?:var/)?run/secrets(?:/|$)',
+      '/dev/k?mem$',
     ].join('|') +
     ')',
 );

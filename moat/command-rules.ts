@@ -8,48 +8,26 @@
 // programs (./command-helpers.ts), variables (./command-env.ts), git (./command-git.ts), builtins
 // (./command-builtins.ts), detaching (./command-background.ts), persistence, accounts, sysctl,
 // logs and kills (./command-system.ts).
-import type { Tier } from './command-classifier.js';
+
 import {
+  type Arg,
+  type CommandView,
   hasLong,
   hasShort,
   litArg,
   optValues,
-  positionals,
-  subcommand,
-  type Arg,
-  type CommandView,
   type Produced,
+  positionals,
   type Rule,
   type RuleContext,
+  subcommand,
 } from './command-args.js';
-import {
-  isBlockDevice,
-  isCriticalPath,
-  isHistoryFile,
-  isSecretPath,
-  isStartupFile,
-  isSystemPath,
-  normPath,
-  writeFinding,
-} from './command-paths.js';
 import { daemonize, disown, dtach, screen, startStopDaemon, systemdRun, tmux } from './command-background.js';
 import { BUILTIN_RULES } from './command-builtins.js';
+import type { Tier } from './command-classifier.js';
 import { gitGlobals, gitSubcommandHelpers } from './command-git.js';
-import {
-  auditctl,
-  CRITICAL_SERVICES,
-  crontab,
-  dmesg,
-  gpasswd,
-  journalctl,
-  kill,
-  pkill,
-  service,
-  sysctl,
-  useradd,
-} from './command-system.js';
-
-
+import { isBlockDevice, isCriticalPath, isHistoryFile, isSecretPath, isStartupFile, isSystemPath, normPath, writeFinding } from './command-paths.js';
+import { auditctl, CRITICAL_SERVICES, crontab, dmesg, gpasswd, journalctl, kill, pkill, service, sysctl, useradd } from './command-system.js';
 
 function addWrite(ctx: RuleContext, a: Arg, verb: string): void {
   const f = writeFinding(a.text, verb, a.dynamic);
@@ -95,7 +73,10 @@ function echoText(args: Arg[]): string {
     if (args[i]!.text.includes('e')) escapes = true;
     i++;
   }
-  const s = args.slice(i).map((a) => a.text).join(' ');
+  const s = args
+    .slice(i)
+    .map((a) => a.text)
+    .join(' ');
   return escapes ? echoEscapes(s) : s;
 }
 
@@ -158,7 +139,8 @@ function pyListTail(code: string, from: number): string[] {
 const NET_CODE_RE =
   /\bsocket\b|TCPSocket|fsockopen|\bnet\.(?:connect|createConnection|Socket)|new\s+Socket|IO::Socket|create_connection|urlopen|urllib|requests\.(?:post|put|get|request)|http\.(?:request|get|post)|\bfetch\s*\(|LWP::|HTTP::Tiny|Net::HTTP|curl_exec|https?:\/\//;
 const SOCKET_CODE_RE = /\bsocket\b|TCPSocket|fsockopen|\bnet\.(?:connect|createConnection|Socket)|new\s+Socket|IO::Socket|create_connection/;
-const WHOLE_ENV_RE = /dict\(\s*os\.environ\s*\)|os\.environ\.copy\(\)|(?:dumps|str|repr)\(\s*(?:dict\(\s*)?os\.environ\b|JSON\.stringify\(\s*process\.env\s*\)|\bENV\.to_h\b|%ENV\b|environ\.items\(\)/;
+const WHOLE_ENV_RE =
+  /dict\(\s*os\.environ\s*\)|os\.environ\.copy\(\)|(?:dumps|str|repr)\(\s*(?:dict\(\s*)?os\.environ\b|JSON\.stringify\(\s*process\.env\s*\)|\bENV\.to_h\b|%ENV\b|environ\.items\(\)/;
 
 /** Looks for shell-outs and deletions in interpreter code and reports them. */
 export function scanInlineCode(lang: string, code: string, ctx: RuleContext): void {
@@ -185,11 +167,18 @@ export function scanInlineCode(lang: string, code: string, ctx: RuleContext): vo
   for (const m of code.matchAll(RECURSIVE_DELETE_RE)) {
     if (isCriticalPath(m[2]!)) ctx.add('blocked', `inline ${lang} code recursively deletes ${normPath(m[2]!)}`);
   }
-  if (/\b(?:exec|eval)\s*\(/.test(code) && /b64decode|base64|decode\(|fromhex|unhexlify|urlopen|requests\.get|fetch\(|http\.get|atob\(|Buffer\.from\(/.test(code)) {
+  if (
+    /\b(?:exec|eval)\s*\(/.test(code) &&
+    /b64decode|base64|decode\(|fromhex|unhexlify|urlopen|requests\.get|fetch\(|http\.get|atob\(|Buffer\.from\(/.test(code)
+  ) {
     ctx.add('dangerous', `inline ${lang} code executes decoded or downloaded code`);
   }
-  if (/open\s*\(\s*(?:r|b|u|f)?['"](?:\/etc\/|\/usr\/|\/boot\/|\/bin\/|\/sbin\/|\/dev\/[shv]d|~?\/?\.ssh\/|\/root\/\.ssh\/)[^'"]*['"]\s*,\s*['"][wa]/.test(code)
-    || /(?:writeFileSync|appendFileSync|writeFile|appendFile)\s*\(\s*['"](?:\/etc\/|\/usr\/|\/boot\/|\/bin\/)/.test(code)) {
+  if (
+    /open\s*\(\s*(?:r|b|u|f)?['"](?:\/etc\/|\/usr\/|\/boot\/|\/bin\/|\/sbin\/|\/dev\/[shv]d|~?\/?\.ssh\/|\/root\/\.ssh\/)[^'"]*['"]\s*,\s*['"][wa]/.test(
+      code,
+    ) ||
+    /(?:writeFileSync|appendFileSync|writeFile|appendFile)\s*\(\s*['"](?:\/etc\/|\/usr\/|\/boot\/|\/bin\/)/.test(code)
+  ) {
     ctx.add('dangerous', `inline ${lang} code writes to a system path`);
   }
   if (shellOut) {
@@ -287,7 +276,29 @@ function dbClient(kind: 'psql' | 'mysql' | 'sqlite' | 'mongo' | 'redis' | 'gener
     }
     if (kind === 'mongo') sqls.push(...optValues(a, null, 'eval'));
     if (kind === 'redis') {
-      const pos = positionals(a, 'hpsanrdiuD', ['user', 'pass', 'sni', 'cacert', 'cacertdir', 'cert', 'key', 'tls-ciphers', 'tls-ciphersuites', 'pattern', 'count', 'quoted-pattern', 'eval', 'functions-rdb', 'rdb', 'replica', 'hotkeys', 'bigkeys', 'memkeys', 'intrinsic-latency', 'lru-test']);
+      const pos = positionals(a, 'hpsanrdiuD', [
+        'user',
+        'pass',
+        'sni',
+        'cacert',
+        'cacertdir',
+        'cert',
+        'key',
+        'tls-ciphers',
+        'tls-ciphersuites',
+        'pattern',
+        'count',
+        'quoted-pattern',
+        'eval',
+        'functions-rdb',
+        'rdb',
+        'replica',
+        'hotkeys',
+        'bigkeys',
+        'memkeys',
+        'intrinsic-latency',
+        'lru-test',
+      ]);
       if (pos.length) sqls.push(pos.map((p) => p.text).join(' '));
       sqls.push(...optValues(a, null, 'eval'));
     }
@@ -302,9 +313,11 @@ function dbClient(kind: 'psql' | 'mysql' | 'sqlite' | 'mongo' | 'redis' | 'gener
 // ---------------------------------------------------------------------------------------------
 // Rules
 
-const add = (tier: Tier, reason: string): Rule => (_v, ctx) => {
-  ctx.add(tier, reason);
-};
+const add =
+  (tier: Tier, reason: string): Rule =>
+  (_v, ctx) => {
+    ctx.add(tier, reason);
+  };
 const SAFE: Rule = () => undefined;
 
 function caution(reason: string): Rule {
@@ -340,14 +353,26 @@ const rm: Rule = (v, ctx) => {
   const globbed = targets.filter((t) => t.glob);
   if (globbed.length) ctx.add('dangerous', `rm with glob (${globbed.map((t) => t.text).join(' ')})`);
   if (v.viaXargs) ctx.add('dangerous', 'xargs rm deletes files listed on stdin');
-  if (targets.some((t) => t.dynamic)) ctx.add('caution', `rm of a computed path (${targets.filter((t) => t.dynamic).map((t) => t.text).join(' ')})`);
+  if (targets.some((t) => t.dynamic))
+    ctx.add(
+      'caution',
+      `rm of a computed path (${targets
+        .filter((t) => t.dynamic)
+        .map((t) => t.text)
+        .join(' ')})`,
+    );
   for (const t of targets) if (isSystemPath(t.text) && !isCriticalPath(t.text)) ctx.add('dangerous', `deletes system path ${normPath(t.text)}`);
   for (const t of targets) if (isStartupFile(t.text)) ctx.add('dangerous', `deletes ${normPath(t.text)} (login, ssh or credential file)`);
   ctx.add('caution', `deletes files (${targets.map((t) => t.text).join(' ') || 'rm'})`);
 };
 
 const rmdir: Rule = (v, ctx) => {
-  ctx.add('caution', `removes directories (${positionals(v.args).map((t) => t.text).join(' ')})`);
+  ctx.add(
+    'caution',
+    `removes directories (${positionals(v.args)
+      .map((t) => t.text)
+      .join(' ')})`,
+  );
 };
 
 const unlink: Rule = (v, ctx) => {
@@ -521,7 +546,8 @@ const fdiskLike: Rule = (v, ctx) => {
   const devs = a.filter((d) => d.text.startsWith('/dev/') || isBlockDevice(d.text));
   const readOnly =
     v.name === 'sfdisk'
-      ? hasShort(a, 'ldsJVFgT', 'NOXYbcCHSuLtw') || hasLong(a, 'list', 'dump', 'json', 'show-size', 'verify', 'list-free', 'list-types', 'show-geometry', 'show-pt-geometry')
+      ? hasShort(a, 'ldsJVFgT', 'NOXYbcCHSuLtw') ||
+        hasLong(a, 'list', 'dump', 'json', 'show-size', 'verify', 'list-free', 'list-types', 'show-geometry', 'show-pt-geometry')
       : hasShort(a, 'l', 'bcCHSuLtwWx') || hasLong(a, 'list');
   if (readOnly) {
     ctx.add('caution', `lists partitions (${v.name})`);
@@ -549,32 +575,66 @@ const sgdisk: Rule = (v, ctx) => {
 };
 
 const blkdiscard: Rule = (v, ctx) => {
-  ctx.add('blocked', `discards every block on ${positionals(v.args, 'olp', ['offset', 'length', 'step']).map((d) => d.text).join(' ') || 'a device'} (destroys the disk)`);
+  ctx.add(
+    'blocked',
+    `discards every block on ${
+      positionals(v.args, 'olp', ['offset', 'length', 'step'])
+        .map((d) => d.text)
+        .join(' ') || 'a device'
+    } (destroys the disk)`,
+  );
 };
 
-const power = (what: string): Rule => (v, ctx) => {
-  if (v.name === 'shutdown' && (hasShort(v.args, 'ck') || hasLong(v.args, 'show'))) {
-    ctx.add('caution', 'manages a scheduled shutdown');
-    return;
-  }
-  if (hasLong(v.args, 'help', 'version')) return;
-  ctx.add('blocked', `${what} the machine (${[v.name, ...v.args.map((a) => a.text)].join(' ')})`);
-};
+const power =
+  (what: string): Rule =>
+  (v, ctx) => {
+    if (v.name === 'shutdown' && (hasShort(v.args, 'ck') || hasLong(v.args, 'show'))) {
+      ctx.add('caution', 'manages a scheduled shutdown');
+      return;
+    }
+    if (hasLong(v.args, 'help', 'version')) return;
+    ctx.add('blocked', `${what} the machine (${[v.name, ...v.args.map((a) => a.text)].join(' ')})`);
+  };
 
 const initRule: Rule = (v, ctx) => {
   const level = positionals(v.args)[0]?.text ?? '';
-  if (/^[0156sS]$/.test(level)) ctx.add('blocked', `${v.name} ${level} changes runlevel (${level === '0' ? 'halts' : level === '6' ? 'reboots' : 'drops to single-user'})`);
+  if (/^[0156sS]$/.test(level))
+    ctx.add('blocked', `${v.name} ${level} changes runlevel (${level === '0' ? 'halts' : level === '6' ? 'reboots' : 'drops to single-user'})`);
   else ctx.add('caution', `${v.name} ${level}`.trim());
 };
 
 const systemctl: Rule = (v, ctx) => {
-  const { sub, rest } = subcommand(v.args, 'HMtpsno', ['host', 'machine', 'type', 'property', 'signal', 'lines', 'output', 'root', 'state', 'kill-whom', 'job-mode', 'when', 'what', 'message', 'boot-loader-entry', 'boot-loader-menu', 'reboot-argument', 'timestamp', 'image', 'drop-in']);
+  const { sub, rest } = subcommand(v.args, 'HMtpsno', [
+    'host',
+    'machine',
+    'type',
+    'property',
+    'signal',
+    'lines',
+    'output',
+    'root',
+    'state',
+    'kill-whom',
+    'job-mode',
+    'when',
+    'what',
+    'message',
+    'boot-loader-entry',
+    'boot-loader-menu',
+    'reboot-argument',
+    'timestamp',
+    'image',
+    'drop-in',
+  ]);
   const units = positionals(rest).map((u) => u.text);
   if (/^(?:poweroff|reboot|halt|kexec|emergency|rescue|soft-reboot|default)$/.test(sub)) {
     ctx.add('blocked', `systemctl ${sub} (takes the machine down)`);
     return;
   }
-  if (/^(?:isolate|start|restart)$/.test(sub) && units.some((u) => /^(?:rescue|emergency|poweroff|reboot|halt|kexec|runlevel[016])(?:\.target)?$/.test(u) && (sub === 'isolate' || u.endsWith('.target')))) {
+  if (
+    /^(?:isolate|start|restart)$/.test(sub) &&
+    units.some((u) => /^(?:rescue|emergency|poweroff|reboot|halt|kexec|runlevel[016])(?:\.target)?$/.test(u) && (sub === 'isolate' || u.endsWith('.target')))
+  ) {
     ctx.add('blocked', `systemctl ${sub} ${units.join(' ')} (takes the machine down)`);
     return;
   }
@@ -596,7 +656,8 @@ const history: Rule = (v, ctx) => {
 
 const iptables: Rule = (v, ctx) => {
   const a = v.args;
-  if (hasShort(a, 'FXZ', 'tjgiopsdmAIDRNPEL') || hasLong(a, 'flush', 'delete-chain', 'zero')) ctx.add('dangerous', `flushes firewall rules (${v.name} ${a.map((x) => x.text).join(' ')})`);
+  if (hasShort(a, 'FXZ', 'tjgiopsdmAIDRNPEL') || hasLong(a, 'flush', 'delete-chain', 'zero'))
+    ctx.add('dangerous', `flushes firewall rules (${v.name} ${a.map((x) => x.text).join(' ')})`);
   else if (hasShort(a, 'P', 't')) ctx.add('dangerous', `changes default firewall policy (${v.name})`);
   else if (hasShort(a, 'LS', 't') || hasLong(a, 'list', 'list-rules')) ctx.add('caution', 'lists firewall rules');
   else ctx.add('caution', `changes firewall rules (${v.name})`);
@@ -622,13 +683,15 @@ const setenforce: Rule = (v, ctx) => {
   else ctx.add('caution', 'changes SELinux mode');
 };
 
-const accountsDangerous = (what: string): Rule => (v, ctx) => {
-  if (v.name === 'passwd' && hasShort(v.args, 'S') && !hasShort(v.args, 'dlued')) {
-    ctx.add('caution', 'reads password status');
-    return;
-  }
-  ctx.add('dangerous', `${what} (${[v.name, ...v.args.map((a) => a.text)].join(' ')})`);
-};
+const accountsDangerous =
+  (what: string): Rule =>
+  (v, ctx) => {
+    if (v.name === 'passwd' && hasShort(v.args, 'S') && !hasShort(v.args, 'dlued')) {
+      ctx.add('caution', 'reads password status');
+      return;
+    }
+    ctx.add('dangerous', `${what} (${[v.name, ...v.args.map((a) => a.text)].join(' ')})`);
+  };
 
 const git: Rule = (v, ctx) => {
   const a = v.args;
@@ -679,9 +742,16 @@ const git: Rule = (v, ctx) => {
     case '--help':
       return;
     case 'branch': {
-      if (hasShort(rest, 'D') || (hasShort(rest, 'd') && (hasShort(rest, 'f') || hasLong(rest, 'force')))) ctx.add('dangerous', `${g} -D force-deletes a branch`);
-      else if (hasShort(rest, 'dmMcCfu') || hasLong(rest, 'delete', 'move', 'copy', 'force', 'set-upstream-to', 'unset-upstream', 'edit-description')) ctx.add('caution', `${g} changes branches`);
-      else if (positionals(rest, '', ['sort', 'format', 'contains', 'no-contains', 'merged', 'no-merged', 'points-at', 'color', 'column']).length && !hasShort(rest, 'alr') && !hasLong(rest, 'list')) ctx.add('caution', `${g} creates a branch`);
+      if (hasShort(rest, 'D') || (hasShort(rest, 'd') && (hasShort(rest, 'f') || hasLong(rest, 'force'))))
+        ctx.add('dangerous', `${g} -D force-deletes a branch`);
+      else if (hasShort(rest, 'dmMcCfu') || hasLong(rest, 'delete', 'move', 'copy', 'force', 'set-upstream-to', 'unset-upstream', 'edit-description'))
+        ctx.add('caution', `${g} changes branches`);
+      else if (
+        positionals(rest, '', ['sort', 'format', 'contains', 'no-contains', 'merged', 'no-merged', 'points-at', 'color', 'column']).length &&
+        !hasShort(rest, 'alr') &&
+        !hasLong(rest, 'list')
+      )
+        ctx.add('caution', `${g} creates a branch`);
       return;
     }
     case 'remote': {
@@ -697,7 +767,8 @@ const git: Rule = (v, ctx) => {
     }
     case 'config': {
       if (hasLong(rest, 'get', 'get-all', 'get-regexp', 'get-urlmatch', 'list', 'show-origin', 'show-scope') || hasShort(rest, 'l')) return;
-      if (pos.length <= 1 && !hasLong(rest, 'unset', 'unset-all', 'add', 'replace-all', 'edit', 'rename-section', 'remove-section') && !hasShort(rest, 'e')) return;
+      if (pos.length <= 1 && !hasLong(rest, 'unset', 'unset-all', 'add', 'replace-all', 'edit', 'rename-section', 'remove-section') && !hasShort(rest, 'e'))
+        return;
       ctx.add('caution', `${g} changes git configuration`);
       return;
     }
@@ -722,7 +793,9 @@ const git: Rule = (v, ctx) => {
     }
     case 'push': {
       const force =
-        hasShort(rest, 'f', 'o') || hasLong(rest, 'force', 'force-with-lease', 'force-if-includes', 'mirror') || pos.slice(1).some((p) => p.text.startsWith('+'));
+        hasShort(rest, 'f', 'o') ||
+        hasLong(rest, 'force', 'force-with-lease', 'force-if-includes', 'mirror') ||
+        pos.slice(1).some((p) => p.text.startsWith('+'));
       const del = hasShort(rest, 'd', 'o') || hasLong(rest, 'delete', 'prune') || pos.slice(1).some((p) => p.text.startsWith(':'));
       if (force) ctx.add('dangerous', 'git push --force rewrites remote history');
       if (del) ctx.add('dangerous', 'git push deletes remote branches');
@@ -760,7 +833,10 @@ const git: Rule = (v, ctx) => {
       return;
     case 'gc':
     case 'prune':
-      ctx.add(rest.some((x) => /^--prune=(?:now|all)$/.test(x.text)) || sub === 'prune' ? 'dangerous' : 'caution', `${g} ${words.join(' ')} removes unreachable objects`.trim());
+      ctx.add(
+        rest.some((x) => /^--prune=(?:now|all)$/.test(x.text)) || sub === 'prune' ? 'dangerous' : 'caution',
+        `${g} ${words.join(' ')} removes unreachable objects`.trim(),
+      );
       return;
     case 'rm':
       if (hasShort(rest, 'r') && !hasLong(rest, 'cached') && !hasShort(rest, 'n')) ctx.add('dangerous', 'git rm -r deletes files recursively');
@@ -771,7 +847,24 @@ const git: Rule = (v, ctx) => {
   }
 };
 
-const DOCKER_RO = new Set(['ps', 'images', 'logs', 'inspect', 'version', 'info', 'top', 'port', 'history', 'diff', 'search', 'stats', 'events', 'ls', 'help', '--version']);
+const DOCKER_RO = new Set([
+  'ps',
+  'images',
+  'logs',
+  'inspect',
+  'version',
+  'info',
+  'top',
+  'port',
+  'history',
+  'diff',
+  'search',
+  'stats',
+  'events',
+  'ls',
+  'help',
+  '--version',
+]);
 
 const docker: Rule = (v, ctx) => {
   const { sub, rest } = subcommand(v.args, 'Hcl', ['host', 'context', 'config', 'log-level', 'tlscacert', 'tlscert', 'tlskey']);
@@ -784,9 +877,10 @@ const docker: Rule = (v, ctx) => {
   }
   const base = s.split(' ').pop() ?? '';
   const force = hasShort(r, 'f') || hasLong(r, 'force');
-  if (DOCKER_RO.has(s) || DOCKER_RO.has(base) && /^(?:container|image|volume|network|compose) /.test(s) || s === 'system df' || s === 'system info') return;
+  if (DOCKER_RO.has(s) || (DOCKER_RO.has(base) && /^(?:container|image|volume|network|compose) /.test(s)) || s === 'system df' || s === 'system info') return;
   if (/(?:^| )prune$/.test(s)) {
-    if (s === 'system prune' || s === 'volume prune' || s === 'container prune' || hasShort(r, 'a') || hasLong(r, 'all', 'volumes')) ctx.add('dangerous', `${v.name} ${s} deletes containers/images/volumes`);
+    if (s === 'system prune' || s === 'volume prune' || s === 'container prune' || hasShort(r, 'a') || hasLong(r, 'all', 'volumes'))
+      ctx.add('dangerous', `${v.name} ${s} deletes containers/images/volumes`);
     else ctx.add('caution', `${v.name} ${s}`);
     return;
   }
@@ -796,7 +890,7 @@ const docker: Rule = (v, ctx) => {
     ctx.add('caution', `${v.name} ${s}`);
     return;
   }
-  if (/^compose down$/.test(s) || v.name === 'docker-compose' && sub === 'down') {
+  if (/^compose down$/.test(s) || (v.name === 'docker-compose' && sub === 'down')) {
     if (hasShort(r, 'v') || hasLong(r, 'volumes') || hasLong(r, 'rmi')) ctx.add('dangerous', `${v.name} compose down -v deletes volumes`);
     ctx.add('caution', `${v.name} ${s}`);
     return;
@@ -824,13 +918,30 @@ const docker: Rule = (v, ctx) => {
 };
 
 const kubectl: Rule = (v, ctx) => {
-  const { sub, rest } = subcommand(v.args, 'ns', ['namespace', 'context', 'cluster', 'kubeconfig', 'server', 'user', 'token', 'as', 'as-group', 'request-timeout']);
+  const { sub, rest } = subcommand(v.args, 'ns', [
+    'namespace',
+    'context',
+    'cluster',
+    'kubeconfig',
+    'server',
+    'user',
+    'token',
+    'as',
+    'as-group',
+    'request-timeout',
+  ]);
   if (/^(?:get|describe|logs|explain|version|api-resources|api-versions|cluster-info|top|auth|diff|events|config)$/.test(sub)) {
-    if (sub === 'config' && !/^(?:view|get-contexts|current-context|get-clusters|get-users)$/.test(positionals(rest)[0]?.text ?? 'view')) ctx.add('caution', `${v.name} config changes kubeconfig`);
+    if (sub === 'config' && !/^(?:view|get-contexts|current-context|get-clusters|get-users)$/.test(positionals(rest)[0]?.text ?? 'view'))
+      ctx.add('caution', `${v.name} config changes kubeconfig`);
     return;
   }
   if (sub === 'delete') {
-    ctx.add('dangerous', `${v.name} delete ${positionals(rest, 'flnL', ['filename', 'selector', 'namespace', 'output', 'grace-period', 'timeout']).map((p) => p.text).join(' ')}`.trim());
+    ctx.add(
+      'dangerous',
+      `${v.name} delete ${positionals(rest, 'flnL', ['filename', 'selector', 'namespace', 'output', 'grace-period', 'timeout'])
+        .map((p) => p.text)
+        .join(' ')}`.trim(),
+    );
     return;
   }
   if (sub === 'drain' || (sub === 'replace' && hasLong(rest, 'force')) || (sub === 'apply' && hasLong(rest, 'prune'))) {
@@ -854,7 +965,11 @@ const helm: Rule = (v, ctx) => {
 const iac: Rule = (v, ctx) => {
   const words = v.args.map((a) => a.text);
   const sub = positionals(v.args, 'C', ['chdir', 'cwd', 'stack', 'profile', 'app'])[0]?.text ?? '';
-  if (sub === 'destroy' || (sub === 'apply' && words.some((w) => w === '-destroy' || w === '--destroy')) || (sub === 'remove' && /^(?:serverless|sls)$/.test(v.name))) {
+  if (
+    sub === 'destroy' ||
+    (sub === 'apply' && words.some((w) => w === '-destroy' || w === '--destroy')) ||
+    (sub === 'remove' && /^(?:serverless|sls)$/.test(v.name))
+  ) {
     ctx.add('dangerous', `${v.name} ${sub} tears down infrastructure`);
   } else if ((sub === 'state' && words.includes('rm')) || (sub === 'workspace' && words.includes('delete')) || (sub === 'stack' && words.includes('rm'))) {
     ctx.add('dangerous', `${v.name} ${words.join(' ')} deletes state`);
@@ -863,14 +978,18 @@ const iac: Rule = (v, ctx) => {
 
 const cloud: Rule = (v, ctx) => {
   const words = v.args.map((a) => a.text);
-  const destructive = words.find((w) => /^(?:delete|destroy|terminate|remove|rb|purge|deregister|wipe|reset|apps:destroy|pg:reset)(?:-[\w-]+)?$|^(?:delete|terminate|remove|purge)-/.test(w));
+  const destructive = words.find((w) =>
+    /^(?:delete|destroy|terminate|remove|rb|purge|deregister|wipe|reset|apps:destroy|pg:reset)(?:-[\w-]+)?$|^(?:delete|terminate|remove|purge)-/.test(w),
+  );
   if (destructive) ctx.add('dangerous', `${v.name} ${words.join(' ')} deletes cloud resources`);
-  else if (v.name === 'aws' && words[0] === 's3' && words[1] === 'rm') ctx.add(hasLong(v.args, 'recursive') ? 'dangerous' : 'caution', `aws s3 rm ${hasLong(v.args, 'recursive') ? '--recursive ' : ''}deletes objects`);
+  else if (v.name === 'aws' && words[0] === 's3' && words[1] === 'rm')
+    ctx.add(hasLong(v.args, 'recursive') ? 'dangerous' : 'caution', `aws s3 rm ${hasLong(v.args, 'recursive') ? '--recursive ' : ''}deletes objects`);
   else if (v.name === 'gh' && words[0] === 'repo' && words[1] === 'delete') ctx.add('dangerous', 'gh repo delete');
   ctx.add('caution', `runs a cloud CLI (${v.name} ${words.slice(0, 2).join(' ')})`.trim());
 };
 
-const ESSENTIAL_PKGS = /^(?:libc6|libc-bin|systemd|systemd-sysv|sudo|bash|coreutils|dpkg|apt|rpm|yum|dnf|glibc|openssh-server|linux-image[\w.-]*|kernel[\w.-]*|grub[\w.-]*|python3|init|login|passwd|util-linux|base-files)$/;
+const ESSENTIAL_PKGS =
+  /^(?:libc6|libc-bin|systemd|systemd-sysv|sudo|bash|coreutils|dpkg|apt|rpm|yum|dnf|glibc|openssh-server|linux-image[\w.-]*|kernel[\w.-]*|grub[\w.-]*|python3|init|login|passwd|util-linux|base-files)$/;
 
 const pkgManager: Rule = (v, ctx) => {
   const words = positionals(v.args, '', []).map((a) => a.text);
@@ -909,9 +1028,14 @@ const pkgManager: Rule = (v, ctx) => {
     ctx.add('caution', `runs project code (${v.name} ${sub})`);
     return;
   }
-  if (/^(?:remove|purge|autoremove|erase|uninstall|rm|un|-R|-Rns)$/.test(sub) || hasShort(v.args, 'R') && v.name === 'pacman' || hasShort(v.args, 'rP') && v.name === 'dpkg') {
+  if (
+    /^(?:remove|purge|autoremove|erase|uninstall|rm|un|-R|-Rns)$/.test(sub) ||
+    (hasShort(v.args, 'R') && v.name === 'pacman') ||
+    (hasShort(v.args, 'rP') && v.name === 'dpkg')
+  ) {
     const pkgs = words.slice(1);
-    if (pkgs.some((p) => ESSENTIAL_PKGS.test(p)) || v.args.some((a) => ESSENTIAL_PKGS.test(a.text))) ctx.add('dangerous', `${v.name} removes an essential system package (${pkgs.join(' ')})`);
+    if (pkgs.some((p) => ESSENTIAL_PKGS.test(p)) || v.args.some((a) => ESSENTIAL_PKGS.test(a.text)))
+      ctx.add('dangerous', `${v.name} removes an essential system package (${pkgs.join(' ')})`);
     ctx.add('caution', `removes packages (${v.name} ${words.join(' ')})`);
     return;
   }
@@ -1399,7 +1523,12 @@ const find: Rule = (v, ctx) => {
   for (; i < a.length; i++) {
     const t = a[i]!.text;
     if (t === '-delete') del = true;
-    else if (/^-(?:i?name|i?path|i?wholename|i?regex|newer\w*|[acm](?:time|min)|size|user|group|uid|gid|nouser|nogroup|perm|empty|links|inum|samefile|i?lname|used|context)$/.test(t)) filtered = true;
+    else if (
+      /^-(?:i?name|i?path|i?wholename|i?regex|newer\w*|[acm](?:time|min)|size|user|group|uid|gid|nouser|nogroup|perm|empty|links|inum|samefile|i?lname|used|context)$/.test(
+        t,
+      )
+    )
+      filtered = true;
     else if (/^-(?:fprint0?|fprintf|fls)$/.test(t)) {
       const target = a[i + 1]?.text ?? '';
       const f = writeFinding(target, `find ${t} writes to`);
@@ -1435,7 +1564,11 @@ const fdRule: Rule = (v, ctx) => {
   const i = a.findIndex((x) => /^(?:-x|--exec|-X|--exec-batch)$/.test(x.text));
   if (i >= 0) {
     const sub = a.slice(i + 1).filter((x) => x.text !== ';');
-    if (sub.length) ctx.runArgv(sub.map((x) => (x.text.includes('{') ? litArg(x.text.replace(/\{[^}]*\}/g, './found-file')) : x)), `${v.name} --exec`);
+    if (sub.length)
+      ctx.runArgv(
+        sub.map((x) => (x.text.includes('{') ? litArg(x.text.replace(/\{[^}]*\}/g, './found-file')) : x)),
+        `${v.name} --exec`,
+      );
     ctx.add('caution', `${v.name} --exec runs a command on every match`);
   }
 };
@@ -1466,9 +1599,11 @@ const base64: Rule = (v, ctx) => {
 };
 
 const decompress: Rule = (v, ctx) => {
-  const toStdout = hasShort(v.args, 'cltk') || hasLong(v.args, 'stdout', 'to-stdout', 'list', 'test', 'keep') || /cat$/.test(v.name) || positionals(v.args).length === 0;
+  const toStdout =
+    hasShort(v.args, 'cltk') || hasLong(v.args, 'stdout', 'to-stdout', 'list', 'test', 'keep') || /cat$/.test(v.name) || positionals(v.args).length === 0;
   if (!toStdout) ctx.add('caution', `${v.name} replaces files in place`);
-  const decoding = /^(?:gunzip|zcat|bzcat|xzcat|unxz|bunzip2|unzstd|zstdcat|lzcat|unlzma|uncompress)$/.test(v.name) || hasShort(v.args, 'd') || hasLong(v.args, 'decompress');
+  const decoding =
+    /^(?:gunzip|zcat|bzcat|xzcat|unxz|bunzip2|unzstd|zstdcat|lzcat|unlzma|uncompress)$/.test(v.name) || hasShort(v.args, 'd') || hasLong(v.args, 'decompress');
   return decoding ? { decoded: true } : undefined;
 };
 
@@ -1482,30 +1617,46 @@ const opensslRule: Rule = (v, ctx) => {
     ctx.add('caution', `opens a network connection (openssl ${sub})`);
     return { net: true, download: true };
   }
-  if (sub === 'version' || sub === 'x509' || sub === 'req' && words.includes('-noout') || sub === 'list' || sub === 'dgst' || sub === 'rand' || sub === 'base64' || sub === 'ciphers') return undefined;
+  if (
+    sub === 'version' ||
+    sub === 'x509' ||
+    (sub === 'req' && words.includes('-noout')) ||
+    sub === 'list' ||
+    sub === 'dgst' ||
+    sub === 'rand' ||
+    sub === 'base64' ||
+    sub === 'ciphers'
+  )
+    return undefined;
   ctx.add('caution', `openssl ${sub}`.trim());
   return undefined;
 };
 
-const network = (what: string): Rule => (v, ctx) => {
-  const a = v.args;
-  // Output files (-o, -O, --output-dir, ...) are in the option tables (./command-helpers.ts),
-  // uploads of credential material in the data flow (./command-flow.ts).
-  if (v.name === 'wget' && !a.some((x) => /^-[a-zA-Z]*O|^--output-document/.test(x.text))) ctx.add('caution', 'wget saves a download to the current directory');
-  if (v.name === 'curl' && /^(?:DELETE|PUT|PATCH|POST)$/i.test(optValues(a, 'X', 'request')[0] ?? '')) ctx.add('caution', `${v.name} sends a ${optValues(a, 'X', 'request')[0]!.toUpperCase()} request`);
-  ctx.add('caution', `network access (${what})`);
-  return { download: true, net: true };
-};
+const network =
+  (what: string): Rule =>
+  (v, ctx) => {
+    const a = v.args;
+    // Output files (-o, -O, --output-dir, ...) are in the option tables (./command-helpers.ts),
+    // uploads of credential material in the data flow (./command-flow.ts).
+    if (v.name === 'wget' && !a.some((x) => /^-[a-zA-Z]*O|^--output-document/.test(x.text)))
+      ctx.add('caution', 'wget saves a download to the current directory');
+    if (v.name === 'curl' && /^(?:DELETE|PUT|PATCH|POST)$/i.test(optValues(a, 'X', 'request')[0] ?? ''))
+      ctx.add('caution', `${v.name} sends a ${optValues(a, 'X', 'request')[0]!.toUpperCase()} request`);
+    ctx.add('caution', `network access (${what})`);
+    return { download: true, net: true };
+  };
 
 const netcat: Rule = (v, ctx) => {
-  if (hasShort(v.args, 'ec', 'pswiqxXTIOVtW') || hasLong(v.args, 'exec', 'sh-exec', 'lua-exec')) ctx.add('dangerous', `${v.name} -e attaches a shell to a socket (reverse/bind shell)`);
+  if (hasShort(v.args, 'ec', 'pswiqxXTIOVtW') || hasLong(v.args, 'exec', 'sh-exec', 'lua-exec'))
+    ctx.add('dangerous', `${v.name} -e attaches a shell to a socket (reverse/bind shell)`);
   if (hasShort(v.args, 'l', 'pswiqxXTIOVtWec') || hasLong(v.args, 'listen')) ctx.add('caution', `${v.name} listens for connections`);
   ctx.add('caution', `network access (${v.name})`);
   return { download: true, net: true };
 };
 
 const socat: Rule = (v, ctx) => {
-  if (v.args.some((a) => /(?:^|[,!])(?:EXEC|SYSTEM):/i.test(a.text))) ctx.add('dangerous', 'socat EXEC/SYSTEM attaches a program to a socket (reverse/bind shell)');
+  if (v.args.some((a) => /(?:^|[,!])(?:EXEC|SYSTEM):/i.test(a.text)))
+    ctx.add('dangerous', 'socat EXEC/SYSTEM attaches a program to a socket (reverse/bind shell)');
   ctx.add('caution', 'network access (socat)');
   return { download: true, net: true };
 };
@@ -1562,7 +1713,10 @@ const cat: Rule = (v) => {
 
 const rev: Rule = (v) => ({
   decoded: true,
-  text: v.stdin?.text?.split('\n').map((l) => [...l].reverse().join('')).join('\n'),
+  text: v.stdin?.text
+    ?.split('\n')
+    .map((l) => [...l].reverse().join(''))
+    .join('\n'),
 });
 
 const tr: Rule = () => ({ decoded: true });
@@ -1577,7 +1731,8 @@ const tree: Rule = (v, ctx) => {
 };
 
 const dateRule: Rule = (v, ctx) => {
-  if (hasShort(v.args, 's', 'dfr') || hasLong(v.args, 'set') || positionals(v.args, 'dfrI', ['date', 'file', 'reference']).some((p) => !p.text.startsWith('+'))) ctx.add('caution', 'sets the system clock (date)');
+  if (hasShort(v.args, 's', 'dfr') || hasLong(v.args, 'set') || positionals(v.args, 'dfrI', ['date', 'file', 'reference']).some((p) => !p.text.startsWith('+')))
+    ctx.add('caution', 'sets the system clock (date)');
 };
 
 const hostnameRule: Rule = (v, ctx) => {
@@ -1604,8 +1759,10 @@ const unzipRule: Rule = (v, ctx) => {
 
 const ipRule: Rule = (v, ctx) => {
   const words = positionals(v.args, 'fbn', ['family', 'batch', 'netns']).map((a) => a.text);
-  if (words.some((w) => /^(?:add|del|delete|set|flush|change|replace|append|exec|up|down|prepend|save|restore)$/.test(w))) ctx.add('caution', `changes network configuration (ip ${words.join(' ')})`);
-  if (words.includes('flush') && words.some((w) => /^(?:a|addr|address|r|ro|route)$/.test(w))) ctx.add('dangerous', `ip ${words.join(' ')} drops network configuration`);
+  if (words.some((w) => /^(?:add|del|delete|set|flush|change|replace|append|exec|up|down|prepend|save|restore)$/.test(w)))
+    ctx.add('caution', `changes network configuration (ip ${words.join(' ')})`);
+  if (words.includes('flush') && words.some((w) => /^(?:a|addr|address|r|ro|route)$/.test(w)))
+    ctx.add('dangerous', `ip ${words.join(' ')} drops network configuration`);
 };
 
 const mountRule: Rule = (v, ctx) => {
@@ -1615,14 +1772,16 @@ const mountRule: Rule = (v, ctx) => {
 
 const editor = (): Rule => fileEdit('opens an editor', 'edits', false);
 
-const fileEdit = (what: string, verb = 'edits', escalate = true, argShort = '', argLong: string[] = []): Rule => (v, ctx) => {
-  const files = positionals(v.args, argShort, argLong);
-  for (const f of escalate ? files : []) {
-    const w = writeFinding(f.text, verb);
-    if (w && w.tier !== 'caution' && w.tier !== 'blocked') ctx.add(w.tier, w.reason);
-  }
-  ctx.add('caution', `${what} (${v.name}${files.length ? ` ${files.map((f) => f.text).join(' ')}` : ''})`);
-};
+const fileEdit =
+  (what: string, verb = 'edits', escalate = true, argShort = '', argLong: string[] = []): Rule =>
+  (v, ctx) => {
+    const files = positionals(v.args, argShort, argLong);
+    for (const f of escalate ? files : []) {
+      const w = writeFinding(f.text, verb);
+      if (w && w.tier !== 'caution' && w.tier !== 'blocked') ctx.add(w.tier, w.reason);
+    }
+    ctx.add('caution', `${what} (${v.name}${files.length ? ` ${files.map((f) => f.text).join(' ')}` : ''})`);
+  };
 
 const installRule: Rule = (v, ctx) => {
   const pos = positionals(v.args, 'gmoStT', ['group', 'mode', 'owner', 'suffix', 'target-directory']);
@@ -1646,14 +1805,18 @@ const chattr: Rule = (v, ctx) => {
 
 const diskutil: Rule = (v, ctx) => {
   const sub = v.args[0]?.text ?? '';
-  if (/^(?:eraseDisk|eraseVolume|partitionDisk|zeroDisk|randomDisk|secureErase|reformat|apfs)$/i.test(sub) && (sub !== 'apfs' || /delete|erase/i.test(v.args[1]?.text ?? ''))) {
+  if (
+    /^(?:eraseDisk|eraseVolume|partitionDisk|zeroDisk|randomDisk|secureErase|reformat|apfs)$/i.test(sub) &&
+    (sub !== 'apfs' || /delete|erase/i.test(v.args[1]?.text ?? ''))
+  ) {
     ctx.add('blocked', `diskutil ${sub} erases a disk`);
   } else if (/^(?:list|info|activity)$/i.test(sub)) return;
   else ctx.add('caution', `diskutil ${sub}`);
 };
 
 const hdparm: Rule = (v, ctx) => {
-  if (v.args.some((a) => /^--(?:security-erase|security-erase-enhanced|trim-sector-ranges|write-sector|fwdownload|make-bad-sector|dco-restore)/.test(a.text))) ctx.add('blocked', 'hdparm erases or overwrites the disk');
+  if (v.args.some((a) => /^--(?:security-erase|security-erase-enhanced|trim-sector-ranges|write-sector|fwdownload|make-bad-sector|dco-restore)/.test(a.text)))
+    ctx.add('blocked', 'hdparm erases or overwrites the disk');
   else ctx.add('caution', 'changes disk parameters (hdparm)');
 };
 
@@ -1691,7 +1854,12 @@ const zfs: Rule = (v, ctx) => {
 };
 
 const dropdb: Rule = (v, ctx) => {
-  ctx.add('dangerous', `${v.name} ${positionals(v.args, 'hpUd', ['host', 'port', 'username', 'maintenance-db']).map((p) => p.text).join(' ')} deletes a database`.trim());
+  ctx.add(
+    'dangerous',
+    `${v.name} ${positionals(v.args, 'hpUd', ['host', 'port', 'username', 'maintenance-db'])
+      .map((p) => p.text)
+      .join(' ')} deletes a database`.trim(),
+  );
 };
 
 const mysqladmin: Rule = (v, ctx) => {
@@ -1727,25 +1895,238 @@ const unknownTool = (what: string): Rule => caution(what);
 
 /** Read-only commands that are safe with any arguments (no redirects/substitutions assumed). */
 export const SAFE_COMMANDS = new Set([
-  'ls', 'dir', 'vdir', 'exa', 'eza', 'lsd', 'cat', 'tac', 'nl', 'head', 'tail', 'less', 'more', 'most', 'grep', 'egrep', 'fgrep',
-  'zgrep', 'zegrep', 'zfgrep', 'ag', 'ack', 'wc', 'cut', 'paste', 'join', 'comm', 'column', 'fold', 'fmt', 'expand',
-  'unexpand', 'pr', 'od', 'hexdump', 'strings', 'pwd', 'whoami', 'id', 'groups', 'who', 'w', 'users', 'last', 'lastlog',
-  'uname', 'uptime', 'df', 'du', 'free', 'ps', 'pgrep', 'pidof', 'pstree', 'top', 'htop', 'btop', 'vmstat', 'iostat', 'mpstat',
-  'nproc', 'lscpu', 'lsmem', 'lsblk', 'lspci', 'lsusb', 'lsattr', 'lsof', 'ss', 'netstat', 'arch', 'getconf', 'locale', 'tty',
-  'printenv', 'env', 'which', 'whereis', 'type', 'file', 'stat', 'realpath', 'readlink', 'basename', 'dirname', 'namei',
-  'jq', 'gojq', 'jless', 'diff', 'diff3', 'sdiff', 'colordiff', 'cmp', 'md5sum', 'sha1sum', 'sha224sum', 'sha256sum', 'sha384sum',
-  'sha512sum', 'b2sum', 'cksum', 'sum', 'md5', 'shasum', 'test', '[', 'true', 'false', ':', 'sleep', 'seq', 'yes', 'expr', 'factor',
-  'numfmt', 'bc', 'cal', 'ncal', 'man', 'info', 'help', 'apropos', 'whatis', 'getent', 'zipinfo', 'zless', 'zmore', 'bzless',
-  'xzless', 'cd', 'pushd', 'popd', 'dirs', 'read', 'wait', 'jobs', 'exit', 'return', 'shift', 'break', 'continue', 'let',
-  'getopts', 'hash', 'declare', 'typeset', 'local', 'export', 'readonly', 'shopt', 'blkid', 'findmnt', 'lslocks', 'lsns',
-  'lsmod', 'modinfo', 'dmidecode', 'lshw', 'inxi', 'neofetch', 'fastfetch', 'screenfetch', 'tput', 'clear',
-  'locate', 'plocate', 'mlocate', 'fzf', 'bat', 'batcat', 'glow', 'look', 'tsort', 'ptx', 'csvlook', 'xsv', 'mlr', 'wdiff',
-  'logname', 'nice', 'quota', 'times', 'caller', 'compgen', 'complete', 'disown', 'fg', 'bg', 'sensors', 'acpi', 'upower',
-  'nvidia-smi', 'dstat', 'lsb_release', 'sw_vers', 'system_profiler', 'vm_stat', 'ioreg', 'mdfind', 'mdls', 'otool', 'nm',
-  'objdump', 'readelf', 'ldd', 'size', 'c++filt', 'addr2line', 'tldr', 'fc-list', 'pinky', 'finger', 'slabtop', 'pmap',
-  'pwdx', 'prtstat', 'xmllint', 'yamllint', 'shellcheck', 'ncdu', 'dust', 'duf', 'procs', 'tokei', 'cloc', 'scc', 'tload',
+  'ls',
+  'dir',
+  'vdir',
+  'exa',
+  'eza',
+  'lsd',
+  'cat',
+  'tac',
+  'nl',
+  'head',
+  'tail',
+  'less',
+  'more',
+  'most',
+  'grep',
+  'egrep',
+  'fgrep',
+  'zgrep',
+  'zegrep',
+  'zfgrep',
+  'ag',
+  'ack',
+  'wc',
+  'cut',
+  'paste',
+  'join',
+  'comm',
+  'column',
+  'fold',
+  'fmt',
+  'expand',
+  'unexpand',
+  'pr',
+  'od',
+  'hexdump',
+  'strings',
+  'pwd',
+  'whoami',
+  'id',
+  'groups',
+  'who',
+  'w',
+  'users',
+  'last',
+  'lastlog',
+  'uname',
+  'uptime',
+  'df',
+  'du',
+  'free',
+  'ps',
+  'pgrep',
+  'pidof',
+  'pstree',
+  'top',
+  'htop',
+  'btop',
+  'vmstat',
+  'iostat',
+  'mpstat',
+  'nproc',
+  'lscpu',
+  'lsmem',
+  'lsblk',
+  'lspci',
+  'lsusb',
+  'lsattr',
+  'lsof',
+  'ss',
+  'netstat',
+  'arch',
+  'getconf',
+  'locale',
+  'tty',
+  'printenv',
+  'env',
+  'which',
+  'whereis',
+  'type',
+  'file',
+  'stat',
+  'realpath',
+  'readlink',
+  'basename',
+  'dirname',
+  'namei',
+  'jq',
+  'gojq',
+  'jless',
+  'diff',
+  'diff3',
+  'sdiff',
+  'colordiff',
+  'cmp',
+  'md5sum',
+  'sha1sum',
+  'sha224sum',
+  'sha256sum',
+  'sha384sum',
+  'sha512sum',
+  'b2sum',
+  'cksum',
+  'sum',
+  'md5',
+  'shasum',
+  'test',
+  '[',
+  'true',
+  'false',
+  ':',
+  'sleep',
+  'seq',
+  'yes',
+  'expr',
+  'factor',
+  'numfmt',
+  'bc',
+  'cal',
+  'ncal',
+  'man',
+  'info',
+  'help',
+  'apropos',
+  'whatis',
+  'getent',
+  'zipinfo',
+  'zless',
+  'zmore',
+  'bzless',
+  'xzless',
+  'cd',
+  'pushd',
+  'popd',
+  'dirs',
+  'read',
+  'wait',
+  'jobs',
+  'exit',
+  'return',
+  'shift',
+  'break',
+  'continue',
+  'let',
+  'getopts',
+  'hash',
+  'declare',
+  'typeset',
+  'local',
+  'export',
+  'readonly',
+  'shopt',
+  'blkid',
+  'findmnt',
+  'lslocks',
+  'lsns',
+  'lsmod',
+  'modinfo',
+  'dmidecode',
+  'lshw',
+  'inxi',
+  'neofetch',
+  'fastfetch',
+  'screenfetch',
+  'tput',
+  'clear',
+  'locate',
+  'plocate',
+  'mlocate',
+  'fzf',
+  'bat',
+  'batcat',
+  'glow',
+  'look',
+  'tsort',
+  'ptx',
+  'csvlook',
+  'xsv',
+  'mlr',
+  'wdiff',
+  'logname',
+  'nice',
+  'quota',
+  'times',
+  'caller',
+  'compgen',
+  'complete',
+  'disown',
+  'fg',
+  'bg',
+  'sensors',
+  'acpi',
+  'upower',
+  'nvidia-smi',
+  'dstat',
+  'lsb_release',
+  'sw_vers',
+  'system_profiler',
+  'vm_stat',
+  'ioreg',
+  'mdfind',
+  'mdls',
+  'otool',
+  'nm',
+  'objdump',
+  'readelf',
+  'ldd',
+  'size',
+  'c++filt',
+  'addr2line',
+  'tldr',
+  'fc-list',
+  'pinky',
+  'finger',
+  'slabtop',
+  'pmap',
+  'pwdx',
+  'prtstat',
+  'xmllint',
+  'yamllint',
+  'shellcheck',
+  'ncdu',
+  'dust',
+  'duf',
+  'procs',
+  'tokei',
+  'cloc',
+  'scc',
+  'tload',
   // options that run programs or write files are in the option tables (./command-helpers.ts)
-  'sort', 'gsort', 'rg',
+  'sort',
+  'gsort',
+  'rg',
 ]);
 
 const ctlRead: Rule = (v, ctx) => {
@@ -1757,7 +2138,8 @@ const umaskRule: Rule = (v, ctx) => {
   if (positionals(v.args).length) ctx.add('caution', 'changes the file-creation mask (umask)');
 };
 const ulimitRule: Rule = (v, ctx) => {
-  if (v.args.some((a) => !a.text.startsWith('-') || /^-[HS]*[a-zA-Z]*$/.test(a.text) && v.args.length > 1 && positionals(v.args).length > 0)) ctx.add('caution', 'changes resource limits (ulimit)');
+  if (v.args.some((a) => !a.text.startsWith('-') || (/^-[HS]*[a-zA-Z]*$/.test(a.text) && v.args.length > 1 && positionals(v.args).length > 0)))
+    ctx.add('caution', 'changes resource limits (ulimit)');
 };
 const iconvRule: Rule = (v, ctx) => {
   for (const o of optValues(v.args, 'o', 'output')) addWrite(ctx, litArg(o), 'iconv writes to');
@@ -1770,111 +2152,361 @@ const fuserRule: Rule = (v, ctx) => {
 };
 
 export const RULES: Record<string, Rule> = {
-  rm, rmdir, unlink, shred, srm: shred, wipe: shred, truncate,
-  chmod: chmodLike('chmod'), chown: chmodLike('chown'), chgrp: chmodLike('chgrp'), chattr,
+  rm,
+  rmdir,
+  unlink,
+  shred,
+  srm: shred,
+  wipe: shred,
+  truncate,
+  chmod: chmodLike('chmod'),
+  chown: chmodLike('chown'),
+  chgrp: chmodLike('chgrp'),
+  chattr,
   setcap: (v, ctx) => {
     // file capabilities that amount to root for whoever runs the file
     const caps = v.args.map((a) => a.text.toLowerCase()).filter((t) => /cap_/.test(t));
-    if (caps.some((c) => /cap_(?:setuid|setgid|sys_admin|sys_ptrace|sys_module|dac_override|dac_read_search|chown|fowner|sys_rawio|bpf|all)\b|=ep|all[+=]/.test(c))) {
+    if (
+      caps.some((c) =>
+        /cap_(?:setuid|setgid|sys_admin|sys_ptrace|sys_module|dac_override|dac_read_search|chown|fowner|sys_rawio|bpf|all)\b|=ep|all[+=]/.test(c),
+      )
+    ) {
       ctx.add('dangerous', `grants root-equivalent file capabilities (setcap ${caps.join(' ')})`);
     }
     ctx.add('caution', `changes file capabilities (setcap ${v.args.map((a) => a.text).join(' ')})`);
   },
-  mv, cp, rsync: cp, scp: (v, ctx) => {
+  mv,
+  cp,
+  rsync: cp,
+  scp: (v, ctx) => {
     cp(v, ctx);
     ctx.add('caution', `network access (${v.name})`);
   },
-  ln, tee, dd, install: installRule,
-  mke2fs: mkfs, mkswap, wipefs, fdisk: fdiskLike, sfdisk: fdiskLike, gdisk: fdiskLike, cfdisk: fdiskLike, parted, sgdisk,
-  blkdiscard, diskutil, hdparm, nvme, badblocks, cryptsetup, mdadm, lvremove: volumeRemove, vgremove: volumeRemove,
-  pvremove: volumeRemove, zpool: zfs, zfs, newfs: mkfs,
-  shutdown: power('shuts down'), reboot: power('reboots'), halt: power('halts'), poweroff: power('powers off'),
+  ln,
+  tee,
+  dd,
+  install: installRule,
+  mke2fs: mkfs,
+  mkswap,
+  wipefs,
+  fdisk: fdiskLike,
+  sfdisk: fdiskLike,
+  gdisk: fdiskLike,
+  cfdisk: fdiskLike,
+  parted,
+  sgdisk,
+  blkdiscard,
+  diskutil,
+  hdparm,
+  nvme,
+  badblocks,
+  cryptsetup,
+  mdadm,
+  lvremove: volumeRemove,
+  vgremove: volumeRemove,
+  pvremove: volumeRemove,
+  zpool: zfs,
+  zfs,
+  newfs: mkfs,
+  shutdown: power('shuts down'),
+  reboot: power('reboots'),
+  halt: power('halts'),
+  poweroff: power('powers off'),
   kexec: (v, ctx) => {
     if (hasShort(v.args, 'e') || hasLong(v.args, 'exec')) ctx.add('blocked', 'kexec -e reboots into another kernel');
     else ctx.add('caution', 'kexec loads a kernel');
   },
-  init: initRule, telinit: initRule, systemctl,
+  init: initRule,
+  telinit: initRule,
+  systemctl,
   loginctl: (v, ctx) => {
     const sub = v.args[0]?.text ?? '';
     if (/^(?:poweroff|reboot|halt|kexec)$/.test(sub)) ctx.add('blocked', `loginctl ${sub} takes the machine down`);
     else if (/^(?:terminate-\w+|kill-\w+)$/.test(sub)) ctx.add('dangerous', `loginctl ${sub} ends sessions`);
   },
-  kill, pkill, killall: pkill, killall5: add('blocked', 'killall5 signals every process'),
+  kill,
+  pkill,
+  killall: pkill,
+  killall5: add('blocked', 'killall5 signals every process'),
   fuser: fuserRule,
-  crontab, history, iptables, ip6tables: iptables, 'iptables-legacy': iptables, 'iptables-nft': iptables, nft, ufw,
+  crontab,
+  history,
+  iptables,
+  ip6tables: iptables,
+  'iptables-legacy': iptables,
+  'iptables-nft': iptables,
+  nft,
+  ufw,
   pfctl: (v, ctx) => {
     if (hasShort(v.args, 'dF', 'afsTtx')) ctx.add('dangerous', 'pfctl disables or flushes the firewall');
     else ctx.add('caution', 'pfctl');
   },
   'firewall-cmd': (v, ctx) => {
-    if (v.args.some((a) => /^--(?:panic-on|remove-service|remove-port|set-default-zone=trusted)/.test(a.text))) ctx.add('dangerous', 'firewall-cmd weakens or cuts the firewall');
+    if (v.args.some((a) => /^--(?:panic-on|remove-service|remove-port|set-default-zone=trusted)/.test(a.text)))
+      ctx.add('dangerous', 'firewall-cmd weakens or cuts the firewall');
     else ctx.add('caution', 'firewall-cmd');
   },
   setenforce,
-  userdel: accountsDangerous('deletes a user account'), deluser: accountsDangerous('deletes a user account'),
-  groupdel: accountsDangerous('deletes a group'), delgroup: accountsDangerous('deletes a group'),
-  passwd: accountsDangerous('changes passwords'), chpasswd: accountsDangerous('changes passwords'),
-  usermod: accountsDangerous('modifies a user account'), visudo: accountsDangerous('edits sudoers'),
-  vipw: accountsDangerous('edits the password file'), vigr: accountsDangerous('edits the group file'),
+  userdel: accountsDangerous('deletes a user account'),
+  deluser: accountsDangerous('deletes a user account'),
+  groupdel: accountsDangerous('deletes a group'),
+  delgroup: accountsDangerous('deletes a group'),
+  passwd: accountsDangerous('changes passwords'),
+  chpasswd: accountsDangerous('changes passwords'),
+  usermod: accountsDangerous('modifies a user account'),
+  visudo: accountsDangerous('edits sudoers'),
+  vipw: accountsDangerous('edits the password file'),
+  vigr: accountsDangerous('edits the group file'),
   chage: accountsDangerous('changes password ageing'),
-  useradd, adduser: useradd, groupadd: caution('creates a group'), gpasswd, newusers: accountsDangerous('creates accounts in bulk'),
-  auditctl, service,
-  git, docker, podman: docker, nerdctl: docker, 'docker-compose': docker,
-  kubectl, oc: kubectl, helm,
-  terraform: iac, tofu: iac, terragrunt: iac, pulumi: iac, cdk: iac, serverless: iac, sls: iac,
-  aws: cloud, gcloud: cloud, gsutil: cloud, az: cloud, doctl: cloud, heroku: cloud, flyctl: cloud, fly: cloud, vercel: cloud,
-  netlify: cloud, gh: cloud, glab: cloud, hcloud: cloud, linode: cloud, ibmcloud: cloud, oci: cloud,
-  apt: pkgManager, 'apt-get': pkgManager, 'apt-cache': pkgManager, aptitude: pkgManager, dpkg: pkgManager, 'dpkg-query': pkgManager,
-  yum: pkgManager, dnf: pkgManager, rpm: pkgManager, zypper: pkgManager, pacman: pkgManager, yay: pkgManager, paru: pkgManager,
-  apk: pkgManager, brew: pkgManager, port: pkgManager, snap: pkgManager, flatpak: pkgManager, nix: pkgManager, 'nix-env': pkgManager,
-  npm: pkgManager, pnpm: pkgManager, yarn: pkgManager, pip: pkgManager, pip3: pkgManager, pipx: pkgManager, uv: pkgManager,
-  poetry: pkgManager, gem: pkgManager, bundle: pkgManager, cargo: pkgManager, composer: pkgManager, conda: pkgManager,
-  mamba: pkgManager, go: caution('runs the go tool (builds/installs code)'), npx: caution('runs a package binary (npx)'),
-  pnpx: caution('runs a package binary (pnpx)'), bunx: caution('runs a package binary (bunx)'),
-  eval: evalRule, source, '.': source,
-  psql: dbClient('psql'), mysql: dbClient('mysql'), mariadb: dbClient('mysql'), sqlite3: dbClient('sqlite'), sqlite: dbClient('sqlite'),
-  duckdb: dbClient('sqlite'), mongo: dbClient('mongo'), mongosh: dbClient('mongo'), 'redis-cli': dbClient('redis'),
-  'valkey-cli': dbClient('redis'), 'clickhouse-client': dbClient('generic'), clickhouse: dbClient('generic'), cqlsh: dbClient('generic'),
-  sqlcmd: dbClient('generic'), cockroach: dbClient('generic'), usql: dbClient('generic'),
-  dropdb, dropuser: dropdb, mysqladmin,
-  awk, gawk: awk, mawk: awk, nawk: awk, busyboxawk: awk, sed, gsed: sed, find, gfind: find, fd: fdRule, fdfind: fdRule,
-  xxd, base64, base32: base64, basenc: base64, gunzip: gzipLike, gzip: gzipLike, zcat: gzipLike, bzip2: gzipLike, bunzip2: gzipLike,
-  bzcat: gzipLike, xz: gzipLike, unxz: gzipLike, xzcat: gzipLike, zstd: gzipLike, unzstd: gzipLike, zstdcat: gzipLike,
-  lzcat: gzipLike, uncompress: gzipLike, uudecode: () => ({ decoded: true }), openssl: opensslRule,
-  curl: network('curl'), wget: network('wget'), fetch: network('fetch'), http: network('httpie'), https: network('httpie'),
-  aria2c: network('aria2c'), lwp: network('lwp'), 'lwp-request': network('lwp-request'), GET: network('GET'),
-  nc: netcat, ncat: netcat, netcat, 'nc.traditional': netcat, 'nc.openbsd': netcat, 'netcat.openbsd': netcat, 'netcat.traditional': netcat, socat,
+  useradd,
+  adduser: useradd,
+  groupadd: caution('creates a group'),
+  gpasswd,
+  newusers: accountsDangerous('creates accounts in bulk'),
+  auditctl,
+  service,
+  git,
+  docker,
+  podman: docker,
+  nerdctl: docker,
+  'docker-compose': docker,
+  kubectl,
+  oc: kubectl,
+  helm,
+  terraform: iac,
+  tofu: iac,
+  terragrunt: iac,
+  pulumi: iac,
+  cdk: iac,
+  serverless: iac,
+  sls: iac,
+  aws: cloud,
+  gcloud: cloud,
+  gsutil: cloud,
+  az: cloud,
+  doctl: cloud,
+  heroku: cloud,
+  flyctl: cloud,
+  fly: cloud,
+  vercel: cloud,
+  netlify: cloud,
+  gh: cloud,
+  glab: cloud,
+  hcloud: cloud,
+  linode: cloud,
+  ibmcloud: cloud,
+  oci: cloud,
+  apt: pkgManager,
+  'apt-get': pkgManager,
+  'apt-cache': pkgManager,
+  aptitude: pkgManager,
+  dpkg: pkgManager,
+  'dpkg-query': pkgManager,
+  yum: pkgManager,
+  dnf: pkgManager,
+  rpm: pkgManager,
+  zypper: pkgManager,
+  pacman: pkgManager,
+  yay: pkgManager,
+  paru: pkgManager,
+  apk: pkgManager,
+  brew: pkgManager,
+  port: pkgManager,
+  snap: pkgManager,
+  flatpak: pkgManager,
+  nix: pkgManager,
+  'nix-env': pkgManager,
+  npm: pkgManager,
+  pnpm: pkgManager,
+  yarn: pkgManager,
+  pip: pkgManager,
+  pip3: pkgManager,
+  pipx: pkgManager,
+  uv: pkgManager,
+  poetry: pkgManager,
+  gem: pkgManager,
+  bundle: pkgManager,
+  cargo: pkgManager,
+  composer: pkgManager,
+  conda: pkgManager,
+  mamba: pkgManager,
+  go: caution('runs the go tool (builds/installs code)'),
+  npx: caution('runs a package binary (npx)'),
+  pnpx: caution('runs a package binary (pnpx)'),
+  bunx: caution('runs a package binary (bunx)'),
+  eval: evalRule,
+  source,
+  '.': source,
+  psql: dbClient('psql'),
+  mysql: dbClient('mysql'),
+  mariadb: dbClient('mysql'),
+  sqlite3: dbClient('sqlite'),
+  sqlite: dbClient('sqlite'),
+  duckdb: dbClient('sqlite'),
+  mongo: dbClient('mongo'),
+  mongosh: dbClient('mongo'),
+  'redis-cli': dbClient('redis'),
+  'valkey-cli': dbClient('redis'),
+  'clickhouse-client': dbClient('generic'),
+  clickhouse: dbClient('generic'),
+  cqlsh: dbClient('generic'),
+  sqlcmd: dbClient('generic'),
+  cockroach: dbClient('generic'),
+  usql: dbClient('generic'),
+  dropdb,
+  dropuser: dropdb,
+  mysqladmin,
+  awk,
+  gawk: awk,
+  mawk: awk,
+  nawk: awk,
+  busyboxawk: awk,
+  sed,
+  gsed: sed,
+  find,
+  gfind: find,
+  fd: fdRule,
+  fdfind: fdRule,
+  xxd,
+  base64,
+  base32: base64,
+  basenc: base64,
+  gunzip: gzipLike,
+  gzip: gzipLike,
+  zcat: gzipLike,
+  bzip2: gzipLike,
+  bunzip2: gzipLike,
+  bzcat: gzipLike,
+  xz: gzipLike,
+  unxz: gzipLike,
+  xzcat: gzipLike,
+  zstd: gzipLike,
+  unzstd: gzipLike,
+  zstdcat: gzipLike,
+  lzcat: gzipLike,
+  uncompress: gzipLike,
+  uudecode: () => ({ decoded: true }),
+  openssl: opensslRule,
+  curl: network('curl'),
+  wget: network('wget'),
+  fetch: network('fetch'),
+  http: network('httpie'),
+  https: network('httpie'),
+  aria2c: network('aria2c'),
+  lwp: network('lwp'),
+  'lwp-request': network('lwp-request'),
+  GET: network('GET'),
+  nc: netcat,
+  ncat: netcat,
+  netcat,
+  'nc.traditional': netcat,
+  'nc.openbsd': netcat,
+  'netcat.openbsd': netcat,
+  'netcat.traditional': netcat,
+  socat,
   xterm: (v, ctx) => {
-    const display = optValues(v.args, null, 'display').concat(v.args.flatMap((a, i) => (a.text === '-display' || a.text === '-d' ? [v.args[i + 1]?.text ?? ''] : [])));
-    if (display.some((d) => /^[^:]+:\d/.test(d) && !/^(?:localhost|127\.0\.0\.1|unix)?:/.test(d))) ctx.add('dangerous', `xterm opens a shell on a remote display (${display.join(' ')}) (reverse shell)`);
+    const display = optValues(v.args, null, 'display').concat(
+      v.args.flatMap((a, i) => (a.text === '-display' || a.text === '-d' ? [v.args[i + 1]?.text ?? ''] : [])),
+    );
+    if (display.some((d) => /^[^:]+:\d/.test(d) && !/^(?:localhost|127\.0\.0\.1|unix)?:/.test(d)))
+      ctx.add('dangerous', `xterm opens a shell on a remote display (${display.join(' ')}) (reverse shell)`);
     ctx.add('caution', 'opens a terminal (xterm)');
   },
   zmodload: (v, ctx) => {
     if (v.args.some((a) => /^zsh\/net\//.test(a.text))) ctx.add('caution', `loads zsh network modules (${v.args.map((a) => a.text).join(' ')})`);
-  }, telnet: network('telnet'), ftp: network('ftp'), sftp: network('sftp'),
-  ssh, mosh: ssh, ping: caution('network access (ping)'), ping6: caution('network access (ping6)'),
-  dig: caution('network access (dig)'), nslookup: caution('network access (nslookup)'), host: caution('network access (host)'),
-  traceroute: caution('network access (traceroute)'), mtr: caution('network access (mtr)'), whois: caution('network access (whois)'),
-  nmap: caution('network scanning (nmap)'), tcpdump: caution('captures network traffic (tcpdump)'),
-  ...BUILTIN_RULES, set: setRule, unset, echo, printf, cat, rev, tr, uniq, tree, date: dateRule, hostname: hostnameRule,
-  tar: tarRule, unzip: unzipRule, dmesg, journalctl, ip: ipRule, sysctl, mount: mountRule, umount: mountRule,
-  swapoff: caution('disables swap'), swapon: caution('enables swap'),
-  yq: yqRule, umask: umaskRule, ulimit: ulimitRule, iconv: iconvRule, stty: sttyRule,
-  touch: fileEdit('creates or updates files', 'touches', true, 'rdt', ['reference', 'date', 'time']), mkdir: caution('creates directories'), mkfifo: caution('creates a named pipe'),
-  mknod: caution('creates a device node'), split: caution('writes split files'), csplit: caution('writes split files'),
-  patch: fileEdit('patches files', 'patches'), at: atRule, batch: atRule, atq: atRule, atrm: caution('removes scheduled jobs'),
-  vi: editor(), vim: editor(), nvim: editor(), nano: editor(),
-  emacs: editor(), pico: editor(), ed: editor(), ex: editor(),
-  code: editor(), subl: editor(), micro: editor(), helix: editor(),
-  hx: editor(), joe: editor(), sudoedit: fileEdit('edits files as root'),
-  make: makeRule, gmake: makeRule, cmake: unknownTool('runs a build (cmake)'),
-  open: caution('opens a file or URL with another program'), 'xdg-open': caution('opens a file or URL with another program'),
-  tmux, screen, daemonize, dtach, abduco: dtach, 'systemd-run': systemdRun, 'start-stop-daemon': startStopDaemon, disown, bg: disown,
-  dc: caution('dc can run shell commands (!)'), 'update-grub': caution('rewrites the boot loader config'),
-  'grub-install': add('dangerous', 'reinstalls the boot loader'), 'update-initramfs': caution('rebuilds the initramfs'),
-  modprobe: caution('loads/unloads kernel modules'), rmmod: add('dangerous', 'unloads a kernel module'),
-  insmod: add('dangerous', 'loads a kernel module'), sysrq: add('blocked', 'triggers a kernel SysRq action'),
-  'pm-suspend': add('dangerous', 'suspends the machine'), 'pm-hibernate': add('dangerous', 'hibernates the machine'),
+  },
+  telnet: network('telnet'),
+  ftp: network('ftp'),
+  sftp: network('sftp'),
+  ssh,
+  mosh: ssh,
+  ping: caution('network access (ping)'),
+  ping6: caution('network access (ping6)'),
+  dig: caution('network access (dig)'),
+  nslookup: caution('network access (nslookup)'),
+  host: caution('network access (host)'),
+  traceroute: caution('network access (traceroute)'),
+  mtr: caution('network access (mtr)'),
+  whois: caution('network access (whois)'),
+  nmap: caution('network scanning (nmap)'),
+  tcpdump: caution('captures network traffic (tcpdump)'),
+  ...BUILTIN_RULES,
+  set: setRule,
+  unset,
+  echo,
+  printf,
+  cat,
+  rev,
+  tr,
+  uniq,
+  tree,
+  date: dateRule,
+  hostname: hostnameRule,
+  tar: tarRule,
+  unzip: unzipRule,
+  dmesg,
+  journalctl,
+  ip: ipRule,
+  sysctl,
+  mount: mountRule,
+  umount: mountRule,
+  swapoff: caution('disables swap'),
+  swapon: caution('enables swap'),
+  yq: yqRule,
+  umask: umaskRule,
+  ulimit: ulimitRule,
+  iconv: iconvRule,
+  stty: sttyRule,
+  touch: fileEdit('creates or updates files', 'touches', true, 'rdt', ['reference', 'date', 'time']),
+  mkdir: caution('creates directories'),
+  mkfifo: caution('creates a named pipe'),
+  mknod: caution('creates a device node'),
+  split: caution('writes split files'),
+  csplit: caution('writes split files'),
+  patch: fileEdit('patches files', 'patches'),
+  at: atRule,
+  batch: atRule,
+  atq: atRule,
+  atrm: caution('removes scheduled jobs'),
+  vi: editor(),
+  vim: editor(),
+  nvim: editor(),
+  nano: editor(),
+  emacs: editor(),
+  pico: editor(),
+  ed: editor(),
+  ex: editor(),
+  code: editor(),
+  subl: editor(),
+  micro: editor(),
+  helix: editor(),
+  hx: editor(),
+  joe: editor(),
+  sudoedit: fileEdit('edits files as root'),
+  make: makeRule,
+  gmake: makeRule,
+  cmake: unknownTool('runs a build (cmake)'),
+  open: caution('opens a file or URL with another program'),
+  'xdg-open': caution('opens a file or URL with another program'),
+  tmux,
+  screen,
+  daemonize,
+  dtach,
+  abduco: dtach,
+  'systemd-run': systemdRun,
+  'start-stop-daemon': startStopDaemon,
+  disown,
+  bg: disown,
+  dc: caution('dc can run shell commands (!)'),
+  'update-grub': caution('rewrites the boot loader config'),
+  'grub-install': add('dangerous', 'reinstalls the boot loader'),
+  'update-initramfs': caution('rebuilds the initramfs'),
+  modprobe: caution('loads/unloads kernel modules'),
+  rmmod: add('dangerous', 'unloads a kernel module'),
+  insmod: add('dangerous', 'loads a kernel module'),
+  sysrq: add('blocked', 'triggers a kernel SysRq action'),
+  'pm-suspend': add('dangerous', 'suspends the machine'),
+  'pm-hibernate': add('dangerous', 'hibernates the machine'),
   flashrom: (v, ctx) => {
     if (hasShort(v.args, 'wE') || hasLong(v.args, 'write', 'erase')) ctx.add('blocked', 'flashrom rewrites firmware');
     else ctx.add('caution', 'flashrom');
@@ -1886,7 +2518,9 @@ export const RULES: Record<string, Rule> = {
     if ((v.args[0]?.text ?? '') === 'disable') ctx.add('dangerous', 'disables System Integrity Protection');
     else ctx.add('caution', 'csrutil');
   },
-  timedatectl: ctlRead, hostnamectl: ctlRead, localectl: ctlRead,
+  timedatectl: ctlRead,
+  hostnamectl: ctlRead,
+  localectl: ctlRead,
   spctl: (v, ctx) => {
     if (v.args.some((a) => /^--master-disable$|^--global-disable$/.test(a.text))) ctx.add('dangerous', 'disables Gatekeeper');
     else ctx.add('caution', 'spctl');

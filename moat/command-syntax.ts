@@ -91,7 +91,8 @@ export function walk(node: Raw, fn: (n: Raw) => boolean): void {
     const v = node[key];
     if (v == null || typeof v !== 'object') continue;
     if (v.$array !== undefined) {
-      for (const e of items(v)) if (e && typeof e === 'object' && typeof e.constructor?.string === 'string' && e.constructor.string.startsWith('*syntax.')) walk(e, fn);
+      for (const e of items(v))
+        if (e && typeof e === 'object' && typeof e.constructor?.string === 'string' && e.constructor.string.startsWith('*syntax.')) walk(e, fn);
       continue;
     }
     const t = v.constructor?.string;

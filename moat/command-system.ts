@@ -1,14 +1,7 @@
 // Rules for changes to the system that outlive the command or hide it: cron persistence, root
 // accounts, kernel hardening switched off with sysctl, logs and auditing wiped or stopped, and
 // processes killed by a computed list.
-import {
-  hasLong,
-  hasShort,
-  optValues,
-  positionals,
-  type Rule,
-  type RuleContext,
-} from './command-args.js';
+import { hasLong, hasShort, optValues, positionals, type Rule, type RuleContext } from './command-args.js';
 
 // ---------------------------------------------------------------------------------------------
 // cron
@@ -64,15 +57,30 @@ export const useradd: Rule = (v, ctx) => {
   if (gids.some((g) => /^(?:0+|root)$/.test(g))) ctx.add('dangerous', `creates an account in the root group (${v.name})`);
   if (groups.some((g) => ADMIN_GROUPS.test(g))) ctx.add('dangerous', `creates an account in an admin group (${groups.join(',')})`);
   // Debian's `adduser USER GROUP` adds an existing user to a group.
-  const pos = positionals(a, 'ugGcdeEfkKpsZ', ['uid', 'gid', 'groups', 'home', 'shell', 'comment', 'ingroup', 'gecos', 'conf', 'firstuid', 'lastuid', 'add_extra_groups']);
-  if (v.name === 'adduser' && pos.length === 2 && ADMIN_GROUPS.test(pos[1]!.text)) ctx.add('dangerous', `adds ${pos[0]!.text} to the admin group ${pos[1]!.text}`);
+  const pos = positionals(a, 'ugGcdeEfkKpsZ', [
+    'uid',
+    'gid',
+    'groups',
+    'home',
+    'shell',
+    'comment',
+    'ingroup',
+    'gecos',
+    'conf',
+    'firstuid',
+    'lastuid',
+    'add_extra_groups',
+  ]);
+  if (v.name === 'adduser' && pos.length === 2 && ADMIN_GROUPS.test(pos[1]!.text))
+    ctx.add('dangerous', `adds ${pos[0]!.text} to the admin group ${pos[1]!.text}`);
   ctx.add('caution', `creates a user account (${v.name})`);
 };
 
 /** gpasswd -a/-M, usermod is dangerous as a whole (./command-rules.ts). */
 export const gpasswd: Rule = (v, ctx) => {
   const group = positionals(v.args, 'adMAr')[0]?.text ?? '';
-  if ((hasShort(v.args, 'aMA') || hasLong(v.args, 'add', 'members', 'administrators')) && ADMIN_GROUPS.test(group)) ctx.add('dangerous', `adds a user to the admin group ${group} (gpasswd)`);
+  if ((hasShort(v.args, 'aMA') || hasLong(v.args, 'add', 'members', 'administrators')) && ADMIN_GROUPS.test(group))
+    ctx.add('dangerous', `adds a user to the admin group ${group} (gpasswd)`);
   ctx.add('caution', `changes group membership (gpasswd ${v.args.map((x) => x.text).join(' ')})`);
 };
 
@@ -83,7 +91,7 @@ export const gpasswd: Rule = (v, ctx) => {
 // the usual hardening guides). Keys use dots; sysctl also accepts slashes.
 const HARDENING: [RegExp, (v: string) => boolean, string][] = [
   [/^kernel\.randomize_va_space$/, (v) => v !== '2', 'address space layout randomisation'],
-  [/^kernel\.yama\.ptrace_scope$/, (v) => v === '0', 'ptrace restrictions (any process can read another one\'s memory)'],
+  [/^kernel\.yama\.ptrace_scope$/, (v) => v === '0', "ptrace restrictions (any process can read another one's memory)"],
   [/^kernel\.kptr_restrict$/, (v) => v === '0', 'kernel pointer hiding'],
   [/^kernel\.dmesg_restrict$/, (v) => v === '0', 'kernel log restriction'],
   [/^kernel\.perf_event_paranoid$/, (v) => Number(v) < 2, 'perf event restrictions'],
@@ -152,7 +160,8 @@ export const journalctl: Rule = (v, ctx) => {
 
 export const dmesg: Rule = (v, ctx) => {
   if (hasShort(v.args, 'cC', 'FflnsS') || hasLong(v.args, 'clear', 'read-clear')) ctx.add('dangerous', 'clears the kernel log (dmesg -c/-C)');
-  else if (hasShort(v.args, 'nDE', 'FflsS') || hasLong(v.args, 'console-off', 'console-on', 'console-level')) ctx.add('caution', 'changes kernel console logging (dmesg)');
+  else if (hasShort(v.args, 'nDE', 'FflsS') || hasLong(v.args, 'console-off', 'console-on', 'console-level'))
+    ctx.add('caution', 'changes kernel console logging (dmesg)');
 };
 
 export const auditctl: Rule = (v, ctx) => {
@@ -171,7 +180,8 @@ export const service: Rule = (v, ctx) => {
   const pos = positionals(v.args);
   const [unit = '', action = ''] = pos.map((p) => p.text);
   if (!action || /^(?:status|--status-all)$/.test(action) || unit === '--status-all') return;
-  if (/^(?:stop|disable|mask|kill|restart|force-stop)$/.test(action) && CRITICAL_SERVICES.test(unit)) ctx.add('dangerous', `service ${unit} ${action} (cuts off access or stops logging)`);
+  if (/^(?:stop|disable|mask|kill|restart|force-stop)$/.test(action) && CRITICAL_SERVICES.test(unit))
+    ctx.add('dangerous', `service ${unit} ${action} (cuts off access or stops logging)`);
   ctx.add('caution', `changes services (service ${unit} ${action})`);
 };
 
@@ -231,7 +241,23 @@ export const pkill: Rule = (v, ctx) => {
     return;
   }
   if (users.length) ctx.add('dangerous', `${v.name} kills every process of user ${users.join(',')}`);
-  const pats = positionals(a, v.name === 'killall' ? 'suognyo' : 'sugUGPtFnoaHc', ['signal', 'user', 'uid', 'euid', 'group', 'pgroup', 'parent', 'session', 'terminal', 'pidfile', 'ns', 'nslist', 'older-than', 'younger-than', 'context']).map((p) => p.text);
+  const pats = positionals(a, v.name === 'killall' ? 'suognyo' : 'sugUGPtFnoaHc', [
+    'signal',
+    'user',
+    'uid',
+    'euid',
+    'group',
+    'pgroup',
+    'parent',
+    'session',
+    'terminal',
+    'pidfile',
+    'ns',
+    'nslist',
+    'older-than',
+    'younger-than',
+    'context',
+  ]).map((p) => p.text);
   if (v.name !== 'killall' && pats.some((p) => p === '' || p === '.' || p === '.*' || p === '^' || p === '$')) {
     ctx.add('blocked', `${v.name} pattern "${pats.join(' ')}" matches every process`);
     return;

@@ -8,7 +8,21 @@ export function ansiC(s: string): string {
     const c = e[0]!;
     if (c === 'x' || c === 'u' || c === 'U') return String.fromCodePoint(parseInt(e.slice(1), 16) || 0);
     if (/[0-7]/.test(c)) return String.fromCharCode(parseInt(e, 8));
-    const map: Record<string, string> = { n: '\n', t: '\t', r: '\r', a: '\x07', b: '\b', e: '\x1b', E: '\x1b', f: '\f', v: '\v', '\\': '\\', "'": "'", '"': '"', '?': '?' };
+    const map: Record<string, string> = {
+      n: '\n',
+      t: '\t',
+      r: '\r',
+      a: '\x07',
+      b: '\b',
+      e: '\x1b',
+      E: '\x1b',
+      f: '\f',
+      v: '\v',
+      '\\': '\\',
+      "'": "'",
+      '"': '"',
+      '?': '?',
+    };
     if (c === 'c') return String.fromCharCode(e.charCodeAt(1) & 31);
     return map[c] ?? `\\${e}`;
   });

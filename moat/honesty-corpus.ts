@@ -19,7 +19,10 @@ const EXPECTS = ['contradicted', 'unsupported', 'supported', 'none'] as const;
 /** Reads a JSONL corpus of ClaimCase; a folder reads every *.jsonl in it (sorted by name). */
 export function loadClaimsCorpus(path: string): ClaimCase[] {
   const files = statSync(path).isDirectory()
-    ? readdirSync(path).filter((f) => f.endsWith('.jsonl')).sort().map((f) => join(path, f))
+    ? readdirSync(path)
+        .filter((f) => f.endsWith('.jsonl'))
+        .sort()
+        .map((f) => join(path, f))
     : [path];
   const out: ClaimCase[] = [];
   for (const file of files) {
@@ -70,7 +73,18 @@ export interface ClaimsScore {
 const overlaps = (a: string, b: string) => a.includes(b) || b.includes(a);
 
 export function scoreClaims(cases: ClaimCase[], check: (text: string, trace: TraceEntry[]) => ClaimCheck): ClaimsScore {
-  const s: ClaimsScore = { toCorrect: 0, corrected: 0, rightVerdict: 0, falseFindings: 0, innocentSentences: 0, changedInnocent: 0, mangled: 0, misses: [], falses: [], byClass: new Map() };
+  const s: ClaimsScore = {
+    toCorrect: 0,
+    corrected: 0,
+    rightVerdict: 0,
+    falseFindings: 0,
+    innocentSentences: 0,
+    changedInnocent: 0,
+    mangled: 0,
+    misses: [],
+    falses: [],
+    byClass: new Map(),
+  };
   for (const c of cases) {
     const r = check(c.text, c.trace);
     const cls = c.class ?? `(${c.expect})`;
@@ -90,7 +104,7 @@ export function scoreClaims(cases: ClaimCase[], check: (text: string, trace: Tra
       if (r.findings.some((f) => f.verdict === c.expect)) s.rightVerdict++;
       continue;
     }
-    const flagged = claiming ? c.flag ?? [] : [];
+    const flagged = claiming ? (c.flag ?? []) : [];
     for (const f of flagged) {
       s.toCorrect++;
       k.toCorrect++;

@@ -5,23 +5,77 @@
  * line) pass the secret scanner first: a correction never shows a secret.
  */
 import type { Claim } from './honesty-extract.js';
-import { failureLine, firstLine, type DetailIssue, type Verdict } from './honesty-trace.js';
+import { type DetailIssue, failureLine, firstLine, type Verdict } from './honesty-trace.js';
 import { scanText } from './secrets.js';
 
 const ACTION_NOUN: Record<string, string> = {
-  delete: 'delete', send: 'send', run: 'run', write: 'write', fetch: 'fetch', deploy: 'deploy', book: 'booking', cancel: 'cancellation', pay: 'payment',
+  delete: 'delete',
+  send: 'send',
+  run: 'run',
+  write: 'write',
+  fetch: 'fetch',
+  deploy: 'deploy',
+  book: 'booking',
+  cancel: 'cancellation',
+  pay: 'payment',
 };
 const ACTION_PAST: Record<string, string> = {
-  delete: 'deleted anything', send: 'sent anything', run: 'ran anything', write: 'saved or changed anything', fetch: 'fetched or looked up anything',
-  deploy: 'deployed, merged or pushed anything', book: 'booked or scheduled anything', cancel: 'cancelled anything', pay: 'made or moved a payment',
+  delete: 'deleted anything',
+  send: 'sent anything',
+  run: 'ran anything',
+  write: 'saved or changed anything',
+  fetch: 'fetched or looked up anything',
+  deploy: 'deployed, merged or pushed anything',
+  book: 'booked or scheduled anything',
+  cancel: 'cancelled anything',
+  pay: 'made or moved a payment',
 };
-const PAY_NOUN: Record<string, string> = { refunded: 'refund', reimbursed: 'refund', charged: 'charge', transferred: 'transfer', wired: 'transfer', sent: 'transfer' };
+const PAY_NOUN: Record<string, string> = {
+  refunded: 'refund',
+  reimbursed: 'refund',
+  charged: 'charge',
+  transferred: 'transfer',
+  wired: 'transfer',
+  sent: 'transfer',
+};
 /** What failed, in the verb's own word ("the restart failed"). */
 const VERB_NOUN: Record<string, string> = {
-  restarted: 'restart', rebooted: 'reboot', installed: 'install', uninstalled: 'uninstall', upgraded: 'upgrade', built: 'build', rebuilt: 'build', compiled: 'build',
-  migrated: 'migration', applied: 'apply', pushed: 'push', committed: 'commit', merged: 'merge', tagged: 'tag', published: 'release', released: 'release', shipped: 'release',
-  'rolled back': 'rollback', reverted: 'revert', 'backed up': 'backup', exported: 'export', imported: 'import', uploaded: 'upload', archived: 'archive', moved: 'move', renamed: 'rename',
-  refunded: 'refund', reimbursed: 'refund', charged: 'charge', transferred: 'transfer', wired: 'transfer', paid: 'payment', 'spun up': 'start', started: 'start', 'kicked off': 'start', triggered: 'trigger',
+  restarted: 'restart',
+  rebooted: 'reboot',
+  installed: 'install',
+  uninstalled: 'uninstall',
+  upgraded: 'upgrade',
+  built: 'build',
+  rebuilt: 'build',
+  compiled: 'build',
+  migrated: 'migration',
+  applied: 'apply',
+  pushed: 'push',
+  committed: 'commit',
+  merged: 'merge',
+  tagged: 'tag',
+  published: 'release',
+  released: 'release',
+  shipped: 'release',
+  'rolled back': 'rollback',
+  reverted: 'revert',
+  'backed up': 'backup',
+  exported: 'export',
+  imported: 'import',
+  uploaded: 'upload',
+  archived: 'archive',
+  moved: 'move',
+  renamed: 'rename',
+  refunded: 'refund',
+  reimbursed: 'refund',
+  charged: 'charge',
+  transferred: 'transfer',
+  wired: 'transfer',
+  paid: 'payment',
+  'spun up': 'start',
+  started: 'start',
+  'kicked off': 'start',
+  triggered: 'trigger',
 };
 
 function safe(s: string): string {
@@ -96,9 +150,13 @@ export function describe(c: Claim, v: Verdict, ran: string[]): { reason: string;
   const line = v.call ? (v.call.e.ok ? failureLine(v.call, v.why === 'tests') : firstLine(v.call.e.output)) : '';
   const shown = safe(line);
   if (c.kind !== 'act') {
-    if (v.why === 'no-tool') return { reason: 'no tool call this turn ran the tests or build', correction: 'no tool call this turn ran the tests; this result was not verified.' };
+    if (v.why === 'no-tool')
+      return { reason: 'no tool call this turn ran the tests or build', correction: 'no tool call this turn ran the tests; this result was not verified.' };
     if (v.why === 'tests') return { reason: `${tool} reported failures: ${shown}`, correction: `the run reported failures: ${shown}` };
-    return { reason: `${tool} failed${shown ? `: ${shown}` : ''}`, correction: shown ? `the run failed: ${shown}` : `the run failed (${tool} returned an error); the tests did not pass.` };
+    return {
+      reason: `${tool} failed${shown ? `: ${shown}` : ''}`,
+      correction: shown ? `the run failed: ${shown}` : `the run failed (${tool} returned an error); the tests did not pass.`,
+    };
   }
   switch (v.why) {
     case 'failed':

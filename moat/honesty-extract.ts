@@ -24,7 +24,7 @@
  * reaches. When unsure, it is not a claim.
  */
 
-import { ARTIFACT, ARTIFACT_RE, CALENDARISH, CALENDAR_TOKENS, FILE_EXTS, MONEY, type Lexicon, type Verb } from './honesty-lexicon.js';
+import { ARTIFACT, ARTIFACT_RE, CALENDAR_TOKENS, CALENDARISH, FILE_EXTS, type Lexicon, MONEY, type Verb } from './honesty-lexicon.js';
 
 export { ACTION_ALIASES, buildLexicon, FILE_EXTS, type Lexicon } from './honesty-lexicon.js';
 
@@ -134,7 +134,12 @@ export function sentenceSpans(a: string): Span[] {
       const prev = a.slice(a.lastIndexOf('\n', i - 1) + 1, i);
       const nextEnd = a.indexOf('\n', i + 1);
       const next = a.slice(i + 1, nextEnd < 0 ? a.length : nextEnd);
-      const soft = prev.trim() !== '' && next.trim() !== '' && !/[.!?:;]["')\]*_\uE001]*\s*$/.test(prev) && !/^\s*(?:[-*+•>#|]|\d{1,3}[.)]\s|`{3}|~{3}|\p{Extended_Pictographic}|[✓✔☑])/u.test(next) && !/^\s*(?:[-*+•>#|]|\d{1,3}[.)]\s)/.test(prev);
+      const soft =
+        prev.trim() !== '' &&
+        next.trim() !== '' &&
+        !/[.!?:;]["')\]*_\uE001]*\s*$/.test(prev) &&
+        !/^\s*(?:[-*+•>#|]|\d{1,3}[.)]\s|`{3}|~{3}|\p{Extended_Pictographic}|[✓✔☑])/u.test(next) &&
+        !/^\s*(?:[-*+•>#|]|\d{1,3}[.)]\s)/.test(prev);
       if (soft) continue;
       push(start, i);
       start = i + 1;
@@ -166,9 +171,10 @@ export function sentenceSpans(a: string): Span[] {
 export const LEAD = /^(?:[\s>*_#+•·\-–—]|\d{1,3}[.)]\s|\p{Extended_Pictographic}|\uFE0F|\u200D|[✓✔☑])*/u;
 const BULLETED = /[-*+•✓✔☑]|\d[.)]|\p{Extended_Pictographic}/u;
 const DISCOURSE =
-  "(?:all\\s+done|all\\s+set|done|finished|complete|ok(?:ay)?|sure(?:\\s+thing)?|alright|all\\s+right|great(?:\\s+news)?|good\\s+news|yes|yep|yeah|perfect|success|there\\s+you\\s+go|got\\s+it|understood|as\\s+requested|as\\s+you\\s+asked|as\\s+you\\s+requested|per\\s+your\\s+request|first(?:ly)?|then|next|finally|also|plus|so|and|now|right|just\\s+now|just|fyi|btw|heads\\s+up|p\\.\\s?s\\.|ps|note|quick\\s+update|update)";
+  '(?:all\\s+done|all\\s+set|done|finished|complete|ok(?:ay)?|sure(?:\\s+thing)?|alright|all\\s+right|great(?:\\s+news)?|good\\s+news|yes|yep|yeah|perfect|success|there\\s+you\\s+go|got\\s+it|understood|as\\s+requested|as\\s+you\\s+asked|as\\s+you\\s+requested|per\\s+your\\s+request|first(?:ly)?|then|next|finally|also|plus|so|and|now|right|just\\s+now|just|fyi|btw|heads\\s+up|p\\.\\s?s\\.|ps|note|quick\\s+update|update)';
 /** Labels count as a prefix only with their colon or dash: "Update: …", "Changes — …". */
-const LABEL = "(?:update|status|summary|results?|changes|here'?s\\s+what\\s+i\\s+did|here\\s+is\\s+what\\s+i\\s+did|what\\s+i\\s+did|progress|report|note|fyi|heads\\s+up|btw|p\\.?\\s?s\\.?|quick\\s+(?:update|summary|note)|done|all\\s+set)";
+const LABEL =
+  "(?:update|status|summary|results?|changes|here'?s\\s+what\\s+i\\s+did|here\\s+is\\s+what\\s+i\\s+did|what\\s+i\\s+did|progress|report|note|fyi|heads\\s+up|btw|p\\.?\\s?s\\.?|quick\\s+(?:update|summary|note)|done|all\\s+set)";
 const PREFIX = new RegExp(`^(?:${DISCOURSE}(?:\\s*(?:[,:!—–]|\\s-\\s|\\.\\.\\.)\\s*|\\s+)|${LABEL}\\s*(?:[:—–]|\\s-\\s)\\s*)*`, 'i');
 const LABEL_LED = new RegExp(`^\\s*${LABEL}\\s*(?:[:—–]|\\s-\\s)`, 'i');
 const DONE_PREFIX = /^\s*(?:all\s+done|all\s+set|done|finished|complete|success)\b/i;
@@ -178,17 +184,79 @@ const PROCEDURAL_PREFIX = /^\s*(?:first(?:ly)?|then|next|finally|after\s+that|an
 const SKIP_SENTENCE = new RegExp(
   '\\b(?:' +
     [
-      'yesterday', 'earlier', 'previously', 'formerly', 'ago', 'since', 'originally', 'once',
-      'before\\s+(?:that|then|now|today|this|last)', 'the\\s+day\\s+before', 'the\\s+(?:week|month|night)\\s+before',
+      'yesterday',
+      'earlier',
+      'previously',
+      'formerly',
+      'ago',
+      'since',
+      'originally',
+      'once',
+      'before\\s+(?:that|then|now|today|this|last)',
+      'the\\s+day\\s+before',
+      'the\\s+(?:week|month|night)\\s+before',
       "last\\s+(?:week|night|time|month|year|turn|session|conversation|chat|message|reply|monday|tuesday|wednesday|thursday|friday|saturday|sunday|weekend)(?!'s)",
-      'the\\s+other\\s+day', 'this\\s+morning', 'in\\s+the\\s+past', 'back\\s+then', 'at\\s+the\\s+time',
+      'the\\s+other\\s+day',
+      'this\\s+morning',
+      'in\\s+the\\s+past',
+      'back\\s+then',
+      'at\\s+the\\s+time',
       'in\\s+(?:our|my|your|a|the|an)\\s+(?:previous|last|earlier|prior|other|first|past)',
-      'usually', 'typically', 'normally', 'generally', 'often', 'sometimes', 'always', 'never', 'rarely', 'routinely', 'regularly',
-      'every\\s+(?:time|day|week|morning|night|hour|month)', 'each\\s+time', 'whenever', 'many\\s+times', 'several\\s+times', 'a\\s+few\\s+times',
-      'if', 'unless', 'whether', 'suppose', 'supposing', 'imagine', 'hypothetically', 'hypothetical', 'pretend', 'as\\s+if', 'in\\s+case', 'assuming', 'assume', 'when', 'as\\s+long\\s+as', 'provided', 'otherwise',
-      'for\\s+example', 'per\\s+(?:the|your|my|their|his|her)', 'screenshot', 'you\\s+(?:shared|pasted|posted|uploaded|showed|mentioned|quoted|sent\\s+me)', 'in\\s+your\\s+(?:paste|log|output|message)',
+      'usually',
+      'typically',
+      'normally',
+      'generally',
+      'often',
+      'sometimes',
+      'always',
+      'never',
+      'rarely',
+      'routinely',
+      'regularly',
+      'every\\s+(?:time|day|week|morning|night|hour|month)',
+      'each\\s+time',
+      'whenever',
+      'many\\s+times',
+      'several\\s+times',
+      'a\\s+few\\s+times',
+      'if',
+      'unless',
+      'whether',
+      'suppose',
+      'supposing',
+      'imagine',
+      'hypothetically',
+      'hypothetical',
+      'pretend',
+      'as\\s+if',
+      'in\\s+case',
+      'assuming',
+      'assume',
+      'when',
+      'as\\s+long\\s+as',
+      'provided',
+      'otherwise',
+      'for\\s+example',
+      'per\\s+(?:the|your|my|their|his|her)',
+      'screenshot',
+      'you\\s+(?:shared|pasted|posted|uploaded|showed|mentioned|quoted|sent\\s+me)',
+      'in\\s+your\\s+(?:paste|log|output|message)',
       'you\\s+(?:gave|provided|linked|attached|forwarded|shared|pasted|posted|uploaded|showed|mentioned|quoted|sent\\s+me)',
-      'in\\s+this\\s+(?:conversation|chat|thread|session)', 'for\\s+(?:this|the)\\s+(?:conversation|chat|session)', 'for\\s+instance', 'e\\.g', 'example', 'says', 'said', 'told', 'claims?', 'claimed', 'according\\s+to', 'reportedly', 'supposedly', 'apparently', 'allegedly',
+      'in\\s+this\\s+(?:conversation|chat|thread|session)',
+      'for\\s+(?:this|the)\\s+(?:conversation|chat|session)',
+      'for\\s+instance',
+      'e\\.g',
+      'example',
+      'says',
+      'said',
+      'told',
+      'claims?',
+      'claimed',
+      'according\\s+to',
+      'reportedly',
+      'supposedly',
+      'apparently',
+      'allegedly',
     ].join('|') +
     ')\\b|\\bbefore\\s*(?:[.!,;]|$)',
   'i',
@@ -205,11 +273,14 @@ const SKIP_CLAUSE = new RegExp(
 );
 
 /** Words that make a would-be passive subject a clause of its own ("this is how the file is deleted"). */
-const NOT_IN_SUBJECT = /\b(?:is|are|was|were|be|been|being|how|what|why|when|where|which|who|whom|whose|if|can|will|would|should|could|may|might|must|do|does|did|has|have|had|not|you|he|she|they|we|someone|somebody|times|number\s+of|means|unlike)\b/i;
+const NOT_IN_SUBJECT =
+  /\b(?:is|are|was|were|be|been|being|how|what|why|when|where|which|who|whom|whose|if|can|will|would|should|could|may|might|must|do|does|did|has|have|had|not|you|he|she|they|we|someone|somebody|times|number\s+of|means|unlike)\b/i;
 /** Names of things in code: "The `status` property is set to `400`" describes code; it reports no action. */
-const CODE_ENTITY = /\b(?:propert(?:y|ies)|functions?|methods?|class(?:es)?|options?|parameters?|params?|fields?|variables?|handlers?|events?|types?|modules?|arguments?|args?|flags?|attributes?|props?|hooks?|callbacks?|listeners?|interfaces?|constructors?|objects?|values?|headers?|routes?|middlewares?|plugins?|components?|tasks?|keys?|enums?|constants?|exports?|imports?|decorators?|annotations?|macros?|selectors?|instances?|returns?|results?|errors?|exceptions?|promises?|streams?|buffers?|strings?|arrays?|maps?|sets?)\b/i;
+const CODE_ENTITY =
+  /\b(?:propert(?:y|ies)|functions?|methods?|class(?:es)?|options?|parameters?|params?|fields?|variables?|handlers?|events?|types?|modules?|arguments?|args?|flags?|attributes?|props?|hooks?|callbacks?|listeners?|interfaces?|constructors?|objects?|values?|headers?|routes?|middlewares?|plugins?|components?|tasks?|keys?|enums?|constants?|exports?|imports?|decorators?|annotations?|macros?|selectors?|instances?|returns?|results?|errors?|exceptions?|promises?|streams?|buffers?|strings?|arrays?|maps?|sets?)\b/i;
 /** "to clarify its purpose", "in order to…": the why of a change someone else made. */
-const PURPOSE = /\b(?:in\s+order\s+to|so\s+as\s+to|to\s+(?:clarify|make|avoid|allow|support|match|reflect|keep|prevent|ensure|enable|generate|create|handle|provide|improve|simplify|reduce|speed|help|indicate|signal|mark|distinguish|accommodate|comply))\b/i;
+const PURPOSE =
+  /\b(?:in\s+order\s+to|so\s+as\s+to|to\s+(?:clarify|make|avoid|allow|support|match|reflect|keep|prevent|ensure|enable|generate|create|handle|provide|improve|simplify|reduce|speed|help|indicate|signal|mark|distinguish|accommodate|comply))\b/i;
 
 /** Where a new clause starts inside a sentence. */
 const CLAUSE_BREAK =
@@ -218,7 +289,10 @@ const CLAUSE_BREAK =
 function clauseEnd(s: string, from: number): number {
   const rest = s.slice(from);
   // "12,000" and "9:30" do not end a clause.
-  const m = /[,:](?=\s|$)|;|\s(?:and|but|so|which|that|because|while|though|although|then)\s|\s[—–]\s|\s-\s|\(|\s(?:to\s+(?:say|tell|let|confirm|ask|remind|mention|explain|note|check)|saying|asking|telling|letting|reminding|explaining|mentioning)\b/i.exec(rest);
+  const m =
+    /[,:](?=\s|$)|;|\s(?:and|but|so|which|that|because|while|though|although|then)\s|\s[—–]\s|\s-\s|\(|\s(?:to\s+(?:say|tell|let|confirm|ask|remind|mention|explain|note|check)|saying|asking|telling|letting|reminding|explaining|mentioning)\b/i.exec(
+      rest,
+    );
   return m ? from + m.index : s.length;
 }
 
@@ -229,12 +303,16 @@ function nounPhrase(orig: string, a: string, from: number, to: number, bareNoun 
   const seg = a.slice(from, to);
   const lead = seg.length - seg.trimStart().length;
   const body = seg.slice(lead);
-  const m = /^((?:(?:the|your|my|our|that|this|those|these|both|all(?:\s+the)?|a|an)\s+)?(?:[\w\uE000\uE001.'/@#:$€£,-]+\s+){0,3}?[\w\uE000\uE001.'/@#:$€£-]+?)(?=\s+(?:to|from|in|into|on|onto|at|for|with|via|using|by|and|but|so|now|successfully|as|over|through|under|like|that|about|regarding|because|after|before|while|if|since)\b|[,;:!?]|\.(?:\s|$)|\s*$)/i.exec(
-    body,
-  );
+  const m =
+    /^((?:(?:the|your|my|our|that|this|those|these|both|all(?:\s+the)?|a|an)\s+)?(?:[\w\uE000\uE001.'/@#:$€£,-]+\s+){0,3}?[\w\uE000\uE001.'/@#:$€£-]+?)(?=\s+(?:to|from|in|into|on|onto|at|for|with|via|using|by|and|but|so|now|successfully|as|over|through|under|like|that|about|regarding|because|after|before|while|if|since)\b|[,;:!?]|\.(?:\s|$)|\s*$)/i.exec(
+      body,
+    );
   if (!m) return undefined;
   const s = from + lead;
-  let np = orig.slice(s, s + m[1]!.length).trim().replace(/[.]+$/, '');
+  let np = orig
+    .slice(s, s + m[1]!.length)
+    .trim()
+    .replace(/[.]+$/, '');
   if (!np || np.length > 60 || /\n/.test(np)) return undefined;
   const hasCode = /[\uE000\uE001]/.test(m[1]!);
   // "emailed Sarah the contract" → "the contract".
@@ -254,7 +332,10 @@ function hasNonPathCode(orig: string, a: string, from: number, to: number): bool
   const seg = a.slice(from, to);
   let m: RegExpExecArray | null;
   while ((m = re.exec(seg))) {
-    const raw = orig.slice(from + m.index, from + m.index + m[0].length).replace(/^`+|`+$/g, '').trim();
+    const raw = orig
+      .slice(from + m.index, from + m.index + m[0].length)
+      .replace(/^`+|`+$/g, '')
+      .trim();
     if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(raw) && !looksLikePath(raw)) return true;
   }
   return false;
@@ -264,7 +345,8 @@ function contentWords(s: string): string[] {
   return (s.toLowerCase().match(/[a-z][a-z0-9]+/g) ?? []).filter((w) => w.length >= 3);
 }
 
-const EMAILISH = /\b(?:emails?|e-mail|messages?|texts?|sms|dms?|invites?|invitations?|notifications?|slack|calendar|confirmations?|receipts?|by\s+(?:email|mail|text|sms))\b|@/i;
+const EMAILISH =
+  /\b(?:emails?|e-mail|messages?|texts?|sms|dms?|invites?|invitations?|notifications?|slack|calendar|confirmations?|receipts?|by\s+(?:email|mail|text|sms))\b|@/i;
 
 /** "sent you the list", "posted the answer here", "saved you time": the chat itself, not a tool. */
 function chatYou(v: Verb, object: string): boolean {
@@ -282,15 +364,19 @@ function chatYou(v: Verb, object: string): boolean {
 // Run results ("the tests pass", "backup completed without errors", "… and it worked")
 
 const RESULT_HEAD =
-  "(?:tests?|test\\s+suite|test\\s+run|specs?|suite|build|builds|ci|ci\\s+pipeline|pipeline|checks|lint(?:er)?|type-?checks?|typecheck|test\\s+cases?|migrations?|backups?|deploy(?:ment)?s?|jobs?|scripts?|exports?|imports?|sync|uploads?|install(?:ation)?|upgrades?|runs?|commands?|pytest|jest|vitest|mocha|tsc|eslint|rspec|[\\uE000]+)";
-const RESULT_MOD = "(?!(?:unlike|like|if|when|after|before|because|while|although|though|since|unless|until|whether|as|than|that|which|who|with|without|for|from|in|on|at|by|of|to|into|onto|over|under|about|against|between|through|during|the|a|an|and|or|but|i|you|we|they|it|this|these|those|make|makes|made|get|gets|keep|keeps|let|lets|help|helps|ensure|ensures|see|check|run|have|has|try|wait|until|so|then|once|now|do|does|did|can|will|must)\\b)[\\w-]+\\s+";
+  '(?:tests?|test\\s+suite|test\\s+run|specs?|suite|build|builds|ci|ci\\s+pipeline|pipeline|checks|lint(?:er)?|type-?checks?|typecheck|test\\s+cases?|migrations?|backups?|deploy(?:ment)?s?|jobs?|scripts?|exports?|imports?|sync|uploads?|install(?:ation)?|upgrades?|runs?|commands?|pytest|jest|vitest|mocha|tsc|eslint|rspec|[\\uE000]+)';
+const RESULT_MOD =
+  '(?!(?:unlike|like|if|when|after|before|because|while|although|though|since|unless|until|whether|as|than|that|which|who|with|without|for|from|in|on|at|by|of|to|into|onto|over|under|about|against|between|through|during|the|a|an|and|or|but|i|you|we|they|it|this|these|those|make|makes|made|get|gets|keep|keeps|let|lets|help|helps|ensure|ensures|see|check|run|have|has|try|wait|until|so|then|once|now|do|does|did|can|will|must)\\b)[\\w-]+\\s+';
 const RESULT_SUBJECT = `(?:(?:all|both)\\s+(?:of\\s+)?(?:the\\s+)?(?:\\d+\\s+)?|the\\s+|\\d+\\s*(?:/\\s*\\d+\\s+|of\\s+\\d+\\s+)?|every\\s+|each\\s+)?(?:${RESULT_MOD}){0,2}?${RESULT_HEAD}`;
 const RESULT_PASS =
   '(?:(?:now\\s+|all\\s+|still\\s+)*(?:pass(?:es|ed)?|succeed(?:s|ed)?|worked|(?:has|have)\\s+(?:all\\s+)?(?:passed|succeeded|completed(?:\\s+successfully)?)|(?:is|are)\\s+(?:now\\s+|all\\s+)*(?:green|passing|successful|clean)|(?:completed|finished|ran|went)(?:\\s+(?:successfully|fine|cleanly|clean|without\\s+(?:any\\s+)?(?:errors?|issues|problems|failures)))|completed|went\\s+through|came\\s+back\\s+(?:green|clean)|went\\s+green))';
 const RESULT_FAIL = '(?:(?:now\\s+|still\\s+)*(?:fail(?:s|ed)?|(?:is|are)\\s+(?:still\\s+)?(?:failing|red|broken)|broke))';
 const RESULT_RE = new RegExp(`^${RESULT_SUBJECT}\\s+(?:(${RESULT_PASS})|(${RESULT_FAIL}))\\b`, 'i');
 const PRONOUN_RESULT_RE = new RegExp(`^(?:they|it|everything|all\\s+of\\s+them|all\\s+\\d+|both)\\s+(?:(${RESULT_PASS})|(${RESULT_FAIL}))\\b`, 'i');
-const AND_RESULT = new RegExp(`^\\s*,?\\s*(?:and|so)\\s+(?:now\\s+)?(?:they|it|everything|all\\s+of\\s+them|all\\s+\\d+|${RESULT_SUBJECT})\\s+(?:(${RESULT_PASS})|(${RESULT_FAIL}))\\b`, 'i');
+const AND_RESULT = new RegExp(
+  `^\\s*,?\\s*(?:and|so)\\s+(?:now\\s+)?(?:they|it|everything|all\\s+of\\s+them|all\\s+\\d+|${RESULT_SUBJECT})\\s+(?:(${RESULT_PASS})|(${RESULT_FAIL}))\\b`,
+  'i',
+);
 
 /** What kind of run a claim or result names: the words, what a command for it looks like, and tool-name tokens that do it. */
 export interface RunKind {
@@ -299,17 +385,64 @@ export interface RunKind {
   tokens: string[];
 }
 const RUN_KINDS: Array<[RegExp, RunKind]> = [
-  [/\b(?:type-?checks?|typecheck|tsc)\b/i, { name: 'typecheck', cmd: /\btsc\b|typecheck|type-check|mypy|pyright|\bflow\b/i, tokens: ['typecheck', 'tsc', 'mypy', 'pyright', 'types'] }],
-  [/\b(?:lint(?:er|s)?|eslint)\b/i, { name: 'lint', cmd: /lint|eslint|flake8|ruff|pylint|rubocop|golangci|clippy|stylelint|prettier/i, tokens: ['lint', 'linter', 'eslint', 'ruff', 'flake8', 'pylint'] }],
-  [/\b(?:tests?|test\s+suite|specs?|suite|pytest|jest|vitest|mocha|rspec)\b/i, { name: 'test', cmd: /test|spec|jest|vitest|pytest|mocha|rspec|phpunit|\bava\b|\btap\b|\bnpm\s+t\b/i, tokens: ['test', 'tests', 'pytest', 'jest', 'vitest', 'mocha', 'spec', 'specs', 'rspec'] }],
-  [/\bmigrations?\b/i, { name: 'migration', cmd: /migrat|prisma|alembic|flyway|\bknex\b|sequelize|liquibase|\brake\b|db:/i, tokens: ['migrate', 'migration', 'migrations', 'prisma', 'alembic', 'flyway'] }],
-  [/\bbuilds?\b/i, { name: 'build', cmd: /build|\bmake\b|compile|\btsc\b|webpack|\bvite\b|\bcargo\b|gradle|\bmvn\b|bazel/i, tokens: ['build', 'builds', 'compile', 'bundle'] }],
-  [/\bbackups?\b/i, { name: 'backup', cmd: /backup|\bdump\b|pg_dump|mysqldump|\btar\b|\brsync\b|snapshot|restic|\bborg\b/i, tokens: ['backup', 'backups', 'snapshot', 'dump'] }],
+  [
+    /\b(?:type-?checks?|typecheck|tsc)\b/i,
+    { name: 'typecheck', cmd: /\btsc\b|typecheck|type-check|mypy|pyright|\bflow\b/i, tokens: ['typecheck', 'tsc', 'mypy', 'pyright', 'types'] },
+  ],
+  [
+    /\b(?:lint(?:er|s)?|eslint)\b/i,
+    {
+      name: 'lint',
+      cmd: /lint|eslint|flake8|ruff|pylint|rubocop|golangci|clippy|stylelint|prettier/i,
+      tokens: ['lint', 'linter', 'eslint', 'ruff', 'flake8', 'pylint'],
+    },
+  ],
+  [
+    /\b(?:tests?|test\s+suite|specs?|suite|pytest|jest|vitest|mocha|rspec)\b/i,
+    {
+      name: 'test',
+      cmd: /test|spec|jest|vitest|pytest|mocha|rspec|phpunit|\bava\b|\btap\b|\bnpm\s+t\b/i,
+      tokens: ['test', 'tests', 'pytest', 'jest', 'vitest', 'mocha', 'spec', 'specs', 'rspec'],
+    },
+  ],
+  [
+    /\bmigrations?\b/i,
+    {
+      name: 'migration',
+      cmd: /migrat|prisma|alembic|flyway|\bknex\b|sequelize|liquibase|\brake\b|db:/i,
+      tokens: ['migrate', 'migration', 'migrations', 'prisma', 'alembic', 'flyway'],
+    },
+  ],
+  [
+    /\bbuilds?\b/i,
+    { name: 'build', cmd: /build|\bmake\b|compile|\btsc\b|webpack|\bvite\b|\bcargo\b|gradle|\bmvn\b|bazel/i, tokens: ['build', 'builds', 'compile', 'bundle'] },
+  ],
+  [
+    /\bbackups?\b/i,
+    { name: 'backup', cmd: /backup|\bdump\b|pg_dump|mysqldump|\btar\b|\brsync\b|snapshot|restic|\bborg\b/i, tokens: ['backup', 'backups', 'snapshot', 'dump'] },
+  ],
   [/\bexports?\b/i, { name: 'export', cmd: /export|\bdump\b/i, tokens: ['export', 'exports', 'dump'] }],
-  [/\bdeploy(?:ment)?s?\b/i, { name: 'deploy', cmd: /deploy|rollout|release|publish|kubectl|helm|\bfly\b|vercel|netlify|heroku/i, tokens: ['deploy', 'deployment', 'rollout', 'release'] }],
+  [
+    /\bdeploy(?:ment)?s?\b/i,
+    {
+      name: 'deploy',
+      cmd: /deploy|rollout|release|publish|kubectl|helm|\bfly\b|vercel|netlify|heroku/i,
+      tokens: ['deploy', 'deployment', 'rollout', 'release'],
+    },
+  ],
   [/\b(?:install(?:ation)?|installer)\b/i, { name: 'install', cmd: /install|\bci\b|\badd\b/i, tokens: ['install', 'installer'] }],
-  [/\b(?:pipelines?|workflows?|ci|jobs?|cron)\b/i, { name: 'job', cmd: /pipeline|workflow|\bjob\b|\bci\b|trigger|dispatch|gh\s+(?:run|workflow)|actions|cron|\.sh\b|\bnpm\s+run\b|\bmake\b/i, tokens: [] }],
-  [/\bscripts?\b/i, { name: 'script', cmd: /\.(?:sh|py|js|mjs|ts|rb|pl)\b|\bnode\b|python|\bbash\b|\bsh\b|\.\/|\bnpm\s+run\b|\bnpx\b|\bmake\b|\bdeno\b|\bbun\b|\bruby\b|\bperl\b/i, tokens: [] }],
+  [
+    /\b(?:pipelines?|workflows?|ci|jobs?|cron)\b/i,
+    { name: 'job', cmd: /pipeline|workflow|\bjob\b|\bci\b|trigger|dispatch|gh\s+(?:run|workflow)|actions|cron|\.sh\b|\bnpm\s+run\b|\bmake\b/i, tokens: [] },
+  ],
+  [
+    /\bscripts?\b/i,
+    {
+      name: 'script',
+      cmd: /\.(?:sh|py|js|mjs|ts|rb|pl)\b|\bnode\b|python|\bbash\b|\bsh\b|\.\/|\bnpm\s+run\b|\bnpx\b|\bmake\b|\bdeno\b|\bbun\b|\bruby\b|\bperl\b/i,
+      tokens: [],
+    },
+  ],
 ];
 /** Tool-name tokens that name one kind of run ("run_tests" runs tests, not a migration). */
 export const RUN_KIND_TOKENS = new Map<string, string>(RUN_KINDS.flatMap(([, k]) => k.tokens.map((t) => [t, k.name] as [string, string])));
@@ -322,7 +455,8 @@ function runKindOf(words: string): RunKind | undefined {
 const BE_OR_MODAL = /\b(?:is|are|was|were|be|been|has|have|had|do|does|did|can|will|would|should|could|may|might|must|go|goes)\b/i;
 
 /** A list introduced by a release, version or changelog is someone else's changes ("What's new in v2:\n- Added …"). */
-const OTHERS_LIST = /\b(?:v?\d+\.\d+(?:\.\d+)?|versions?|releases?|released|release\s+notes|changelog|change\s*log|what'?s\s+new|new\s+in|upstream|history|the\s+(?:maintainers|authors|library|package|project|vendor|upgrade|update|patch|migration\s+guide)|they|their|commits?|pr\s*#?\d+|pull\s+request\s*#?\d+|breaking)\b/i;
+const OTHERS_LIST =
+  /\b(?:v?\d+\.\d+(?:\.\d+)?|versions?|releases?|released|release\s+notes|changelog|change\s*log|what'?s\s+new|new\s+in|upstream|history|the\s+(?:maintainers|authors|library|package|project|vendor|upgrade|update|patch|migration\s+guide)|they|their|commits?|pr\s*#?\d+|pull\s+request\s*#?\d+|breaking)\b/i;
 
 /** The lines that introduce the list this line belongs to: the line before its items, and the nearest heading above (within 15 lines). */
 function listLeadIn(a: string, at: number): string[] {
@@ -358,7 +492,8 @@ function listLeadIn(a: string, at: number): string[] {
 }
 
 /** "The tests pass. That's what the README claims." — the next sentence attributes the previous one. */
-const ATTRIBUTES_PREVIOUS = /^(?:that'?s|that\s+is|this\s+is|or\s+so|so\s+(?:says|claims)|at\s+least\s+that'?s)\b[^.!?\n]{0,60}\b(?:what|says?|claims?|claimed|said|according|reports?|reported)\b/i;
+const ATTRIBUTES_PREVIOUS =
+  /^(?:that'?s|that\s+is|this\s+is|or\s+so|so\s+(?:says|claims)|at\s+least\s+that'?s)\b[^.!?\n]{0,60}\b(?:what|says?|claims?|claimed|said|according|reports?|reported)\b/i;
 
 /** Channel words → messaging channels. */
 const CHANNEL_WORDS: Array<[RegExp, string[]]> = [
@@ -379,12 +514,39 @@ const CHANNEL_WORDS: Array<[RegExp, string[]]> = [
 // Details
 
 const NAME_STOP = new Set(
-  'I The A An My Your Our Their His Her It This That These Those Slack WhatsApp Whatsapp Teams Discord Telegram Signal Gmail Outlook Venmo PayPal Paypal Zelle Stripe Monday Tuesday Wednesday Thursday Friday Saturday Sunday January February March April May June July August September October November December Today Tomorrow Yesterday Visa Mastercard Amex GitHub Github Jira PagerDuty SMS Email'.split(' '),
+  'I The A An My Your Our Their His Her It This That These Those Slack WhatsApp Whatsapp Teams Discord Telegram Signal Gmail Outlook Venmo PayPal Paypal Zelle Stripe Monday Tuesday Wednesday Thursday Friday Saturday Sunday January February March April May June July August September October November December Today Tomorrow Yesterday Visa Mastercard Amex GitHub Github Jira PagerDuty SMS Email'.split(
+    ' ',
+  ),
 );
-const ROLE_STOP = /^(?:link|file|files|details|update|updates|info|information|number|numbers|address|report|version|copy|draft|list|invite|invitation|email|message|text|note|card|account|inbox|same|new|old|rest|other|next|first|last|whole|entire)$/i;
-const PEOPLE_NOUNS = /^(?:members?|people|guests?|attendees?|participants?|users?|customers?|clients?|recipients?|subscribers?|signups?|employees?|colleagues?|contacts?|friends?|students?|parents?|volunteers?|invitees?|reviewers?|teammates?|folks|everyone)$/i;
-const UNIT_NOUNS = /^(?:bytes?|kb|mb|gb|tb|kib|mib|gib|minutes?|mins?|seconds?|secs?|hours?|hrs?|days?|weeks?|months?|years?|times|percent|ms|degrees?|dollars|euros?|pounds|cents|points|lines|characters|chars|words|pages|rows\s+of|steps|x)$/i;
-const NUMBER_WORDS: Record<string, number> = { one: 1, two: 2, three: 3, four: 4, five: 5, six: 6, seven: 7, eight: 8, nine: 9, ten: 10, eleven: 11, twelve: 12, thirteen: 13, fourteen: 14, fifteen: 15, twenty: 20, thirty: 30, forty: 40, fifty: 50, hundred: 100, dozen: 12 };
+const ROLE_STOP =
+  /^(?:link|file|files|details|update|updates|info|information|number|numbers|address|report|version|copy|draft|list|invite|invitation|email|message|text|note|card|account|inbox|same|new|old|rest|other|next|first|last|whole|entire)$/i;
+const PEOPLE_NOUNS =
+  /^(?:members?|people|guests?|attendees?|participants?|users?|customers?|clients?|recipients?|subscribers?|signups?|employees?|colleagues?|contacts?|friends?|students?|parents?|volunteers?|invitees?|reviewers?|teammates?|folks|everyone)$/i;
+const UNIT_NOUNS =
+  /^(?:bytes?|kb|mb|gb|tb|kib|mib|gib|minutes?|mins?|seconds?|secs?|hours?|hrs?|days?|weeks?|months?|years?|times|percent|ms|degrees?|dollars|euros?|pounds|cents|points|lines|characters|chars|words|pages|rows\s+of|steps|x)$/i;
+const NUMBER_WORDS: Record<string, number> = {
+  one: 1,
+  two: 2,
+  three: 3,
+  four: 4,
+  five: 5,
+  six: 6,
+  seven: 7,
+  eight: 8,
+  nine: 9,
+  ten: 10,
+  eleven: 11,
+  twelve: 12,
+  thirteen: 13,
+  fourteen: 14,
+  fifteen: 15,
+  twenty: 20,
+  thirty: 30,
+  forty: 40,
+  fifty: 50,
+  hundred: 100,
+  dozen: 12,
+};
 
 const EMAIL_RE = /[\w.+-]+@[\w-]+(?:\.[\w-]+)+/g;
 const PHONE_RE = /(?<![\w.$€£])\+?\d[\d ().-]{6,}\d(?![\w.]*\d)/g;
@@ -427,8 +589,19 @@ function recipientsIn(orig: string, from: number, to: number, direct?: 'message'
     if (mode === 'double' && !(name && /^\s+(?:the|a|an|your|my|our|this|that|these|those|some|\d)\b/i.test(s.slice(name[0].length)))) return;
     if (mode === 'pay' && !name) return;
     if (name) {
-      const words = name[1]!.replace(/['’]s$/, '').split(/\s+/).filter((w) => !NAME_STOP.has(w.replace(/['’]s$/, '')));
-      if (words.length && words.length === name[1]!.split(/\s+/).length) return add({ kind: 'name', value: words.join(' ').toLowerCase().replace(/['’]s\b/g, ''), text: words.join(' ') });
+      const words = name[1]!
+        .replace(/['’]s$/, '')
+        .split(/\s+/)
+        .filter((w) => !NAME_STOP.has(w.replace(/['’]s$/, '')));
+      if (words.length && words.length === name[1]!.split(/\s+/).length)
+        return add({
+          kind: 'name',
+          value: words
+            .join(' ')
+            .toLowerCase()
+            .replace(/['’]s\b/g, ''),
+          text: words.join(' '),
+        });
       return;
     }
     const role = /^(?:the|your|our|my|their)\s+((?:[a-z][\w-]*|[A-Z]{2,5})(?:\s+(?:[a-z][\w-]*|[A-Z]{2,5}))?)/.exec(s);
@@ -469,7 +642,10 @@ function pathsIn(orig: string, a: string, from: number, to: number): string[] {
   const codeRe = /\uE000+/g;
   let m: RegExpExecArray | null;
   while ((m = codeRe.exec(seg))) {
-    const raw = orig.slice(from + m.index, from + m.index + m[0].length).replace(/^`+|`+$/g, '').trim();
+    const raw = orig
+      .slice(from + m.index, from + m.index + m[0].length)
+      .replace(/^`+|`+$/g, '')
+      .trim();
     if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(raw) && !/\s/.test(raw) && looksLikePath(raw)) push(raw);
   }
   const plain = seg.replace(/[\uE000\uE001]/g, ' ');
@@ -504,7 +680,8 @@ function amountsIn(orig: string, from: number, to: number): Array<{ value: numbe
     if (!Number.isFinite(n)) return undefined;
     return k && /k/i.test(k) ? n * 1000 : k && /m/i.test(k) ? n * 1_000_000 : n;
   };
-  const re = /([$€£¥])\s?(\d[\d,]*(?:\.\d+)?)(?:\s?([kKmM])\b)?|\b(\d[\d,]*(?:\.\d+)?)\s?([kKmM])?\s*(?:dollars|bucks|euros?|eur|usd|gbp|pounds|chf|jpy|cad|aud|yen|sek|nok|dkk|inr|rupees)\b/gi;
+  const re =
+    /([$€£¥])\s?(\d[\d,]*(?:\.\d+)?)(?:\s?([kKmM])\b)?|\b(\d[\d,]*(?:\.\d+)?)\s?([kKmM])?\s*(?:dollars|bucks|euros?|eur|usd|gbp|pounds|chf|jpy|cad|aud|yen|sek|nok|dkk|inr|rupees)\b/gi;
   let m: RegExpExecArray | null;
   while ((m = re.exec(seg))) {
     const v = m[1] ? num(m[2]!, m[3]) : num(m[4]!, m[5]);
@@ -514,12 +691,14 @@ function amountsIn(orig: string, from: number, to: number): Array<{ value: numbe
 }
 
 function countIn(object: string, action: string): ClaimDetails['count'] {
-  const re = /(?:^|\s)(?:all\s+|the\s+|those\s+|these\s+|both\s+)?(\d{1,4}|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|twenty|thirty|forty|fifty|hundred|dozen)\s+(?:of\s+(?:the|your|my|our|those|these)\s+)?((?:[a-z][\w-]*\s+){0,2}?)([a-z][\w-]*s)\b/i;
+  const re =
+    /(?:^|\s)(?:all\s+|the\s+|those\s+|these\s+|both\s+)?(\d{1,4}|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|twenty|thirty|forty|fifty|hundred|dozen)\s+(?:of\s+(?:the|your|my|our|those|these)\s+)?((?:[a-z][\w-]*\s+){0,2}?)([a-z][\w-]*s)\b/i;
   const m = re.exec(object);
   if (!m) return undefined;
   const before = object.slice(0, m.index + (m[0].length - m[0].trimStart().length));
   // "$5", "v2", "page 3 …", "in 3 days": not a count of what was acted on.
-  if (/[$€£¥#.:/-]\s*$/.test(before) || /\b(?:in|for|after|within|every|over|at|by|than|of|about|around|under)\s+(?:all\s+|the\s+)?$/i.test(before)) return undefined;
+  if (/[$€£¥#.:/-]\s*$/.test(before) || /\b(?:in|for|after|within|every|over|at|by|than|of|about|around|under)\s+(?:all\s+|the\s+)?$/i.test(before))
+    return undefined;
   const noun = m[3]!.toLowerCase();
   if (UNIT_NOUNS.test(noun) || /^(?:is|was|has|does|its|this|thus|yes|us)$/.test(noun)) return undefined;
   const n = /^\d/.test(m[1]!) ? Number(m[1]) : NUMBER_WORDS[m[1]!.toLowerCase()]!;
@@ -605,7 +784,16 @@ const MESSAGE_VERBS = /^(?:texted|messaged|pinged|emailed|e-mailed|notified|aler
  * from detailFrom to detailTo (to the end of the clause, or to the next coordinated verb).
  * `direct`: the verb's direct object follows at objFrom.
  */
-function makeClaim(ctx: ClauseCtx, v: Verb, verbKey: string, kind: Claim['kind'], objFrom: number, objTo: number, extra: Partial<Claim> = {}, range?: { detailFrom?: number; detailTo?: number; direct?: boolean }): Claim {
+function makeClaim(
+  ctx: ClauseCtx,
+  v: Verb,
+  verbKey: string,
+  kind: Claim['kind'],
+  objFrom: number,
+  objTo: number,
+  extra: Partial<Claim> = {},
+  range?: { detailFrom?: number; detailTo?: number; direct?: boolean },
+): Claim {
   const object = ctx.s.slice(objFrom, objTo);
   const detailFrom = range?.detailFrom ?? objFrom;
   const detailTo = range?.detailTo ?? ctx.s.length;
@@ -620,7 +808,16 @@ function makeClaim(ctx: ClauseCtx, v: Verb, verbKey: string, kind: Claim['kind']
   const to = ctx.at + detailTo;
   const seg = ctx.orig.slice(from, to);
   const sendLike = action === 'send' || action === 'pay';
-  const direct = range?.direct && sendLike ? (action === 'pay' ? 'pay' : MESSAGE_VERBS.test(verbKey) ? 'message' : /^(?:sent|forwarded)$/i.test(verbKey) ? 'double' : undefined) : undefined;
+  const direct =
+    range?.direct && sendLike
+      ? action === 'pay'
+        ? 'pay'
+        : MESSAGE_VERBS.test(verbKey)
+          ? 'message'
+          : /^(?:sent|forwarded)$/i.test(verbKey)
+            ? 'double'
+            : undefined
+      : undefined;
   const details: ClaimDetails = {
     recipients: sendLike ? recipientsIn(ctx.orig, from, to, direct, ctx.at + objFrom) : [],
     paths: pathsIn(ctx.orig, ctx.a, from, to),
@@ -723,7 +920,11 @@ function clauseClaims(ctx: ClauseCtx): Claim[] {
 
   // A. "I (have|'ve) (just|now|…)* VERB …", and "… and (then|also)? VERB …".
   const m = lex.actRe.exec(body);
-  if (m && /^I(?:'ve|\s+have)\b/i.test(m[0]) && /^[^.;:!?]*?\b(?:many|several|countless|numerous|dozens|hundreds|thousands|lots|plenty|plenty\s+of)\b/i.test(s.slice(body0 + m[0].length))) {
+  if (
+    m &&
+    /^I(?:'ve|\s+have)\b/i.test(m[0]) &&
+    /^[^.;:!?]*?\b(?:many|several|countless|numerous|dozens|hundreds|thousands|lots|plenty|plenty\s+of)\b/i.test(s.slice(body0 + m[0].length))
+  ) {
     // "I have deployed many services with this setup": experience, not this turn's work.
     return [];
   }
@@ -763,7 +964,9 @@ function clauseClaims(ctx: ClauseCtx): Claim[] {
         /^\s*[.!]?\s*$/.test(after);
       // Outside lists and "Done:" the object must be plain: a determiner, a number, money, code, a name or "it".
       const strict =
-        /^\s+(?:the|a|an|your|my|our|all|both|every|each|it|them|this|that|these|those|\d[\d,.]*\s?[kK]?\b|one|two|three|four|five|six|seven|eight|nine|ten|twelve)\b/i.test(after) ||
+        /^\s+(?:the|a|an|your|my|our|all|both|every|each|it|them|this|that|these|those|\d[\d,.]*\s?[kK]?\b|one|two|three|four|five|six|seven|eight|nine|ten|twelve)\b/i.test(
+          after,
+        ) ||
         new RegExp(`^\\s+(?:${MONEY})`, 'i').test(after) ||
         /^\s*[\uE000\uE001]/.test(after) ||
         /^\s+[A-Z#@]/.test(after) ||
@@ -791,7 +994,11 @@ function clauseClaims(ctx: ClauseCtx): Claim[] {
     // "The tests pass in your CI run": the user's results, not this turn's.
     // "`.toEqualTypeOf` succeeds for…" describes code; "`npm test` passes" reports a run.
     const code = /`+([^`]+)`+/.exec(ctx.orig.slice(ctx.at + body0, ctx.at + body0 + t[0].length))?.[1]?.trim() ?? '';
-    const codeHead = /[\uE000]/.test(t[0]) && !/^(?:npm|npx|yarn|pnpm|pytest|make|cargo|go|tsc|eslint|jest|vitest|mocha|rspec|ruff|mypy|gradle|mvn|bazel|deno|bun|node|python3?|php|composer|dotnet|swift|flake8|pylint|phpunit|tox|nox)\b|\s/.test(code);
+    const codeHead =
+      /[\uE000]/.test(t[0]) &&
+      !/^(?:npm|npx|yarn|pnpm|pytest|make|cargo|go|tsc|eslint|jest|vitest|mocha|rspec|ruff|mypy|gradle|mvn|bazel|deno|bun|node|python3?|php|composer|dotnet|swift|flake8|pylint|phpunit|tox|nox)\b|\s/.test(
+        code,
+      );
     if (!codeHead && !/\b(?:your|their|his|her)\b/i.test(s) && !SKIP_CLAUSE.test(s.slice(body0, clauseEnd(s, body0 + t[0].length)))) {
       const subject = body.slice(0, t[0].length);
       const rk = runKindOf(subject);
@@ -828,28 +1035,48 @@ function clauseClaims(ctx: ClauseCtx): Claim[] {
     const perfect = /\bbeen\b/.test(mods) || aux === 'has' || aux === 'have';
     const present = aux === 'is' || aux === 'are' || aux === "'s" || aux === "'re";
     const emphatic = /\b(?:now|successfully)\b/.test(mods) || /^\s+(?:successfully|now)\b/i.test(tail) || ctx.doneLed || /^\s*done\b/i.test(prefix);
-    const tailShort = /^\s*(?:successfully|now|just\s+now)?\s*(?:(?:to|on|in|into|for|from|at|with|under|as|via)\s+[^,;]{1,60})?\s*(?:successfully|now)?\s*[.!]*\s*$/i.test(tail);
+    const tailShort =
+      /^\s*(?:successfully|now|just\s+now)?\s*(?:(?:to|on|in|into|for|from|at|with|under|as|via)\s+[^,;]{1,60})?\s*(?:successfully|now)?\s*[.!]*\s*$/i.test(
+        tail,
+      );
     const tailEmpty = /^\s*(?:now|too|as\s+well|successfully)?\s*[.!]*\s*$/i.test(tail);
     const byOther = /\bby\s+(?!me\b|e-?mail|mail|text|sms|slack|phone)/i.test(tail);
     const sentenceEnds = /^[\s.!)\]*_]*$/.test(s.slice(end));
     // "Your email was sent to spam, which is why …": an explanation, not a report of this turn's work.
-    const explains = /\b(?:which|why|because|that's\s+why|which\s+means|so\s+that)\b/i.test(s.slice(end) + ' ' + ctx.after.slice(0, 40)) || PURPOSE.test(s.slice(tailStart));
+    const explains =
+      /\b(?:which|why|because|that's\s+why|which\s+means|so\s+that)\b/i.test(s.slice(end) + ' ' + ctx.after.slice(0, 40)) || PURPOSE.test(s.slice(tailStart));
     // "Your notes are saved in `notes/x.md`": a present passive naming a file reports this turn's write.
-    const artifactTail = present && tailShort && pathsIn(ctx.orig, ctx.a, ctx.at + tailStart, ctx.at + end).length > 0 && /^\s*(?:in|to|at|as|under)\b/i.test(tail);
+    const artifactTail =
+      present && tailShort && pathsIn(ctx.orig, ctx.a, ctx.at + tailStart, ctx.at + end).length > 0 && /^\s*(?:in|to|at|as|under)\b/i.test(tail);
     // "The `status` property is set to `400`", "`fn` is called as …": code described, not an action reported.
-    const describesCode = hasNonPathCode(ctx.orig, ctx.a, ctx.at + body0, ctx.at + body0 + subject.length) && (CODE_ENTITY.test(subject) || present || subjectWords.length <= 2);
+    const describesCode =
+      hasNonPathCode(ctx.orig, ctx.a, ctx.at + body0, ctx.at + body0 + subject.length) && (CODE_ENTITY.test(subject) || present || subjectWords.length <= 2);
     const tense = perfect
       ? tailShort || emphatic
       : present
         ? emphatic || artifactTail || (tailEmpty && sentenceEnds && !PROCEDURAL_PREFIX.test(prefix) && /^(?:your|the)\b/i.test(subject))
         : tailShort;
-    const reqOk = v && (v.req === 'inherent' ? !chatYou(v, tail) || EMAILISH.test(subject) : (!pronoun && v.req.test(subject)) || (ARTIFACT_RE.test(tail) && v.action === 'write') || (/^\s+(?:to|on|in|into|from)\s/i.test(tail) && v.req.test(tail)));
+    const reqOk =
+      v &&
+      (v.req === 'inherent'
+        ? !chatYou(v, tail) || EMAILISH.test(subject)
+        : (!pronoun && v.req.test(subject)) ||
+          (ARTIFACT_RE.test(tail) && v.action === 'write') ||
+          (/^\s+(?:to|on|in|into|from)\s/i.test(tail) && v.req.test(tail)));
     const ok =
       !!v &&
       !byOther &&
       !explains &&
       !describesCode &&
-      !(CODE_ENTITY.test(subject) && !ARTIFACT_RE.test(subject) && v?.action !== 'delete' && /^(?:the|a|an)\b/i.test(subject) && /\b(?:propert(?:y|ies)|functions?|methods?|class(?:es)?|parameters?|params?|fields?|variables?|handlers?|listeners?|callbacks?|hooks?|props?|attributes?|enums?|constants?|decorators?)\b/i.test(subject)) &&
+      !(
+        CODE_ENTITY.test(subject) &&
+        !ARTIFACT_RE.test(subject) &&
+        v?.action !== 'delete' &&
+        /^(?:the|a|an)\b/i.test(subject) &&
+        /\b(?:propert(?:y|ies)|functions?|methods?|class(?:es)?|parameters?|params?|fields?|variables?|handlers?|listeners?|callbacks?|hooks?|props?|attributes?|enums?|constants?|decorators?)\b/i.test(
+          subject,
+        )
+      ) &&
       tense &&
       subjectWords.length <= 7 &&
       !NOT_IN_SUBJECT.test(pronoun ? '' : subject) &&
@@ -877,17 +1104,29 @@ function clauseClaims(ctx: ClauseCtx): Claim[] {
       const fits =
         v &&
         // "The job ran for 3 minutes" is a past event; only participles make fragments ("Email sent").
-        (v.participle.toLowerCase() === f[2]!.toLowerCase().replace(/\s+/g, ' ') || lex.byParticiple.get(f[2]!.toLowerCase().replace(/\s+/g, ' ')) === lex.verbs.get(found!.key)) &&
+        (v.participle.toLowerCase() === f[2]!.toLowerCase().replace(/\s+/g, ' ') ||
+          lex.byParticiple.get(f[2]!.toLowerCase().replace(/\s+/g, ' ')) === lex.verbs.get(found!.key)) &&
         !/^(?:i|you|we|he|she|they|it|this|that)\b/i.test(np) &&
         // "Leave `x` set to…": with set/reset/read the "noun" may be an imperative; only plain nouns make such fragments.
         !(v.noBare && !/^(?:(?:the|your|my)\s+)?(?:alarms?|reminders?|timers?|passwords?|preferences?|settings?|status|config)\b/i.test(np)) &&
         !hasNonPathCode(ctx.orig, ctx.a, ctx.at + body0, ctx.at + body0 + (body.length - body.trimStart().length) + np.length) &&
         (v.req === 'inherent'
-          ? /\b(?:emails?|messages?|texts?|invites?|invitations?|files?|notes?|changes|preferences?|reminders?|meetings?|tables?|flights?|packages?|posts?|replies|reply|report|data|dependencies|updates?|migrations?|backups?|payments?|transfers?|refunds?|deposits?|invoices?|exports?|builds?|deploy(?:ment)?s?)\b|[\uE000\uE001]/i.test(np)
+          ? /\b(?:emails?|messages?|texts?|invites?|invitations?|files?|notes?|changes|preferences?|reminders?|meetings?|tables?|flights?|packages?|posts?|replies|reply|report|data|dependencies|updates?|migrations?|backups?|payments?|transfers?|refunds?|deposits?|invoices?|exports?|builds?|deploy(?:ment)?s?)\b|[\uE000\uE001]/i.test(
+              np,
+            )
           : v.req.test(np));
       if (fits && !SKIP_CLAUSE.test(trimmed)) {
         const start = body0 + (body.length - body.trimStart().length);
-        const c = makeClaim(ctx, v!, found!.key, 'act', start, s.length, { np: nounPhrase(ctx.orig, ctx.a, ctx.at + start, ctx.at + start + np.length, true) ?? '' }, { detailFrom: start });
+        const c = makeClaim(
+          ctx,
+          v!,
+          found!.key,
+          'act',
+          start,
+          s.length,
+          { np: nounPhrase(ctx.orig, ctx.a, ctx.at + start, ctx.at + start + np.length, true) ?? '' },
+          { detailFrom: start },
+        );
         if (!c.np) delete c.np;
         c.objectWords = contentWords(np);
         if (c.action === 'write' && CALENDARISH.test(np)) c.action = 'book';
@@ -936,7 +1175,8 @@ export function extractClaims(text: string, a: string, lex: Lexicon): SentenceCl
     const span = spans[i]!;
     const s = a.slice(span.start, span.end);
     // "Done. The flag is removed from the config.": a bare "Done." leads the next sentence.
-    const afterDone = i > 0 && /^[\s*_✅✔✓]*(?:all\s+)?(?:done|set|finished|sorted|complete|fixed)\s*[.!]+[\s*_]*$/i.test(a.slice(spans[i - 1]!.start, spans[i - 1]!.end));
+    const afterDone =
+      i > 0 && /^[\s*_✅✔✓]*(?:all\s+)?(?:done|set|finished|sorted|complete|fixed)\s*[.!]+[\s*_]*$/i.test(a.slice(spans[i - 1]!.start, spans[i - 1]!.end));
     const next = spans[i + 1] ? a.slice(spans[i + 1]!.start, spans[i + 1]!.end).replace(LEAD, '') : undefined;
     if (next !== undefined && ATTRIBUTES_PREVIOUS.test(next)) continue;
     if (/\?\s*[)"'\]*_\uE001]*\s*$/.test(s)) continue;

@@ -8,7 +8,6 @@
  * from it. Used by ./honesty-extract.ts.
  */
 
-
 export type Req = 'inherent' | RegExp;
 
 export interface Verb {
@@ -35,7 +34,8 @@ const PATH = '(?:^|\\s)(?:~|\\.{1,2})?\\/[\\w.-]+';
 export const ARTIFACT = `${CODE}|${FILE_EXT}|${PATH}`;
 export const ARTIFACT_RE = new RegExp(ARTIFACT, 'i');
 const ext = (words: string): RegExp => new RegExp(`(?:\\b(?:${words})\\b|${ARTIFACT})`, 'i');
-export const MONEY = '[$€£¥]\\s?\\d|\\b\\d[\\d,.]*\\s?(?:k|K|m|M)?\\s*(?:dollars|bucks|euros?|eur|usd|gbp|pounds|chf|jpy|cad|aud|yen|sek|nok|dkk|inr|rupees)\\b';
+export const MONEY =
+  '[$€£¥]\\s?\\d|\\b\\d[\\d,.]*\\s?(?:k|K|m|M)?\\s*(?:dollars|bucks|euros?|eur|usd|gbp|pounds|chf|jpy|cad|aud|yen|sek|nok|dkk|inr|rupees)\\b';
 
 const EXT_DELETE = ext(
   'files?|folders?|director(?:y|ies)|dirs?|branch(?:es)?|repo(?:sitory|sitories|s)?|records?|rows?|database|db|emails?|messages?|' +
@@ -44,14 +44,20 @@ const EXT_DELETE = ext(
     'config(?:uration)?|photos?|pictures?|videos?|documents?|docs|attachments?|duplicates?|entries|entry|tables?|collections?|users?|profiles?|sessions?|tokens?|' +
     'everything|prod|production|staging|environments?|servers?|clusters?|node_modules|artifacts?|temp|tmp|history',
 );
-const EXT_SEND = ext('emails?|messages?|replies|reply|thread|tickets?|comments?|issues?|reviews?|posts?|tweets?|dms?|texts?|sms|invites?|invitations?|slack|channel|inbox');
+const EXT_SEND = ext(
+  'emails?|messages?|replies|reply|thread|tickets?|comments?|issues?|reviews?|posts?|tweets?|dms?|texts?|sms|invites?|invitations?|slack|channel|inbox',
+);
 const EXT_RUN = ext(
   'tests?|test\\s+suite|suites?|specs?|scripts?|commands?|programs?|build|linter|lint|migrations?|quer(?:y|ies)|jobs?|pipelines?|benchmarks?|ci|checks|type-?checks?|typecheck|' +
     'npm|npx|yarn|pnpm|pytest|make|cargo|go\\s+test|jest|vitest|installer|tsc|eslint|prettier|formatter|seed|cron|workflow|playbook|container|' +
     'backups?|exports?|imports?|sync|cleanup|clean-up|deploy(?:ment)?|rollout|tasks?|runs?',
 );
-const EXT_TEST = ext('endpoint|api|fix|changes?|code|script|function|build|app|deployment|migration|integration|webhook|connection|server|service|login|page|site|feature|patch|branch|query');
-const EXT_RESTART = ext('servers?|services?|app|application|containers?|pods?|daemon|process|bot|workers?|machine|computer|database|db|vm|instance|cluster|nginx|deployment|gateway|router|runners?|agents?|jobs?|queue|stack');
+const EXT_TEST = ext(
+  'endpoint|api|fix|changes?|code|script|function|build|app|deployment|migration|integration|webhook|connection|server|service|login|page|site|feature|patch|branch|query',
+);
+const EXT_RESTART = ext(
+  'servers?|services?|app|application|containers?|pods?|daemon|process|bot|workers?|machine|computer|database|db|vm|instance|cluster|nginx|deployment|gateway|router|runners?|agents?|jobs?|queue|stack',
+);
 const EXT_BUILD = ext('project|app|application|image|docker\\s+image|containers?|binary|bundle|package|artifacts?|site|docs');
 const EXT_WRITE = ext(
   'files?|folders?|director(?:y|ies)|repo(?:sitory)?|branch(?:es)?|pull\\s+requests?|prs?|issues?|tickets?|calendar|events?|invites?|meetings?|appointments?|' +
@@ -64,10 +70,16 @@ const EXT_FETCH = ext(
     'prices?|stocks?|repo(?:sitory)?|issues?|tickets?|prs?|pull\\s+requests?|database|db|endpoint|api|feed|dashboard|metrics|web|internet|online|news|headlines|' +
     'exchange\\s+rates?|scores?|flights?|orders?|notifications?|github|slack|jira|memory|notes|records?|spreadsheet|sheet|config(?:uration)?|settings',
 );
-const EXT_GIT = ext('github|gitlab|bitbucket|lockfile|files?|branch(?:es)?|prs?|pull\\s+requests?|mrs?|merge\\s+requests?|changes?|fix(?:es)?|commits?|code|main|master|origin|remote|production|prod|staging|develop|repo(?:sitory)?|feature|patch|hotfix|migration|docs|update|release');
+const EXT_GIT = ext(
+  'github|gitlab|bitbucket|lockfile|files?|branch(?:es)?|prs?|pull\\s+requests?|mrs?|merge\\s+requests?|changes?|fix(?:es)?|commits?|code|main|master|origin|remote|production|prod|staging|develop|repo(?:sitory)?|feature|patch|hotfix|migration|docs|update|release',
+);
 const EXT_RELEASE = ext('versions?|releases?|v\\d[\\w.]*|packages?|builds?|updates?|hotfix|patch');
-const EXT_BOOK = ext('\\d{1,2}(?::\\d{2})?\\s*(?:am|pm)|viewings?|tours?|visits?|consultations?|haircuts?|lessons?|classes|sessions?|massages?|check-?ups?|cleanings?|meetings?|calls?|appointments?|events?|reminders?|sessions?|interviews?|demos?|syncs?|standups?|1:1|invites?|invitations?|jobs?|backups?|posts?|emails?|messages?|tweets?|deliver(?:y|ies)|flights?|tables?|rooms?|slots?|reservations?|cron|tasks?\\s+(?:for|at)|call');
-const EXT_CANCEL = ext('\\d{1,2}(?::\\d{2})?\\s*(?:am|pm)|viewings?|tours?|visits?|consultations?|haircuts?|lessons?|classes|sessions?|newsletters?|meetings?|reservations?|bookings?|appointments?|events?|subscriptions?|orders?|flights?|jobs?|builds?|deployments?|invites?|invitations?|tickets?|plans?|accounts?|reminders?|alarms?|timers?|payments?|transfers?');
+const EXT_BOOK = ext(
+  '\\d{1,2}(?::\\d{2})?\\s*(?:am|pm)|viewings?|tours?|visits?|consultations?|haircuts?|lessons?|classes|sessions?|massages?|check-?ups?|cleanings?|meetings?|calls?|appointments?|events?|reminders?|sessions?|interviews?|demos?|syncs?|standups?|1:1|invites?|invitations?|jobs?|backups?|posts?|emails?|messages?|tweets?|deliver(?:y|ies)|flights?|tables?|rooms?|slots?|reservations?|cron|tasks?\\s+(?:for|at)|call',
+);
+const EXT_CANCEL = ext(
+  '\\d{1,2}(?::\\d{2})?\\s*(?:am|pm)|viewings?|tours?|visits?|consultations?|haircuts?|lessons?|classes|sessions?|newsletters?|meetings?|reservations?|bookings?|appointments?|events?|subscriptions?|orders?|flights?|jobs?|builds?|deployments?|invites?|invitations?|tickets?|plans?|accounts?|reminders?|alarms?|timers?|payments?|transfers?',
+);
 const EXT_API = ext('api|endpoint|webhook|service|function|tools?');
 const EXT_PULL = ext('data|logs?|latest|changes|repo(?:sitory)?|branch|records?|report|metrics|numbers\\s+from|stats|emails?');
 const EXT_TOGGLE = ext(
@@ -78,16 +90,36 @@ const EXT_TOGGLE = ext(
 const EXT_ROTATE = ext('keys?|secrets?|tokens?|credentials?|passwords?|certs?|certificates?|logs?');
 const EXT_BUMP = ext('versions?|v\\d[\\w.]*|dependenc(?:y|ies)|deps|packages?|node|python|libraries|library');
 const EXT_REVOKE = ext('links?|tokens?|keys?|access|permissions?|sessions?|invites?|invitations?|certificates?|credentials?|api\\s+keys?|share');
-const EXT_PAY = new RegExp(`(?:${MONEY}|\\b(?:bills?|invoices?|rent|fees?|deposit|balance|vendors?|contractors?|landlord|suppliers?|subscription|tuition|taxes|premium|installment|loan|mortgage|payroll|salary|salaries|it|them)\\b)`, 'i');
+const EXT_PAY = new RegExp(
+  `(?:${MONEY}|\\b(?:bills?|invoices?|rent|fees?|deposit|balance|vendors?|contractors?|landlord|suppliers?|subscription|tuition|taxes|premium|installment|loan|mortgage|payroll|salary|salaries|it|them)\\b)`,
+  'i',
+);
 const EXT_TRANSFER = new RegExp(`(?:${MONEY}|\\b(?:funds?|money|payments?|deposit|balance|rent|savings|checking)\\b)`, 'i');
 const EXT_CHARGE = new RegExp(`(?:${MONEY}|\\b(?:cards?|customers?|clients?|accounts?|them|him|her|fees?)\\b)`, 'i');
 const EXT_MADE = /\b(?:payments?|transfers?|deposits?|refunds?)\b/i;
 /** Calendar words as the thing acted on — not as a modifier ("meeting notes", "event log"). */
-export const CALENDARISH = /\b(?:calendar|meetings?|events?|appointments?|reminders?|alarms?|timers?|invites?|invitations?|1:1s?|one-on-ones?|standups?|syncs?|interviews?)\b(?!\s+(?:notes?|minutes|summar(?:y|ies)|agenda|recordings?|transcripts?|docs?|documents?|slides|deck|logs?|ids?|details|links?|title|description|template|reports?|files?|folders?|channel|emails?|bus|handlers?|listeners?|loop|data|stream|types?|schema|payloads?)\b)/i;
-export const CALENDAR_TOKENS = ['calendar', 'calendars', 'cal', 'gcal', 'ical', 'event', 'events', 'meeting', 'meetings', 'appointment', 'appointments', 'schedule', 'outlook', 'caldav'];
+export const CALENDARISH =
+  /\b(?:calendar|meetings?|events?|appointments?|reminders?|alarms?|timers?|invites?|invitations?|1:1s?|one-on-ones?|standups?|syncs?|interviews?)\b(?!\s+(?:notes?|minutes|summar(?:y|ies)|agenda|recordings?|transcripts?|docs?|documents?|slides|deck|logs?|ids?|details|links?|title|description|template|reports?|files?|folders?|channel|emails?|bus|handlers?|listeners?|loop|data|stream|types?|schema|payloads?)\b)/i;
+export const CALENDAR_TOKENS = [
+  'calendar',
+  'calendars',
+  'cal',
+  'gcal',
+  'ical',
+  'event',
+  'events',
+  'meeting',
+  'meetings',
+  'appointment',
+  'appointments',
+  'schedule',
+  'outlook',
+  'caldav',
+];
 
 const SH = {
-  restart: /\brestart|\breload\b|systemctl|\bservice\s|\bpm2\b|supervisorctl|kill\s+-(?:HUP|1)\b|docker(?:\s+compose|-compose)?\s+(?:restart|up)\b|rollout\s+restart/i,
+  restart:
+    /\brestart|\breload\b|systemctl|\bservice\s|\bpm2\b|supervisorctl|kill\s+-(?:HUP|1)\b|docker(?:\s+compose|-compose)?\s+(?:restart|up)\b|rollout\s+restart/i,
   reboot: /\breboot|\brestart|shutdown\s+-r/i,
   install: /\binstall|\badd\b|\bci\b|\bapt\b|\bbrew\b|\bpip\d?\b|\buninstall|\bremove\b|\bsetup\b/i,
   upgrade: /\bupgrade|\bupdate|\binstall|\bbump|\boutdated/i,
@@ -114,9 +146,44 @@ const SH = {
 const PAY_OPS = {
   refund: ['refund', 'refunds', 'reverse', 'reversal', 'credit', 'reimburse'],
   charge: ['charge', 'charges', 'payment', 'payments', 'pay', 'checkout', 'invoice', 'bill', 'capture'],
-  transfer: ['transfer', 'transfers', 'wire', 'payout', 'pay', 'payment', 'payments', 'send', 'ach', 'sepa', 'move', 'zelle', 'venmo', 'paypal', 'cashapp', 'wise'],
+  transfer: [
+    'transfer',
+    'transfers',
+    'wire',
+    'payout',
+    'pay',
+    'payment',
+    'payments',
+    'send',
+    'ach',
+    'sepa',
+    'move',
+    'zelle',
+    'venmo',
+    'paypal',
+    'cashapp',
+    'wise',
+  ],
   wire: ['wire', 'transfer', 'transfers', 'payout', 'pay', 'payment', 'payments', 'ach', 'sepa', 'swift', 'send'],
-  pay: ['pay', 'payment', 'payments', 'bill', 'bills', 'invoice', 'invoices', 'transfer', 'wire', 'checkout', 'charge', 'payout', 'send', 'venmo', 'paypal', 'zelle', 'cashapp'],
+  pay: [
+    'pay',
+    'payment',
+    'payments',
+    'bill',
+    'bills',
+    'invoice',
+    'invoices',
+    'transfer',
+    'wire',
+    'checkout',
+    'charge',
+    'payout',
+    'send',
+    'venmo',
+    'paypal',
+    'zelle',
+    'cashapp',
+  ],
 };
 
 const EMAIL_CH = ['email'];
@@ -126,8 +193,11 @@ const CHAT_CH = ['slack', 'discord', 'teams', 'chat', 'mattermost', 'matrix', 't
 function verbList(): Array<[string, Verb]> {
   const v = (action: string, participle: string, req: Req, more: Partial<Verb> = {}): Verb => ({ action, participle, req, ...more });
   const dropped: Verb['sense'] = (o) =>
-    /^\s+(?:a|an)\s+(?:quick\s+|short\s+)?(?:note|line|message|email|e-mail|text|dm|reply|comment)\b/i.test(o) ? { action: 'send', participle: 'sent', req: 'inherent' } : null;
-  const sentMoney: Verb['sense'] = (o) => (new RegExp(`^\\s*(?:the\\s+)?(?:${MONEY})`, 'i').test(o) ? { action: 'pay', participle: 'sent', req: 'inherent', ops: PAY_OPS.transfer } : null);
+    /^\s+(?:a|an)\s+(?:quick\s+|short\s+)?(?:note|line|message|email|e-mail|text|dm|reply|comment)\b/i.test(o)
+      ? { action: 'send', participle: 'sent', req: 'inherent' }
+      : null;
+  const sentMoney: Verb['sense'] = (o) =>
+    new RegExp(`^\\s*(?:the\\s+)?(?:${MONEY})`, 'i').test(o) ? { action: 'pay', participle: 'sent', req: 'inherent', ops: PAY_OPS.transfer } : null;
   return [
     // delete
     ['deleted', v('delete', 'deleted', EXT_DELETE)],
@@ -145,7 +215,17 @@ function verbList(): Array<[string, Verb]> {
     ['revoked', v('delete', 'revoked', EXT_REVOKE, { shell: /revoke|\brm\b|delete/i })],
     ['dropped', v('delete', 'dropped', ext('tables?|database|db|indexes|index|collections?|columns?|schemas?'), { sense: dropped })],
     ['emptied', v('delete', 'emptied', ext('trash|bin|recycle\\s+bin|folder|inbox|cache|queue|bucket|table|database|db'), { shell: SH.clear })],
-    ['cleared', v('delete', 'cleared', ext('cache|logs?|inbox|queue|database|db|memor(?:y|ies)|history|notifications?|reminders?|folders?|director(?:y|ies)|tmp|temp|buckets?|cdn|cookies|sessions?'), { shell: SH.clear })],
+    [
+      'cleared',
+      v(
+        'delete',
+        'cleared',
+        ext(
+          'cache|logs?|inbox|queue|database|db|memor(?:y|ies)|history|notifications?|reminders?|folders?|director(?:y|ies)|tmp|temp|buckets?|cdn|cookies|sessions?',
+        ),
+        { shell: SH.clear },
+      ),
+    ],
     // send
     ['sent', v('send', 'sent', 'inherent', { youIsChat: true, sense: sentMoney })],
     ['emailed', v('send', 'emailed', 'inherent', { channels: EMAIL_CH })],
@@ -165,14 +245,40 @@ function verbList(): Array<[string, Verb]> {
     ["dm'ed", v('send', "DM'd", 'inherent', { channels: CHAT_CH })],
     ['fired off', v('send', 'sent', 'inherent')],
     ['reached out to', v('send', 'contacted', 'inherent')],
-    ['contacted', v('send', 'contacted', ext('[A-Z][a-z]+|support|landlord|vendor|supplier|client|customer|team|owner|seller|buyer|recruiter|agent|office|bank|airline|hotel|restaurant|manager|accountant|lawyer|doctor|dentist|school|it|them|him|her'))],
+    [
+      'contacted',
+      v(
+        'send',
+        'contacted',
+        ext(
+          '[A-Z][a-z]+|support|landlord|vendor|supplier|client|customer|team|owner|seller|buyer|recruiter|agent|office|bank|airline|hotel|restaurant|manager|accountant|lawyer|doctor|dentist|school|it|them|him|her',
+        ),
+      ),
+    ],
     ['let them know', v('send', 'told', 'inherent')],
     ['let him know', v('send', 'told', 'inherent')],
     ['let her know', v('send', 'told', 'inherent')],
     ['let the team know', v('send', 'told', 'inherent')],
     ['let everyone know', v('send', 'told', 'inherent')],
-    ['shared', v('send', 'shared', /^\s+\S[^.;]*?\b(?:with\s+(?:[A-Z@#]|the\s+\w+|your\s+\w+|our\s+\w+|everyone)|(?:in|on|to|into)\s+(?:#|the\s+\w+\s+channel|slack|teams|discord|the\s+shared\s+(?:drive|folder)|drive|dropbox))|(?<![\w&])#[a-z][\w-]*/, { youIsChat: true })],
-    ['replied', v('send', 'replied', new RegExp(`(?:${EXT_SEND.source}|^\\s+(?:to\\s+)?(?:[A-Z][a-z]+|the\\s+(?:email|thread|ticket|review|comment|client|customer|vendor|landlord|recruiter|team|sender)|all|everyone)\\b)`))],
+    [
+      'shared',
+      v(
+        'send',
+        'shared',
+        /^\s+\S[^.;]*?\b(?:with\s+(?:[A-Z@#]|the\s+\w+|your\s+\w+|our\s+\w+|everyone)|(?:in|on|to|into)\s+(?:#|the\s+\w+\s+channel|slack|teams|discord|the\s+shared\s+(?:drive|folder)|drive|dropbox))|(?<![\w&])#[a-z][\w-]*/,
+        { youIsChat: true },
+      ),
+    ],
+    [
+      'replied',
+      v(
+        'send',
+        'replied',
+        new RegExp(
+          `(?:${EXT_SEND.source}|^\\s+(?:to\\s+)?(?:[A-Z][a-z]+|the\\s+(?:email|thread|ticket|review|comment|client|customer|vendor|landlord|recruiter|team|sender)|all|everyone)\\b)`,
+        ),
+      ),
+    ],
     // run
     ['ran', v('run', 'run', EXT_RUN, { ranOnly: true })],
     ['executed', v('run', 'executed', EXT_RUN, { ranOnly: true })],
@@ -183,16 +289,34 @@ function verbList(): Array<[string, Verb]> {
     ['tested', v('run', 'tested', EXT_TEST, { ranOnly: true })],
     ['installed', v('run', 'installed', 'inherent', { shell: SH.install })],
     ['uninstalled', v('run', 'uninstalled', 'inherent', { shell: SH.install })],
-    ['upgraded', v('run', 'upgraded', ext('packages?|dependenc(?:y|ies)|deps|node|npm|python|libraries|library|version|server|database|db|cluster'), { shell: SH.upgrade })],
+    [
+      'upgraded',
+      v('run', 'upgraded', ext('packages?|dependenc(?:y|ies)|deps|node|npm|python|libraries|library|version|server|database|db|cluster'), {
+        shell: SH.upgrade,
+      }),
+    ],
     ['restarted', v('run', 'restarted', EXT_RESTART, { shell: SH.restart })],
     ['rebooted', v('run', 'rebooted', EXT_RESTART, { shell: SH.reboot })],
     ['rebuilt', v('run', 'rebuilt', EXT_BUILD, { shell: SH.build })],
     ['built', v('run', 'built', EXT_BUILD, { shell: SH.build })],
     ['compiled', v('run', 'compiled', EXT_BUILD, { shell: SH.build })],
     ['migrated', v('run', 'migrated', ext('database|db|schema|tables?|data\\s+to'), { shell: SH.migrate })],
-    ['applied', v('run', 'applied', ext('migrations?|patch(?:es)?|changes|fix(?:es)?|config(?:uration)?|terraform|manifests?|schema|updates?'), { shell: SH.apply })],
+    [
+      'applied',
+      v('run', 'applied', ext('migrations?|patch(?:es)?|changes|fix(?:es)?|config(?:uration)?|terraform|manifests?|schema|updates?'), { shell: SH.apply }),
+    ],
     ['spun up', v('run', 'started', 'inherent', { shell: SH.spin })],
-    ['started', v('run', 'started', ext('servers?|services?|containers?|pods?|workers?|jobs?|builds?|backups?|exports?|vms?|instances?|clusters?|pipelines?|workflows?|deploy(?:ment)?s?|migrations?|daemon|process|app|bot'), { shell: SH.start, ranOnly: true })],
+    [
+      'started',
+      v(
+        'run',
+        'started',
+        ext(
+          'servers?|services?|containers?|pods?|workers?|jobs?|builds?|backups?|exports?|vms?|instances?|clusters?|pipelines?|workflows?|deploy(?:ment)?s?|migrations?|daemon|process|app|bot',
+        ),
+        { shell: SH.start, ranOnly: true },
+      ),
+    ],
     // write
     ['saved', v('write', 'saved', 'inherent', { youIsChat: true })],
     ['stored', v('write', 'stored', 'inherent')],
@@ -209,7 +333,15 @@ function verbList(): Array<[string, Verb]> {
     ['uploaded', v('write', 'uploaded', 'inherent')],
     ['set up', v('write', 'set up', EXT_WRITE, { noBare: true })],
     ['set', v('write', 'set', EXT_WRITE, { noBare: true })],
-    ['reset', v('write', 'reset', ext('passwords?|accounts?|settings?|preferences?|config(?:uration)?|tokens?|keys?|counters?|cache|database|db|branch|router|devices?|phone|2fa|mfa'), { noBare: true })],
+    [
+      'reset',
+      v(
+        'write',
+        'reset',
+        ext('passwords?|accounts?|settings?|preferences?|config(?:uration)?|tokens?|keys?|counters?|cache|database|db|branch|router|devices?|phone|2fa|mfa'),
+        { noBare: true },
+      ),
+    ],
     ['configured', v('write', 'configured', EXT_WRITE)],
     ['inserted', v('write', 'inserted', EXT_WRITE)],
     ['appended', v('write', 'appended', EXT_WRITE)],
@@ -219,7 +351,10 @@ function verbList(): Array<[string, Verb]> {
     ['backed up', v('write', 'backed up', 'inherent', { shell: SH.backup })],
     ['exported', v('write', 'exported', 'inherent', { shell: SH.backup })],
     ['imported', v('write', 'imported', 'inherent')],
-    ['restored', v('write', 'restored', ext('files?|backups?|folders?|database|db|versions?|snapshots?|data|emails?|messages?|contacts?|settings?|accounts?|branch'))],
+    [
+      'restored',
+      v('write', 'restored', ext('files?|backups?|folders?|database|db|versions?|snapshots?|data|emails?|messages?|contacts?|settings?|accounts?|branch')),
+    ],
     ['synced', v('write', 'synced', 'inherent')],
     ['rotated', v('write', 'rotated', EXT_ROTATE)],
     ['bumped', v('write', 'bumped', EXT_BUMP)],
@@ -262,13 +397,48 @@ function verbList(): Array<[string, Verb]> {
     ['inspected', v('fetch', 'inspected', EXT_FETCH)],
     ['grepped', v('fetch', 'grepped', 'inherent')],
     ['tailed', v('fetch', 'tailed', EXT_FETCH)],
-    ['listed', v('fetch', 'listed', ext('files?|folders?|director(?:y|ies)|buckets?|branches|repos?|repositories|pods?|containers?|processes|jobs?|tables?|users?|keys?|objects?'))],
+    [
+      'listed',
+      v(
+        'fetch',
+        'listed',
+        ext('files?|folders?|director(?:y|ies)|buckets?|branches|repos?|repositories|pods?|containers?|processes|jobs?|tables?|users?|keys?|objects?'),
+      ),
+    ],
     ['pulled', v('fetch', 'pulled', EXT_PULL)],
     ['called', v('fetch', 'called', EXT_API)],
     // deploy
-    ['deployed', v('deploy', 'deployed', 'inherent', { ops: ['deploy', 'deployment', 'rollout', 'release', 'ship', 'publish', 'push', 'helm', 'kubectl', 'apply', 'fly', 'vercel', 'netlify', 'heroku', 'upgrade'], shell: SH.deploy })],
+    [
+      'deployed',
+      v('deploy', 'deployed', 'inherent', {
+        ops: [
+          'deploy',
+          'deployment',
+          'rollout',
+          'release',
+          'ship',
+          'publish',
+          'push',
+          'helm',
+          'kubectl',
+          'apply',
+          'fly',
+          'vercel',
+          'netlify',
+          'heroku',
+          'upgrade',
+        ],
+        shell: SH.deploy,
+      }),
+    ],
     ['merged', v('deploy', 'merged', EXT_GIT, { ops: ['merge'], shell: SH.merge })],
-    ['pushed', v('deploy', 'pushed', new RegExp(`(?:${EXT_GIT.source}|^\\s+(?:it|them)\\b(?!\\s+back))`, 'i'), { ops: ['push', 'deploy', 'publish', 'release', 'ship'], shell: SH.push })],
+    [
+      'pushed',
+      v('deploy', 'pushed', new RegExp(`(?:${EXT_GIT.source}|^\\s+(?:it|them)\\b(?!\\s+back))`, 'i'), {
+        ops: ['push', 'deploy', 'publish', 'release', 'ship'],
+        shell: SH.push,
+      }),
+    ],
     ['committed', v('deploy', 'committed', EXT_GIT, { ops: ['commit', 'push'], shell: SH.commit })],
     ['released', v('deploy', 'released', EXT_RELEASE, { ops: ['release', 'publish', 'deploy', 'tag', 'ship'], shell: SH.release })],
     ['published', v('deploy', 'published', 'inherent', { ops: ['publish', 'release', 'deploy', 'post', 'ship', 'push'], shell: SH.release })],
@@ -287,7 +457,16 @@ function verbList(): Array<[string, Verb]> {
     ['cancelled', v('cancel', 'cancelled', EXT_CANCEL)],
     ['canceled', v('cancel', 'canceled', EXT_CANCEL)],
     ['unsubscribed', v('cancel', 'unsubscribed', 'inherent')],
-    ['stopped', v('cancel', 'stopped', ext('servers?|services?|containers?|pods?|workers?|jobs?|builds?|deploy(?:ment)?s?|processes|process|daemon|vms?|instances?|pipelines?|subscriptions?|campaigns?|cron'))],
+    [
+      'stopped',
+      v(
+        'cancel',
+        'stopped',
+        ext(
+          'servers?|services?|containers?|pods?|workers?|jobs?|builds?|deploy(?:ment)?s?|processes|process|daemon|vms?|instances?|pipelines?|subscriptions?|campaigns?|cron',
+        ),
+      ),
+    ],
     ['killed', v('cancel', 'killed', ext('process(?:es)?|jobs?|pods?|containers?|workers?|sessions?|builds?|tasks?'))],
     // pay
     ['transferred', v('pay', 'transferred', EXT_TRANSFER, { ops: PAY_OPS.transfer })],
@@ -305,14 +484,41 @@ const BASE_VERBS = verbList();
 
 /** Other names for the built-in actions (keys of a caller's extra map may use them). */
 export const ACTION_ALIASES: Record<string, string> = {
-  remove: 'delete', unlink: 'delete', erase: 'delete',
-  email: 'send', message: 'send', post: 'send', notify: 'send', text: 'send',
-  execute: 'run', exec: 'run', test: 'run', install: 'run',
-  save: 'write', create: 'write', update: 'write', edit: 'write', remember: 'write',
-  download: 'fetch', read: 'fetch', check: 'fetch', 'look up': 'fetch', lookup: 'fetch', search: 'fetch', get: 'fetch',
-  merge: 'deploy', push: 'deploy', commit: 'deploy', release: 'deploy',
-  schedule: 'book', reserve: 'book',
-  refund: 'pay', payment: 'pay', transfer: 'pay', charge: 'pay', wire: 'pay',
+  remove: 'delete',
+  unlink: 'delete',
+  erase: 'delete',
+  email: 'send',
+  message: 'send',
+  post: 'send',
+  notify: 'send',
+  text: 'send',
+  execute: 'run',
+  exec: 'run',
+  test: 'run',
+  install: 'run',
+  save: 'write',
+  create: 'write',
+  update: 'write',
+  edit: 'write',
+  remember: 'write',
+  download: 'fetch',
+  read: 'fetch',
+  check: 'fetch',
+  'look up': 'fetch',
+  lookup: 'fetch',
+  search: 'fetch',
+  get: 'fetch',
+  merge: 'deploy',
+  push: 'deploy',
+  commit: 'deploy',
+  release: 'deploy',
+  schedule: 'book',
+  reserve: 'book',
+  refund: 'pay',
+  payment: 'pay',
+  transfer: 'pay',
+  charge: 'pay',
+  wire: 'pay',
 };
 
 export interface Lexicon {
@@ -354,7 +560,8 @@ function escapeAlt(forms: string[]): string {
     .join('|');
 }
 
-const ADVERBS = 'just|now|also|then|successfully|finally|quickly|first|already|gone\\s+ahead\\s+and|went\\s+ahead\\s+and|went\\s+and|have|again|immediately|manually|automatically|personally|officially';
+const ADVERBS =
+  'just|now|also|then|successfully|finally|quickly|first|already|gone\\s+ahead\\s+and|went\\s+ahead\\s+and|went\\s+and|have|again|immediately|manually|automatically|personally|officially';
 
 export function buildLexicon(defaults: Record<string, string[]>, extra?: Record<string, string[]>): Lexicon {
   const map: Record<string, string[]> = {};
@@ -376,8 +583,14 @@ export function buildLexicon(defaults: Record<string, string[]>, extra?: Record<
   const byParticiple = new Map<string, Verb>();
   for (const v of verbsMap.values()) if (!byParticiple.has(v.participle.toLowerCase())) byParticiple.set(v.participle.toLowerCase(), v);
   for (const [k, v] of verbsMap) if (!/\s/.test(k) && !byParticiple.has(k)) byParticiple.set(k, v);
-  const partAlt = escapeAlt([...byParticiple.keys()].filter((p) => !/\s/.test(p) || /^(?:set up|rolled back|looked up|backed up|turned off|turned on|switched off|switched on|cleaned up)$/.test(p)));
-  const singleAlt = escapeAlt([...verbsMap.keys()].filter((k) => !/\s/.test(k) || /^(?:backed up|rolled back|kicked off|spun up|cleaned up|turned off|turned on)$/.test(k)));
+  const partAlt = escapeAlt(
+    [...byParticiple.keys()].filter(
+      (p) => !/\s/.test(p) || /^(?:set up|rolled back|looked up|backed up|turned off|turned on|switched off|switched on|cleaned up)$/.test(p),
+    ),
+  );
+  const singleAlt = escapeAlt(
+    [...verbsMap.keys()].filter((k) => !/\s/.test(k) || /^(?:backed up|rolled back|kicked off|spun up|cleaned up|turned off|turned on)$/.test(k)),
+  );
   // "I've written…", "I have run…": participles that differ from the past form, after have.
   const participleKey = new Map<string, string>();
   for (const [k, v] of verbsMap) if (!participleKey.has(v.participle.toLowerCase())) participleKey.set(v.participle.toLowerCase(), k);
@@ -403,4 +616,3 @@ export function buildLexicon(defaults: Record<string, string[]>, extra?: Record<
     otherActRe: /^I(?:'ve|\s+have)?(?:\s+(?:just|now|also|then|finally|quickly|first))*\s+[a-z]+(?:ed|t)\b/i,
   };
 }
-

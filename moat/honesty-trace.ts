@@ -27,37 +27,328 @@ export interface TraceEntry {
 
 /** Verb → tool-name keywords. A tool matches when one of its name tokens equals a keyword (or starts with one of ≥ 4 letters). */
 export const DEFAULT_ACTION_TOOLS: Record<string, string[]> = {
-  delete: ['rm', 'delete', 'remove', 'unlink', 'trash', 'rmdir', 'erase', 'purge', 'drop', 'destroy', 'del', 'forget', 'clear', 'wipe', 'prune', 'nuke', 'revoke', 'clean', 'empty'],
-  send: ['send', 'email', 'mail', 'message', 'post', 'notify', 'slack', 'sms', 'text', 'reply', 'forward', 'dm', 'tweet', 'publish', 'discord', 'telegram', 'whatsapp', 'twilio', 'sendgrid', 'gmail', 'smtp', 'outlook', 'mailgun', 'postmark', 'ses', 'teams', 'signal', 'imessage', 'invite', 'ping', 'page', 'pagerduty', 'alert', 'chat', 'compose'],
-  run: ['shell', 'exec', 'run', 'test', 'bash', 'terminal', 'command', 'cmd', 'script', 'sh', 'ci', 'npm', 'make', 'pytest', 'jest', 'vitest', 'install', 'restart', 'build', 'compile', 'trigger', 'dispatch', 'start', 'launch', 'job', 'pipeline', 'workflow', 'scheduler', 'migrate', 'migration', 'lint', 'reboot', 'upgrade', 'apply', 'provision'],
-  write: ['write', 'save', 'create', 'update', 'patch', 'edit', 'remember', 'memory', 'store', 'set', 'put', 'insert', 'upsert', 'add', 'append', 'mkdir', 'touch', 'move', 'rename', 'upload', 'modify', 'replace', 'note', 'config', 'reset', 'toggle', 'enable', 'disable', 'pause', 'resume', 'mute', 'unmute', 'archive', 'rotate', 'bump', 'backup', 'export', 'import', 'sync', 'restore', 'grant', 'block', 'unblock', 'change'],
-  fetch: ['fetch', 'get', 'read', 'search', 'http', 'browse', 'browser', 'scrape', 'curl', 'wget', 'lookup', 'query', 'list', 'find', 'web', 'download', 'open', 'view', 'load', 'check', 'cat', 'recall', 'grep', 'ls', 'api', 'request'],
+  delete: [
+    'rm',
+    'delete',
+    'remove',
+    'unlink',
+    'trash',
+    'rmdir',
+    'erase',
+    'purge',
+    'drop',
+    'destroy',
+    'del',
+    'forget',
+    'clear',
+    'wipe',
+    'prune',
+    'nuke',
+    'revoke',
+    'clean',
+    'empty',
+  ],
+  send: [
+    'send',
+    'email',
+    'mail',
+    'message',
+    'post',
+    'notify',
+    'slack',
+    'sms',
+    'text',
+    'reply',
+    'forward',
+    'dm',
+    'tweet',
+    'publish',
+    'discord',
+    'telegram',
+    'whatsapp',
+    'twilio',
+    'sendgrid',
+    'gmail',
+    'smtp',
+    'outlook',
+    'mailgun',
+    'postmark',
+    'ses',
+    'teams',
+    'signal',
+    'imessage',
+    'invite',
+    'ping',
+    'page',
+    'pagerduty',
+    'alert',
+    'chat',
+    'compose',
+  ],
+  run: [
+    'shell',
+    'exec',
+    'run',
+    'test',
+    'bash',
+    'terminal',
+    'command',
+    'cmd',
+    'script',
+    'sh',
+    'ci',
+    'npm',
+    'make',
+    'pytest',
+    'jest',
+    'vitest',
+    'install',
+    'restart',
+    'build',
+    'compile',
+    'trigger',
+    'dispatch',
+    'start',
+    'launch',
+    'job',
+    'pipeline',
+    'workflow',
+    'scheduler',
+    'migrate',
+    'migration',
+    'lint',
+    'reboot',
+    'upgrade',
+    'apply',
+    'provision',
+  ],
+  write: [
+    'write',
+    'save',
+    'create',
+    'update',
+    'patch',
+    'edit',
+    'remember',
+    'memory',
+    'store',
+    'set',
+    'put',
+    'insert',
+    'upsert',
+    'add',
+    'append',
+    'mkdir',
+    'touch',
+    'move',
+    'rename',
+    'upload',
+    'modify',
+    'replace',
+    'note',
+    'config',
+    'reset',
+    'toggle',
+    'enable',
+    'disable',
+    'pause',
+    'resume',
+    'mute',
+    'unmute',
+    'archive',
+    'rotate',
+    'bump',
+    'backup',
+    'export',
+    'import',
+    'sync',
+    'restore',
+    'grant',
+    'block',
+    'unblock',
+    'change',
+  ],
+  fetch: [
+    'fetch',
+    'get',
+    'read',
+    'search',
+    'http',
+    'browse',
+    'browser',
+    'scrape',
+    'curl',
+    'wget',
+    'lookup',
+    'query',
+    'list',
+    'find',
+    'web',
+    'download',
+    'open',
+    'view',
+    'load',
+    'check',
+    'cat',
+    'recall',
+    'grep',
+    'ls',
+    'api',
+    'request',
+  ],
   deploy: ['deploy', 'merge', 'git', 'push', 'commit', 'release', 'publish', 'pr', 'ship', 'rollback', 'revert', 'tag', 'rollout', 'helm', 'kubectl'],
   book: ['calendar', 'book', 'schedule', 'reserve', 'event', 'meeting', 'appointment', 'reminder', 'invite', 'alarm', 'timer'],
   cancel: ['cancel', 'delete', 'remove', 'calendar', 'book', 'unsubscribe', 'refund', 'stop', 'kill', 'terminate'],
-  pay: ['pay', 'payment', 'transfer', 'wire', 'refund', 'charge', 'stripe', 'paypal', 'venmo', 'zelle', 'bank', 'ach', 'sepa', 'payout', 'invoice', 'billing', 'bill', 'checkout', 'wise', 'revolut', 'square', 'braintree', 'adyen', 'cashapp', 'reimburse'],
+  pay: [
+    'pay',
+    'payment',
+    'transfer',
+    'wire',
+    'refund',
+    'charge',
+    'stripe',
+    'paypal',
+    'venmo',
+    'zelle',
+    'bank',
+    'ach',
+    'sepa',
+    'payout',
+    'invoice',
+    'billing',
+    'bill',
+    'checkout',
+    'wise',
+    'revolut',
+    'square',
+    'braintree',
+    'adyen',
+    'cashapp',
+    'reimburse',
+  ],
 };
 
 /** Tool-name tokens that name one operation within an action class: a tool carrying one only does verbs that list it. */
 const SPECIFIC: Record<string, Set<string>> = {
   deploy: new Set(['merge', 'push', 'commit', 'tag', 'release', 'publish', 'deploy', 'deployment', 'rollback', 'revert', 'ship', 'rollout', 'pr']),
-  pay: new Set(['refund', 'refunds', 'charge', 'charges', 'transfer', 'transfers', 'wire', 'payout', 'payouts', 'pay', 'payment', 'payments', 'bill', 'bills', 'invoice', 'invoices', 'checkout']),
+  pay: new Set([
+    'refund',
+    'refunds',
+    'charge',
+    'charges',
+    'transfer',
+    'transfers',
+    'wire',
+    'payout',
+    'payouts',
+    'pay',
+    'payment',
+    'payments',
+    'bill',
+    'bills',
+    'invoice',
+    'invoices',
+    'checkout',
+  ]),
 };
 
 const SHELL_TOKENS = new Set(['shell', 'bash', 'sh', 'zsh', 'exec', 'terminal', 'cmd', 'command', 'powershell', 'pwsh', 'subprocess']);
-const SQL_TOKENS = new Set(['sql', 'db', 'database', 'query', 'postgres', 'postgresql', 'psql', 'mysql', 'sqlite', 'supabase', 'bigquery', 'snowflake', 'redshift', 'clickhouse']);
-const READ_TOKENS = new Set(['get', 'list', 'read', 'fetch', 'search', 'query', 'find', 'view', 'show', 'lookup', 'describe', 'status', 'check', 'checks', 'count', 'recall', 'retrieve', 'browse', 'inspect', 'preview', 'history', 'info', 'details', 'lookup']);
+const SQL_TOKENS = new Set([
+  'sql',
+  'db',
+  'database',
+  'query',
+  'postgres',
+  'postgresql',
+  'psql',
+  'mysql',
+  'sqlite',
+  'supabase',
+  'bigquery',
+  'snowflake',
+  'redshift',
+  'clickhouse',
+]);
+const READ_TOKENS = new Set([
+  'get',
+  'list',
+  'read',
+  'fetch',
+  'search',
+  'query',
+  'find',
+  'view',
+  'show',
+  'lookup',
+  'describe',
+  'status',
+  'check',
+  'checks',
+  'count',
+  'recall',
+  'retrieve',
+  'browse',
+  'inspect',
+  'preview',
+  'history',
+  'info',
+  'details',
+  'lookup',
+]);
 const MUTATE_TOKENS = new Set(
-  'create send delete remove update write set post put patch run exec add insert upsert cancel book merge push deploy transfer pay refund charge upload move rename archive save store edit modify replace reply forward notify publish release commit tag schedule reserve invite restart install build trigger start stop kill drop purge clear reset toggle enable disable pause resume rotate backup restore sync import export wipe prune mute unmute block unblock grant revoke append mkdir touch rollback revert apply'.split(' '),
+  'create send delete remove update write set post put patch run exec add insert upsert cancel book merge push deploy transfer pay refund charge upload move rename archive save store edit modify replace reply forward notify publish release commit tag schedule reserve invite restart install build trigger start stop kill drop purge clear reset toggle enable disable pause resume rotate backup restore sync import export wipe prune mute unmute block unblock grant revoke append mkdir touch rollback revert apply'.split(
+    ' ',
+  ),
 );
 /** Tools that can report test/CI results without running them here. */
 const CI_TOKENS = ['ci', 'check', 'checks', 'status', 'github', 'gitlab', 'actions', 'pipeline', 'build', 'workflow', 'jenkins', 'circleci', 'buildkite'];
-const CALENDAR_TOKENS = ['calendar', 'calendars', 'cal', 'gcal', 'ical', 'event', 'events', 'meeting', 'meetings', 'appointment', 'appointments', 'schedule', 'outlook', 'caldav'];
+const CALENDAR_TOKENS = [
+  'calendar',
+  'calendars',
+  'cal',
+  'gcal',
+  'ical',
+  'event',
+  'events',
+  'meeting',
+  'meetings',
+  'appointment',
+  'appointments',
+  'schedule',
+  'outlook',
+  'caldav',
+];
 
 const CHANNEL_OF_TOKEN: Record<string, string> = {
-  email: 'email', emails: 'email', mail: 'email', gmail: 'email', smtp: 'email', outlook: 'email', sendgrid: 'email', mailgun: 'email', ses: 'email', postmark: 'email', mailchimp: 'email',
-  sms: 'sms', mms: 'sms', text: 'sms', twilio: 'sms', vonage: 'sms', nexmo: 'sms', plivo: 'sms',
-  whatsapp: 'whatsapp', slack: 'slack', discord: 'discord', teams: 'teams', telegram: 'telegram', signal: 'signal', imessage: 'imessage', twitter: 'twitter', tweet: 'twitter', mattermost: 'mattermost', chat: 'chat',
+  email: 'email',
+  emails: 'email',
+  mail: 'email',
+  gmail: 'email',
+  smtp: 'email',
+  outlook: 'email',
+  sendgrid: 'email',
+  mailgun: 'email',
+  ses: 'email',
+  postmark: 'email',
+  mailchimp: 'email',
+  sms: 'sms',
+  mms: 'sms',
+  text: 'sms',
+  twilio: 'sms',
+  vonage: 'sms',
+  nexmo: 'sms',
+  plivo: 'sms',
+  whatsapp: 'whatsapp',
+  slack: 'slack',
+  discord: 'discord',
+  teams: 'teams',
+  telegram: 'telegram',
+  signal: 'signal',
+  imessage: 'imessage',
+  twitter: 'twitter',
+  tweet: 'twitter',
+  mattermost: 'mattermost',
+  chat: 'chat',
 };
 
 /** What a shell command must contain to count as the action (args undefined → assume it could). */
@@ -106,7 +397,8 @@ export function argsText(args: unknown): string | undefined {
 // ---------------------------------------------------------------------------
 // What a call did
 
-const DID_NOT_RUN = /\b(?:not\s+found|no\s+such\s+(?:file|command)|denied|refused|blocked|not\s+(?:permitted|allowed)|forbidden|timed?\s*out|timeout|approval|rejected|cancel(?:l)?ed|aborted|ENOENT|EACCES|spawn|could\s+not\s+(?:start|run|execute)|unknown\s+command|not\s+installed|insufficient\s+permissions?|unauthori[sz]ed|40[13])\b/i;
+const DID_NOT_RUN =
+  /\b(?:not\s+found|no\s+such\s+(?:file|command)|denied|refused|blocked|not\s+(?:permitted|allowed)|forbidden|timed?\s*out|timeout|approval|rejected|cancel(?:l)?ed|aborted|ENOENT|EACCES|spawn|could\s+not\s+(?:start|run|execute)|unknown\s+command|not\s+installed|insufficient\s+permissions?|unauthori[sz]ed|40[13])\b/i;
 export const TEST_FAILURES =
   /\b[1-9]\d*\s+(?:tests?\s+|specs?\s+)?(?:failed|failing|failures?|errors?|problems?)\b|^\s*FAIL\b|\bFAILED\b|\bAssertionError\b|\bnpm ERR!|\bTests?:\s+[1-9]\d*\s+failed|\bexit(?:ed)?\s+(?:with\s+)?(?:code|status)\s+[1-9]|\bexit\s+[1-9]|Traceback \(most recent call last\)|"conclusion"\s*:\s*"(?:failure|failed|cancelled|timed_out|action_required)"|\bstatus\s*[=:]\s*"?(?:failed|failure|error|errored)\b|^\s*ERROR\b|\berror TS\d+|^\s*✖|\bError \d+\b|^Error:|\bfailures=[1-9]/m;
 /** A call whose tool returned normally but whose output says it did not work. */
@@ -154,12 +446,16 @@ export interface CallRecipient {
   text: string;
 }
 
-const RECIPIENT_KEY = /^(?:to|to_?account|cc|bcc|recipients?|recipient_?(?:email|name|id|phone)|emails?|email_?address(?:es)?|phone(?:_?number)?|mobile|channels?|channel_?(?:id|name)|users?|user_?(?:id|name)|attendees?|participants?|invitees?|guests?|members?|chat_?id|conversation(?:_?id)?|payee|beneficiary|handle|username|contact)$/i;
-const ITEM_KEY = /^(?:senders|subscriptions|lists|newsletters|threads|labels|tags|paths?|files?|filenames?|ids?|items?|messages?|message_?ids|photos?|images?|events?|contacts?|rows?|records?|entries|keys|objects|documents?|emails?|attachments?|branches|tickets?|issues?|urls?|targets?|recipients?|to|bcc|cc|attendees?)$/i;
-const SINGLE_ITEM_KEY = /^(?:path|file|filename|id|item|message_?id|photo|image|event(?:_?id)?|contact(?:_?id)?|key|object|document|url|title|name|branch|ticket|issue|number)$/i;
+const RECIPIENT_KEY =
+  /^(?:to|to_?account|cc|bcc|recipients?|recipient_?(?:email|name|id|phone)|emails?|email_?address(?:es)?|phone(?:_?number)?|mobile|channels?|channel_?(?:id|name)|users?|user_?(?:id|name)|attendees?|participants?|invitees?|guests?|members?|chat_?id|conversation(?:_?id)?|payee|beneficiary|handle|username|contact)$/i;
+const ITEM_KEY =
+  /^(?:senders|subscriptions|lists|newsletters|threads|labels|tags|paths?|files?|filenames?|ids?|items?|messages?|message_?ids|photos?|images?|events?|contacts?|rows?|records?|entries|keys|objects|documents?|emails?|attachments?|branches|tickets?|issues?|urls?|targets?|recipients?|to|bcc|cc|attendees?)$/i;
+const SINGLE_ITEM_KEY =
+  /^(?:path|file|filename|id|item|message_?id|photo|image|event(?:_?id)?|contact(?:_?id)?|key|object|document|url|title|name|branch|ticket|issue|number)$/i;
 const PATH_KEY = /(?:^|_)(?:path|paths|file|files|filename|dest|destination|target|src|source|from|to|dir|directory|folder|output|out|location)$/i;
 const AMOUNT_KEY = /^(?:amount|amount_?(?:cents|in_?cents|minor|usd|eur)?|value|total|sum|price|unit_?amount|amountcents)$/i;
-const GENERIC_MAILBOX = /^(?:info|hello|hi|team|sales|support|admin|noreply|no-reply|contact|office|billing|accounts?|accounting|orders?|help|mail|inbox|service|careers|jobs|hr|finance|legal|ops|security|press|media|marketing|news|newsletter|notifications?|alerts?|reply|all|everyone|staff|general|team-?\w*|\w+-team|\w+-leads?)$/i;
+const GENERIC_MAILBOX =
+  /^(?:info|hello|hi|team|sales|support|admin|noreply|no-reply|contact|office|billing|accounts?|accounting|orders?|help|mail|inbox|service|careers|jobs|hr|finance|legal|ops|security|press|media|marketing|news|newsletter|notifications?|alerts?|reply|all|everyone|staff|general|team-?\w*|\w+-team|\w+-leads?)$/i;
 
 function flatten(v: unknown, key: string, out: Array<{ key: string; value: unknown }>, depth = 0): void {
   if (depth > 4 || v === null || v === undefined) return;
@@ -182,7 +478,11 @@ function parseRecipient(raw: string, key: string): CallRecipient[] {
     if (email) {
       const [local, domain] = email.toLowerCase().split('@') as [string, string];
       const localWords = local.split(/[._+\-\d]+/).filter((w) => w.length >= 2);
-      const domainWords = domain.split('.').slice(0, -1).flatMap((d) => d.split('-')).filter((w) => w.length >= 2);
+      const domainWords = domain
+        .split('.')
+        .slice(0, -1)
+        .flatMap((d) => d.split('-'))
+        .filter((w) => w.length >= 2);
       const display = disp ? words(disp[1]!) : [];
       const personal = display.length > 0 || (!GENERIC_MAILBOX.test(local) && localWords.some((w) => w.length >= 3 && /^[a-z]+$/.test(w)));
       out.push({ kind: 'email', value: email.toLowerCase(), tokens: [...display, ...localWords, ...domainWords], personal, text: part.trim() });
@@ -270,7 +570,11 @@ export function viewCalls(trace: TraceEntry[]): CallView[] {
     const exit = EXIT_RE.exec(output);
     const exitCode = exit ? (exit[2] ? 137 : Number(exit[1] ?? exit[3])) : undefined;
     const failed = e.ok === false || (exitCode !== undefined && exitCode !== 0);
-    const notRun = (e.ok === false && DID_NOT_RUN.test(output)) || exitCode === 126 || exitCode === 127 || (exitCode !== undefined && exitCode !== 0 && /command not found|No such file or directory.*(?:sh|bash):/i.test(output));
+    const notRun =
+      (e.ok === false && DID_NOT_RUN.test(output)) ||
+      exitCode === 126 ||
+      exitCode === 127 ||
+      (exitCode !== undefined && exitCode !== 0 && /command not found|No such file or directory.*(?:sh|bash):/i.test(output));
     const outputFailed = !failed && exitCode === undefined && OUTPUT_FAILED.test(output);
     const flat: Array<{ key: string; value: unknown }> = [];
     flatten(e.args, '', flat);
@@ -279,19 +583,31 @@ export function viewCalls(trace: TraceEntry[]): CallView[] {
     for (const f of flat) if (typeof f.value === 'string' && RECIPIENT_KEY.test(f.key)) recipients.push(...parseRecipient(f.value, f.key));
     // A name next to the address ({to: "+1415…", name: "Jamie"}) names the recipient.
     if (recipients.length && flat.some((f) => /^(?:to|recipients?|phone|email)$/i.test(f.key))) {
-      for (const f of flat) if (typeof f.value === 'string' && /^(?:name|to_?name|recipient_?name|display_?name)$/i.test(f.key)) recipients.push(...parseRecipient(f.value, 'name'));
+      for (const f of flat)
+        if (typeof f.value === 'string' && /^(?:name|to_?name|recipient_?name|display_?name)$/i.test(f.key))
+          recipients.push(...parseRecipient(f.value, 'name'));
     }
     // Nested recipients ({to: [{email, name}]}): their email and name fields.
     if (e.args && typeof e.args === 'object') {
       for (const [k, v] of Object.entries(e.args as Record<string, unknown>)) {
         if (!RECIPIENT_KEY.test(k) || !Array.isArray(v)) continue;
-        for (const x of v) if (x && typeof x === 'object') for (const f of ['email', 'address', 'name', 'phone', 'handle']) {
-          const y = (x as Record<string, unknown>)[f];
-          if (typeof y === 'string') recipients.push(...parseRecipient(y, f === 'name' ? 'name' : f));
-        }
+        for (const x of v)
+          if (x && typeof x === 'object')
+            for (const f of ['email', 'address', 'name', 'phone', 'handle']) {
+              const y = (x as Record<string, unknown>)[f];
+              if (typeof y === 'string') recipients.push(...parseRecipient(y, f === 'name' ? 'name' : f));
+            }
       }
     }
-    let paths = flat.filter((f) => typeof f.value === 'string' && (PATH_KEY.test(f.key) || /^(?:paths?|files?)$/i.test(f.key)) && !/@/.test(f.value as string) && looksLikePathish(f.value as string)).map((f) => normPath(f.value as string));
+    let paths = flat
+      .filter(
+        (f) =>
+          typeof f.value === 'string' &&
+          (PATH_KEY.test(f.key) || /^(?:paths?|files?)$/i.test(f.key)) &&
+          !/@/.test(f.value as string) &&
+          looksLikePathish(f.value as string),
+      )
+      .map((f) => normPath(f.value as string));
     if (named) paths.push(...shellPaths(named).map(normPath));
     if (!paths.length) {
       const first = output.split(/\r?\n/).find((l) => l.trim()) ?? '';
@@ -302,7 +618,12 @@ export function viewCalls(trace: TraceEntry[]): CallView[] {
     const amounts: number[][] = [];
     for (const f of flat) {
       if (!AMOUNT_KEY.test(f.key)) continue;
-      const n = typeof f.value === 'number' ? f.value : typeof f.value === 'string' && /^\s*[$€£]?\s*\d[\d,]*(?:\.\d+)?\s*$/.test(f.value) ? Number(f.value.replace(/[^\d.]/g, '')) : NaN;
+      const n =
+        typeof f.value === 'number'
+          ? f.value
+          : typeof f.value === 'string' && /^\s*[$€£]?\s*\d[\d,]*(?:\.\d+)?\s*$/.test(f.value)
+            ? Number(f.value.replace(/[^\d.]/g, ''))
+            : NaN;
       if (!Number.isFinite(n)) continue;
       // Integer amounts may be in minor units (Stripe: 4999 = $49.99).
       const cents = /cents|minor/i.test(f.key);
@@ -327,7 +648,9 @@ export function viewCalls(trace: TraceEntry[]): CallView[] {
     }
     if (items === undefined && !shell && !sql && (e.args === undefined || (typeof e.args === 'object' && e.args && !Object.keys(e.args).length))) items = 1;
     const outputCounts: Array<{ n: number; noun: string }> = [];
-    for (const m of output.matchAll(/\b(?:deleted|removed|archived|uploaded|created|sent|moved|updated|added|cleared|processed|imported|exported)\s+(\d+)\s+([a-z]+)|\b(\d+)\s+(?:[a-z]+\s+)?([a-z]+s)\s+(?:deleted|removed|archived|uploaded|created|sent|moved|updated|added|cleared|processed)\b/gi)) {
+    for (const m of output.matchAll(
+      /\b(?:deleted|removed|archived|uploaded|created|sent|moved|updated|added|cleared|processed|imported|exported)\s+(\d+)\s+([a-z]+)|\b(\d+)\s+(?:[a-z]+\s+)?([a-z]+s)\s+(?:deleted|removed|archived|uploaded|created|sent|moved|updated|added|cleared|processed)\b/gi,
+    )) {
       outputCounts.push({ n: Number(m[1] ?? m[3]), noun: (m[2] ?? m[4]!).toLowerCase() });
     }
     out.push({
@@ -400,7 +723,8 @@ export function fits(c: Claim, v: CallView, m: Matcher): boolean {
   const tokens = v.tokens;
   if (c.kind !== 'act') {
     // Results: the run itself, or a CI/checks tool reporting it.
-    if (keywordHit(tokens, CI_TOKENS) && !v.shell) return !otherRunKind(c, v) || keywordHit(tokens, ['ci', 'check', 'checks', 'status', 'actions', 'pipeline', 'workflow']);
+    if (keywordHit(tokens, CI_TOKENS) && !v.shell)
+      return !otherRunKind(c, v) || keywordHit(tokens, ['ci', 'check', 'checks', 'status', 'actions', 'pipeline', 'workflow']);
     if (v.shell) return fitsShell(c, v);
     if (!keywordHit(tokens, m.map.run ?? [])) return false;
     return !otherRunKind(c, v);
@@ -415,7 +739,13 @@ export function fits(c: Claim, v: CallView, m: Matcher): boolean {
   // Reading/looking things up through a tool named after the thing: "I checked your calendar" ← calendar_events.
   if (!hit && c.action === 'fetch' && c.objectWords.some((w) => w.length >= 4 && tokens.some((t) => t === w || t === w.replace(/s$/, '')))) hit = true;
   // An invitation goes out with the calendar event: "I sent the invite to Dana" ← calendar_create_event.
-  if (!hit && c.action === 'send' && (c.bare || /invit/i.test(c.objectWords.join(' ')) || c.objectWords.includes('invite')) && tokens.some((t) => CALENDAR_TOKENS.includes(t))) hit = true;
+  if (
+    !hit &&
+    c.action === 'send' &&
+    (c.bare || /invit/i.test(c.objectWords.join(' ')) || c.objectWords.includes('invite')) &&
+    tokens.some((t) => CALENDAR_TOKENS.includes(t))
+  )
+    hit = true;
   // "Sent!": any call that delivered something to someone.
   if (!hit && c.bare && c.action === 'send' && v.recipients.length > 0) hit = true;
   if (!hit) return false;
@@ -428,7 +758,8 @@ export function fits(c: Claim, v: CallView, m: Matcher): boolean {
   }
   if (c.action === 'send' && c.details.channels.length) {
     const chans = tokens.map((t) => CHANNEL_OF_TOKEN[t]).filter((x): x is string => !!x);
-    if (chans.length && !chans.some((ch) => c.details.channels.includes(ch) || (ch === 'chat' && c.details.channels.some((x) => x !== 'email' && x !== 'sms')))) return false;
+    if (chans.length && !chans.some((ch) => c.details.channels.includes(ch) || (ch === 'chat' && c.details.channels.some((x) => x !== 'email' && x !== 'sms'))))
+      return false;
   }
   if (c.requireTokens && !tokens.some((t) => c.requireTokens!.includes(t))) return false;
   if (c.action === 'run') {
@@ -450,17 +781,60 @@ export interface DetailIssue {
 type Status = 'agree' | 'conflict' | 'undecided' | 'none';
 
 const NICKNAMES: Record<string, string[]> = {
-  bob: ['robert', 'rob', 'bobby'], rob: ['robert', 'bob'], robert: ['bob', 'rob', 'bobby'], bill: ['william', 'will'], will: ['william', 'bill'], william: ['bill', 'will', 'liam'],
-  liz: ['elizabeth', 'beth', 'eliza'], beth: ['elizabeth'], elizabeth: ['liz', 'beth', 'eliza'], kate: ['katherine', 'catherine', 'kathy'], katie: ['katherine', 'kate'],
-  mike: ['michael'], michael: ['mike', 'mick'], jim: ['james'], jimmy: ['james'], james: ['jim', 'jimmy', 'jamie'], tom: ['thomas'], thomas: ['tom', 'tommy'],
-  dan: ['daniel'], daniel: ['dan', 'danny'], dave: ['david'], david: ['dave'], joe: ['joseph'], joseph: ['joe'], chris: ['christopher', 'christine', 'christina'],
-  alex: ['alexander', 'alexandra', 'alexis'], sam: ['samuel', 'samantha'], ben: ['benjamin'], nick: ['nicholas'], matt: ['matthew'], tony: ['anthony'],
-  steve: ['steven', 'stephen'], jen: ['jennifer'], jenny: ['jennifer'], pat: ['patrick', 'patricia'], rick: ['richard'], dick: ['richard'], richard: ['rick', 'rich'],
-  ed: ['edward'], ted: ['edward', 'theodore'], andy: ['andrew'], drew: ['andrew'], greg: ['gregory'], jon: ['jonathan', 'john'], johnny: ['john'], peggy: ['margaret'], maggie: ['margaret'],
+  bob: ['robert', 'rob', 'bobby'],
+  rob: ['robert', 'bob'],
+  robert: ['bob', 'rob', 'bobby'],
+  bill: ['william', 'will'],
+  will: ['william', 'bill'],
+  william: ['bill', 'will', 'liam'],
+  liz: ['elizabeth', 'beth', 'eliza'],
+  beth: ['elizabeth'],
+  elizabeth: ['liz', 'beth', 'eliza'],
+  kate: ['katherine', 'catherine', 'kathy'],
+  katie: ['katherine', 'kate'],
+  mike: ['michael'],
+  michael: ['mike', 'mick'],
+  jim: ['james'],
+  jimmy: ['james'],
+  james: ['jim', 'jimmy', 'jamie'],
+  tom: ['thomas'],
+  thomas: ['tom', 'tommy'],
+  dan: ['daniel'],
+  daniel: ['dan', 'danny'],
+  dave: ['david'],
+  david: ['dave'],
+  joe: ['joseph'],
+  joseph: ['joe'],
+  chris: ['christopher', 'christine', 'christina'],
+  alex: ['alexander', 'alexandra', 'alexis'],
+  sam: ['samuel', 'samantha'],
+  ben: ['benjamin'],
+  nick: ['nicholas'],
+  matt: ['matthew'],
+  tony: ['anthony'],
+  steve: ['steven', 'stephen'],
+  jen: ['jennifer'],
+  jenny: ['jennifer'],
+  pat: ['patrick', 'patricia'],
+  rick: ['richard'],
+  dick: ['richard'],
+  richard: ['rick', 'rich'],
+  ed: ['edward'],
+  ted: ['edward', 'theodore'],
+  andy: ['andrew'],
+  drew: ['andrew'],
+  greg: ['gregory'],
+  jon: ['jonathan', 'john'],
+  johnny: ['john'],
+  peggy: ['margaret'],
+  maggie: ['margaret'],
 };
 
 function nameTokensOf(value: string): string[] {
-  const ws = value.toLowerCase().split(/[\s.'’-]+/).filter((w) => w.length >= 2);
+  const ws = value
+    .toLowerCase()
+    .split(/[\s.'’-]+/)
+    .filter((w) => w.length >= 2);
   return [...new Set(ws.flatMap((w) => [w, ...(NICKNAMES[w] ?? [])]))];
 }
 
@@ -518,7 +892,14 @@ function pathMatch(p: string, q: string): boolean {
   if (/^(?:~|\/)/.test(p) && p.endsWith('/' + q)) return true;
   if (q.startsWith(p + '/')) return true;
   if (q.includes('*')) {
-    const re = new RegExp('^(?:.*/)?' + q.split('*').map((x) => x.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('[^/]*') + '$');
+    const re = new RegExp(
+      '^(?:.*/)?' +
+        q
+          .split('*')
+          .map((x) => x.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
+          .join('[^/]*') +
+        '$',
+    );
     if (re.test(p) || re.test(p + '/x')) return true;
   }
   return false;
@@ -595,10 +976,30 @@ export function relate(c: Claim, v: CallView): Relation {
       }
     }
   };
-  some(d.recipients, (r) => recipientStatus(r, [v]), 'recipient', (r) => r.text);
-  some(d.paths, (p) => pathStatus(p, [v]), 'path', (p) => p);
-  some(d.amounts, (a) => amountStatus(a.value, [v]), 'amount', (a) => a.text);
-  some(d.times, (t) => timeStatus(t.hm, [v]), 'time', (t) => t.text);
+  some(
+    d.recipients,
+    (r) => recipientStatus(r, [v]),
+    'recipient',
+    (r) => r.text,
+  );
+  some(
+    d.paths,
+    (p) => pathStatus(p, [v]),
+    'path',
+    (p) => p,
+  );
+  some(
+    d.amounts,
+    (a) => amountStatus(a.value, [v]),
+    'amount',
+    (a) => a.text,
+  );
+  some(
+    d.times,
+    (t) => timeStatus(t.hm, [v]),
+    'time',
+    (t) => t.text,
+  );
   if (d.value) note('value', d.value.text, valueStatus(d.value, [v]));
   return rel;
 }
@@ -618,10 +1019,30 @@ function uncovered(c: Claim, calls: CallView[]): { issue?: DetailIssue; undecide
     return undefined;
   };
   const issue =
-    check(d.recipients, (r) => recipientStatus(r, calls), 'recipient', (r) => r.text) ??
-    check(d.paths, (p) => pathStatus(p, calls), 'path', (p) => p) ??
-    check(d.amounts, (a) => amountStatus(a.value, calls), 'amount', (a) => a.text) ??
-    check(d.times, (t) => timeStatus(t.hm, calls), 'time', (t) => t.text);
+    check(
+      d.recipients,
+      (r) => recipientStatus(r, calls),
+      'recipient',
+      (r) => r.text,
+    ) ??
+    check(
+      d.paths,
+      (p) => pathStatus(p, calls),
+      'path',
+      (p) => p,
+    ) ??
+    check(
+      d.amounts,
+      (a) => amountStatus(a.value, calls),
+      'amount',
+      (a) => a.text,
+    ) ??
+    check(
+      d.times,
+      (t) => timeStatus(t.hm, calls),
+      'time',
+      (t) => t.text,
+    );
   if (issue) return { issue, agreed };
   if (d.value) {
     const st = valueStatus(d.value, calls);
@@ -642,7 +1063,9 @@ function countIssue(c: Claim, calls: CallView[]): DetailIssue | undefined {
   } else {
     if (calls.every((v) => v.items !== undefined)) measures.add(calls.reduce((s, v) => s + v.items!, 0));
     const stem = want.noun.replace(/(?:es|s)$/, '');
-    const reported = calls.flatMap((v) => v.outputCounts).filter((o) => o.noun.startsWith(stem.slice(0, 4)) || /^(?:items?|files?|messages?|records?|rows?|entries|objects?)$/.test(o.noun));
+    const reported = calls
+      .flatMap((v) => v.outputCounts)
+      .filter((o) => o.noun.startsWith(stem.slice(0, 4)) || /^(?:items?|files?|messages?|records?|rows?|entries|objects?)$/.test(o.noun));
     if (reported.length) measures.add(reported.reduce((s, o) => s + o.n, 0));
   }
   if (!measures.size || measures.has(want.n)) return undefined;
@@ -727,15 +1150,23 @@ function judgeOne(c: Claim, i: number, cands: CallView[], rel: Map<CallView, Rel
 }
 
 export function firstLine(output: string | undefined): string {
-  const line = (output ?? '').split(/\r?\n/).map((l) => l.trim()).find(Boolean) ?? '';
+  const line =
+    (output ?? '')
+      .split(/\r?\n/)
+      .map((l) => l.trim())
+      .find(Boolean) ?? '';
   return line.replace(/\[/g, '(').replace(/\]/g, ')').slice(0, 200);
 }
 
 /** The line of an output that best says what went wrong. */
 export function failureLine(v: CallView, tests = false): string {
-  const lines = (v.e.output ?? '').split(/\r?\n/).map((l) => l.trim()).filter(Boolean).filter((l) => !/^\[exit code -?\d+\]$/.test(l));
+  const lines = (v.e.output ?? '')
+    .split(/\r?\n/)
+    .map((l) => l.trim())
+    .filter(Boolean)
+    .filter((l) => !/^\[exit code -?\d+\]$/.test(l));
   const pick =
-    (tests ? lines.find((l) => TEST_FAILURES.test(l) && !/^\s*FAIL\b/.test(l) && /\d/.test(l)) ?? lines.find((l) => TEST_FAILURES.test(l)) : undefined) ??
+    (tests ? (lines.find((l) => TEST_FAILURES.test(l) && !/^\s*FAIL\b/.test(l) && /\d/.test(l)) ?? lines.find((l) => TEST_FAILURES.test(l))) : undefined) ??
     lines.find((l) => OUTPUT_FAILED.test(l)) ??
     lines.find((l) => /\b(?:error|fail(?:ed|ure)?|cannot|denied|refused|not found|rejected|invalid)\b/i.test(l)) ??
     lines[0] ??

@@ -35,12 +35,13 @@
  * in `undecided`. checkClaimsJudged asks a judge about those only; a "yes" adds
  * the rules' own correction for that claim, nothing else.
  */
-import { buildLexicon, extractClaims, mask, type Claim, type Lexicon } from './honesty-extract.js';
-import { bracket, concernText, describe, render, type Insert } from './honesty-correct.js';
-import { DEFAULT_ACTION_TOOLS, judgeAll, viewCalls, type DetailIssue, type TraceEntry, type Verdict } from './honesty-trace.js';
 
-export { DEFAULT_ACTION_TOOLS, type TraceEntry } from './honesty-trace.js';
+import { bracket, concernText, describe, type Insert, render } from './honesty-correct.js';
+import { buildLexicon, type Claim, extractClaims, type Lexicon, mask } from './honesty-extract.js';
+import { DEFAULT_ACTION_TOOLS, type DetailIssue, judgeAll, type TraceEntry, type Verdict, viewCalls } from './honesty-trace.js';
+
 export { loadClaimsCorpus } from './honesty-corpus.js';
+export { DEFAULT_ACTION_TOOLS, type TraceEntry } from './honesty-trace.js';
 
 export interface ClaimFinding {
   sentence: string;
@@ -98,7 +99,9 @@ export interface ClaimOptions {
 let defaultLexicon: Lexicon | undefined;
 
 function lexiconFor(opts: ClaimOptions): Lexicon {
-  return opts.actionTools && Object.keys(opts.actionTools).length ? buildLexicon(DEFAULT_ACTION_TOOLS, opts.actionTools) : (defaultLexicon ??= buildLexicon(DEFAULT_ACTION_TOOLS));
+  return opts.actionTools && Object.keys(opts.actionTools).length
+    ? buildLexicon(DEFAULT_ACTION_TOOLS, opts.actionTools)
+    : (defaultLexicon ??= buildLexicon(DEFAULT_ACTION_TOOLS));
 }
 
 interface Analysis {
@@ -127,7 +130,16 @@ function analyze(text: string, trace: TraceEntry[], opts: ClaimOptions): Analysi
       const clause = text.slice(c.clause.start, c.clause.end).trim();
       if (!v.verdict) {
         const concern = concernText(c, v);
-        if (concern) undecided.push({ sentence, claim: clause, action: c.action, reason: concern.reason, correction: concern.correction, ...(v.call ? { tool: v.call.e.tool } : {}), at: span.end });
+        if (concern)
+          undecided.push({
+            sentence,
+            claim: clause,
+            action: c.action,
+            reason: concern.reason,
+            correction: concern.correction,
+            ...(v.call ? { tool: v.call.e.tool } : {}),
+            at: span.end,
+          });
         continue;
       }
       // "I ran the tests and they pass" with no run at all: one correction says it.
@@ -183,7 +195,16 @@ export async function checkClaimsJudged(text: string, trace: TraceEntry[], judge
   const answers = await Promise.all(asked.map((u) => judge({ sentence: u.claim || u.sentence, trace }).catch(() => 'unsure' as const)));
   const confirmed = asked.filter((_, i) => answers[i] === 'contradicted');
   for (const u of confirmed) {
-    const finding: ClaimFinding = { sentence: u.sentence, action: u.action, verdict: 'contradicted', reason: u.reason, ...(u.tool ? { tool: u.tool } : {}), correction: u.correction.replace(/\]/g, ')'), ...(u.claim !== u.sentence.trim() ? { claim: u.claim } : {}), judged: true };
+    const finding: ClaimFinding = {
+      sentence: u.sentence,
+      action: u.action,
+      verdict: 'contradicted',
+      reason: u.reason,
+      ...(u.tool ? { tool: u.tool } : {}),
+      correction: u.correction.replace(/\]/g, ')'),
+      ...(u.claim !== u.sentence.trim() ? { claim: u.claim } : {}),
+      judged: true,
+    };
     r.findings.push(finding);
     const same = r.inserts.find((x) => x.at === u.at);
     if (same) same.text += ' ' + bracket(u.correction);

@@ -70,10 +70,10 @@ export function defaultFindSecrets(text: string): boolean {
 // Evidence
 
 const STOPWORDS = new Set(
+  // articles, pronouns, auxiliaries, prepositions, conjunctions
   (
-    // articles, pronouns, auxiliaries, prepositions, conjunctions
-    'a an the this that these those it its it\'s i i\'m i\'ve i\'d i\'ll me my mine myself we we\'re our ours us you your yours ' +
-    'you\'re yourself he him his she her hers they them their theirs user user\'s users person human owner assistant ' +
+    "a an the this that these those it its it's i i'm i've i'd i'll me my mine myself we we're our ours us you your yours " +
+    "you're yourself he him his she her hers they them their theirs user user's users person human owner assistant " +
     'is am are was were be been being has have had do does did doing will would shall should can could may might must ' +
     'of in on at to for from by with about as into onto over under than then so and or but if because while also too very ' +
     'just really quite some any all each every both such what which who whom whose when where why how there here ' +
@@ -229,7 +229,11 @@ export function checkOperatorNote(note: string, opts: { force?: boolean; maxChar
   if (secrets.length || defaultFindSecrets(note)) {
     const kinds = [...new Set(secrets.map((f) => f.kind))];
     const what = secrets.length && secrets.every((f) => f.class === 'pii') ? 'personal data' : 'a secret';
-    return { allowed: false, code: 'secret', reason: `the note contains ${what}${kinds.length ? ` (${kinds.join(', ')})` : ' (key, token or password)'}; notes are shown to the model, so secrets are never kept in them` };
+    return {
+      allowed: false,
+      code: 'secret',
+      reason: `the note contains ${what}${kinds.length ? ` (${kinds.join(', ')})` : ' (key, token or password)'}; notes are shown to the model, so secrets are never kept in them`,
+    };
   }
   const injection = findInjection(note);
   if (injection && !opts.force) return { allowed: false, code: 'injection', reason: `the note is instruction-like: ${injection}` };

@@ -59,16 +59,127 @@ function emojiJoiner(s: string, i: number): boolean {
 
 const CONFUSABLES: Record<string, string> = {
   // Cyrillic lower case
-  а: 'a', в: 'b', е: 'e', ё: 'e', һ: 'h', і: 'i', ї: 'i', ј: 'j', к: 'k', м: 'm', н: 'h', о: 'o', р: 'p', с: 'c', т: 't', у: 'y', х: 'x', ѕ: 's', ԁ: 'd', ԛ: 'q', ԝ: 'w', ү: 'y', ӏ: 'l', ɡ: 'g', ь: 'b', ѵ: 'v', п: 'n', г: 'r',
+  а: 'a',
+  в: 'b',
+  е: 'e',
+  ё: 'e',
+  һ: 'h',
+  і: 'i',
+  ї: 'i',
+  ј: 'j',
+  к: 'k',
+  м: 'm',
+  н: 'h',
+  о: 'o',
+  р: 'p',
+  с: 'c',
+  т: 't',
+  у: 'y',
+  х: 'x',
+  ѕ: 's',
+  ԁ: 'd',
+  ԛ: 'q',
+  ԝ: 'w',
+  ү: 'y',
+  ӏ: 'l',
+  ɡ: 'g',
+  ь: 'b',
+  ѵ: 'v',
+  п: 'n',
+  г: 'r',
   // Cyrillic upper case
-  А: 'a', В: 'b', Е: 'e', Ё: 'e', Һ: 'h', І: 'i', Ї: 'i', Ј: 'j', К: 'k', М: 'm', Н: 'h', О: 'o', Р: 'p', С: 'c', Т: 't', У: 'y', Х: 'x', Ѕ: 's', Ԁ: 'd', Ԛ: 'q', Ԝ: 'w', Ү: 'y', Ӏ: 'l',
+  А: 'a',
+  В: 'b',
+  Е: 'e',
+  Ё: 'e',
+  Һ: 'h',
+  І: 'i',
+  Ї: 'i',
+  Ј: 'j',
+  К: 'k',
+  М: 'm',
+  Н: 'h',
+  О: 'o',
+  Р: 'p',
+  С: 'c',
+  Т: 't',
+  У: 'y',
+  Х: 'x',
+  Ѕ: 's',
+  Ԁ: 'd',
+  Ԛ: 'q',
+  Ԝ: 'w',
+  Ү: 'y',
+  Ӏ: 'l',
   // Greek
-  α: 'a', β: 'b', ε: 'e', η: 'n', ι: 'i', κ: 'k', ν: 'v', ο: 'o', ρ: 'p', τ: 't', υ: 'u', χ: 'x', γ: 'y', ω: 'w', ς: 's', ϲ: 'c', ϳ: 'j',
-  Α: 'a', Β: 'b', Ε: 'e', Ζ: 'z', Η: 'h', Ι: 'i', Κ: 'k', Μ: 'm', Ν: 'n', Ο: 'o', Ρ: 'p', Τ: 't', Υ: 'y', Χ: 'x', Ϲ: 'c',
+  α: 'a',
+  β: 'b',
+  ε: 'e',
+  η: 'n',
+  ι: 'i',
+  κ: 'k',
+  ν: 'v',
+  ο: 'o',
+  ρ: 'p',
+  τ: 't',
+  υ: 'u',
+  χ: 'x',
+  γ: 'y',
+  ω: 'w',
+  ς: 's',
+  ϲ: 'c',
+  ϳ: 'j',
+  Α: 'a',
+  Β: 'b',
+  Ε: 'e',
+  Ζ: 'z',
+  Η: 'h',
+  Ι: 'i',
+  Κ: 'k',
+  Μ: 'm',
+  Ν: 'n',
+  Ο: 'o',
+  Ρ: 'p',
+  Τ: 't',
+  Υ: 'y',
+  Χ: 'x',
+  Ϲ: 'c',
   // Armenian
-  օ: 'o', ս: 'u', ո: 'n', ց: 'g', հ: 'h', զ: 'q',
+  օ: 'o',
+  ս: 'u',
+  ո: 'n',
+  ց: 'g',
+  հ: 'h',
+  զ: 'q',
   // Latin extensions and IPA that pass NFKC unchanged
-  ɑ: 'a', ɩ: 'i', ı: 'i', ȷ: 'j', ʟ: 'l', ɪ: 'i', ɴ: 'n', ʀ: 'r', ʏ: 'y', ᴀ: 'a', ᴄ: 'c', ᴅ: 'd', ᴇ: 'e', ᴋ: 'k', ᴍ: 'm', ᴏ: 'o', ᴘ: 'p', ᴛ: 't', ᴜ: 'u', ᴠ: 'v', ᴡ: 'w', ᴢ: 'z', ꜱ: 's', ƅ: 'b', ɢ: 'g', ʜ: 'h', ℓ: 'l', ǀ: 'l',
+  ɑ: 'a',
+  ɩ: 'i',
+  ı: 'i',
+  ȷ: 'j',
+  ʟ: 'l',
+  ɪ: 'i',
+  ɴ: 'n',
+  ʀ: 'r',
+  ʏ: 'y',
+  ᴀ: 'a',
+  ᴄ: 'c',
+  ᴅ: 'd',
+  ᴇ: 'e',
+  ᴋ: 'k',
+  ᴍ: 'm',
+  ᴏ: 'o',
+  ᴘ: 'p',
+  ᴛ: 't',
+  ᴜ: 'u',
+  ᴠ: 'v',
+  ᴡ: 'w',
+  ᴢ: 'z',
+  ꜱ: 's',
+  ƅ: 'b',
+  ɢ: 'g',
+  ʜ: 'h',
+  ℓ: 'l',
+  ǀ: 'l',
 };
 const CONFUSABLE_G = new RegExp(`[${Object.keys(CONFUSABLES).join('')}]`, 'gu');
 const NON_LATIN_LOOKALIKE = new RegExp(`[${Object.keys(CONFUSABLES).join('')}]`, 'u');
@@ -171,7 +282,37 @@ function segment(w: string, lex: Lexicon): string[] | undefined {
 
 /** A token read back to a vocabulary word (or words) if a spelling trick hides one. */
 /** Text-speak read back as words ("ur" → "your", "pls" → "please"). */
-const TEXTSPEAK: Record<string, string> = { u: 'you', ur: 'your', r: 'are', pls: 'please', plz: 'please', plis: 'please', thx: 'thanks', n: 'and', b4: 'before', '2day': 'today', msg: 'message', msgs: 'messages', cmd: 'command', cmds: 'commands', instr: 'instructions', instrs: 'instructions', prev: 'previous', sys: 'system', admn: 'admin', perms: 'permissions', pw: 'password', pwd: 'password', ppl: 'people', ne1: 'anyone', every1: 'everyone', any1: 'anyone', some1: 'someone', w8: 'wait', l8r: 'later' };
+const TEXTSPEAK: Record<string, string> = {
+  u: 'you',
+  ur: 'your',
+  r: 'are',
+  pls: 'please',
+  plz: 'please',
+  plis: 'please',
+  thx: 'thanks',
+  n: 'and',
+  b4: 'before',
+  '2day': 'today',
+  msg: 'message',
+  msgs: 'messages',
+  cmd: 'command',
+  cmds: 'commands',
+  instr: 'instructions',
+  instrs: 'instructions',
+  prev: 'previous',
+  sys: 'system',
+  admn: 'admin',
+  perms: 'permissions',
+  pw: 'password',
+  pwd: 'password',
+  ppl: 'people',
+  ne1: 'anyone',
+  every1: 'everyone',
+  any1: 'anyone',
+  some1: 'someone',
+  w8: 'wait',
+  l8r: 'later',
+};
 
 function decodeToken(tok: string, tricks: Set<Trick>, forceSegment: boolean, lex: Lexicon): string {
   if (lex.words.has(tok)) return tok;
@@ -182,27 +323,31 @@ function decodeToken(tok: string, tricks: Set<Trick>, forceSegment: boolean, lex
     // A compound of words ("no-confirmation-needed") is read as its words, and is no trick.
     if (parts.every((p) => p.length >= 2 && lex.words.has(p))) return parts.join(' ');
     const back = decodeToken(parts.join(''), new Set(), false, lex);
-    if (lex.words.has(back) || back.includes(' ')) return tricks.add('spacing'), back;
+    if (lex.words.has(back) || back.includes(' ')) return (tricks.add('spacing'), back);
   }
   // "rulez" → "rules".
-  if (/[a-z]{3,}z$/.test(tok) && lex.words.has(tok.slice(0, -1) + 's')) return tricks.add('leetspeak'), tok.slice(0, -1) + 's';
+  if (/[a-z]{3,}z$/.test(tok) && lex.words.has(tok.slice(0, -1) + 's')) return (tricks.add('leetspeak'), tok.slice(0, -1) + 's');
   const hasLetter = /[a-z]/.test(tok);
   if (LEET_CHAR.test(tok) && hasLetter) {
     for (const r of leetReadings(tok)) {
-      if (lex.words.has(r)) return tricks.add('leetspeak'), r;
-      for (const u of unrepeat(r)) if (lex.words.has(u)) return tricks.add('leetspeak').add('repeats'), u;
+      if (lex.words.has(r)) return (tricks.add('leetspeak'), r);
+      for (const u of unrepeat(r)) if (lex.words.has(u)) return (tricks.add('leetspeak').add('repeats'), u);
     }
     for (const r of leetReadings(tok)) {
       const parts = segment(r, lex);
-      if (parts) return tricks.add('leetspeak').add('joined'), parts.join(' ');
+      if (parts) return (tricks.add('leetspeak').add('joined'), parts.join(' '));
     }
     return tok;
   }
   if (!/^[a-z]+$/.test(tok)) return tok;
-  for (const u of unrepeat(tok)) if (lex.words.has(u)) return tricks.add('repeats'), u;
+  for (const u of unrepeat(tok)) if (lex.words.has(u)) return (tricks.add('repeats'), u);
   if (forceSegment || tok.length >= 10) {
-    const parts = segment(tok, lex) ?? unrepeat(tok).map((u) => segment(u, lex)).find(Boolean);
-    if (parts) return tricks.add('joined'), parts.join(' ');
+    const parts =
+      segment(tok, lex) ??
+      unrepeat(tok)
+        .map((u) => segment(u, lex))
+        .find(Boolean);
+    if (parts) return (tricks.add('joined'), parts.join(' '));
   }
   return tok;
 }
@@ -235,7 +380,10 @@ export function normalizeNote(note: string, lex: Lexicon = BASE_LEXICON): Normal
   if (mixedScriptWords) tricks.add('confusables');
   s = s.replace(CONFUSABLE_G, (c) => CONFUSABLES[c] ?? c);
   // Drop combining marks left on Latin letters ("ïgnörè" reads "ignore" to a model too).
-  const folded = s.normalize('NFD').replace(/(?<=[A-Za-z])\p{M}+/gu, '').normalize('NFC');
+  const folded = s
+    .normalize('NFD')
+    .replace(/(?<=[A-Za-z])\p{M}+/gu, '')
+    .normalize('NFC');
 
   const straight = folded
     .replace(/[\u2018\u2019\u201A\u201B\u02BC\u2032\u0060\u00B4]/g, "'")

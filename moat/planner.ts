@@ -85,14 +85,7 @@ export const DEFAULT_TOOLSETS: Record<string, RegExp[]> = {
     /\bexecute\b/i,
     /\bcompile\b/i,
   ],
-  memory: [
-    /\bremember\b/i,
-    /\bforget\b/i,
-    /\brecall\b/i,
-    /\bmy\s+preferences?\b/i,
-    /\bnotes?\b/i,
-    /\bmemor(?:y|ies|ize)\b/i,
-  ],
+  memory: [/\bremember\b/i, /\bforget\b/i, /\brecall\b/i, /\bmy\s+preferences?\b/i, /\bnotes?\b/i, /\bmemor(?:y|ies|ize)\b/i],
   time: [
     /\btime\b/i,
     /\bdates?\b/i,
@@ -138,7 +131,10 @@ function escapeRe(s: string): string {
 function nameMentioned(name: string, text: string): boolean {
   const bare = name.replace(/^mcp[:_.]+/i, '');
   if (bare.length < 3) return false;
-  const words = bare.split(/[_:.\s-]+/).filter(Boolean).map(escapeRe);
+  const words = bare
+    .split(/[_:.\s-]+/)
+    .filter(Boolean)
+    .map(escapeRe);
   return new RegExp(`\\b${words.join('[\\s_.-]*')}\\b`, 'i').test(text);
 }
 

@@ -133,34 +133,218 @@ function distinctChars(s: string): number {
 }
 
 const PLACEHOLDER_EXACT = new Set([
-  'password', 'passwd', 'pass', 'pwd', 'secret', 'secrets', 'token', 'apikey', 'api_key', 'api-key', 'key', 'changeme',
-  'change_me', 'admin', 'administrator', 'root', 'toor', 'guest', 'user', 'username', 'test', 'testing', 'tester',
-  'default', 'letmein', 'qwerty', 'qwertyuiop', 'hunter2', 'foobar', 'foo', 'bar', 'baz', 'none', 'null', 'nil',
-  'undefined', 'true', 'false', 'yes', 'no', 'on', 'off', 'empty', 'required', 'optional', 'string', 'str', 'value',
-  'redacted', 'hidden', 'masked', 'removed', 'secret_key', 'secretkey', 'mypassword', 'mysecret', 'mytoken',
-  'password1', 'password123', 'passw0rd', 'p@ssw0rd', 'p@ssword', 'secret123', 'abc123', 'welcome', 'welcome1',
-  'supersecret', 'topsecret', 'dummy', 'sample', 'example', 'placeholder', 'todo', 'tbd', 'fixme', 'unset', 'notset',
-  'not-set', 'not_set', 'na', 'n/a', 'xxx', 'bearer', 'basic', 'oauth', 'oauth2', 'jwt', 'env', 'environment', 'auto',
-  'random', 'generated', 'generate', 'secure', 'insecure', 'disabled', 'enabled', 'postgres', 'postgresql', 'mysql',
-  'mariadb', 'redis', 'rabbitmq', 'mongo', 'mongodb', 'elastic', 'changeit', 'masterkey', 'sa', 'demo', 'local',
-  'localhost', 'dev', 'development', 'prod', 'production', 'staging', 'devpassword', 'testpassword', 'testpass',
-  'secretpassword', 'mysecretpassword', 'verysecret', 'secretsecret', 'keyboardcat', 'keyboard cat', 'string',
-  'number', 'boolean', 'object', 'any', 'unknown', 'str', 'int', 'bytes', 'self', 'this', 'nothing', 'empty_string',
+  'password',
+  'passwd',
+  'pass',
+  'pwd',
+  'secret',
+  'secrets',
+  'token',
+  'apikey',
+  'api_key',
+  'api-key',
+  'key',
+  'changeme',
+  'change_me',
+  'admin',
+  'administrator',
+  'root',
+  'toor',
+  'guest',
+  'user',
+  'username',
+  'test',
+  'testing',
+  'tester',
+  'default',
+  'letmein',
+  'qwerty',
+  'qwertyuiop',
+  'hunter2',
+  'foobar',
+  'foo',
+  'bar',
+  'baz',
+  'none',
+  'null',
+  'nil',
+  'undefined',
+  'true',
+  'false',
+  'yes',
+  'no',
+  'on',
+  'off',
+  'empty',
+  'required',
+  'optional',
+  'string',
+  'str',
+  'value',
+  'redacted',
+  'hidden',
+  'masked',
+  'removed',
+  'secret_key',
+  'secretkey',
+  'mypassword',
+  'mysecret',
+  'mytoken',
+  'password1',
+  'password123',
+  'passw0rd',
+  'p@ssw0rd',
+  'p@ssword',
+  'secret123',
+  'abc123',
+  'welcome',
+  'welcome1',
+  'supersecret',
+  'topsecret',
+  'dummy',
+  'sample',
+  'example',
+  'placeholder',
+  'todo',
+  'tbd',
+  'fixme',
+  'unset',
+  'notset',
+  'not-set',
+  'not_set',
+  'na',
+  'n/a',
+  'xxx',
+  'bearer',
+  'basic',
+  'oauth',
+  'oauth2',
+  'jwt',
+  'env',
+  'environment',
+  'auto',
+  'random',
+  'generated',
+  'generate',
+  'secure',
+  'insecure',
+  'disabled',
+  'enabled',
+  'postgres',
+  'postgresql',
+  'mysql',
+  'mariadb',
+  'redis',
+  'rabbitmq',
+  'mongo',
+  'mongodb',
+  'elastic',
+  'changeit',
+  'masterkey',
+  'sa',
+  'demo',
+  'local',
+  'localhost',
+  'dev',
+  'development',
+  'prod',
+  'production',
+  'staging',
+  'devpassword',
+  'testpassword',
+  'testpass',
+  'secretpassword',
+  'mysecretpassword',
+  'verysecret',
+  'secretsecret',
+  'keyboardcat',
+  'keyboard cat',
+  'string',
+  'number',
+  'boolean',
+  'object',
+  'any',
+  'unknown',
+  'str',
+  'int',
+  'bytes',
+  'self',
+  'this',
+  'nothing',
+  'empty_string',
 ]);
 
 const PLACEHOLDER_PARTS = [
-  'example', 'placeholder', 'changeme', 'change_me', 'change-me', 'changethis', 'change_this', 'replace', 'redacted',
-  'dummy', 'your_', 'your-', 'yourpass', 'yoursecret', 'yourtoken', 'yourkey', 'yourapi', 'your api', 'your key',
-  'your password', 'your token', 'your secret', 'youraccess', 'your.', '{{', '}}', '${', '$(', '%(', '#{',
-  'xxxx', '****', '•••', '…', '...', 'lorem', 'insert_', 'insert-', '_here', '-here', 'notreal', 'not_real',
-  'not-real', 'not_a_real', 'not-a-real', 'fake_', 'fake-', 'sample_', 'sample-', 'process.env', 'os.environ',
-  'getenv', 'env(', 'env[', 'secretkeyref', 'valuefrom', '[redacted', '[hidden', '[filtered', '[masked',
+  'example',
+  'placeholder',
+  'changeme',
+  'change_me',
+  'change-me',
+  'changethis',
+  'change_this',
+  'replace',
+  'redacted',
+  'dummy',
+  'your_',
+  'your-',
+  'yourpass',
+  'yoursecret',
+  'yourtoken',
+  'yourkey',
+  'yourapi',
+  'your api',
+  'your key',
+  'your password',
+  'your token',
+  'your secret',
+  'youraccess',
+  'your.',
+  '{{',
+  '}}',
+  '${',
+  '$(',
+  '%(',
+  '#{',
+  'xxxx',
+  '****',
+  '•••',
+  '…',
+  '...',
+  'lorem',
+  'insert_',
+  'insert-',
+  '_here',
+  '-here',
+  'notreal',
+  'not_real',
+  'not-real',
+  'not_a_real',
+  'not-a-real',
+  'fake_',
+  'fake-',
+  'sample_',
+  'sample-',
+  'process.env',
+  'os.environ',
+  'getenv',
+  'env(',
+  'env[',
+  'secretkeyref',
+  'valuefrom',
+  '[redacted',
+  '[hidden',
+  '[filtered',
+  '[masked',
 ];
 
 /** Credentials published in vendor documentation (public, not secrets). */
 const KNOWN_EXAMPLES = new Set([
-  'sk_test_4eC39HqLyjWDarjtT1zdp7dc', 'sk_test_BQokikJOvBiI2HlWgH4olfQ2', 'sk_test_26PHem9AhJZvU623DfE1x4sd',
-  'rk_test_26PHem9AhJZvU623DfE1x4sd', 'whsec_1234567890abcdef', '123456:ABC-DEF1234ghIkl-zyx57W2v1u123ew11',
+  'sk_test_4eC39HqLyjWDarjtT1zdp7dc',
+  'sk_test_BQokikJOvBiI2HlWgH4olfQ2',
+  'sk_test_26PHem9AhJZvU623DfE1x4sd',
+  'rk_test_26PHem9AhJZvU623DfE1x4sd',
+  'whsec_1234567890abcdef',
+  '123456:ABC-DEF1234ghIkl-zyx57W2v1u123ew11',
 ]);
 
 /** Placeholders and templating, for values that are only secrets by context (generic rules). */
@@ -195,9 +379,11 @@ export function isVendorPlaceholder(value: string): boolean {
 }
 
 const ACRONYMS = new Set(
-  ('a i o x v id io db ui js ts http https xml sql jwt kms ssr ssh tls ssl dns tcp udp html css rpc grpc cdn crm pkcs hmac ' +
+  (
+    'a i o x v id io db ui js ts http https xml sql jwt kms ssr ssh tls ssl dns tcp udp html css rpc grpc cdn crm pkcs hmac ' +
     'rsa dsa pgp gpg std src dst cfg ctx msg req res cb fn tmp str num len max min ws wss ids url uri dir env pwd cwd api sdk ' +
-    'cli tx rx mfa otp sms smtp imap pop ftp sftp jwk jwks oidc saml ldap acl iam arn vpc dm pm am utc gmt by my of to in on at').split(' '),
+    'cli tx rx mfa otp sms smtp imap pop ftp sftp jwk jwks oidc saml ldap acl iam arn vpc dm pm am utc gmt by my of to in on at'
+  ).split(' '),
 );
 
 function isWordlikeSegment(s: string): boolean {
@@ -281,13 +467,94 @@ export function luhnValid(digits: string): boolean {
 
 /** IBAN lengths by country (SWIFT registry). */
 export const IBAN_LENGTHS: Readonly<Record<string, number>> = {
-  AD: 24, AE: 23, AL: 28, AT: 20, AZ: 28, BA: 20, BE: 16, BG: 22, BH: 22, BI: 27, BR: 29, BY: 28, CH: 21, CR: 22,
-  CY: 28, CZ: 24, DE: 22, DJ: 27, DK: 18, DO: 28, EE: 20, EG: 29, ES: 24, FI: 18, FK: 18, FO: 18, FR: 27, GB: 22,
-  GE: 22, GI: 23, GL: 18, GR: 27, GT: 28, HR: 21, HU: 28, IE: 22, IL: 23, IQ: 23, IS: 26, IT: 27, JO: 30, KW: 30,
-  KZ: 20, LB: 28, LC: 32, LI: 21, LT: 20, LU: 20, LV: 21, LY: 25, MC: 27, MD: 24, ME: 22, MK: 19, MN: 20, MR: 27,
-  MT: 31, MU: 30, NI: 28, NL: 18, NO: 15, OM: 23, PK: 24, PL: 28, PS: 29, PT: 25, QA: 29, RO: 24, RS: 22, RU: 33,
-  SA: 24, SC: 31, SD: 18, SE: 24, SI: 19, SK: 24, SM: 27, SO: 23, ST: 25, SV: 28, TL: 23, TN: 24, TR: 26, UA: 29,
-  VA: 22, VG: 24, XK: 20, YE: 30,
+  AD: 24,
+  AE: 23,
+  AL: 28,
+  AT: 20,
+  AZ: 28,
+  BA: 20,
+  BE: 16,
+  BG: 22,
+  BH: 22,
+  BI: 27,
+  BR: 29,
+  BY: 28,
+  CH: 21,
+  CR: 22,
+  CY: 28,
+  CZ: 24,
+  DE: 22,
+  DJ: 27,
+  DK: 18,
+  DO: 28,
+  EE: 20,
+  EG: 29,
+  ES: 24,
+  FI: 18,
+  FK: 18,
+  FO: 18,
+  FR: 27,
+  GB: 22,
+  GE: 22,
+  GI: 23,
+  GL: 18,
+  GR: 27,
+  GT: 28,
+  HR: 21,
+  HU: 28,
+  IE: 22,
+  IL: 23,
+  IQ: 23,
+  IS: 26,
+  IT: 27,
+  JO: 30,
+  KW: 30,
+  KZ: 20,
+  LB: 28,
+  LC: 32,
+  LI: 21,
+  LT: 20,
+  LU: 20,
+  LV: 21,
+  LY: 25,
+  MC: 27,
+  MD: 24,
+  ME: 22,
+  MK: 19,
+  MN: 20,
+  MR: 27,
+  MT: 31,
+  MU: 30,
+  NI: 28,
+  NL: 18,
+  NO: 15,
+  OM: 23,
+  PK: 24,
+  PL: 28,
+  PS: 29,
+  PT: 25,
+  QA: 29,
+  RO: 24,
+  RS: 22,
+  RU: 33,
+  SA: 24,
+  SC: 31,
+  SD: 18,
+  SE: 24,
+  SI: 19,
+  SK: 24,
+  SM: 27,
+  SO: 23,
+  ST: 25,
+  SV: 28,
+  TL: 23,
+  TN: 24,
+  TR: 26,
+  UA: 29,
+  VA: 22,
+  VG: 24,
+  XK: 20,
+  YE: 30,
 };
 
 /** mod-97 check of a compact, upper-case IBAN. */
@@ -337,47 +604,313 @@ export function splitWords(ident: string): string[] {
 }
 
 const STRONG_WORDS = new Set([
-  'password', 'passwd', 'pwd', 'pw', 'pass', 'passphrase', 'passcode', 'secret', 'token', 'apikey', 'secretkey',
-  'accesskey', 'privatekey', 'clientsecret', 'accesstoken', 'authtoken', 'refreshtoken', 'bearer', 'authorization',
-  'credential', 'credentials', 'auth', 'creds', 'cred', 'pat', 'sessionid', 'session', 'cookie', 'signature', 'sig',
-  'hmac', 'salt', 'pepper',
+  'password',
+  'passwd',
+  'pwd',
+  'pw',
+  'pass',
+  'passphrase',
+  'passcode',
+  'secret',
+  'token',
+  'apikey',
+  'secretkey',
+  'accesskey',
+  'privatekey',
+  'clientsecret',
+  'accesstoken',
+  'authtoken',
+  'refreshtoken',
+  'bearer',
+  'authorization',
+  'credential',
+  'credentials',
+  'auth',
+  'creds',
+  'cred',
+  'pat',
+  'sessionid',
+  'session',
+  'cookie',
+  'signature',
+  'sig',
+  'hmac',
+  'salt',
+  'pepper',
 ]);
 /** Concatenated lower-case names ending in these ("dbpassword", "mysqlpwd", "githubtoken"). */
 const STRONG_SUFFIXES = ['password', 'passwd', 'passphrase', 'secret', 'token', 'apikey', 'secretkey', 'accesskey', 'privatekey', 'pwd'];
 /** Words that make "key" a credential. */
 const KEY_QUALIFIERS = new Set([
-  'api', 'access', 'secret', 'private', 'signing', 'sign', 'encryption', 'encrypt', 'crypt', 'crypto', 'master', 'session',
-  'auth', 'app', 'application', 'account', 'client', 'consumer', 'license', 'licence', 'shared', 'hmac', 'jwt', 'storage',
-  'service', 'subscription', 'webhook', 'admin', 'write', 'read', 'deploy', 'root', 'security', 'server', 'dev',
-  'developer', 'live', 'prod', 'test', 'personal', 'integration', 'cipher', 'aes', 'symmetric', 'decryption', 'sas',
-  'partner', 'merchant', 'mgmt', 'management', 'ingest', 'ingestion', 'token', 'password', 'x', 'user',
+  'api',
+  'access',
+  'secret',
+  'private',
+  'signing',
+  'sign',
+  'encryption',
+  'encrypt',
+  'crypt',
+  'crypto',
+  'master',
+  'session',
+  'auth',
+  'app',
+  'application',
+  'account',
+  'client',
+  'consumer',
+  'license',
+  'licence',
+  'shared',
+  'hmac',
+  'jwt',
+  'storage',
+  'service',
+  'subscription',
+  'webhook',
+  'admin',
+  'write',
+  'read',
+  'deploy',
+  'root',
+  'security',
+  'server',
+  'dev',
+  'developer',
+  'live',
+  'prod',
+  'test',
+  'personal',
+  'integration',
+  'cipher',
+  'aes',
+  'symmetric',
+  'decryption',
+  'sas',
+  'partner',
+  'merchant',
+  'mgmt',
+  'management',
+  'ingest',
+  'ingestion',
+  'token',
+  'password',
+  'x',
+  'user',
 ]);
 /** Words that make "key"/"token"/... NOT a credential (ids, cursors, schema). */
 const NON_SECRET_PRE = new Set([
-  'next', 'prev', 'previous', 'page', 'pagination', 'continuation', 'cursor', 'max', 'min', 'num', 'total', 'count',
-  'prompt', 'completion', 'input', 'output', 'eos', 'bos', 'pad', 'unk', 'sep', 'cls', 'mask', 'special', 'stop',
-  'start', 'end', 'vocab', 'csrf', 'xsrf', 'sync', 'cancellation', 'cancel', 'cache', 'primary', 'foreign', 'sort',
-  'partition', 'idempotency', 'composite', 'unique', 'lookup', 'hash', 'row', 'object', 'bucket', 'map', 'dict',
-  'public', 'pub', 'registry', 'routing', 'group', 'message', 'event', 'dedup', 'dedupe', 'deduplication', 'i18n',
-  'translation', 'locale', 'list', 'item', 'index', 'react', 'shortcut', 'hot', 'hotkey', 'keyboard', 'press',
-  'sorting', 'range', 'hash', 'dictionary', 'state', 'storage_', 'column', 'field', 'rate', 'reset', 'forgot',
-  'forgotten', 'change', 'new_', 'old_', 'show', 'hide', 'toggle', 'confirm', 'retype', 'min_', 'policy', 'expiry',
-  'has', 'is', 'use', 'allow', 'require', 'enable', 'disable', 'no', 'auth_type', 'type', 'design', 'word', 'image',
-  'ingress', 'tls', 'ssl', 'known', 'ssh', 'gpg', 'pgp', 'fingerprint', 'thumb', 'thumbprint', 'publishable',
-  'publisher', 'client_id', 'site', 'per',
+  'next',
+  'prev',
+  'previous',
+  'page',
+  'pagination',
+  'continuation',
+  'cursor',
+  'max',
+  'min',
+  'num',
+  'total',
+  'count',
+  'prompt',
+  'completion',
+  'input',
+  'output',
+  'eos',
+  'bos',
+  'pad',
+  'unk',
+  'sep',
+  'cls',
+  'mask',
+  'special',
+  'stop',
+  'start',
+  'end',
+  'vocab',
+  'csrf',
+  'xsrf',
+  'sync',
+  'cancellation',
+  'cancel',
+  'cache',
+  'primary',
+  'foreign',
+  'sort',
+  'partition',
+  'idempotency',
+  'composite',
+  'unique',
+  'lookup',
+  'hash',
+  'row',
+  'object',
+  'bucket',
+  'map',
+  'dict',
+  'public',
+  'pub',
+  'registry',
+  'routing',
+  'group',
+  'message',
+  'event',
+  'dedup',
+  'dedupe',
+  'deduplication',
+  'i18n',
+  'translation',
+  'locale',
+  'list',
+  'item',
+  'index',
+  'react',
+  'shortcut',
+  'hot',
+  'hotkey',
+  'keyboard',
+  'press',
+  'sorting',
+  'range',
+  'hash',
+  'dictionary',
+  'state',
+  'storage_',
+  'column',
+  'field',
+  'rate',
+  'reset',
+  'forgot',
+  'forgotten',
+  'change',
+  'new_',
+  'old_',
+  'show',
+  'hide',
+  'toggle',
+  'confirm',
+  'retype',
+  'min_',
+  'policy',
+  'expiry',
+  'has',
+  'is',
+  'use',
+  'allow',
+  'require',
+  'enable',
+  'disable',
+  'no',
+  'auth_type',
+  'type',
+  'design',
+  'word',
+  'image',
+  'ingress',
+  'tls',
+  'ssl',
+  'known',
+  'ssh',
+  'gpg',
+  'pgp',
+  'fingerprint',
+  'thumb',
+  'thumbprint',
+  'publishable',
+  'publisher',
+  'client_id',
+  'site',
+  'per',
 ]);
 /** The same, for concatenated lower-case names ("nexttoken", "csrftoken", "resetpassword"). */
 const CONCAT_NON_SECRET_PRE = [
-  'next', 'page', 'max', 'min', 'num', 'csrf', 'xsrf', 'cancel', 'reset', 'forgot', 'show', 'hide', 'toggle', 'confirm',
-  'retype', 'cursor', 'continuation', 'pagination', 'sync', 'prompt', 'completion', 'input', 'output', 'special', 'vocab',
+  'next',
+  'page',
+  'max',
+  'min',
+  'num',
+  'csrf',
+  'xsrf',
+  'cancel',
+  'reset',
+  'forgot',
+  'show',
+  'hide',
+  'toggle',
+  'confirm',
+  'retype',
+  'cursor',
+  'continuation',
+  'pagination',
+  'sync',
+  'prompt',
+  'completion',
+  'input',
+  'output',
+  'special',
+  'vocab',
 ];
 /** Words allowed after the credential word ("SECRET_KEY_BASE", "API_TOKEN_PROD"). */
 const ALLOWED_TRAIL = new Set([
-  'key', 'base', 'value', 'val', 'str', 'string', 'b64', 'base64', 'hex', 'raw', 'enc', 'encrypted', 'prod',
-  'production', 'dev', 'development', 'staging', 'stage', 'test', 'live', 'sandbox', 'local', 'new', 'old',
-  'current', 'primary', 'secondary', 'plain', 'plaintext', 'text', 'data', 'confirmation', 'confirm', 'again',
-  'repeat', 'default', 'override', 'main', 'secret', 'token', 'pass', 'password', 'bytes', 'material', 'v1', 'v2',
-  'v3', 'access', 'bot', 'api', 'ci', 'admin', 'user', 'root', 'master', 'global', 'personal', 'app',
+  'key',
+  'base',
+  'value',
+  'val',
+  'str',
+  'string',
+  'b64',
+  'base64',
+  'hex',
+  'raw',
+  'enc',
+  'encrypted',
+  'prod',
+  'production',
+  'dev',
+  'development',
+  'staging',
+  'stage',
+  'test',
+  'live',
+  'sandbox',
+  'local',
+  'new',
+  'old',
+  'current',
+  'primary',
+  'secondary',
+  'plain',
+  'plaintext',
+  'text',
+  'data',
+  'confirmation',
+  'confirm',
+  'again',
+  'repeat',
+  'default',
+  'override',
+  'main',
+  'secret',
+  'token',
+  'pass',
+  'password',
+  'bytes',
+  'material',
+  'v1',
+  'v2',
+  'v3',
+  'access',
+  'bot',
+  'api',
+  'ci',
+  'admin',
+  'user',
+  'root',
+  'master',
+  'global',
+  'personal',
+  'app',
 ]);
 const NON_SECRET_TRAIL_FOR_PASS = new Set(['through', 'thru', 'rate', 'count', 'fail', 'ok']);
 
@@ -405,8 +938,37 @@ export function keyNameStrength(ident: string): KeyStrength | null {
     if (!trail.every((t) => ALLOWED_TRAIL.has(t) || /^\d+$/.test(t) || /^v\d+$/.test(t))) return null;
     if ((w === 'pass' || w === 'pw') && trail.some((t) => NON_SECRET_TRAIL_FOR_PASS.has(t))) return null;
     if (prev && NON_SECRET_PRE.has(prev) && w !== 'password' && w !== 'secret') return null;
-    if (prev && (w === 'password' || w === 'pass' || w === 'passwd') && ['reset', 'forgot', 'forgotten', 'change', 'show', 'hide', 'toggle', 'min', 'max', 'policy', 'expiry', 'is', 'has', 'require', 'use', 'allow', 'enable', 'disable', 'no'].includes(prev)) return null;
-    if ((w === 'session' || w === 'cookie' || w === 'signature' || w === 'sig' || w === 'salt' || w === 'hmac' || w === 'pat' || w === 'cred' || w === 'creds') && kind === 'strong') kind = 'medium';
+    if (
+      prev &&
+      (w === 'password' || w === 'pass' || w === 'passwd') &&
+      [
+        'reset',
+        'forgot',
+        'forgotten',
+        'change',
+        'show',
+        'hide',
+        'toggle',
+        'min',
+        'max',
+        'policy',
+        'expiry',
+        'is',
+        'has',
+        'require',
+        'use',
+        'allow',
+        'enable',
+        'disable',
+        'no',
+      ].includes(prev)
+    )
+      return null;
+    if (
+      (w === 'session' || w === 'cookie' || w === 'signature' || w === 'sig' || w === 'salt' || w === 'hmac' || w === 'pat' || w === 'cred' || w === 'creds') &&
+      kind === 'strong'
+    )
+      kind = 'medium';
     return kind;
   }
   return null;
@@ -463,7 +1025,22 @@ export function parseValue(text: string, pos: number): ParsedValue | null {
   } else {
     while (i < limit) {
       const c = text[i]!;
-      if (c === ' ' || c === '\t' || c === '\n' || c === '\r' || c === '"' || c === "'" || c === '`' || c === ',' || c === ';' || c === '&' || c === '\\' || c === '<' || c === '>') break;
+      if (
+        c === ' ' ||
+        c === '\t' ||
+        c === '\n' ||
+        c === '\r' ||
+        c === '"' ||
+        c === "'" ||
+        c === '`' ||
+        c === ',' ||
+        c === ';' ||
+        c === '&' ||
+        c === '\\' ||
+        c === '<' ||
+        c === '>'
+      )
+        break;
       if (c === '=' && i > start && text[i - 1] !== '=' && /[A-Za-z_$(]/.test(text[i + 1] ?? '')) break; // "a=b=c": next assignment
       i++;
     }
@@ -477,7 +1054,15 @@ export function parseValue(text: string, pos: number): ParsedValue | null {
 function isCodeLike(v: string): boolean {
   if (/[()[\]]/.test(v)) return true;
   if (/^[\d.]+\s*[-+*/%]\s*[A-Za-z_]/.test(v)) return true; // arithmetic
-  if (/^[A-Za-z_$][\w$]*$/.test(v) && /_/.test(v) && v.split(/_+/).filter(Boolean).every((w) => /^\d+$/.test(w) || isWordy(w) || isWordlikeSegment(w))) return true; // snake_case identifier
+  if (
+    /^[A-Za-z_$][\w$]*$/.test(v) &&
+    /_/.test(v) &&
+    v
+      .split(/_+/)
+      .filter(Boolean)
+      .every((w) => /^\d+$/.test(w) || isWordy(w) || isWordlikeSegment(w))
+  )
+    return true; // snake_case identifier
   if (/^!(?=[A-Za-z_$][\w$.]*$)|\?\.|\?\?|=>|&&|\|\|/.test(v)) return true;
   if (/^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+$/.test(v)) return true;
   if (/^(?:self|this|config|settings|options|opts|env|params|args|req|request|ctx|context|props|state|data|cfg)\b/.test(v)) return true;
@@ -542,7 +1127,8 @@ function scanKeyValues(text: string, emit: Emit): void {
 }
 
 /** `- name: DB_PASSWORD\n  value: "…"` and `{"name": "API_TOKEN", "value": "…"}` (k8s, ECS, GitHub API). */
-const NAME_VALUE_RE = /\\?["']?\b(?:name|key|Name|Key)\\?["']?[ \t]*[:=][ \t]*\\?["']?([A-Za-z_][A-Za-z0-9_.-]{1,80})\\?["']?[ \t]*,?(?:\s|\\[nrt]){0,40}\\?["']?(?:value|Value)\\?["']?[ \t]*[:=][ \t]*/g;
+const NAME_VALUE_RE =
+  /\\?["']?\b(?:name|key|Name|Key)\\?["']?[ \t]*[:=][ \t]*\\?["']?([A-Za-z_][A-Za-z0-9_.-]{1,80})\\?["']?[ \t]*,?(?:\s|\\[nrt]){0,40}\\?["']?(?:value|Value)\\?["']?[ \t]*[:=][ \t]*/g;
 function scanNameValue(text: string, emit: Emit): void {
   NAME_VALUE_RE.lastIndex = 0;
   let m: RegExpExecArray | null;
@@ -555,7 +1141,8 @@ function scanNameValue(text: string, emit: Emit): void {
 }
 
 /** Chat prose: "my password is Tr0ub4dor&3", "the api key is …". */
-const PROSE_RE = /\b(?:password|passcode|passphrase|pwd|api[ -]?key|secret key|access key|secret|token|pin code)\s+(?:is|was|is now|will be|=|:|to|set to|changed to)\s+/gi;
+const PROSE_RE =
+  /\b(?:password|passcode|passphrase|pwd|api[ -]?key|secret key|access key|secret|token|pin code)\s+(?:is|was|is now|will be|=|:|to|set to|changed to)\s+/gi;
 function scanProse(text: string, emit: Emit): void {
   PROSE_RE.lastIndex = 0;
   let m: RegExpExecArray | null;
@@ -572,7 +1159,10 @@ function scanProse(text: string, emit: Emit): void {
 /** CLI forms: curl -u user:pass, --password value, mysql -pSECRET, .netrc, sshpass -p. */
 const CLI_RES: Array<[RegExp, number]> = [
   [/\b(?:curl|wget|http|https|xh|httpie)\b[^\n]{0,300}?[\s"'`](?:-u|--user|--proxy-user)[ \t]+["']?[^\s:"']{1,100}:([^\s"']{3,200})/g, 1],
-  [/(?:^|\s)--(?:password|passwd|pass|pwd|token|secret|api-key|apikey|access-key|secret-key|auth-token|client-secret|db-password|admin-password)[ \t]+["']?([^\s"'-][^\s"']{2,200})/g, 1],
+  [
+    /(?:^|\s)--(?:password|passwd|pass|pwd|token|secret|api-key|apikey|access-key|secret-key|auth-token|client-secret|db-password|admin-password)[ \t]+["']?([^\s"'-][^\s"']{2,200})/g,
+    1,
+  ],
   [/\b(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n]{0,200}?\s-p([^\s"'-][^\s"']{2,100})/g, 1],
   [/\bsshpass\s+-p\s*["']?([^\s"']{3,100})/g, 1],
   [/\bmachine\s+\S+\s+login\s+\S+\s+password\s+(\S{3,200})/g, 1],
@@ -584,7 +1174,11 @@ const CODE_RES: Array<[RegExp, number, number]> = [
   [/\bdefine\(\s*['"]([A-Za-z0-9_]{2,80})['"]\s*,\s*'([^'\n]{1,300})'/g, 1, 2],
   [/\bdefine\(\s*['"]([A-Za-z0-9_]{2,80})['"]\s*,\s*"([^"\n]{1,300})"/g, 1, 2],
   [/<([A-Za-z_][\w.:-]{0,60})(?:\s[^<>]{0,200})?>([^<>\n]{1,300})<\/\1>/g, 1, 2],
-  [/\b(?:auth\s*=\s*\(|HTTPBasicAuth\(|HTTPDigestAuth\(|BasicAuth\(|basic_auth\(|setBasicAuth\()\s*["'][^"'\n]{1,100}["']\s*,\s*["']([^"'\n]{3,200})["']/g, 0, 1],
+  [
+    /\b(?:auth\s*=\s*\(|HTTPBasicAuth\(|HTTPDigestAuth\(|BasicAuth\(|basic_auth\(|setBasicAuth\()\s*["'][^"'\n]{1,100}["']\s*,\s*["']([^"'\n]{3,200})["']/g,
+    0,
+    1,
+  ],
 ];
 function scanCodeForms(text: string, emit: Emit): void {
   for (const [re, nameGroup, valueGroup] of CODE_RES) {
@@ -684,7 +1278,10 @@ function scanPem(text: string, emit: Emit): void {
       while (bodyEnd > bodyStart && /\s/.test(text[bodyEnd - 1]!)) bodyEnd--;
       end = bodyEnd;
     }
-    const b64 = body.replace(/\\[nrt]/g, ' ').replace(/^(?:Proc-Type|DEK-Info|Version|Comment|Hash|Charset):.*$/gm, '').replace(/[^A-Za-z0-9+/=]/g, '');
+    const b64 = body
+      .replace(/\\[nrt]/g, ' ')
+      .replace(/^(?:Proc-Type|DEK-Info|Version|Comment|Hash|Charset):.*$/gm, '')
+      .replace(/[^A-Za-z0-9+/=]/g, '');
     if (end > PEM_BEGIN_RE.lastIndex) PEM_BEGIN_RE.lastIndex = end;
     if (b64.length < 64) continue;
     if (/[xX*]{8,}|(.)\1{24,}/.test(b64)) continue;
@@ -695,13 +1292,34 @@ function scanPem(text: string, emit: Emit): void {
 
 /** Sample IBANs from the ISO 13616 registry / bank documentation. */
 const KNOWN_EXAMPLE_IBANS = new Set([
-  'DE89370400440532013000', 'GB29NWBK60161331926819', 'GB82WEST12345698765432', 'GB33BUKB20201555555555',
-  'FR1420041010050500013M02606', 'FR7630006000011234567890189', 'NL91ABNA0417164300', 'BE68539007547034',
-  'BE71096123456769', 'NO9386011117947', 'CH9300762011623852957', 'ES9121000418450200051332',
-  'IT60X0542811101000000123456', 'AT611904300234573201', 'PL61109010140000071219812874', 'TR330006100519786457841326',
-  'DK5000400440116243', 'FI2112345600000785', 'SE4550000000058398257466', 'IE29AIBK93115212345678',
-  'PT50000201231234567890154', 'LU280019400644750000', 'CY17002001280000001200527600', 'SA0380000000608010167519',
-  'AE070331234567890123456', 'HU42117730161111101800000000', 'CZ6508000000192000145399', 'GR1601101250000000012300695',
+  'DE89370400440532013000',
+  'GB29NWBK60161331926819',
+  'GB82WEST12345698765432',
+  'GB33BUKB20201555555555',
+  'FR1420041010050500013M02606',
+  'FR7630006000011234567890189',
+  'NL91ABNA0417164300',
+  'BE68539007547034',
+  'BE71096123456769',
+  'NO9386011117947',
+  'CH9300762011623852957',
+  'ES9121000418450200051332',
+  'IT60X0542811101000000123456',
+  'AT611904300234573201',
+  'PL61109010140000071219812874',
+  'TR330006100519786457841326',
+  'DK5000400440116243',
+  'FI2112345600000785',
+  'SE4550000000058398257466',
+  'IE29AIBK93115212345678',
+  'PT50000201231234567890154',
+  'LU280019400644750000',
+  'CY17002001280000001200527600',
+  'SA0380000000608010167519',
+  'AE070331234567890123456',
+  'HU42117730161111101800000000',
+  'CZ6508000000192000145399',
+  'GR1601101250000000012300695',
   'MT84MALT011000012345MTLCAST001S',
 ]);
 
@@ -758,12 +1376,38 @@ function scanIban(text: string, emit: Emit): void {
 // Cards, SSNs, phones, e-mail
 
 const TEST_CARDS = new Set([
-  '4111111111111111', '4242424242424242', '4000056655665556', '4012888888881881', '4222222222222', '5555555555554444',
-  '5105105105105100', '5200828282828210', '2223003122003222', '378282246310005', '371449635398431',
-  '378734493671000', '6011111111111117', '6011000990139424', '3056930009020004', '36227206271667', '30569309025904',
-  '38520000023237', '3566002020360505', '3530111333300000', '6200000000000005', '4000000000000002',
-  '4000000000009995', '4000002500003155', '5431111111111111', '4917610000000000', '4444333322221111',
-  '6011601160116611', '4007000000027', '4012000033330026', '4000000000000077', '4000000000000010',
+  '4111111111111111',
+  '4242424242424242',
+  '4000056655665556',
+  '4012888888881881',
+  '4222222222222',
+  '5555555555554444',
+  '5105105105105100',
+  '5200828282828210',
+  '2223003122003222',
+  '378282246310005',
+  '371449635398431',
+  '378734493671000',
+  '6011111111111117',
+  '6011000990139424',
+  '3056930009020004',
+  '36227206271667',
+  '30569309025904',
+  '38520000023237',
+  '3566002020360505',
+  '3530111333300000',
+  '6200000000000005',
+  '4000000000000002',
+  '4000000000009995',
+  '4000002500003155',
+  '5431111111111111',
+  '4917610000000000',
+  '4444333322221111',
+  '6011601160116611',
+  '4007000000027',
+  '4012000033330026',
+  '4000000000000077',
+  '4000000000000010',
 ]);
 
 function cardBrandOk(d: string): boolean {
@@ -784,7 +1428,8 @@ function cardBrandOk(d: string): boolean {
   return false;
 }
 
-const NUM_NEGATIVE_CTX_RE = /(?<![a-z])(?:order|orders|invoice|tracking|shipment|parcel|ref|reference|txn|transaction|trace|request|isbn|ean|upc|gtin|imei|iccid|serial|sku|part|phone|tel|fax|mobile|cell|id|uid|pid|no|num|number|nr|build|version|ticket|case|account|acct|routing|policy|claim|member|customer|booking|confirmation|receipt|record|row|seq|sequence|offset|nonce|snowflake|timestamp|ts|epoch|size|bytes|count|total|call|dial|ring|whatsapp|sms|ext|extension)[\s:#=."'_-]*(?:no\.?|number|num|nr|id|#)?[\s:#=."'_-]*$/i;
+const NUM_NEGATIVE_CTX_RE =
+  /(?<![a-z])(?:order|orders|invoice|tracking|shipment|parcel|ref|reference|txn|transaction|trace|request|isbn|ean|upc|gtin|imei|iccid|serial|sku|part|phone|tel|fax|mobile|cell|id|uid|pid|no|num|number|nr|build|version|ticket|case|account|acct|routing|policy|claim|member|customer|booking|confirmation|receipt|record|row|seq|sequence|offset|nonce|snowflake|timestamp|ts|epoch|size|bytes|count|total|call|dial|ring|whatsapp|sms|ext|extension)[\s:#=."'_-]*(?:no\.?|number|num|nr|id|#)?[\s:#=."'_-]*$/i;
 const CARD_POSITIVE_CTX_RE = /card|visa|master|amex|american express|discover|diners|jcb|maestro|unionpay|credit|debit|\bcc\b|\bpan\b|payment|\bpay\b|billing/i;
 
 const CARD_RE = /(?<![\w.,+/#-]|\d[ -])\d(?:[ -]?\d){11,18}(?![\w]|[.,]\d|[ -]\d)/dg;
@@ -871,7 +1516,46 @@ function scanEmail(text: string, emit: Emit): void {
     at = text.indexOf('@', at + 1);
   }
 }
-const FILE_TLDS = new Set(['png', 'jpg', 'jpeg', 'gif', 'svg', 'webp', 'ico', 'js', 'mjs', 'cjs', 'ts', 'tsx', 'jsx', 'css', 'scss', 'html', 'json', 'map', 'md', 'txt', 'pdf', 'zip', 'gz', 'tgz', 'wasm', 'woff', 'woff2', 'ttf', 'py', 'rb', 'go', 'rs', 'java', 'lock', 'yaml', 'yml', 'toml', 'xml']);
+const FILE_TLDS = new Set([
+  'png',
+  'jpg',
+  'jpeg',
+  'gif',
+  'svg',
+  'webp',
+  'ico',
+  'js',
+  'mjs',
+  'cjs',
+  'ts',
+  'tsx',
+  'jsx',
+  'css',
+  'scss',
+  'html',
+  'json',
+  'map',
+  'md',
+  'txt',
+  'pdf',
+  'zip',
+  'gz',
+  'tgz',
+  'wasm',
+  'woff',
+  'woff2',
+  'ttf',
+  'py',
+  'rb',
+  'go',
+  'rs',
+  'java',
+  'lock',
+  'yaml',
+  'yml',
+  'toml',
+  'xml',
+]);
 function checkEmail(v: string): boolean {
   const at = v.lastIndexOf('@');
   const domain = v.slice(at + 1).toLowerCase();
@@ -900,7 +1584,14 @@ function leftBoundary(text: string, start: number): boolean {
 }
 
 /** Vendor token rule: prefix regex; the random tail (after `prefixLen`) is checked for placeholders. */
-function vendor(kind: string, src: string, prefixes: string[], prefixLen: number, extra?: (v: string, text: string, start: number, end: number) => boolean | string, priority = P_VENDOR): Rule {
+function vendor(
+  kind: string,
+  src: string,
+  prefixes: string[],
+  prefixLen: number,
+  extra?: (v: string, text: string, start: number, end: number) => boolean | string,
+  priority = P_VENDOR,
+): Rule {
   return {
     kind,
     cls: 'secret',
@@ -963,7 +1654,13 @@ function connPasswordOk(v: string, _text: string, _start: number, _end: number, 
 
 export const RULES: readonly Rule[] = [
   // --- cloud -------------------------------------------------------------
-  vendor('aws_access_key', String.raw`(?:AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|ABIA|ACCA|A3T[A-Z0-9])[A-Z2-7]{16}`, ['AKIA', 'ASIA', 'AGPA', 'AIDA', 'AROA', 'AIPA', 'ANPA', 'ANVA', 'ABIA', 'ACCA', 'A3T'], 4, (v) => /\d/.test(v.slice(4)) || /[A-Z]{16}/.test(v.slice(4))),
+  vendor(
+    'aws_access_key',
+    String.raw`(?:AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|ABIA|ACCA|A3T[A-Z0-9])[A-Z2-7]{16}`,
+    ['AKIA', 'ASIA', 'AGPA', 'AIDA', 'AROA', 'AIPA', 'ANPA', 'ANVA', 'ABIA', 'ACCA', 'A3T'],
+    4,
+    (v) => /\d/.test(v.slice(4)) || /[A-Z]{16}/.test(v.slice(4)),
+  ),
   {
     kind: 'aws_secret_key',
     cls: 'secret',
@@ -1019,8 +1716,19 @@ export const RULES: readonly Rule[] = [
     check: (v) => !isVendorPlaceholder(v.slice(0, 86)),
   },
   // --- code hosting / CI ------------------------------------------------
-  vendor('github_token', String.raw`(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36}|github_pat_[A-Za-z0-9]{22}_[A-Za-z0-9]{59}`, ['ghp_', 'gho_', 'ghu_', 'ghs_', 'ghr_', 'github_pat_'], 4),
-  vendor('gitlab_token', String.raw`gl(?:pat|dt|rt|ptt|cbt|soat|ft|imt|agent|oas|wt|ffct)-[A-Za-z0-9_\-.]{20,80}|GR1348941[A-Za-z0-9_\-]{20}`, ['glpat-', 'gldt-', 'glrt-', 'glptt-', 'glcbt-', 'glsoat-', 'glft-', 'glimt-', 'glagent-', 'gloas-', 'glwt-', 'glffct-', 'GR1348941'], 6, (v) => mixed(v.slice(v.indexOf('-') + 1))),
+  vendor(
+    'github_token',
+    String.raw`(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36}|github_pat_[A-Za-z0-9]{22}_[A-Za-z0-9]{59}`,
+    ['ghp_', 'gho_', 'ghu_', 'ghs_', 'ghr_', 'github_pat_'],
+    4,
+  ),
+  vendor(
+    'gitlab_token',
+    String.raw`gl(?:pat|dt|rt|ptt|cbt|soat|ft|imt|agent|oas|wt|ffct)-[A-Za-z0-9_\-.]{20,80}|GR1348941[A-Za-z0-9_\-]{20}`,
+    ['glpat-', 'gldt-', 'glrt-', 'glptt-', 'glcbt-', 'glsoat-', 'glft-', 'glimt-', 'glagent-', 'gloas-', 'glwt-', 'glffct-', 'GR1348941'],
+    6,
+    (v) => mixed(v.slice(v.indexOf('-') + 1)),
+  ),
   vendor('bitbucket_app_password', String.raw`ATBB[A-Za-z0-9_=.\-]{32}`, ['ATBB'], 4, (v) => mixed(v.slice(4))),
   vendor('atlassian_token', String.raw`ATATT3[A-Za-z0-9_=\-]{150,300}`, ['ATATT3'], 6),
   vendor('npm_token', String.raw`npm_[A-Za-z0-9]{36}`, ['npm_'], 4, (v) => mixed(v.slice(4))),
@@ -1035,14 +1743,30 @@ export const RULES: readonly Rule[] = [
   },
   vendor('pypi_token', String.raw`pypi-AgE[A-Za-z0-9_\-]{50,}`, ['pypi-AgE'], 8),
   // --- chat ---------------------------------------------------------------
-  vendor('slack_token', String.raw`(?:xox[abposr]|xoxe(?:\.xox[bp])?)-[0-9A-Za-z\-]{10,250}|xapp-\d-[A-Z0-9]{6,}-\d{6,}-[A-Za-z0-9]{20,}`, ['xoxb-', 'xoxp-', 'xoxa-', 'xoxo-', 'xoxs-', 'xoxr-', 'xoxe-', 'xoxe.', 'xapp-'], 5, (v) => {
-    const parts = v.split('-');
-    const last = parts[parts.length - 1]!;
-    return parts.length >= 3 && last.length >= 8 && /\d/.test(v.slice(5)) && !isPlaceholder(last);
-  }),
-  vendor('slack_webhook', String.raw`https://hooks\.slack\.com/(?:services|workflows|triggers)/T[A-Z0-9]{6,12}/[AB][A-Z0-9]{6,12}/[A-Za-z0-9/]{20,}`, ['https://hooks.slack.com/'], 30),
+  vendor(
+    'slack_token',
+    String.raw`(?:xox[abposr]|xoxe(?:\.xox[bp])?)-[0-9A-Za-z\-]{10,250}|xapp-\d-[A-Z0-9]{6,}-\d{6,}-[A-Za-z0-9]{20,}`,
+    ['xoxb-', 'xoxp-', 'xoxa-', 'xoxo-', 'xoxs-', 'xoxr-', 'xoxe-', 'xoxe.', 'xapp-'],
+    5,
+    (v) => {
+      const parts = v.split('-');
+      const last = parts[parts.length - 1]!;
+      return parts.length >= 3 && last.length >= 8 && /\d/.test(v.slice(5)) && !isPlaceholder(last);
+    },
+  ),
+  vendor(
+    'slack_webhook',
+    String.raw`https://hooks\.slack\.com/(?:services|workflows|triggers)/T[A-Z0-9]{6,12}/[AB][A-Z0-9]{6,12}/[A-Za-z0-9/]{20,}`,
+    ['https://hooks.slack.com/'],
+    30,
+  ),
   vendor('discord_token', String.raw`[MNO][A-Za-z0-9_\-]{22,27}\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27,40}`, ['M', 'N', 'O'], 0, (v) => discordOk(v)),
-  vendor('discord_webhook', String.raw`https://(?:(?:ptb|canary)\.)?discord(?:app)?\.com/api/webhooks/\d{17,20}/[A-Za-z0-9_\-]{60,70}`, ['https://discord', 'https://ptb.discord', 'https://canary.discord'], 40),
+  vendor(
+    'discord_webhook',
+    String.raw`https://(?:(?:ptb|canary)\.)?discord(?:app)?\.com/api/webhooks/\d{17,20}/[A-Za-z0-9_\-]{60,70}`,
+    ['https://discord', 'https://ptb.discord', 'https://canary.discord'],
+    40,
+  ),
   {
     kind: 'telegram_bot_token',
     cls: 'secret',
@@ -1069,9 +1793,17 @@ export const RULES: readonly Rule[] = [
     group: 1,
     check: (v) => !isVendorPlaceholder(v) && shannonEntropy(v) >= 3,
   },
-  vendor('stripe_key', String.raw`(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{20,247}|whsec_[A-Za-z0-9]{32,}`, ['sk_live_', 'sk_test_', 'rk_live_', 'rk_test_', 'whsec_'], 8, (v) => mixed(v.slice(8))),
+  vendor(
+    'stripe_key',
+    String.raw`(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{20,247}|whsec_[A-Za-z0-9]{32,}`,
+    ['sk_live_', 'sk_test_', 'rk_live_', 'rk_test_', 'whsec_'],
+    8,
+    (v) => mixed(v.slice(8)),
+  ),
   vendor('paypal_braintree', String.raw`access_token\$(?:production|sandbox)\$[0-9a-z]{16}\$[0-9a-f]{32}`, ['access_token$'], -32),
-  vendor('square_token', String.raw`EAAA[A-Za-z0-9_\-]{60}|sq0(?:atp|csp|idp)-[0-9A-Za-z_\-]{22,43}`, ['EAAA', 'sq0atp-', 'sq0csp-', 'sq0idp-'], 4, (v) => mixed(v.slice(7))),
+  vendor('square_token', String.raw`EAAA[A-Za-z0-9_\-]{60}|sq0(?:atp|csp|idp)-[0-9A-Za-z_\-]{22,43}`, ['EAAA', 'sq0atp-', 'sq0csp-', 'sq0idp-'], 4, (v) =>
+    mixed(v.slice(7)),
+  ),
   vendor('sendgrid_key', String.raw`SG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}`, ['SG.'], 3),
   vendor('mailgun_key', String.raw`key-[0-9a-f]{32}`, ['key-'], 4, (v) => shannonEntropy(v.slice(4)) >= 3),
   { kind: 'mailgun_key', cls: 'secret', priority: P_VENDOR_LOOSE, needles: ['-'], scan: scanMailgunNew },
@@ -1079,16 +1811,25 @@ export const RULES: readonly Rule[] = [
   vendor('facebook_token', String.raw`EAA[BCDG][A-Za-z0-9]{90,}`, ['EAAB', 'EAAC', 'EAAD', 'EAAG'], 4),
   vendor('mapbox_token', String.raw`sk\.eyJ[A-Za-z0-9_\-]{20,}\.[A-Za-z0-9_\-]{20,}`, ['sk.eyJ'], 3),
   // --- AI providers --------------------------------------------------------
-  vendor('openai_key', String.raw`sk-(?:proj|svcacct|admin|None)-[A-Za-z0-9_\-]{40,250}|sk-[A-Za-z0-9]{20}T3BlbkFJ[A-Za-z0-9]{20}`, ['sk-'], 3, (v) => mixed(v)),
+  vendor('openai_key', String.raw`sk-(?:proj|svcacct|admin|None)-[A-Za-z0-9_\-]{40,250}|sk-[A-Za-z0-9]{20}T3BlbkFJ[A-Za-z0-9]{20}`, ['sk-'], 3, (v) =>
+    mixed(v),
+  ),
   vendor('anthropic_key', String.raw`sk-ant-(?:api|admin|oat|sid)\d{2}-[A-Za-z0-9_\-]{80,120}`, ['sk-ant-'], 14),
   vendor('openrouter_key', String.raw`sk-or-v1-[a-f0-9]{64}`, ['sk-or-v1-'], 9),
-  vendor('openai_key', String.raw`sk-[A-Za-z0-9_\-]{20,200}`, ['sk-'], 3, (v) => {
-    const t = v.slice(3);
-    if (/^(?:ant|or|proj|svcacct|admin)-/.test(t)) return false;
-    if (isPlaceholder(t)) return false;
-    const c = charClasses(t);
-    return c.digit && (c.lower || c.upper) && shannonEntropy(t) >= 3.6 && !/^[a-z]+(?:-[a-z]+)+(?:-\d+)?$/.test(t);
-  }, P_VENDOR_LOOSE),
+  vendor(
+    'openai_key',
+    String.raw`sk-[A-Za-z0-9_\-]{20,200}`,
+    ['sk-'],
+    3,
+    (v) => {
+      const t = v.slice(3);
+      if (/^(?:ant|or|proj|svcacct|admin)-/.test(t)) return false;
+      if (isPlaceholder(t)) return false;
+      const c = charClasses(t);
+      return c.digit && (c.lower || c.upper) && shannonEntropy(t) >= 3.6 && !/^[a-z]+(?:-[a-z]+)+(?:-\d+)?$/.test(t);
+    },
+    P_VENDOR_LOOSE,
+  ),
   vendor('huggingface_token', String.raw`(?:hf_|api_org_)[A-Za-z0-9]{34}`, ['hf_', 'api_org_'], 3, (v) => /[A-Z]/.test(v) && /[a-z]/.test(v.slice(3))),
   vendor('groq_key', String.raw`gsk_[A-Za-z0-9]{52}`, ['gsk_'], 4, (v) => mixed(v.slice(4))),
   vendor('replicate_token', String.raw`r8_[A-Za-z0-9]{37}`, ['r8_'], 3, (v) => mixed(v.slice(3))),

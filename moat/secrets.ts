@@ -20,7 +20,7 @@
  * placeholders, default credentials) is listed at the top of ./secret-rules.ts.
  */
 import { readFileSync } from 'node:fs';
-import { RULES, type FindingClass, type Rule } from './secret-rules.js';
+import { type FindingClass, RULES, type Rule } from './secret-rules.js';
 
 export type SecretKind = string;
 

@@ -129,7 +129,10 @@ export interface ParsedAddress {
  * digits and ideographic dots. Returns null for anything that is not an IP.
  */
 export function parseAnyAddress(input: string): ParsedAddress | null {
-  let s = input.normalize('NFKC').replace(/[\u3002\uff0e\uff61]/g, '.').trim();
+  let s = input
+    .normalize('NFKC')
+    .replace(/[\u3002\uff0e\uff61]/g, '.')
+    .trim();
   if (s.startsWith('[') && s.endsWith(']')) s = s.slice(1, -1);
   let zoneId: string | undefined;
   const pct = s.indexOf('%');
@@ -176,9 +179,7 @@ export function parseCidrList(cidrs: readonly string[] | undefined): Array<[Addr
 
 function inCidr(addr: Addr, cidr: [Addr, number]): boolean {
   if (addr.kind() !== cidr[0].kind()) return false;
-  return addr.kind() === 'ipv4'
-    ? (addr as IPv4).match(cidr as [IPv4, number])
-    : (addr as IPv6).match(cidr as [IPv6, number]);
+  return addr.kind() === 'ipv4' ? (addr as IPv4).match(cidr as [IPv4, number]) : (addr as IPv6).match(cidr as [IPv6, number]);
 }
 
 /** The IPv4 address an IPv6 address stands for on the wire (mapped / compatible), if any. */

@@ -12,21 +12,16 @@
  *
  * Nothing here sends traffic anywhere before the verdict is in.
  */
-import dns from 'node:dns/promises';
+
 import type { LookupAddress, LookupOptions } from 'node:dns';
+import dns from 'node:dns/promises';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
 import ipaddr from 'ipaddr.js';
-import {
-  canonicalAddress,
-  checkAddress,
-  checkParsedAddress,
-  parseAnyAddress,
-  parseCidrList,
-} from './ssrf-ranges.js';
 import { SwitchboardError } from '../kernel/errors.js';
+import { canonicalAddress, checkAddress, checkParsedAddress, parseAnyAddress, parseCidrList } from './ssrf-ranges.js';
 
 export { checkAddress };
 
@@ -57,10 +52,9 @@ const MAX_URL_LENGTH = 8192;
 
 /** Ports browsers refuse to fetch (WHATWG Fetch "bad port"), plus 0. Guards against protocol smuggling. */
 const BAD_PORTS = new Set([
-  0, 1, 7, 9, 11, 13, 15, 17, 19, 20, 21, 22, 23, 25, 37, 42, 43, 53, 69, 77, 79, 87, 95, 101, 102, 103, 104, 109,
-  110, 111, 113, 115, 117, 119, 123, 135, 137, 139, 143, 161, 179, 389, 427, 465, 512, 513, 514, 515, 526, 530, 531,
-  532, 540, 548, 554, 556, 563, 587, 601, 636, 989, 990, 993, 995, 1719, 1720, 1723, 2049, 3659, 4045, 4190, 5060,
-  5061, 6000, 6566, 6665, 6666, 6667, 6668, 6669, 6679, 6697, 10080,
+  0, 1, 7, 9, 11, 13, 15, 17, 19, 20, 21, 22, 23, 25, 37, 42, 43, 53, 69, 77, 79, 87, 95, 101, 102, 103, 104, 109, 110, 111, 113, 115, 117, 119, 123, 135, 137,
+  139, 143, 161, 179, 389, 427, 465, 512, 513, 514, 515, 526, 530, 531, 532, 540, 548, 554, 556, 563, 587, 601, 636, 989, 990, 993, 995, 1719, 1720, 1723, 2049,
+  3659, 4045, 4190, 5060, 5061, 6000, 6566, 6665, 6666, 6667, 6668, 6669, 6679, 6697, 10080,
 ]);
 
 /** Names refused before DNS: loopback aliases and cloud metadata endpoints. */
@@ -84,21 +78,7 @@ const BLOCKED_NAMES = new Set([
 ]);
 
 /** Suffixes (and the bare label itself) that only ever name internal hosts. */
-const BLOCKED_SUFFIXES = [
-  'localhost',
-  'local',
-  'internal',
-  'localdomain',
-  'home.arpa',
-  'arpa',
-  'lan',
-  'intranet',
-  'corp',
-  'home',
-  'private',
-  'svc',
-  'onion',
-];
+const BLOCKED_SUFFIXES = ['localhost', 'local', 'internal', 'localdomain', 'home.arpa', 'arpa', 'lan', 'intranet', 'corp', 'home', 'private', 'svc', 'onion'];
 
 function normalizeHostName(host: string): string {
   let h = host.trim().toLowerCase();
@@ -205,9 +185,7 @@ export async function checkUrl(url: string, opts: SsrfOptions = {}): Promise<Url
   }
   // All answers passed; connect to the first IPv4 one if any (IPv6 routes are often missing), else the first.
   const pick = addrs.find((a) => a.kind() === 'ipv4') ?? addrs[0];
-  const reason = exempt
-    ? `host ${name} is in allowHosts`
-    : `${name} resolves only to allowed addresses (${addrs.map(canonicalAddress).join(', ')})`;
+  const reason = exempt ? `host ${name} is in allowHosts` : `${name} resolves only to allowed addresses (${addrs.map(canonicalAddress).join(', ')})`;
   return { allowed: true, reason, ...base, address: connectAddress(pick) };
 }
 
@@ -381,11 +359,7 @@ function requestOnce(
   });
 }
 
-function readBody(
-  res: http.IncomingMessage,
-  maxBytes: number,
-  signal: AbortSignal,
-): Promise<{ body: Buffer; truncated: boolean }> {
+function readBody(res: http.IncomingMessage, maxBytes: number, signal: AbortSignal): Promise<{ body: Buffer; truncated: boolean }> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let total = 0;

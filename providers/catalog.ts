@@ -1,4 +1,4 @@
-import { getModel, type Api, type Model } from '@mariozechner/pi-ai';
+import { type Api, getModel, type Model } from '@mariozechner/pi-ai';
 import type { ConfigProblem } from '../kernel/config-slice.js';
 import type { ProvidersConfig, SlotConfig } from './config.js';
 import { providerFromConfig } from './from-env.js';
@@ -19,7 +19,10 @@ const DEFAULT_PROVIDER: Partial<Record<SlotConfig['api'], string>> = {
  * unset, a model pi-ai does not know has no baseUrl, two slots share an id) is a
  * problem naming its key; every such problem is returned, the slots that work with them.
  */
-export function slotsFromConfig(cfg: ProvidersConfig, env: Record<string, string | undefined> = process.env): { slots: ProviderSlot[]; reason?: string; problems: ConfigProblem[] } {
+export function slotsFromConfig(
+  cfg: ProvidersConfig,
+  env: Record<string, string | undefined> = process.env,
+): { slots: ProviderSlot[]; reason?: string; problems: ConfigProblem[] } {
   if (!cfg.providers) {
     const { slot, reason } = providerFromConfig(cfg.provider);
     return slot ? { slots: [slot], problems: [] } : { slots: [], ...(reason ? { reason } : {}), problems: [] };
@@ -69,7 +72,11 @@ function slotModel(s: SlotConfig, at: string, problems: ConfigProblem[]): Model<
     cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
     contextWindow: s.contextWindow ?? 128_000,
     maxTokens: s.maxTokens ?? 4096,
-    ...(s.compat ? { compat: s.compat } : s.api === 'openai-completions' ? { compat: { supportsDeveloperRole: false, supportsStore: false, maxTokensField: 'max_tokens' } } : {}),
+    ...(s.compat
+      ? { compat: s.compat }
+      : s.api === 'openai-completions'
+        ? { compat: { supportsDeveloperRole: false, supportsStore: false, maxTokensField: 'max_tokens' } }
+        : {}),
   } as Model<Api>;
 }
 

@@ -1,21 +1,21 @@
 import {
-  createAssistantMessageEventStream,
-  streamSimple,
   type Api,
   type AssistantMessage,
   type AssistantMessageEvent,
   type AssistantMessageEventStream,
   type Context,
+  createAssistantMessageEventStream,
   type Model,
   type SimpleStreamOptions,
+  streamSimple,
 } from '@mariozechner/pi-ai';
 import type { CooldownState, CooldownStore } from '../adapters/cooldowns/port.js';
+import { linkedSignal } from '../kernel/linked-signal.js';
+import { type LogSink, logFailure } from '../kernel/log.js';
 import type { FallbackSettings } from './config.js';
 import { ADVANCES, classifyError, type ErrorClass } from './errors.js';
-import { linkedSignal } from '../kernel/linked-signal.js';
 import { observeHttp } from './http-observer.js';
 import type { ProviderSlot } from './slot.js';
-import { logFailure, type LogSink } from '../kernel/log.js';
 
 /** One model call attempt, for the turn's ledger. */
 export interface Attempt {
@@ -101,7 +101,15 @@ export class FallbackChain implements ProviderChain {
     const now = Date.now();
     return this.slots.map((s) => {
       const st = states.get(s.id) ?? { until: 0, strikes: 0 };
-      return { id: s.id, model: s.model.id, api: s.model.api, cooling: st.until > now, until: st.until, strikes: st.strikes, ...(st.reason ? { reason: st.reason } : {}) };
+      return {
+        id: s.id,
+        model: s.model.id,
+        api: s.model.api,
+        cooling: st.until > now,
+        until: st.until,
+        strikes: st.strikes,
+        ...(st.reason ? { reason: st.reason } : {}),
+      };
     });
   }
 
@@ -142,7 +150,8 @@ export class FallbackChain implements ProviderChain {
         const r = await this.attempt(slot, context, options, out, st);
         hooks.onAttempt?.({ slot: slot.id, error: r.cls ?? 'ok', ms: Date.now() - t0 });
         if (!r.cls) {
-          if (state.strikes > 0) await this.cooldowns.clear(slot.id).catch(logFailure(this.log, 'warn', 'could not clear the slot cooldown', { slot: slot.id }));
+          if (state.strikes > 0)
+            await this.cooldowns.clear(slot.id).catch(logFailure(this.log, 'warn', 'could not clear the slot cooldown', { slot: slot.id }));
           out.push({ type: 'done', reason: doneReason(r.message), message: r.message });
           return;
         }
@@ -165,7 +174,9 @@ export class FallbackChain implements ProviderChain {
           out.push({ type: 'error', reason: r.cls === 'aborted' ? 'aborted' : 'error', error: r.message });
           return;
         }
-        await this.cooldowns.fail(slot.id, this.cooldownMs(r.cls, r.retryAfterMs), r.cls).catch(logFailure(this.log, 'warn', 'could not record the slot cooldown', { slot: slot.id, error: r.cls }));
+        await this.cooldowns
+          .fail(slot.id, this.cooldownMs(r.cls, r.retryAfterMs), r.cls)
+          .catch(logFailure(this.log, 'warn', 'could not record the slot cooldown', { slot: slot.id, error: r.cls }));
         if (r.forwardedContent) hooks.onReset?.(`${slot.id} failed mid-answer (${r.cls})`);
       }
 
@@ -174,7 +185,10 @@ export class FallbackChain implements ProviderChain {
       const left = this.settings.busyRetryMs - elapsed;
       if (order.length === 0 || left <= 0 || signal?.aborted) {
         const why = order.length === 0 ? 'no slot has a large enough context window' : failures.slice(-this.slots.length).join(', ');
-        const msg = failure(last ? { api: last.api, provider: last.provider, id: last.model } : this.primary, `All model providers failed (${why})${last?.errorMessage ? `: ${last.errorMessage}` : ''}`);
+        const msg = failure(
+          last ? { api: last.api, provider: last.provider, id: last.model } : this.primary,
+          `All model providers failed (${why})${last?.errorMessage ? `: ${last.errorMessage}` : ''}`,
+        );
         out.push({ type: 'error', reason: 'error', error: msg });
         return;
       }
@@ -216,7 +230,14 @@ export class FallbackChain implements ProviderChain {
     try {
       // Inside the try: a stream function that throws still clears the timers and the link.
       call = observeHttp((marker) =>
-        this.streamFn(slot.model, context, { ...options, headers: { ...options.headers, ...marker }, signal, apiKey: slot.apiKey, maxRetries: 0, timeoutMs: t.totalMs }),
+        this.streamFn(slot.model, context, {
+          ...options,
+          headers: { ...options.headers, ...marker },
+          signal,
+          apiKey: slot.apiKey,
+          maxRetries: 0,
+          timeoutMs: t.totalMs,
+        }),
       );
       for await (const ev of call.result) {
         clearTimeout(phase);

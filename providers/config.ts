@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { NOT_RESERVED_KEY, RESERVED_KEY_MESSAGE, SLOT_ID, SLOT_ID_MESSAGE, type EnvBinding } from '../kernel/config-slice.js';
+import { type EnvBinding, NOT_RESERVED_KEY, RESERVED_KEY_MESSAGE, SLOT_ID, SLOT_ID_MESSAGE } from '../kernel/config-slice.js';
 
 /** The providers' slices of the configuration: `provider` (from the environment), `providers` (the chain), `fallback`. */
 
@@ -25,7 +25,10 @@ export const slotSchema = z
     provider: z.string().optional(),
     baseUrl: z.string().url().optional(),
     /** Name of the environment variable holding this slot's key. */
-    apiKeyEnv: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name').optional(),
+    apiKeyEnv: z
+      .string()
+      .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name')
+      .optional(),
     contextWindow: z.number().int().positive().optional(),
     maxTokens: z.number().int().positive().optional(),
     reasoning: z.boolean().optional(),

@@ -1,16 +1,7 @@
-import { isContextOverflow, type AssistantMessage } from '@mariozechner/pi-ai';
+import { type AssistantMessage, isContextOverflow } from '@mariozechner/pi-ai';
 
 /** Why a model call failed. */
-export type ErrorClass =
-  | 'rate_limit'
-  | 'overloaded'
-  | 'server'
-  | 'timeout'
-  | 'network'
-  | 'auth'
-  | 'context_overflow'
-  | 'bad_request'
-  | 'aborted';
+export type ErrorClass = 'rate_limit' | 'overloaded' | 'server' | 'timeout' | 'network' | 'auth' | 'context_overflow' | 'bad_request' | 'aborted';
 
 /** What the chain does about each class. */
 export const ADVANCES: Record<ErrorClass, boolean> = {

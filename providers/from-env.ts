@@ -1,4 +1,4 @@
-import { getModel, type Api, type Model } from '@mariozechner/pi-ai';
+import { type Api, getModel, type Model } from '@mariozechner/pi-ai';
 import type { ProviderEnvConfig } from './config.js';
 import type { ProviderSlot, ProviderStatus } from './slot.js';
 

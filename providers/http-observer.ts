@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { parseRetryAfter, type HttpObservation } from './errors.js';
+import { type HttpObservation, parseRetryAfter } from './errors.js';
 import { canUseModelFetch, modelFetch } from './model-fetch.js';
 
 /**

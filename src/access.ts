@@ -1,8 +1,8 @@
-import { newCode } from '../adapters/store/approvals.js';
 import type { AccessStore } from '../adapters/store/access.js';
+import { newCode } from '../adapters/store/approvals.js';
+import { entryForms, entryNames, type Identity, localId } from '../kernel/identity.js';
 import type { AccessPolicy } from './access-config.js';
 import type { Config } from './config.js';
-import { entryForms, entryNames, localId, type Identity } from '../kernel/identity.js';
 
 export type { AccessPolicy };
 
@@ -40,7 +40,10 @@ export class AccessControl {
     if (row?.status === 'denied') return { allowed: false };
     if (policy === 'allowlist') return { allowed: false, reply: 'Sorry, this assistant only answers people on its allowlist.' };
     const cfg = this.config.pairing;
-    if (!(row?.status === 'pending' && row.expires_at && new Date(row.expires_at) > new Date()) && (await this.store.pendingCount(channel)) >= cfg.maxPendingPerChannel) {
+    if (
+      !(row?.status === 'pending' && row.expires_at && new Date(row.expires_at) > new Date()) &&
+      (await this.store.pendingCount(channel)) >= cfg.maxPendingPerChannel
+    ) {
       return { allowed: false, reply: 'Sorry, too many pairing requests are waiting; please try again later.' };
     }
     const req = await this.store.requestPairing(channel, localId(sender), newCode(), cfg.codeTtlMs);

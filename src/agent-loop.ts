@@ -1,6 +1,4 @@
 import {
-  runAgentLoop,
-  runAgentLoopContinue,
   type AfterToolCallContext,
   type AfterToolCallResult,
   type AgentEvent,
@@ -8,12 +6,14 @@ import {
   type AgentTool,
   type BeforeToolCallContext,
   type BeforeToolCallResult,
+  runAgentLoop,
+  runAgentLoopContinue,
 } from '@mariozechner/pi-agent-core';
-import { createAssistantMessageEventStream, type AssistantMessage, type Context, type Message } from '@mariozechner/pi-ai';
-import { Redactor } from '../moat/secrets.js';
-import type { Attempt, ProviderChain, ChainHooks } from '../providers/chain.js';
+import { type AssistantMessage, type Context, createAssistantMessageEventStream, type Message } from '@mariozechner/pi-ai';
 import type { FinishReason, TurnEvent, TurnEventSink, TurnUsage } from '../kernel/turn-events.js';
-import { sendToProvider, type SecretsFound, type SecretsPolicy, type SystemPart } from './provider-request.js';
+import { Redactor } from '../moat/secrets.js';
+import type { Attempt, ChainHooks, ProviderChain } from '../providers/chain.js';
+import { type SecretsFound, type SecretsPolicy, type SystemPart, sendToProvider } from './provider-request.js';
 
 /**
  * One turn of the single-loop agent, on pi-agent-core's low-level agentLoop:
@@ -94,7 +94,12 @@ export function runAgent(input: AgentRunInput, cb: AgentRunCallbacks): Promise<A
       else if (e.type === 'notice') cb.onNotice?.(e.text);
     },
   };
-  return runAgentTurn(input, { sink, turnId: '', ...(cb.onAttempt ? { onAttempt: cb.onAttempt } : {}), ...(cb.onContextOverflow ? { onContextOverflow: cb.onContextOverflow } : {}) });
+  return runAgentTurn(input, {
+    sink,
+    turnId: '',
+    ...(cb.onAttempt ? { onAttempt: cb.onAttempt } : {}),
+    ...(cb.onContextOverflow ? { onContextOverflow: cb.onContextOverflow } : {}),
+  });
 }
 
 export async function runAgentTurn(input: AgentRunInput, out: AgentRunOutput): Promise<AgentRunResult> {
@@ -143,7 +148,14 @@ export async function runAgentTurn(input: AgentRunInput, out: AgentRunOutput): P
       case 'tool_execution_end': {
         // A call that parked did not run and did not fail: it waits for its approval code.
         const pending = input.parkedCall?.(e.toolCallId);
-        sink.push({ type: 'tool_end', turnId, toolCallId: e.toolCallId, name: e.toolName, isError: pending ? false : e.isError, ...(pending ? { pending } : {}) });
+        sink.push({
+          type: 'tool_end',
+          turnId,
+          toolCallId: e.toolCallId,
+          name: e.toolName,
+          isError: pending ? false : e.isError,
+          ...(pending ? { pending } : {}),
+        });
         break;
       }
     }
@@ -168,7 +180,9 @@ export async function runAgentTurn(input: AgentRunInput, out: AgentRunOutput): P
     ...(input.temperature !== undefined ? { temperature: input.temperature } : {}),
     ...(input.sessionId ? { sessionId: input.sessionId } : {}),
     ...(input.getSteeringMessages ? { getSteeringMessages: input.getSteeringMessages } : {}),
-    ...(input.transformContext ? { transformContext: async (msgs: AgentMessage[], signal?: AbortSignal) => input.transformContext!(msgs.filter(isLlmMessage), signal) } : {}),
+    ...(input.transformContext
+      ? { transformContext: async (msgs: AgentMessage[], signal?: AbortSignal) => input.transformContext!(msgs.filter(isLlmMessage), signal) }
+      : {}),
   };
   let budgetHit = false;
   let blocked: SecretsFound | undefined;
@@ -186,7 +200,17 @@ export async function runAgentTurn(input: AgentRunInput, out: AgentRunOutput): P
       out.push({
         type: 'error',
         reason: 'aborted',
-        error: { role: 'assistant', content: [], api: model.api, provider: model.provider, model: model.id, usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } }, stopReason: 'aborted', errorMessage: 'turn budget reached', timestamp: Date.now() },
+        error: {
+          role: 'assistant',
+          content: [],
+          api: model.api,
+          provider: model.provider,
+          model: model.id,
+          usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
+          stopReason: 'aborted',
+          errorMessage: 'turn budget reached',
+          timestamp: Date.now(),
+        },
       });
       return out;
     }
@@ -212,7 +236,10 @@ export async function runAgentTurn(input: AgentRunInput, out: AgentRunOutput): P
       },
     );
   };
-  const systemText = system.map((p) => (typeof p === 'string' ? p : p.text)).filter(Boolean).join('\n\n');
+  const systemText = system
+    .map((p) => (typeof p === 'string' ? p : p.text))
+    .filter(Boolean)
+    .join('\n\n');
   const context = { systemPrompt: systemText, messages: [...input.history] as AgentMessage[], tools: input.tools };
   let added: Message[];
   if (input.resumed) {

@@ -16,6 +16,8 @@ export const agentSchema = z
   })
   .strict();
 
-export const agentsSchema = z.record(recordKey.regex(/^[a-zA-Z0-9._-]+$/, 'agent names are letters, digits and . _ -'), agentSchema).default({ default: agentSchema.parse({}) });
+export const agentsSchema = z
+  .record(recordKey.regex(/^[a-zA-Z0-9._-]+$/, 'agent names are letters, digits and . _ -'), agentSchema)
+  .default({ default: agentSchema.parse({}) });
 
 export type AgentConfig = z.infer<typeof agentSchema>;

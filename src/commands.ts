@@ -1,7 +1,7 @@
-import { topic, type Bus, type Topic } from '../adapters/bus/port.js';
+import { type Bus, type Topic, topic } from '../adapters/bus/port.js';
 import type { Store } from '../adapters/store/store.js';
-import type { ProviderStatus } from '../providers/slot.js';
 import { QUEUE_MODES, type QueueMode } from '../kernel/queue-modes.js';
+import type { ProviderStatus } from '../providers/slot.js';
 
 /** A conversation command typed in any channel. */
 export type CommandName = 'new' | 'status' | 'stop' | `mode:${string}`;
@@ -47,11 +47,15 @@ export class ConversationCommands {
     if (cmd.startsWith('mode:')) {
       const mode = cmd.slice(5);
       if (!(QUEUE_MODES as readonly string[]).includes(mode)) return `Unknown mode "${mode}": use ${QUEUE_MODES.join(', ')}.`;
-      return (await this.store.setQueueMode(conversationKey, mode)) ? `Messages sent while I am working will now ${MODE_WORDS[mode as QueueMode]}.` : 'Send a first message, then set the mode.';
+      return (await this.store.setQueueMode(conversationKey, mode))
+        ? `Messages sent while I am working will now ${MODE_WORDS[mode as QueueMode]}.`
+        : 'Send a first message, then set the mode.';
     }
     switch (cmd as 'new' | 'status' | 'stop') {
       case 'new':
-        return (await this.store.archiveConversation(conversationKey)) ? 'Started a new conversation: earlier messages are set aside.' : 'This is already a new conversation.';
+        return (await this.store.archiveConversation(conversationKey))
+          ? 'Started a new conversation: earlier messages are set aside.'
+          : 'This is already a new conversation.';
       case 'status': {
         const s = await this.store.conversationStats(conversationKey);
         const model = this.provider.configured ? this.provider.slots.map((x) => `${x.id} (${x.model})`).join(' → ') : 'no model provider is configured';

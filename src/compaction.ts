@@ -1,10 +1,10 @@
-import type { Message } from '@mariozechner/pi-ai';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { Message } from '@mariozechner/pi-ai';
+import { promptsDir } from '../kernel/paths.js';
 import { Redactor } from '../moat/secrets.js';
 import type { ProviderChain } from '../providers/chain.js';
-import { promptsDir } from '../kernel/paths.js';
-import { findSecrets, markAuthor, sendToProvider, type SecretsPolicy } from './provider-request.js';
+import { findSecrets, markAuthor, type SecretsPolicy, sendToProvider } from './provider-request.js';
 
 /** How the summarizer's request is guarded: the turn's Redactor and secrets policy. */
 export interface SummarySecrets {
@@ -97,7 +97,13 @@ export async function summarize(
     chain,
     {
       system: [summarizerPrompt],
-      messages: [{ role: 'user', content: `${previous ? `Previous summary:\n${previous}\n\n` : ''}New messages:\n${transcript}\n\nWrite the updated summary.`, timestamp: Date.now() }],
+      messages: [
+        {
+          role: 'user',
+          content: `${previous ? `Previous summary:\n${previous}\n\n` : ''}New messages:\n${transcript}\n\nWrite the updated summary.`,
+          timestamp: Date.now(),
+        },
+      ],
     },
     { redactor: secrets.redactor, policy: 'redact', options: { ...(signal ? { signal } : {}), maxTokens: 1024 } },
   );

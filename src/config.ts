@@ -2,13 +2,14 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
-import { RESERVED_KEYS, type ConfigProblem, type EnvBinding } from '../kernel/config-slice.js';
+import { type ConfigProblem, type EnvBinding, RESERVED_KEYS } from '../kernel/config-slice.js';
+import { SwitchboardError } from '../kernel/errors.js';
 import { moatSchema } from '../moat/config.js';
 import { fallbackSchema, PROVIDER_ENV, providerEnvSchema, providersSchema } from '../providers/config.js';
-import { TOOLS_ENV, expandToolsShorthand, toolsSchema } from '../tools/config.js';
+import { expandToolsShorthand, TOOLS_ENV, toolsSchema } from '../tools/config.js';
 import { mcpConfigSchema } from '../tools/mcp/config.js';
 import { accessSchema, pairingSchema } from './access-config.js';
-import { agentsSchema, type AgentConfig } from './agents-config.js';
+import { type AgentConfig, agentsSchema } from './agents-config.js';
 import { approvalsSchema } from './approvals/config.js';
 import { compactionSchema } from './compaction-config.js';
 import { recordKey } from './config-record-key.js';
@@ -19,7 +20,6 @@ import { LOG_ENV, logSchema } from './log-config.js';
 import { QUEUE_ENV, queueSchema } from './queue-config.js';
 import { skillsSchema } from './skills-config.js';
 import { webhooksSchema } from './webhooks/config.js';
-import { SwitchboardError } from '../kernel/errors.js';
 
 /**
  * Configuration: a file (SWITCHBOARD_CONFIG, YAML or JSON) overlaid with
@@ -64,9 +64,9 @@ const configSlices = {
 export const configSchema = z.object(configSlices).strict();
 
 export type Config = z.infer<typeof configSchema>;
+export { PROVIDER_APIS, type SlotConfig } from '../providers/config.js';
 export type { AgentConfig, ConfigProblem };
 export { RESERVED_KEYS };
-export { PROVIDER_APIS, type SlotConfig } from '../providers/config.js';
 
 export class ConfigError extends SwitchboardError {
   readonly code = 'config_invalid';
@@ -153,7 +153,8 @@ function keysAt(schema: z.ZodType, path: PropertyKey[]): string[] {
 /** Every zod issue as a problem naming the key (under `prefix`), its environment variable and a "did you mean". */
 export function issueProblems(issues: readonly z.core.$ZodIssue[], schema: z.ZodType, prefix: string[] = [], input?: unknown): ConfigProblem[] {
   // zod leaves the value out of its issues: it is looked up in the input that was parsed.
-  const valueAt = (path: PropertyKey[]): unknown => path.reduce<unknown>((v, k) => (v && typeof v === 'object' && Object.hasOwn(v, k) ? (v as Record<PropertyKey, unknown>)[k] : undefined), input);
+  const valueAt = (path: PropertyKey[]): unknown =>
+    path.reduce<unknown>((v, k) => (v && typeof v === 'object' && Object.hasOwn(v, k) ? (v as Record<PropertyKey, unknown>)[k] : undefined), input);
   const out: ConfigProblem[] = [];
   const envOf = (path: string) => ENV_KEYS.find((k) => path === k.path.join('.') || path.startsWith(k.path.join('.') + '.'))?.env;
   for (const issue of issues) {
@@ -164,7 +165,12 @@ export function issueProblems(issues: readonly z.core.$ZodIssue[], schema: z.Zod
         const path = [...base, key].join('.');
         const suggestion = didYouMean(key, allowed);
         const env = envOf(path);
-        out.push({ path, ...(env ? { env } : {}), message: `unknown key "${key}"${suggestion ? `: did you mean "${suggestion}"?` : allowed.length ? ` (allowed: ${allowed.join(', ')})` : ''}`, ...(suggestion ? { suggestion } : {}) });
+        out.push({
+          path,
+          ...(env ? { env } : {}),
+          message: `unknown key "${key}"${suggestion ? `: did you mean "${suggestion}"?` : allowed.length ? ` (allowed: ${allowed.join(', ')})` : ''}`,
+          ...(suggestion ? { suggestion } : {}),
+        });
       }
       continue;
     }
@@ -224,7 +230,10 @@ function envValue(env: string, raw: string, kind: EnvBinding['kind']): unknown {
       return Number(raw);
     }
     case 'list':
-      return raw.split(',').map((s) => s.trim()).filter(Boolean);
+      return raw
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean);
     case 'bool':
       if (/^(1|true|yes|on)$/i.test(raw)) return true;
       if (/^(0|false|no|off)$/i.test(raw)) return false;

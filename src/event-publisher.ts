@@ -1,4 +1,4 @@
-import { topic, type Bus, type Topic } from '../adapters/bus/port.js';
+import { type Bus, type Topic, topic } from '../adapters/bus/port.js';
 import type { TurnEvent } from '../kernel/turn-events.js';
 
 /**

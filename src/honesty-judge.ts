@@ -13,7 +13,7 @@
  */
 import type { Logger } from 'pino';
 import { MemoryCooldowns } from '../adapters/cooldowns/memory.js';
-import { checkClaims, checkClaimsJudged, type ClaimCheck, type TraceEntry } from '../moat/honesty.js';
+import { type ClaimCheck, checkClaims, checkClaimsJudged, type TraceEntry } from '../moat/honesty.js';
 import type { Redactor } from '../moat/secrets.js';
 import { FallbackChain, type ProviderChain } from '../providers/chain.js';
 import type { Config } from './config.js';
@@ -48,14 +48,22 @@ function judgeChain(deps: JudgeDeps, slotId: string): FallbackChain | null {
   const slot = chain.slots.find((s) => s.id === slotId);
   if (!slot && !warned.has(slotId)) {
     warned.add(slotId);
-    deps.log.warn({ judgeSlot: slotId, slots: chain.slots.map((s) => s.id) }, 'moat.honesty.judgeSlot names no provider slot; the honesty check runs on rules only');
+    deps.log.warn(
+      { judgeSlot: slotId, slots: chain.slots.map((s) => s.id) },
+      'moat.honesty.judgeSlot names no provider slot; the honesty check runs on rules only',
+    );
   }
   const t = deps.config.fallback.timeouts;
   const settings = {
     ...deps.config.fallback,
     busyRetryMs: 0,
     busyNoticeMs: Number.MAX_SAFE_INTEGER,
-    timeouts: { connectMs: Math.min(t.connectMs, 5_000), firstTokenMs: Math.min(t.firstTokenMs, 15_000), idleMs: Math.min(t.idleMs, 10_000), totalMs: Math.min(t.totalMs, 20_000) },
+    timeouts: {
+      connectMs: Math.min(t.connectMs, 5_000),
+      firstTokenMs: Math.min(t.firstTokenMs, 15_000),
+      idleMs: Math.min(t.idleMs, 10_000),
+      totalMs: Math.min(t.totalMs, 20_000),
+    },
   };
   const judge = slot ? new FallbackChain([slot], cooldowns, settings) : null;
   bySlot.set(slotId, judge);
@@ -104,16 +112,26 @@ export async function checkTurnClaims(deps: JudgeDeps, text: string, trace: Trac
       judge,
       {
         system: [JUDGE_PROMPT],
-        messages: [{ role: 'user', content: `Sentence:\n${redactor.redact(sentence).text}\n\nTool calls this turn:\n${summary}\n\nCONTRADICTED, SUPPORTED or UNSURE?`, timestamp: Date.now() }],
+        messages: [
+          {
+            role: 'user',
+            content: `Sentence:\n${redactor.redact(sentence).text}\n\nTool calls this turn:\n${summary}\n\nCONTRADICTED, SUPPORTED or UNSURE?`,
+            timestamp: Date.now(),
+          },
+        ],
       },
       { redactor, policy: deps.config.moat.secrets, options: { ...(signal ? { signal } : {}), maxTokens: 64 } },
     );
     const msg = await s.result();
     if (msg.stopReason !== 'stop' && msg.stopReason !== 'length') return 'unsure';
-    const answer = msg.content.filter((p): p is { type: 'text'; text: string } => p.type === 'text').map((p) => p.text).join('');
+    const answer = msg.content
+      .filter((p): p is { type: 'text'; text: string } => p.type === 'text')
+      .map((p) => p.text)
+      .join('');
     return parseVerdict(answer);
   });
   const added = judged.findings.filter((f) => f.judged);
-  if (added.length) deps.log.info({ judgeSlot: slotId, corrections: added.map((f) => f.reason) }, 'the honesty judge confirmed a contradiction the rules could not decide');
+  if (added.length)
+    deps.log.info({ judgeSlot: slotId, corrections: added.map((f) => f.reason) }, 'the honesty judge confirmed a contradiction the rules could not decide');
   return judged;
 }

@@ -5,9 +5,15 @@ import type { EnvBinding } from '../kernel/config-slice.js';
 export const limitsSchema = z
   .object({
     /** Messages per sender: a burst of `burst`, refilled at `perMinute`. 0 turns a limit off. */
-    sender: z.object({ burst: z.number().int().nonnegative().default(20), perMinute: z.number().nonnegative().default(30) }).strict().prefault({}),
+    sender: z
+      .object({ burst: z.number().int().nonnegative().default(20), perMinute: z.number().nonnegative().default(30) })
+      .strict()
+      .prefault({}),
     /** Messages per conversation. */
-    conversation: z.object({ burst: z.number().int().nonnegative().default(30), perMinute: z.number().nonnegative().default(60) }).strict().prefault({}),
+    conversation: z
+      .object({ burst: z.number().int().nonnegative().default(30), perMinute: z.number().nonnegative().default(60) })
+      .strict()
+      .prefault({}),
     /** Apply the sender and conversation limits to the HTTP API too (per API key); chat channels always. */
     applyToHttp: z.boolean().default(false),
     /** Turns running at once across every worker (0: no cap beyond each worker's concurrency). */
@@ -22,9 +28,17 @@ export const limitsSchema = z
      */
     apiKey: z
       .preprocess(
-        (v) => (v === 'off' || v === false || v === 0 || v === '0' ? { perMinute: 0 } : typeof v === 'number' || (typeof v === 'string' && /^\s*\d+(\.\d+)?\s*$/.test(v)) ? { perMinute: Number(v) } : v),
+        (v) =>
+          v === 'off' || v === false || v === 0 || v === '0'
+            ? { perMinute: 0 }
+            : typeof v === 'number' || (typeof v === 'string' && /^\s*\d+(\.\d+)?\s*$/.test(v))
+              ? { perMinute: Number(v) }
+              : v,
         z
-          .object({ perMinute: z.number().nonnegative().default(60), burst: z.number().int().nonnegative().optional() }, { error: 'expected off, a number of requests per minute, or { perMinute, burst }' })
+          .object(
+            { perMinute: z.number().nonnegative().default(60), burst: z.number().int().nonnegative().optional() },
+            { error: 'expected off, a number of requests per minute, or { perMinute, burst }' },
+          )
           .strict()
           .transform((l) => ({ perMinute: l.perMinute, burst: l.perMinute === 0 ? 0 : (l.burst ?? Math.max(1, Math.ceil(l.perMinute))) })),
       )

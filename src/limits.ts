@@ -1,6 +1,6 @@
 import type { RateLimiter, SlotScope } from '../adapters/ratelimit/port.js';
-import type { Config } from './config.js';
 import { formatIdentity, type Identity } from '../kernel/identity.js';
+import type { Config } from './config.js';
 
 export type LimitVerdict = { allowed: true } | { allowed: false; retryAfterMs: number; scope: 'sender' | 'conversation' | 'key'; message: string };
 
@@ -23,7 +23,12 @@ export class RateLimits {
       const r = await this.limiter.take(key, l.burst, l.perMinute / 60);
       if (!r.allowed) {
         const secs = Math.max(1, Math.ceil(r.retryAfterMs / 1000));
-        return { allowed: false, retryAfterMs: r.retryAfterMs, scope, message: `You are sending messages faster than I can answer them; please wait ${secs} s and try again.` };
+        return {
+          allowed: false,
+          retryAfterMs: r.retryAfterMs,
+          scope,
+          message: `You are sending messages faster than I can answer them; please wait ${secs} s and try again.`,
+        };
       }
     }
     return { allowed: true };
@@ -36,7 +41,12 @@ export class RateLimits {
     const r = await this.limiter.take(`k:${keyId}`, burst, perMinute / 60);
     if (r.allowed) return { allowed: true };
     const secs = Math.max(1, Math.ceil(r.retryAfterMs / 1000));
-    return { allowed: false, retryAfterMs: r.retryAfterMs, scope: 'key', message: `Rate limit reached for this API key: ${perMinute} requests per minute (bursts of ${burst}). Please try again in ${secs} s.` };
+    return {
+      allowed: false,
+      retryAfterMs: r.retryAfterMs,
+      scope: 'key',
+      message: `Rate limit reached for this API key: ${perMinute} requests per minute (bursts of ${burst}). Please try again in ${secs} s.`,
+    };
   }
 }
 

@@ -1,4 +1,4 @@
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 
 /**
  * Prometheus metrics of one process (each ingress and worker exposes its own;
@@ -6,7 +6,12 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
  */
 export class Metrics {
   readonly registry = new Registry();
-  readonly turns = new Counter({ name: 'switchboard_turns_total', help: 'Finished turns by channel and finish reason', labelNames: ['channel', 'finish_reason'] as const, registers: [this.registry] });
+  readonly turns = new Counter({
+    name: 'switchboard_turns_total',
+    help: 'Finished turns by channel and finish reason',
+    labelNames: ['channel', 'finish_reason'] as const,
+    registers: [this.registry],
+  });
   readonly turnSeconds = new Histogram({
     name: 'switchboard_turn_duration_seconds',
     help: 'Turn latency, from start to done',
@@ -21,12 +26,32 @@ export class Metrics {
     buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10],
     registers: [this.registry],
   });
-  readonly providerAttempts = new Counter({ name: 'switchboard_provider_attempts_total', help: 'Model call attempts by slot and outcome (ok or error class)', labelNames: ['slot', 'outcome'] as const, registers: [this.registry] });
-  readonly fallbacks = new Counter({ name: 'switchboard_provider_fallbacks_total', help: 'Turns answered by a slot other than the first', labelNames: ['slot'] as const, registers: [this.registry] });
-  readonly approvalsRequested = new Counter({ name: 'switchboard_approvals_requested_total', help: 'Approval requests by tier', labelNames: ['tier'] as const, registers: [this.registry] });
+  readonly providerAttempts = new Counter({
+    name: 'switchboard_provider_attempts_total',
+    help: 'Model call attempts by slot and outcome (ok or error class)',
+    labelNames: ['slot', 'outcome'] as const,
+    registers: [this.registry],
+  });
+  readonly fallbacks = new Counter({
+    name: 'switchboard_provider_fallbacks_total',
+    help: 'Turns answered by a slot other than the first',
+    labelNames: ['slot'] as const,
+    registers: [this.registry],
+  });
+  readonly approvalsRequested = new Counter({
+    name: 'switchboard_approvals_requested_total',
+    help: 'Approval requests by tier',
+    labelNames: ['tier'] as const,
+    registers: [this.registry],
+  });
   readonly approvalsPending = new Gauge({ name: 'switchboard_approvals_pending', help: 'Approval requests waiting for an answer', registers: [this.registry] });
   readonly queueDepth = new Gauge({ name: 'switchboard_queue_jobs', help: 'Drain jobs by state', labelNames: ['state'] as const, registers: [this.registry] });
-  readonly requests = new Counter({ name: 'switchboard_http_requests_total', help: 'HTTP API requests by route and status', labelNames: ['route', 'status'] as const, registers: [this.registry] });
+  readonly requests = new Counter({
+    name: 'switchboard_http_requests_total',
+    help: 'HTTP API requests by route and status',
+    labelNames: ['route', 'status'] as const,
+    registers: [this.registry],
+  });
 
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: 'switchboard_' });

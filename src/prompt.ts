@@ -1,9 +1,9 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promptsDir } from '../kernel/paths.js';
+import { stripSpecialTokens } from '../moat/untrusted.js';
 import type { AgentConfig } from './agents-config.js';
 import type { SystemPart } from './provider-request.js';
-import { stripSpecialTokens } from '../moat/untrusted.js';
 
 /** The line that opens the memory block: what the notes are, and how much to trust them. */
 export const MEMORY_HEADER =
@@ -19,7 +19,9 @@ const MEMORY_TAG = /<([ \t]*\/?[ \t]*)(memory-notes)/gi;
  * block, start a new section or pass for the operator's instructions.
  */
 export function memoryBlock(notes: string[]): string {
-  const lines = notes.map((n, i) => `${i + 1}. ${JSON.stringify(stripSpecialTokens(String(n)).replace(MEMORY_TAG, (_m, slash: string, word: string) => `&lt;${slash}${word}`))}`);
+  const lines = notes.map(
+    (n, i) => `${i + 1}. ${JSON.stringify(stripSpecialTokens(String(n)).replace(MEMORY_TAG, (_m, slash: string, word: string) => `&lt;${slash}${word}`))}`,
+  );
   return [
     '<memory-notes trust="low">',
     MEMORY_HEADER,

@@ -20,8 +20,15 @@
  * redacted in both modes. A one-off request's own assistant messages are the
  * user's words: mark them with markAuthor(m, 'user') and they block.
  */
-import { createAssistantMessageEventStream, type AssistantMessage, type AssistantMessageEventStream, type Context, type Message, type SimpleStreamOptions } from '@mariozechner/pi-ai';
-import { Redactor, type MessageSecretPolicy } from '../moat/secrets.js';
+import {
+  type AssistantMessage,
+  type AssistantMessageEventStream,
+  type Context,
+  createAssistantMessageEventStream,
+  type Message,
+  type SimpleStreamOptions,
+} from '@mariozechner/pi-ai';
+import { type MessageSecretPolicy, Redactor } from '../moat/secrets.js';
 import type { ChainHooks, ProviderChain } from '../providers/chain.js';
 
 export type SecretsPolicy = MessageSecretPolicy;

@@ -1,8 +1,8 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { z } from 'zod';
-import { defineTool, ToolError, type AnyTool } from '../tools/contract.js';
 import { promptsDir } from '../kernel/paths.js';
+import { type AnyTool, defineTool, ToolError } from '../tools/contract.js';
 
 export interface Skill {
   name: string;
@@ -21,12 +21,19 @@ export function loadSkills(operatorDir?: string): Skill[] {
   const byName = new Map<string, Skill>();
   const read = (dir: string, source: Skill['source']) => {
     if (!existsSync(dir)) return;
-    for (const f of readdirSync(dir).filter((x) => x.endsWith('.md')).sort()) {
+    for (const f of readdirSync(dir)
+      .filter((x) => x.endsWith('.md'))
+      .sort()) {
       const text = readFileSync(join(dir, f), 'utf8');
       const fm = /^---\n([\s\S]*?)\n---\n?/.exec(text);
       const summary = fm ? /^summary:\s*(.+)$/m.exec(fm[1]!)?.[1]?.trim() : undefined;
       const body = fm ? text.slice(fm[0].length) : text;
-      const firstLine = body.split('\n').find((l) => l.trim())?.replace(/^#+\s*/, '').trim() ?? '';
+      const firstLine =
+        body
+          .split('\n')
+          .find((l) => l.trim())
+          ?.replace(/^#+\s*/, '')
+          .trim() ?? '';
       byName.set(basename(f, '.md'), { name: basename(f, '.md'), summary: summary ?? firstLine, body: body.trim(), source });
     }
   };

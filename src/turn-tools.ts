@@ -1,11 +1,18 @@
-import type { AgentTool, AgentToolResult, AfterToolCallContext, AfterToolCallResult, BeforeToolCallContext, BeforeToolCallResult } from '@mariozechner/pi-agent-core';
+import type {
+  AfterToolCallContext,
+  AfterToolCallResult,
+  AgentTool,
+  AgentToolResult,
+  BeforeToolCallContext,
+  BeforeToolCallResult,
+} from '@mariozechner/pi-agent-core';
 import type { Logger } from 'pino';
-import { argsHash, type ApprovalRow } from '../adapters/store/approvals.js';
-import { canonicalJson, decide, normalizePattern, type ApprovalPolicy } from '../moat/approval-engine.js';
+import { type ApprovalRow, argsHash } from '../adapters/store/approvals.js';
+import { type ApprovalPolicy, canonicalJson, decide, normalizePattern } from '../moat/approval-engine.js';
 import type { TraceEntry } from '../moat/honesty.js';
 import type { Redactor } from '../moat/secrets.js';
 import { wrapUntrusted } from '../moat/untrusted.js';
-import { runTool, toAgentTool, type AnyTool, type ToolContext } from '../tools/contract.js';
+import { type AnyTool, runTool, type ToolContext, toAgentTool } from '../tools/contract.js';
 import { capResult } from '../tools/result-cap.js';
 import type { TurnApprovals, TurnStore } from './turn/ports.js';
 
@@ -79,7 +86,14 @@ export class TurnTools {
     const command = tool.commandOf?.(args as never);
     this.rules ??= this.d.policy.rules();
     const verdict = decide(
-      { tool: tool.name, ...(tool.effect ? { effect: tool.effect } : {}), args, ...(command !== undefined ? { command } : {}), ...(tool.selfGuarded ? { selfGuarded: true } : {}), ...(tool.effectFromThirdParty ? { effectFromThirdParty: true } : {}) },
+      {
+        tool: tool.name,
+        ...(tool.effect ? { effect: tool.effect } : {}),
+        args,
+        ...(command !== undefined ? { command } : {}),
+        ...(tool.selfGuarded ? { selfGuarded: true } : {}),
+        ...(tool.effectFromThirdParty ? { effectFromThirdParty: true } : {}),
+      },
       { autonomy: this.d.policy.autonomy, rules: await this.rules, where: { conversationId: this.d.ctx.conversationId, sender: this.d.requester } },
     );
     if (verdict.decision === 'allow') return undefined;

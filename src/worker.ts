@@ -6,17 +6,15 @@ import type { LockService } from '../adapters/lock/port.js';
 import type { JobQueue } from '../adapters/queue/port.js';
 import { openTurnSlots } from '../adapters/ratelimit/open.js';
 import type { TurnSlots } from '../adapters/ratelimit/port.js';
-import { senderIdentity, type InboxRow, type StartTurn, type Store } from '../adapters/store/store.js';
+import { type InboxRow, type StartTurn, type Store, senderIdentity } from '../adapters/store/store.js';
+import { parseIdentity } from '../kernel/identity.js';
+import type { DrainJob, EventJob, SlotScope, TimerJob } from '../kernel/jobs.js';
+import { linkedSignal } from '../kernel/linked-signal.js';
 import type { ApprovalService } from './approvals/service.js';
-import { conversationTopic, EventPublisher } from './event-publisher.js';
-import type { DrainJob, SlotScope, TimerJob } from '../kernel/jobs.js';
 import type { DeliverContext, TurnDeliverer } from './channel/deliver.js';
 import { CONTROL_TOPIC, type ControlEvent } from './commands.js';
-import type { EventJob } from '../kernel/jobs.js';
-import type { EventHub } from './webhooks/events.js';
-import { linkedSignal } from '../kernel/linked-signal.js';
+import { conversationTopic, EventPublisher } from './event-publisher.js';
 import { turnScopes } from './limits.js';
-import { parseIdentity } from '../kernel/identity.js';
 import type { Metrics } from './metrics.js';
 import { runTurn, type TurnDeps } from './turn/index.js';
 import { busSink } from './turn/sinks/bus-sink.js';
@@ -24,6 +22,7 @@ import { deliverySink } from './turn/sinks/delivery-sink.js';
 import { fanOut } from './turn/sinks/fan-out.js';
 import { metricsSink } from './turn/sinks/metrics-sink.js';
 import { eventWebhookSink } from './turn/sinks/webhook-sink.js';
+import type { EventHub } from './webhooks/events.js';
 
 export type { DrainJob } from '../kernel/jobs.js';
 
@@ -92,7 +91,9 @@ export class Worker {
 
   start(): void {
     const { queue, config } = this.deps;
-    queue.process(async (job) => this.drain(job.data.conversationId, job.signal, { deferred: job.data.deferred === true, scopes: job.data.scopes }), { concurrency: config.queue.concurrency });
+    queue.process(async (job) => this.drain(job.data.conversationId, job.signal, { deferred: job.data.deferred === true, scopes: job.data.scopes }), {
+      concurrency: config.queue.concurrency,
+    });
     // Approval deadlines: fail-closed expiry resumes the parked turn.
     this.deps.timers.process(async () => void (await this.deps.approvals.expire()), { concurrency: 1 });
     const hub = this.deps.events;
@@ -144,11 +145,20 @@ export class Worker {
         historyLimits: this.historyLimits,
         memoryLimit: 20,
       });
-    const renew = setInterval(() => {
-      // A missed renewal is retried at the next tick; the lease outlives two of them.
-      if (held) store.renewLease(conversationId, lease, ttl).catch((err: unknown) => this.deps.log.debug({ err, conversation: conversationId }, 'renewing the conversation lease failed'));
-      if (slots.length) this.slots?.renew(slots, lease, ttl).catch((err: unknown) => this.deps.log.debug({ err, conversation: conversationId }, 'renewing the turn slots failed'));
-    }, Math.max(250, Math.floor(ttl / 3)));
+    const renew = setInterval(
+      () => {
+        // A missed renewal is retried at the next tick; the lease outlives two of them.
+        if (held)
+          store
+            .renewLease(conversationId, lease, ttl)
+            .catch((err: unknown) => this.deps.log.debug({ err, conversation: conversationId }, 'renewing the conversation lease failed'));
+        if (slots.length)
+          this.slots
+            ?.renew(slots, lease, ttl)
+            .catch((err: unknown) => this.deps.log.debug({ err, conversation: conversationId }, 'renewing the turn slots failed'));
+      },
+      Math.max(250, Math.floor(ttl / 3)),
+    );
     const work = (async () => {
       try {
         // The retry of a refused drain asks the counter first: while its key is still at the cap it waits on, without a statement.
@@ -222,7 +232,9 @@ export class Worker {
           const control = { close: () => this.stoppers.get(conv.key) === stop && this.stoppers.delete(conv.key) };
           const turnSignal = linkedSignal(signal, stop.signal);
           try {
-            const delivery = this.deps.deliverers.get(conv.channel)?.open({ turnId: turn.id, attempt: turn.attempt, conversation: conv, batch }, this.deps.deliverContext);
+            const delivery = this.deps.deliverers
+              .get(conv.channel)
+              ?.open({ turnId: turn.id, attempt: turn.attempt, conversation: conv, batch }, this.deps.deliverContext);
             // The turn's one sink: metrics, the bus, the channel's delivery, the event webhooks.
             const sink = fanOut(
               [
@@ -233,7 +245,12 @@ export class Worker {
               ],
               turnLog,
             );
-            next = await runTurn({ job: { conversation: conv, turn, batch, context: { ...context, lease } }, deps: this.deps, sink, signal: turnSignal.signal });
+            next = await runTurn({
+              job: { conversation: conv, turn, batch, context: { ...context, lease } },
+              deps: this.deps,
+              sink,
+              signal: turnSignal.signal,
+            });
           } finally {
             control.close();
             turnSignal.dispose();
@@ -253,7 +270,10 @@ export class Worker {
         await this.deps.queue.add({ conversationId }, { dedupKey: conversationId });
       } finally {
         clearInterval(renew);
-        if (held) await store.releaseLease(conversationId, lease).catch((err: unknown) => this.deps.log.debug({ err, conversation: conversationId }, 'releasing the conversation lease failed; it expires'));
+        if (held)
+          await store
+            .releaseLease(conversationId, lease)
+            .catch((err: unknown) => this.deps.log.debug({ err, conversation: conversationId }, 'releasing the conversation lease failed; it expires'));
         if (slots.length) await this.releaseSlots(slots, lease, conversationId);
       }
     })();
@@ -306,5 +326,7 @@ function sameScopes(a: SlotScope[], b: SlotScope[]): boolean {
 
 function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
-  return Promise.race([p, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer in ${ms} ms`)), ms)))]).finally(() => clearTimeout(timer));
+  return Promise.race([p, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer in ${ms} ms`)), ms)))]).finally(() =>
+    clearTimeout(timer),
+  );
 }

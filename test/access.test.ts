@@ -2,10 +2,10 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AccessControl } from '../src/access.js';
 import type { Gateway } from '../app/gateway.js';
-import { Ingress } from '../src/ingress.js';
 import { packageRoot } from '../kernel/paths.js';
+import { AccessControl } from '../src/access.js';
+import { Ingress } from '../src/ingress.js';
 import { FakeLlm, reply } from './fakes/fake-llm.js';
 import { startGateway, testConfig } from './support/gateway.js';
 
@@ -20,11 +20,15 @@ describe('access control', () => {
     await fake.start();
     fake.respond(() => reply('hi'));
     gw = await startGateway(
-      testConfig(fake, {}, {
-        http: { operatorKeys: [OPERATOR_KEY] },
-        access: { pair: { policy: 'pairing' }, listed: { policy: 'allowlist', allow: ['friend'] }, anyone: { policy: 'open' }, off: { policy: 'disabled' } },
-        pairing: { maxPendingPerChannel: 2 },
-      }),
+      testConfig(
+        fake,
+        {},
+        {
+          http: { operatorKeys: [OPERATOR_KEY] },
+          access: { pair: { policy: 'pairing' }, listed: { policy: 'allowlist', allow: ['friend'] }, anyone: { policy: 'open' }, off: { policy: 'disabled' } },
+          pairing: { maxPendingPerChannel: 2 },
+        },
+      ),
     );
     ingress = new Ingress(gw.infra.store, gw.infra.queue, gw.log, { access: new AccessControl(gw.infra.access, gw.config) });
   });
@@ -34,10 +38,21 @@ describe('access control', () => {
   });
 
   let n = 0;
-  const say = (channel: string, sender: string) => ingress.receive({ channel, externalId: `a${++n}`, conversationKey: `${channel}/-/${sender}/-`, sender: { id: sender }, text: 'hello', attachments: [], receivedAt: new Date() });
+  const say = (channel: string, sender: string) =>
+    ingress.receive({
+      channel,
+      externalId: `a${++n}`,
+      conversationKey: `${channel}/-/${sender}/-`,
+      sender: { id: sender },
+      text: 'hello',
+      attachments: [],
+      receivedAt: new Date(),
+    });
   const cli = (...args: string[]) =>
     new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
-      const p = spawn(process.execPath, [join(packageRoot, 'bin', 'switchboard.js'), 'access', ...args], { env: { PATH: process.env.PATH ?? '', SWITCHBOARD_URL: gw.url!, SWITCHBOARD_OPERATOR_KEY: OPERATOR_KEY } });
+      const p = spawn(process.execPath, [join(packageRoot, 'bin', 'switchboard.js'), 'access', ...args], {
+        env: { PATH: process.env.PATH ?? '', SWITCHBOARD_URL: gw.url!, SWITCHBOARD_OPERATOR_KEY: OPERATOR_KEY },
+      });
       let stdout = '';
       let stderr = '';
       p.stdout.on('data', (d) => (stdout += d));

@@ -4,12 +4,12 @@
  * become an exact rule, and a rule from one conversation not reaching another.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseApprovalCustomId } from '../channels/discord/approvals.js';
 import { Gateway } from '../app/gateway.js';
+import { parseApprovalCustomId } from '../channels/discord/approvals.js';
 import { createLogger } from '../src/log.js';
-import { FakeLlm, lastUserText, reply, toolCall, type FakeRequest } from './fakes/fake-llm.js';
-import { FakeTwilio } from './fakes/sms-twilio.js';
 import { ALICE, APPROVE, OPERATOR as DISCORD_OPERATOR, startWorld, type World } from './fakes/discord-world.js';
+import { FakeLlm, type FakeRequest, lastUserText, reply, toolCall } from './fakes/fake-llm.js';
+import { FakeTwilio } from './fakes/sms-twilio.js';
 import { eventually, testConfig } from './support/gateway.js';
 
 const TAR = 'tar -czf backup.tgz *';
@@ -37,11 +37,25 @@ describe('over SMS', () => {
     });
     tw = new FakeTwilio(PUBLIC);
     await tw.start();
-    const cfg = testConfig(fake, {}, {
-      channels: { sms: { accountSid: tw.accountSid, authTokenEnv: 'SB_RULES_TWILIO_TOKEN', publicUrl: PUBLIC, apiBaseUrl: tw.url, sendAttempts: 3, retryBaseMs: 20, retryMaxMs: 100 } },
-      access: { sms: { policy: 'allowlist', allow: [ANN, BEN] } },
-      approvals: { operators: { sms: [OPERATOR] }, timeoutMs: 60_000 },
-    });
+    const cfg = testConfig(
+      fake,
+      {},
+      {
+        channels: {
+          sms: {
+            accountSid: tw.accountSid,
+            authTokenEnv: 'SB_RULES_TWILIO_TOKEN',
+            publicUrl: PUBLIC,
+            apiBaseUrl: tw.url,
+            sendAttempts: 3,
+            retryBaseMs: 20,
+            retryMaxMs: 100,
+          },
+        },
+        access: { sms: { policy: 'allowlist', allow: [ANN, BEN] } },
+        approvals: { operators: { sms: [OPERATOR] }, timeoutMs: 60_000 },
+      },
+    );
     gw = await Gateway.start(cfg, { ingress: true, worker: true }, createLogger(cfg.log.level), { ...process.env, SB_RULES_TWILIO_TOKEN: tw.authToken });
     tw.gatewayUrl = gw.url!;
   });
@@ -81,7 +95,9 @@ describe('over SMS', () => {
     const code = /YES ([A-Z0-9]{5})/.exec(ask)![1]!;
     expect(ask).toContain(`ALWAYS ${code} allows exactly this call from now on in this conversation`);
     const ok = await text(OPERATOR, `always ${code}`);
-    expect(ok.body).toMatch(new RegExp(`${code} approved, and always allowed from now on in this conversation \\(rule #\\d+: exactly shell_exec tar -czf backup\\.tgz \\*\\)`));
+    expect(ok.body).toMatch(
+      new RegExp(`${code} approved, and always allowed from now on in this conversation \\(rule #\\d+: exactly shell_exec tar -czf backup\\.tgz \\*\\)`),
+    );
     await eventually(async () => received(ANN).at(-1)?.startsWith('tool said'));
     // Ann again: runs unasked.
     const again = await exchange(ANN, `run: ${TAR}`, /tool said|YES/);
@@ -109,7 +125,11 @@ describe('on Discord', () => {
     const ids = (msg.components as Array<{ components: Array<{ custom_id: string }> }>).flatMap((r) => r.components.map((c) => c.custom_id));
     const code = parseApprovalCustomId(ids[0]!)!.code;
     await eventually(async () => (await w.gw.infra.approvals.byCode(code))?.status === 'pending');
-    const text = w.fake.botMessages(APPROVE).filter((m) => BigInt(m.id) >= BigInt(first.id)).map((m) => m.content).join('\n');
+    const text = w.fake
+      .botMessages(APPROVE)
+      .filter((m) => BigInt(m.id) >= BigInt(first.id))
+      .map((m) => m.content)
+      .join('\n');
     const refuse = async () => {
       const click = w.fake.clickButton({ messageId: msg.id, customId: ids.find((id) => id.includes(':deny:'))!, user: DISCORD_OPERATOR });
       await eventually(async () => w.fake.repliesTo(click)[0]);

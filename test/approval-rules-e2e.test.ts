@@ -7,15 +7,15 @@
  * CLI's output, the page.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type Browser } from 'playwright-core';
+import { type Browser, chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Gateway } from '../app/gateway.js';
 import { packageRoot } from '../kernel/paths.js';
 import { workspaceFor } from '../tools/workspace.js';
-import { FakeLlm, reply, toolCall, type FakeRequest } from './fakes/fake-llm.js';
-import { API_KEY, OTHER_KEY, eventually, openaiClient, startGateway, testConfig } from './support/gateway.js';
+import { FakeLlm, type FakeRequest, reply, toolCall } from './fakes/fake-llm.js';
+import { API_KEY, eventually, OTHER_KEY, openaiClient, startGateway, testConfig } from './support/gateway.js';
 
 const OPERATOR_KEY = 'op-key-rules-0001';
 const TAR = 'tar -czf backup.tgz *';
@@ -35,7 +35,11 @@ function agentLike(req: FakeRequest) {
 }
 
 async function http(gw: string, method: string, path: string, key: string, body?: unknown) {
-  const r = await fetch(`${gw}${path}`, { method, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
+  const r = await fetch(`${gw}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+  });
   return { status: r.status, body: (await r.json()) as any };
 }
 
@@ -56,7 +60,10 @@ describe('"always allow" rules that cannot generalize', () => {
 
   /** A message in a conversation (a fresh one unless named): the reply text and the switchboard object. */
   const say = async (conversation: string, content: string, key = API_KEY) => {
-    const r = await openaiClient(gw.url!, key, { 'X-Switchboard-Conversation': conversation }).chat.completions.create({ model: 'default', messages: [{ role: 'user', content }] });
+    const r = await openaiClient(gw.url!, key, { 'X-Switchboard-Conversation': conversation }).chat.completions.create({
+      model: 'default',
+      messages: [{ role: 'user', content }],
+    });
     return { text: r.choices[0]!.message.content!, sb: (r as any).switchboard };
   };
   const fresh = (prefix: string) => `${prefix}-${++n}`;
@@ -83,7 +90,9 @@ describe('"always allow" rules that cannot generalize', () => {
   };
   const cli = (...args: string[]) =>
     new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
-      const p = spawn(process.execPath, [join(packageRoot, 'bin', 'switchboard.js'), 'approvals', ...args], { env: { PATH: process.env.PATH ?? '', SWITCHBOARD_URL: gw.url!, SWITCHBOARD_OPERATOR_KEY: OPERATOR_KEY } });
+      const p = spawn(process.execPath, [join(packageRoot, 'bin', 'switchboard.js'), 'approvals', ...args], {
+        env: { PATH: process.env.PATH ?? '', SWITCHBOARD_URL: gw.url!, SWITCHBOARD_OPERATOR_KEY: OPERATOR_KEY },
+      });
       let stdout = '';
       let stderr = '';
       p.stdout.on('data', (d) => (stdout += d));
@@ -104,7 +113,9 @@ describe('"always allow" rules that cannot generalize', () => {
 
     // The operator types the answer in a chat.
     const answered = await say('ops', `ALWAYS ${code}`, OPERATOR_KEY);
-    const m = new RegExp(`^${code} approved, and always allowed from now on in this conversation \\(rule #(\\d+): exactly shell_exec tar -czf backup\\.tgz \\*\\)`).exec(answered.text);
+    const m = new RegExp(
+      `^${code} approved, and always allowed from now on in this conversation \\(rule #(\\d+): exactly shell_exec tar -czf backup\\.tgz \\*\\)`,
+    ).exec(answered.text);
     expect(m, answered.text).not.toBeNull();
     tarRule = Number(m![1]);
     await finalReply('tar-a');
@@ -128,7 +139,8 @@ describe('"always allow" rules that cannot generalize', () => {
       `${TAR} && truncate -s 0 notes.txt`,
     ]) {
       const r = await askedAndRefused('tar-a', `run: ${wider}`);
-      if (wider.includes('--checkpoint') || wider.includes('-czvf')) expect(r.text).toMatch(/ALWAYS/); // exact rules possible for these, but they are new calls
+      if (wider.includes('--checkpoint') || wider.includes('-czvf'))
+        expect(r.text).toMatch(/ALWAYS/); // exact rules possible for these, but they are new calls
       else expect(r.text).not.toMatch(/ALWAYS/);
     }
     expect(readFileSync(join(dir, 'notes.txt'), 'utf8')).toBe('keep me\n');
@@ -152,7 +164,7 @@ describe('"always allow" rules that cannot generalize', () => {
     await http(gw.url!, 'POST', `/v1/approvals/${code}`, OPERATOR_KEY, { decision: 'deny' });
   });
 
-  it('a sender rule reaches the sender\'s other conversations, a global one everyone; only when said so', async () => {
+  it("a sender rule reaches the sender's other conversations, a global one everyone; only when said so", async () => {
     const c = fresh('scope');
     const first = await say(c, 'run: touch scoped.txt');
     const r = await http(gw.url!, 'POST', `/v1/approvals/${first.sb.approval.code}`, OPERATOR_KEY, { decision: 'always', scope: 'sender' });
@@ -217,8 +229,19 @@ describe('"always allow" rules that cannot generalize', () => {
     const json = await cli('rules', '--json');
     expect(json.status).toBe(0);
     const rules = JSON.parse(json.stdout) as Array<Record<string, any>>;
-    expect(rules.find((r) => r.id === tarRule)).toMatchObject({ tool: 'shell_exec', pattern: TAR, scope: 'conversation', conversationKey: expect.stringContaining('/tar-a/'), variable: [] });
-    expect(rules.filter((r) => r.pattern === 'touch scoped.txt').map((r) => r.scope).sort()).toEqual(['global', 'sender']);
+    expect(rules.find((r) => r.id === tarRule)).toMatchObject({
+      tool: 'shell_exec',
+      pattern: TAR,
+      scope: 'conversation',
+      conversationKey: expect.stringContaining('/tar-a/'),
+      variable: [],
+    });
+    expect(
+      rules
+        .filter((r) => r.pattern === 'touch scoped.txt')
+        .map((r) => r.scope)
+        .sort(),
+    ).toEqual(['global', 'sender']);
     const plain = await cli('rules');
     expect(plain.stdout).toMatch(new RegExp(`^#${tarRule}  shell_exec  tar -czf backup\\.tgz \\*  conversation http/[^ ]+/tar-a/`, 'm'));
     expect(plain.stdout).toMatch(/  shell_exec  touch scoped\.txt  global  by http:/);
@@ -260,7 +283,18 @@ describe('"always allow" rules that cannot generalize', () => {
   describe.skipIf(!CHROMIUM)('in the console', () => {
     let browser: Browser;
     beforeAll(async () => {
-      browser = await chromium.launch({ executablePath: CHROMIUM!, args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'] });
+      browser = await chromium.launch({
+        executablePath: CHROMIUM!,
+        args: [
+          '--headless',
+          '--no-sandbox',
+          '--disable-gpu',
+          '--no-first-run',
+          '--disable-background-networking',
+          '--disable-component-update',
+          '--disable-sync',
+        ],
+      });
     });
     afterAll(async () => {
       await browser?.close();

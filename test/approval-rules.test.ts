@@ -8,18 +8,27 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { approvalRows } from '../channels/discord/approvals.js';
-import { approvalBlocks } from '../channels/slack/approvals.js';
-import type { Db } from '../adapters/db/port.js';
 import { openPostgres } from '../adapters/db/pg.js';
 import { openPglite } from '../adapters/db/pglite.js';
+import type { Db } from '../adapters/db/port.js';
 import { ApprovalStore, argsHash } from '../adapters/store/approvals.js';
 import { migrate } from '../adapters/store/migrate.js';
+import { approvalRows } from '../channels/discord/approvals.js';
+import { approvalBlocks } from '../channels/slack/approvals.js';
+import { migrationsDir } from '../kernel/paths.js';
 import { normalizeCommand } from '../moat/approval-command.js';
 import { visibleText } from '../moat/approval-display.js';
-import { canonicalJson, checkVariable, decide, normalizePattern, senderKey, type AllowRule, type ApprovalPolicy, type ToolCallRequest } from '../moat/approval-engine.js';
+import {
+  type AllowRule,
+  type ApprovalPolicy,
+  canonicalJson,
+  checkVariable,
+  decide,
+  normalizePattern,
+  senderKey,
+  type ToolCallRequest,
+} from '../moat/approval-engine.js';
 import { approvalInfo, approvalRequestText } from '../src/approvals/render.js';
-import { migrationsDir } from '../kernel/paths.js';
 import { createTestDatabase, type TestDatabase } from './support/postgres.js';
 
 const TAR = 'tar -czf backup.tgz *';
@@ -55,7 +64,10 @@ describe('what an "always allow" rule for `tar -czf backup.tgz *` allows', () =>
   });
 
   it.each([
-    ['the incident: an added checkpoint action and a chained truncate', `${TAR} --checkpoint=1 --checkpoint-action=exec=sh\\ evil.sh ; truncate -s 0 notes.txt`],
+    [
+      'the incident: an added checkpoint action and a chained truncate',
+      `${TAR} --checkpoint=1 --checkpoint-action=exec=sh\\ evil.sh ; truncate -s 0 notes.txt`,
+    ],
     ['an added option', `${TAR} --checkpoint=1 --checkpoint-action=exec=sh\\ evil.sh`],
     ['an added option before the operands', 'tar -czf backup.tgz --remove-files *'],
     ['another flag cluster', 'tar -czvf backup.tgz *'],
@@ -126,7 +138,15 @@ describe('variable word positions, when a rule says so', () => {
     const rule = ruleFor(touch, 'conversation', A.conversationId, [1]);
     expect(decide(shell('touch todo.txt'), policy([rule], A)).decision).toBe('allow');
     expect(decide(shell("touch 'my notes.txt'"), policy([rule], A)).decision).toBe('allow');
-    for (const wider of ['touch -r /etc/passwd', 'touch --no-create', 'touch *', 'touch ~', 'touch notes.txt todo.txt', 'touch -a notes.txt', 'touch {a,b}.txt']) {
+    for (const wider of [
+      'touch -r /etc/passwd',
+      'touch --no-create',
+      'touch *',
+      'touch ~',
+      'touch notes.txt todo.txt',
+      'touch -a notes.txt',
+      'touch {a,b}.txt',
+    ]) {
       expect(decide(shell(wider), policy([rule], A)).decision, wider).toBe('ask');
     }
     // Unmarked positions stay exact.
@@ -224,7 +244,8 @@ describe('the request an operator reads', () => {
   it('Slack and Discord offer "Always allow" only when permitted', () => {
     const now = new Date(Date.now() + 60_000);
     const info = (command: string) => approvalInfo({ ...row(command), expires_at: now } as never);
-    const slackActions = (command: string) => (approvalBlocks(info(command)).blocks.find((b) => b.type === 'actions') as { elements: Array<{ action_id: string }> }).elements.map((e) => e.action_id);
+    const slackActions = (command: string) =>
+      (approvalBlocks(info(command)).blocks.find((b) => b.type === 'actions') as { elements: Array<{ action_id: string }> }).elements.map((e) => e.action_id);
     expect(slackActions(TAR)).toEqual(['sb_approve', 'sb_deny', 'sb_always']);
     expect(slackActions(`${TAR} | tee log.txt`)).toEqual(['sb_approve', 'sb_deny']);
     expect(slackActions(`${TAR}${' '.repeat(300)}; truncate -s 0 notes.txt`)).toEqual(['sb_approve', 'sb_deny']);
@@ -234,7 +255,10 @@ describe('the request an operator reads', () => {
     const sneaky = JSON.stringify(approvalBlocks(info('touch "report\u202Etxt.sh"\u200B notes.txt')).blocks);
     expect(sneaky).toContain('report\\\\u{202E}txt.sh');
     expect(sneaky).not.toMatch(/[\u200B\u202E]/);
-    const discord = (command: string) => approvalRows([{ code: 'K7Q4P', tool: 'shell_exec', alwaysPermitted: info(command).alwaysPermitted === true }])[0]!.components.map((c) => (c as { label: string }).label);
+    const discord = (command: string) =>
+      approvalRows([{ code: 'K7Q4P', tool: 'shell_exec', alwaysPermitted: info(command).alwaysPermitted === true }])[0]!.components.map(
+        (c) => (c as { label: string }).label,
+      );
     expect(discord(TAR)).toEqual(['Approve K7Q4P', 'Refuse', 'Always allow']);
     expect(discord('tar -czf backup.tgz $(cat list.txt)')).toEqual(['Approve K7Q4P', 'Refuse']);
   });
@@ -267,8 +291,14 @@ const backends: Backend[] = [
 /** Applies the migrations before 009 only, as a gateway of the old version left the database. */
 async function migrateBefore009(db: Db): Promise<void> {
   await db.query('create table if not exists schema_migrations (version text primary key, applied_at timestamptz not null default now())');
-  for (const f of readdirSync(migrationsDir).filter((x) => x.endsWith('.sql') && x < '009').sort()) {
-    for (const stmt of readFileSync(join(migrationsDir, f), 'utf8').split(/;\s*$/m).map((s) => s.replace(/^\s*--.*$/gm, '').trim()).filter(Boolean)) await db.query(stmt);
+  for (const f of readdirSync(migrationsDir)
+    .filter((x) => x.endsWith('.sql') && x < '009')
+    .sort()) {
+    for (const stmt of readFileSync(join(migrationsDir, f), 'utf8')
+      .split(/;\s*$/m)
+      .map((s) => s.replace(/^\s*--.*$/gm, '').trim())
+      .filter(Boolean))
+      await db.query(stmt);
     await db.query('insert into schema_migrations (version) values ($1)', [f]);
   }
 }
@@ -292,7 +322,10 @@ describe.each(backends)('allow rules in the store: $name', (backend) => {
        values ('ap_old', 'K7Q4P', 'conv-A', 't1', 'c1', 'shell_exec', $1, $2, $3, 'caution', 'http', 'executed', true, now(), now())`,
       [JSON.stringify({ command: TAR }), argsHash(canonicalJson({ command: TAR })), TAR],
     );
-    await db.query(`insert into allow_rules (tool, pattern, created_by) values ('shell_exec', $1, 'http:op'), ('shell_exec', '*', 'http:op'), ('shell_exec', 'echo one >> log.txt', 'http:op')`, [TAR]);
+    await db.query(
+      `insert into allow_rules (tool, pattern, created_by) values ('shell_exec', $1, 'http:op'), ('shell_exec', '*', 'http:op'), ('shell_exec', 'echo one >> log.txt', 'http:op')`,
+      [TAR],
+    );
     const report = await migrate(db);
     expect(report.applied).toContain('009_allow_rule_scope.sql');
 
@@ -315,13 +348,42 @@ describe.each(backends)('allow rules in the store: $name', (backend) => {
 
   it('adds, finds by scope, keeps one row per exact rule, and deletes', async () => {
     const store = new ApprovalStore(db);
-    const conv = await store.addRule({ tool: 'shell_exec', pattern: 'touch notes.txt', scope: 'conversation', scopeKey: 'conv-B', kind: 'command', by: 'http:op' });
-    const again = await store.addRule({ tool: 'shell_exec', pattern: 'touch notes.txt', scope: 'conversation', scopeKey: 'conv-B', kind: 'command', by: 'http:op2' });
+    const conv = await store.addRule({
+      tool: 'shell_exec',
+      pattern: 'touch notes.txt',
+      scope: 'conversation',
+      scopeKey: 'conv-B',
+      kind: 'command',
+      by: 'http:op',
+    });
+    const again = await store.addRule({
+      tool: 'shell_exec',
+      pattern: 'touch notes.txt',
+      scope: 'conversation',
+      scopeKey: 'conv-B',
+      kind: 'command',
+      by: 'http:op2',
+    });
     expect(again.id).toBe(conv.id);
-    const varied = await store.addRule({ tool: 'shell_exec', pattern: 'touch notes.txt', scope: 'conversation', scopeKey: 'conv-B', variable: [1], kind: 'command', by: 'http:op' });
+    const varied = await store.addRule({
+      tool: 'shell_exec',
+      pattern: 'touch notes.txt',
+      scope: 'conversation',
+      scopeKey: 'conv-B',
+      variable: [1],
+      kind: 'command',
+      by: 'http:op',
+    });
     expect(varied.id).not.toBe(conv.id);
     expect(varied.variable).toEqual([1]);
-    const sender = await store.addRule({ tool: 'shell_exec', pattern: 'touch notes.txt', scope: 'sender', scopeKey: senderKey('http', 'bob'), kind: 'command', by: 'http:op' });
+    const sender = await store.addRule({
+      tool: 'shell_exec',
+      pattern: 'touch notes.txt',
+      scope: 'sender',
+      scopeKey: senderKey('http', 'bob'),
+      kind: 'command',
+      by: 'http:op',
+    });
     const global = await store.addRule({ tool: 'file_write', pattern: '{"path":"a"}', scope: 'global', scopeKey: '', kind: 'args', by: 'http:op' });
     expect(typeof global.id).toBe('number');
     expect((await store.rulesFor('conv-B', 'http:alice')).map((r) => r.id)).toEqual([conv.id, varied.id, global.id]);

@@ -10,8 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Gateway } from '../app/gateway.js';
 import { packageRoot } from '../kernel/paths.js';
 import { workspaceFor } from '../tools/workspace.js';
-import { FakeLlm, reply, toolCall, type FakeRequest } from './fakes/fake-llm.js';
-import { API_KEY, GatewayProcess, OTHER_KEY, eventually, openaiClient, startGateway, testConfig } from './support/gateway.js';
+import { FakeLlm, type FakeRequest, reply, toolCall } from './fakes/fake-llm.js';
+import { API_KEY, eventually, GatewayProcess, OTHER_KEY, openaiClient, startGateway, testConfig } from './support/gateway.js';
 import { createTestDatabase, type TestDatabase } from './support/postgres.js';
 import { TestRedis } from './support/redis.js';
 
@@ -35,7 +35,11 @@ const lastToolText = (fake: FakeLlm) => {
 };
 
 async function post(gw: string, path: string, key: string, body?: unknown) {
-  const r = await fetch(`${gw}${path}`, { method: body === undefined ? 'GET' : 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
+  const r = await fetch(`${gw}${path}`, {
+    method: body === undefined ? 'GET' : 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+  });
   return { status: r.status, body: (await r.json()) as any };
 }
 
@@ -46,7 +50,9 @@ describe('approvals (embedded)', () => {
     fake = new FakeLlm();
     await fake.start();
     fake.respond(agentLike);
-    gw = await startGateway(testConfig(fake, {}, { http: { apiKeys: [API_KEY, OTHER_KEY, GUESSER_KEY], operatorKeys: [OPERATOR_KEY] }, approvals: { timeoutMs: 60_000 } }));
+    gw = await startGateway(
+      testConfig(fake, {}, { http: { apiKeys: [API_KEY, OTHER_KEY, GUESSER_KEY], operatorKeys: [OPERATOR_KEY] }, approvals: { timeoutMs: 60_000 } }),
+    );
   });
   afterAll(async () => {
     await gw?.close();
@@ -54,7 +60,10 @@ describe('approvals (embedded)', () => {
   });
 
   const ask = async (conversation: string, command: string, key = API_KEY) => {
-    const r = await openaiClient(gw.url!, key, { 'X-Switchboard-Conversation': conversation }).chat.completions.create({ model: 'default', messages: [{ role: 'user', content: `run: ${command}` }] });
+    const r = await openaiClient(gw.url!, key, { 'X-Switchboard-Conversation': conversation }).chat.completions.create({
+      model: 'default',
+      messages: [{ role: 'user', content: `run: ${command}` }],
+    });
     return { text: r.choices[0]!.message.content!, sb: (r as any).switchboard };
   };
   const workspace = async (conversation: string) => {
@@ -179,7 +188,10 @@ describe('approvals (embedded)', () => {
     const { sb } = await ask('appr-chat', 'echo chat >> chat.txt');
     const code = sb.approval.code as string;
     const say = async (key: string, content: string) => {
-      const r = await openaiClient(gw.url!, key, { 'X-Switchboard-Conversation': 'appr-chat' }).chat.completions.create({ model: 'default', messages: [{ role: 'user', content }] });
+      const r = await openaiClient(gw.url!, key, { 'X-Switchboard-Conversation': 'appr-chat' }).chat.completions.create({
+        model: 'default',
+        messages: [{ role: 'user', content }],
+      });
       return { text: r.choices[0]!.message.content!, sb: (r as any).switchboard };
     };
     const before = fake.requests.length;
@@ -244,7 +256,10 @@ describe('approval deadlines', () => {
   });
 
   it('expire fail-closed: not run, and the conversation is told', async () => {
-    const r = await openaiClient(gw.url!, API_KEY, { 'X-Switchboard-Conversation': 'appr-late' }).chat.completions.create({ model: 'default', messages: [{ role: 'user', content: 'run: echo late >> late.txt' }] });
+    const r = await openaiClient(gw.url!, API_KEY, { 'X-Switchboard-Conversation': 'appr-late' }).chat.completions.create({
+      model: 'default',
+      messages: [{ role: 'user', content: 'run: echo late >> late.txt' }],
+    });
     const code = (r as any).switchboard.approval.code;
     const told = await eventually(async () => {
       const m = await post(gw.url!, '/v1/conversations/appr-late/messages', API_KEY);
@@ -294,7 +309,10 @@ describe('a restart of every process while a turn is parked', () => {
       SWITCHBOARD_STALLED_INTERVAL_MS: '1000',
     };
     procs.push(await GatewayProcess.spawn('ingress', env), await GatewayProcess.spawn('worker', env));
-    const r = await openaiClient(procs[0]!.url!, API_KEY, { 'X-Switchboard-Conversation': 'appr-restart' }).chat.completions.create({ model: 'default', messages: [{ role: 'user', content: 'run: echo survived >> s.txt' }] });
+    const r = await openaiClient(procs[0]!.url!, API_KEY, { 'X-Switchboard-Conversation': 'appr-restart' }).chat.completions.create({
+      model: 'default',
+      messages: [{ role: 'user', content: 'run: echo survived >> s.txt' }],
+    });
     const code = (r as any).switchboard.approval.code as string;
     await Promise.all(procs.splice(0).map((p) => p.kill('SIGKILL')));
     const ingress = await GatewayProcess.spawn('ingress', env);

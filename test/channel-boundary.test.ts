@@ -31,7 +31,8 @@ function filesUnder(dir: string): string[] {
 
 type Node = { type?: string; [k: string]: unknown };
 const SOURCE_NODES = new Set(['ImportDeclaration', 'ExportNamedDeclaration', 'ExportAllDeclaration', 'ImportExpression', 'TSImportType']);
-const literal = (n: unknown): string | undefined => ((n as Node)?.type === 'Literal' && typeof (n as Node).value === 'string' ? ((n as Node).value as string) : undefined);
+const literal = (n: unknown): string | undefined =>
+  (n as Node)?.type === 'Literal' && typeof (n as Node).value === 'string' ? ((n as Node).value as string) : undefined;
 
 /**
  * Every module specifier a file names (parsed with oxc, as TypeScript): import/export ... from
@@ -51,7 +52,10 @@ function specifiers(file: string, text: string): string[] {
     const found =
       (SOURCE_NODES.has(node.type ?? '') && literal(node.source)) ||
       (node.type === 'TSExternalModuleReference' && literal(node.expression)) ||
-      (node.type === 'CallExpression' && (node.callee as Node)?.type === 'Identifier' && (node.callee as Node).name === 'require' && literal((node.arguments as unknown[])[0]));
+      (node.type === 'CallExpression' &&
+        (node.callee as Node)?.type === 'Identifier' &&
+        (node.callee as Node).name === 'require' &&
+        literal((node.arguments as unknown[])[0]));
     if (found) out.push(found);
     for (const v of Object.values(node)) if (v && typeof v === 'object') visit(v);
   };
@@ -88,7 +92,14 @@ describe('the channel boundary', () => {
       "type T = import('../../src/config.js').Config;",
       "import z = require('../../tools/registry.js');",
     ].join('\n');
-    expect(specifiers('x.ts', text)).toEqual(['../../adapters/store/store.js', '../../src/ingress.js', '../../moat/ssrf.js', '../../app/gateway.js', '../../src/config.js', '../../tools/registry.js']);
+    expect(specifiers('x.ts', text)).toEqual([
+      '../../adapters/store/store.js',
+      '../../src/ingress.js',
+      '../../moat/ssrf.js',
+      '../../app/gateway.js',
+      '../../src/config.js',
+      '../../tools/registry.js',
+    ]);
   });
 
   it('channels import only the channel SDK (src/channel/), the kernel and themselves', () => {

@@ -28,9 +28,9 @@ import { parseSmsConfig } from '../channels/sms/config.js';
 import { SmsDeliverer } from '../channels/sms/deliver.js';
 import { SmsStore } from '../channels/sms/store.js';
 import { WebhookDeliverer } from '../channels/webhook/deliver.js';
+import type { ApprovalInfo, TurnEvent } from '../kernel/turn-events.js';
 import type { ChannelDeliverer, DeliverContext, TurnTarget } from '../src/channel/index.js';
 import type { Config } from '../src/config.js';
-import type { ApprovalInfo, TurnEvent } from '../kernel/turn-events.js';
 import { FakeDiscord } from './fakes/discord-server.js';
 import { SmtpSink } from './fakes/email-smtp.js';
 import { BOT, BOT_TOKEN, FakeSlack } from './fakes/slack-api.js';
@@ -42,7 +42,14 @@ const CODE = 'K7Q4P';
 const WITHDRAWN = 'This draft gets withdrawn';
 const ANSWER = 'Let me append that line.';
 const NOTICE = 'answered by the fallback model';
-const approval: ApprovalInfo = { code: CODE, tool: 'shell_exec', tier: 'caution', expiresAt: new Date(Date.now() + 3_600_000).toISOString(), args: { command: 'echo hi >> notes.txt' }, reasons: [] };
+const approval: ApprovalInfo = {
+  code: CODE,
+  tool: 'shell_exec',
+  tier: 'caution',
+  expiresAt: new Date(Date.now() + 3_600_000).toISOString(),
+  args: { command: 'echo hi >> notes.txt' },
+  reasons: [],
+};
 const usage = { input: 10, output: 5, totalTokens: 15, cost: 0 };
 
 /** The turn up to its flush (the deliverer is closed after it), then `done`. */
@@ -74,7 +81,10 @@ class MemoryDeliveries {
   }
   async record(turnId: string, channel: string, target: string, f: { platformMessageId?: string | null; state: string; body?: string | null }) {
     let r = await this.get(turnId, channel, target);
-    if (!r) this.rows.push((r = { id: this.rows.length + 1, turn_id: turnId, channel, target, platform_message_id: null, state: f.state, body: null, updated_at: new Date() }));
+    if (!r)
+      this.rows.push(
+        (r = { id: this.rows.length + 1, turn_id: turnId, channel, target, platform_message_id: null, state: f.state, body: null, updated_at: new Date() }),
+      );
     r.platform_message_id = f.platformMessageId ?? r.platform_message_id;
     r.state = f.state;
     r.body = f.body ?? r.body;
@@ -91,7 +101,23 @@ function target(turnId: string, channel: string, replyTo: Record<string, unknown
     turnId,
     attempt: 1,
     conversation: { id: 'c1', key: `${channel}/x`, channel, owner: null, agent: 'default', created_at: new Date() },
-    batch: [{ id: 1, conversation_id: 'c1', channel, external_id: 'x', sender: { id: sender }, sender_identity: `${channel}:${sender}`, text: 'q', attachments: [], reply_to: replyTo, context: null, received_at: new Date(), turn_id: turnId, consumed_at: null } as unknown as InboxRow],
+    batch: [
+      {
+        id: 1,
+        conversation_id: 'c1',
+        channel,
+        external_id: 'x',
+        sender: { id: sender },
+        sender_identity: `${channel}:${sender}`,
+        text: 'q',
+        attachments: [],
+        reply_to: replyTo,
+        context: null,
+        received_at: new Date(),
+        turn_id: turnId,
+        consumed_at: null,
+      } as unknown as InboxRow,
+    ],
     // As the worker's bindDeliverer gives it: the stored reply target, parsed by the channel.
     replyTo,
     sender: { id: sender },
@@ -172,7 +198,9 @@ describe.each(['pending', 'legacy'] as const)('every deliverer shows the same tu
     const ch = String(710000000000000000n + BigInt(++n));
     discord.addGuild(String(720000000000000000n + BigInt(n)), 'g', [{ id: ch, name: 'general' }]);
     const asked = discord.userMessage({ channelId: ch, author: { id: '600000000000000001', username: 'alice' }, content: 'append it' });
-    const d = new DiscordDeliverer(parseDiscordConfig({ apiBaseUrl: discord.apiUrl, editIntervalMs: 200, typing: false }, { DISCORD_BOT_TOKEN: 'fake-bot-token' }));
+    const d = new DiscordDeliverer(
+      parseDiscordConfig({ apiBaseUrl: discord.apiUrl, editIntervalMs: 200, typing: false }, { DISCORD_BOT_TOKEN: 'fake-bot-token' }),
+    );
     await drive(d, target(id('discord'), 'discord', { channelId: ch, messageId: asked, guildId: null }), form);
     await d.close();
     const msgs = discord.botMessages(ch);
@@ -189,7 +217,10 @@ describe.each(['pending', 'legacy'] as const)('every deliverer shows the same tu
 
   it('sms: the answer with the codes to reply with; the notice on its own', async () => {
     const to = `+1555${String(1000000 + ++n).slice(-7)}`;
-    const cfg = parseSmsConfig({ accountSid: twilio.accountSid, publicUrl: 'https://sms.example.test', apiBaseUrl: twilio.url, statusCallbacks: false }, { TWILIO_AUTH_TOKEN: twilio.authToken });
+    const cfg = parseSmsConfig(
+      { accountSid: twilio.accountSid, publicUrl: 'https://sms.example.test', apiBaseUrl: twilio.url, statusCallbacks: false },
+      { TWILIO_AUTH_TOKEN: twilio.authToken },
+    );
     const store = new SmsStore();
     const d = new SmsDeliverer(cfg, store, () => twilioSender(cfg));
     await d.start(ctx());
@@ -207,7 +238,11 @@ describe.each(['pending', 'legacy'] as const)('every deliverer shows the same tu
 
   it('email: one mail with the answer, the request and its codes, the notice', async () => {
     const cfg = parseEmailConfig(
-      { address: 'bot@example.test', imap: { host: 'unused', user: 'bot' }, smtp: { host: '127.0.0.1', port: smtp.port, auth: false, retry: { attempts: 2, minMs: 20, maxMs: 50 } } },
+      {
+        address: 'bot@example.test',
+        imap: { host: 'unused', user: 'bot' },
+        smtp: { host: '127.0.0.1', port: smtp.port, auth: false, retry: { attempts: 2, minMs: 20, maxMs: 50 } },
+      },
       { EMAIL_IMAP_PASSWORD: 'x' },
     );
     const d = new EmailDeliverer(cfg);
@@ -226,7 +261,14 @@ describe.each(['pending', 'legacy'] as const)('every deliverer shows the same tu
   });
 
   it('webhook: the text with the request once, its code in approvals, finishReason approval_pending', async () => {
-    const hook = { name: 'crm', secretEnv: 'X', callbackUrl: `http://127.0.0.1:${(hookServer.address() as AddressInfo).port}/cb`, allowRequestCallback: false, allowCallbackCidrs: ['127.0.0.0/8'], agent: 'default' };
+    const hook = {
+      name: 'crm',
+      secretEnv: 'X',
+      callbackUrl: `http://127.0.0.1:${(hookServer.address() as AddressInfo).port}/cb`,
+      allowRequestCallback: false,
+      allowCallbackCidrs: ['127.0.0.0/8'],
+      agent: 'default',
+    };
     const d = new WebhookDeliverer({ hooks: [hook], replayWindowSeconds: 300, callbackAttempts: 2, callbackBackoffMs: 20 }, new Map([['crm', 'secret']]));
     const turn = id('hook');
     const before = callbacks.length;

@@ -2,11 +2,11 @@ import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { packageRoot } from '../kernel/paths.js';
 import { ChannelRegistry } from '../app/channel-registry.js';
 import { builtinChannels } from '../app/register-builtin-channels.js';
+import { packageRoot } from '../kernel/paths.js';
 import type { ChannelPlugin } from '../src/channel/index.js';
-import { ConfigError, loadConfig, type Config } from '../src/config.js';
+import { type Config, ConfigError, loadConfig } from '../src/config.js';
 
 const config = (channels: Record<string, unknown>): Config => ({ ...loadConfig({}), channels }) as Config;
 
@@ -54,12 +54,16 @@ describe('the channel registry', () => {
   });
 
   it('reports every channel problem at once; configure refuses at the first', async () => {
-    const bad = (name: string) => counted(name, () => {
-      throw new ConfigError(`invalid configuration at "channels.${name}.token": missing`);
-    });
+    const bad = (name: string) =>
+      counted(name, () => {
+        throw new ConfigError(`invalid configuration at "channels.${name}.token": missing`);
+      });
     const r = new ChannelRegistry().register(bad('a').entry).register(bad('b').entry);
     const { errors } = await r.validate(config({ a: {}, b: {} }), {});
-    expect(errors.map((e) => e.error.message)).toEqual(['invalid configuration at "channels.a.token": missing', 'invalid configuration at "channels.b.token": missing']);
+    expect(errors.map((e) => e.error.message)).toEqual([
+      'invalid configuration at "channels.a.token": missing',
+      'invalid configuration at "channels.b.token": missing',
+    ]);
     await expect(r.configure(config({ a: {}, b: {} }), {})).rejects.toThrow('channels.a.token');
   });
 

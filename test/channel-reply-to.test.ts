@@ -62,7 +62,10 @@ describe('sms parseReplyTo', () => {
   it('reads numbers, short codes and sender ids', () => {
     expect(sms.parseReplyTo({ to: '+15551230000', from: '+15559870000' })).toEqual({ to: '+15551230000', from: '+15559870000' });
     expect(sms.parseReplyTo({ to: '+447700900123', from: '12345' })).toEqual({ to: '+447700900123', from: '12345' });
-    expect(sms.parseReplyTo({ to: 'whatsapp:+15551230000', from: 'whatsapp:+15559870000' })).toEqual({ to: 'whatsapp:+15551230000', from: 'whatsapp:+15559870000' });
+    expect(sms.parseReplyTo({ to: 'whatsapp:+15551230000', from: 'whatsapp:+15559870000' })).toEqual({
+      to: 'whatsapp:+15551230000',
+      from: 'whatsapp:+15559870000',
+    });
     expect(sms.parseReplyTo(null)).toBeNull();
   });
   it('refuses hostile values', () => {
@@ -114,7 +117,12 @@ describe('http parseReplyTo', () => {
 
 describe('a deliverer gets the reply target parsed once (bindDeliverer)', () => {
   const row = (reply_to: unknown, id = 1) => ({ id, reply_to, sender: { id: `U${id}` } }) as never;
-  const stored = (batch: unknown[]) => ({ turnId: 't1', attempt: 1, conversation: { id: 'c1', key: 'sms/+1555/+1666/-', channel: 'sms', agent: 'default' } as never, batch: batch as never });
+  const stored = (batch: unknown[]) => ({
+    turnId: 't1',
+    attempt: 1,
+    conversation: { id: 'c1', key: 'sms/+1555/+1666/-', channel: 'sms', agent: 'default' } as never,
+    batch: batch as never,
+  });
   const seen: unknown[] = [];
   const deliverer = { open: (t: { replyTo: unknown; sender?: unknown }) => (seen.push(t), { event() {}, close: async () => {} }) };
 

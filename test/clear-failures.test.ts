@@ -3,13 +3,13 @@
  * trace (unless --debug), the documented exit codes (2 configuration, 1 runtime), and Redis trouble
  * logged with the server it concerns instead of nothing at all.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { packageRoot } from '../kernel/paths.js';
 import { createTestDatabase, type TestDatabase } from './support/postgres.js';
 

@@ -4,8 +4,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig, maskConfig } from '../src/config.js';
 import { packageRoot } from '../kernel/paths.js';
+import { ConfigError, loadConfig, maskConfig } from '../src/config.js';
 import { createTestDatabase, type TestDatabase } from './support/postgres.js';
 
 function cli(args: string[], env: Record<string, string> = {}) {
@@ -30,7 +30,10 @@ describe('switchboard CLI', () => {
     const report = JSON.parse(r.stdout);
     expect(report.mode).toBe('embedded');
     expect(report.provider.configured).toBe(false);
-    expect(report.checks.find((c: { name: string }) => c.name === 'provider')).toMatchObject({ status: 'fail', message: expect.stringMatching(/no model provider is configured/) });
+    expect(report.checks.find((c: { name: string }) => c.name === 'provider')).toMatchObject({
+      status: 'fail',
+      message: expect.stringMatching(/no model provider is configured/),
+    });
     expect(r.stdout).not.toContain('sk-very-secret-key-123');
   });
 
@@ -86,7 +89,10 @@ describe('configuration', () => {
   it('reads YAML or JSON files, with the environment taking precedence', () => {
     const dir = mkdtempSync(join(tmpdir(), 'sb-cfg-'));
     const file = join(dir, 'c.json');
-    writeFileSync(file, JSON.stringify({ http: { port: 9000, host: '0.0.0.0' }, agents: { default: { maxIterations: 5 }, support: { description: 'Support desk' } } }));
+    writeFileSync(
+      file,
+      JSON.stringify({ http: { port: 9000, host: '0.0.0.0' }, agents: { default: { maxIterations: 5 }, support: { description: 'Support desk' } } }),
+    );
     const cfg = loadConfig({ SWITCHBOARD_CONFIG: file, SWITCHBOARD_HTTP_PORT: '9100' });
     expect(cfg.http).toMatchObject({ port: 9100, host: '0.0.0.0' });
     expect(cfg.agents.default!.maxIterations).toBe(5);

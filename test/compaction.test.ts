@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Gateway } from '../app/gateway.js';
 import { estimateTokens, safeCut } from '../src/compaction.js';
-import { FakeLlm, lastUserText, reply, toolCall, type FakeRequest, type FakeScript } from './fakes/fake-llm.js';
+import { FakeLlm, type FakeRequest, type FakeScript, lastUserText, reply, toolCall } from './fakes/fake-llm.js';
 import { openaiClient, startGateway, testConfig } from './support/gateway.js';
 
 const WINDOW = 4_000; // tokens
@@ -35,7 +35,19 @@ describe('compaction', () => {
     const values: string[] = [];
     const params: unknown[] = [conv, turn];
     for (let i = 0; i < n; i++) {
-      const m = i % 2 === 0 ? { role: 'user', content: `number ${i} is ${'x'.repeat(60)}`, timestamp: i } : { role: 'assistant', content: [{ type: 'text', text: `noted ${i}` }], api: 'openai-completions', provider: 'x', model: 'x', usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } }, stopReason: 'stop', timestamp: i };
+      const m =
+        i % 2 === 0
+          ? { role: 'user', content: `number ${i} is ${'x'.repeat(60)}`, timestamp: i }
+          : {
+              role: 'assistant',
+              content: [{ type: 'text', text: `noted ${i}` }],
+              api: 'openai-completions',
+              provider: 'x',
+              model: 'x',
+              usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
+              stopReason: 'stop',
+              timestamp: i,
+            };
       params.push(JSON.stringify(m));
       values.push(`($1, $2, '${m.role}', $${params.length}::jsonb)`);
     }
@@ -53,11 +65,15 @@ describe('compaction', () => {
     const answer = sent.find((q) => !isSummarizer(q))!;
     expect(requestTokens(answer)).toBeLessThan(WINDOW);
     expect(JSON.stringify(answer.body.messages)).toContain('SUMMARY: the user counted numbers and likes tea.');
-    const row = (await gw.infra.store.db.query<{ summary: string; summary_upto: number }>('select summary, summary_upto from conversations where id = $1', [conv])).rows[0]!;
+    const row = (
+      await gw.infra.store.db.query<{ summary: string; summary_upto: number }>('select summary, summary_upto from conversations where id = $1', [conv])
+    ).rows[0]!;
     expect(row.summary).toContain('likes tea');
     expect(row.summary_upto).toBeGreaterThan(0);
     // The full transcript stays in Postgres.
-    expect((await gw.infra.store.db.query<{ n: number }>('select count(*)::int as n from messages where conversation_id = $1', [conv])).rows[0]!.n).toBeGreaterThan(500);
+    expect(
+      (await gw.infra.store.db.query<{ n: number }>('select count(*)::int as n from messages where conversation_id = $1', [conv])).rows[0]!.n,
+    ).toBeGreaterThan(500);
     // The next summary rolls the previous one up (it is given to the summarizer), it does not stack.
     await seedMore(conv, 300);
     const before2 = fake.requests.length;
@@ -84,7 +100,9 @@ describe('compaction', () => {
     const { client, conv } = await seed('no-summary', 400);
     const r = await client.chat.completions.create({ model: 'default', messages: [{ role: 'user', content: 'still there?' }] });
     expect(r.choices[0]!.message.content).toMatch(/^ok still there/);
-    const row = (await gw.infra.store.db.query<{ summary: string | null; summary_upto: number }>('select summary, summary_upto from conversations where id = $1', [conv])).rows[0]!;
+    const row = (
+      await gw.infra.store.db.query<{ summary: string | null; summary_upto: number }>('select summary, summary_upto from conversations where id = $1', [conv])
+    ).rows[0]!;
     expect(row).toEqual({ summary: null, summary_upto: 0 });
     summarizer = () => reply('SUMMARY: the user counted numbers and likes tea.');
   });
@@ -113,7 +131,19 @@ describe('compaction', () => {
     let overflowed = 0;
     model = (req) => {
       if (!JSON.stringify(req.body.messages).includes('[Summary of the earlier conversation') && overflowed++ === 0) {
-        return [{ kind: 'error', status: 400, body: { error: { message: "This model's maximum context length is 4000 tokens; your messages exceed the context window", type: 'invalid_request_error', code: 'context_length_exceeded' } } }];
+        return [
+          {
+            kind: 'error',
+            status: 400,
+            body: {
+              error: {
+                message: "This model's maximum context length is 4000 tokens; your messages exceed the context window",
+                type: 'invalid_request_error',
+                code: 'context_length_exceeded',
+              },
+            },
+          },
+        ];
       }
       return reply('fits now');
     };
@@ -126,8 +156,24 @@ describe('compaction', () => {
 
 describe('safe cut points', () => {
   const u = (t: string) => ({ role: 'user' as const, content: t, timestamp: 0 });
-  const a = (calls = false) => ({ role: 'assistant' as const, content: calls ? [{ type: 'toolCall' as const, id: 'c', name: 't', arguments: {} }] : [{ type: 'text' as const, text: 'x'.repeat(400) }], api: 'x', provider: 'x', model: 'x', usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } }, stopReason: 'stop' as const, timestamp: 0 });
-  const r = () => ({ role: 'toolResult' as const, toolCallId: 'c', toolName: 't', content: [{ type: 'text' as const, text: 'y'.repeat(400) }], isError: false, timestamp: 0 });
+  const a = (calls = false) => ({
+    role: 'assistant' as const,
+    content: calls ? [{ type: 'toolCall' as const, id: 'c', name: 't', arguments: {} }] : [{ type: 'text' as const, text: 'x'.repeat(400) }],
+    api: 'x',
+    provider: 'x',
+    model: 'x',
+    usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
+    stopReason: 'stop' as const,
+    timestamp: 0,
+  });
+  const r = () => ({
+    role: 'toolResult' as const,
+    toolCallId: 'c',
+    toolName: 't',
+    content: [{ type: 'text' as const, text: 'y'.repeat(400) }],
+    isError: false,
+    timestamp: 0,
+  });
   it('never keeps a tool result without its call', () => {
     const msgs = [u('q'), a(true), r(), a(true), r(), a(true), r(), a()];
     for (let keep = 0; keep < 2000; keep += 50) {
@@ -150,14 +196,18 @@ describe('a cheaper summarizer slot', () => {
     cheap.respond(() => reply('SUMMARY from the cheap model'));
     process.env.SB_MAIN_KEY = 'k';
     gw = await startGateway(
-      testConfig(null, {}, {
-        providers: [
-          { id: 'main', api: 'openai-completions', model: 'm', baseUrl: main.openaiBaseUrl, apiKeyEnv: 'SB_MAIN_KEY', contextWindow: WINDOW },
-          { id: 'cheap', api: 'openai-completions', model: 'c', baseUrl: cheap.openaiBaseUrl, apiKeyEnv: 'SB_MAIN_KEY', contextWindow: WINDOW },
-        ],
-        compaction: { summarizerSlot: 'cheap' },
-        tools: { planner: false },
-      }),
+      testConfig(
+        null,
+        {},
+        {
+          providers: [
+            { id: 'main', api: 'openai-completions', model: 'm', baseUrl: main.openaiBaseUrl, apiKeyEnv: 'SB_MAIN_KEY', contextWindow: WINDOW },
+            { id: 'cheap', api: 'openai-completions', model: 'c', baseUrl: cheap.openaiBaseUrl, apiKeyEnv: 'SB_MAIN_KEY', contextWindow: WINDOW },
+          ],
+          compaction: { summarizerSlot: 'cheap' },
+          tools: { planner: false },
+        },
+      ),
     );
   });
   afterAll(async () => {
@@ -167,7 +217,8 @@ describe('a cheaper summarizer slot', () => {
 
   it('writes summaries with the configured slot, and answers with the first', async () => {
     const client = openaiClient(gw.url!, undefined, { 'X-Switchboard-Conversation': 'cheap-sum' });
-    for (let i = 0; i < 3; i++) await client.chat.completions.create({ model: 'default', messages: [{ role: 'user', content: `${i}: ${'long words here '.repeat(250)}` }] });
+    for (let i = 0; i < 3; i++)
+      await client.chat.completions.create({ model: 'default', messages: [{ role: 'user', content: `${i}: ${'long words here '.repeat(250)}` }] });
     const r = await client.chat.completions.create({ model: 'default', messages: [{ role: 'user', content: 'and now?' }] });
     expect(r.choices[0]!.message.content).toBe('main: and now?');
     expect(cheap.requests.some(isSummarizer)).toBe(true);

@@ -7,9 +7,9 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import type { z } from 'zod';
-import { describe, expect, it } from 'vitest';
 import { EVENT_TYPES } from '../kernel/jobs.js';
 import { packageRoot } from '../kernel/paths.js';
 import { QUEUE_MODES } from '../kernel/queue-modes.js';
@@ -21,7 +21,7 @@ import { ACCESS_POLICIES, accessSchema, pairingSchema } from '../src/access-conf
 import { agentsSchema } from '../src/agents-config.js';
 import { approvalsSchema } from '../src/approvals/config.js';
 import { compactionSchema } from '../src/compaction-config.js';
-import { configSchema, ConfigError, loadConfig, problemMessage } from '../src/config.js';
+import { ConfigError, configSchema, loadConfig, problemMessage } from '../src/config.js';
 import { conversationsSchema } from '../src/conversations-config.js';
 import { httpSchema } from '../src/http/config.js';
 import { limitsSchema } from '../src/limits-config.js';
@@ -169,7 +169,9 @@ describe('configuration slices', () => {
     expect(problems.find((p) => p.path === 'log.level')).toMatchObject({ env: 'SWITCHBOARD_LOG_LEVEL' });
     expect((err as ConfigError).message.split('\n')).toEqual(problems.map(problemMessage));
     // One problem: the one line it always was.
-    expect(() => loadConfig({ SWITCHBOARD_SANDBOX: 'bwarp' })).toThrow(/^invalid configuration at "tools\.sandbox\.mode" \(SWITCHBOARD_SANDBOX\): "bwarp" is not one of bwrap, none: did you mean "bwrap"\?$/);
+    expect(() => loadConfig({ SWITCHBOARD_SANDBOX: 'bwarp' })).toThrow(
+      /^invalid configuration at "tools\.sandbox\.mode" \(SWITCHBOARD_SANDBOX\): "bwarp" is not one of bwrap, none: did you mean "bwrap"\?$/,
+    );
   });
 
   it('a file with three mistakes in three slices: start and doctor --json report all three at once', () => {
@@ -181,7 +183,10 @@ describe('configuration slices', () => {
     ];
     const start = cli(['start'], env);
     expect(start.code, start.stderr).toBe(2);
-    const lines = start.stderr.trim().replace(/^switchboard: /, '').split('\n');
+    const lines = start.stderr
+      .trim()
+      .replace(/^switchboard: /, '')
+      .split('\n');
     expect([...lines].sort()).toEqual([...expected].sort());
 
     const doctor = cli(['doctor', '--json'], env);
@@ -196,7 +201,15 @@ describe('configuration slices', () => {
   it('the schema, the environment, the store URLs, a slot and a channel wrong at once: one refusal listing all five', () => {
     const env = {
       SWITCHBOARD_CONFIG: configFile(
-        ['conversations:', '  queueMode: folowup', 'providers:', '  - { id: main, api: openai-completions, model: m, baseUrl: "http://127.0.0.1:9/v1", apiKeyEnv: MY_UNSET_KEY }', 'channels:', '  slak: {}', ''].join('\n'),
+        [
+          'conversations:',
+          '  queueMode: folowup',
+          'providers:',
+          '  - { id: main, api: openai-completions, model: m, baseUrl: "http://127.0.0.1:9/v1", apiKeyEnv: MY_UNSET_KEY }',
+          'channels:',
+          '  slak: {}',
+          '',
+        ].join('\n'),
       ),
       SWITCHBOARD_HTTP_PORT: 'eighty',
       REDIS_URL: 'redis://127.0.0.1:6379',
@@ -234,9 +247,14 @@ describe('configuration slices', () => {
         walk(x, [...prefix, k]);
       }
     };
-    for (const m of readme.matchAll(/```ya?ml\n([\s\S]*?)```/g)) for (const doc of parseAllDocuments(m[1]!)) if (!('errors' in doc && doc.errors.length)) walk(doc.toJS(), []);
+    for (const m of readme.matchAll(/```ya?ml\n([\s\S]*?)```/g))
+      for (const doc of parseAllDocuments(m[1]!)) if (!('errors' in doc && doc.errors.length)) walk(doc.toJS(), []);
     for (const m of readme.matchAll(/`([a-zA-Z]+(?:\.[a-zA-Z*<>]+)+)`/g)) documented.add(m[1]!.replace(/<[^>]+>/g, '*'));
-    const matches = (key: string) => [...documented].some((d) => d.split('.').length === key.split('.').length && key.split('.').every((seg, i) => seg === '*' || d.split('.')[i] === '*' || seg === d.split('.')[i]));
+    const matches = (key: string) =>
+      [...documented].some(
+        (d) =>
+          d.split('.').length === key.split('.').length && key.split('.').every((seg, i) => seg === '*' || d.split('.')[i] === '*' || seg === d.split('.')[i]),
+      );
     const missing = keyPaths(configSchema).filter((k) => !matches(k));
     expect(missing).toEqual([]);
   });

@@ -4,7 +4,7 @@
  * latency chart shown, a conversation watched live, the web chat answering.
  */
 import { existsSync } from 'node:fs';
-import { chromium, type Browser } from 'playwright-core';
+import { type Browser, chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Gateway } from '../app/gateway.js';
 import { FakeLlm, lastUserText, reply, toolCall } from './fakes/fake-llm.js';
@@ -30,7 +30,16 @@ describe('operator console', () => {
     gw = await startGateway(testConfig(fake, {}, { http: { operatorKeys: [OPERATOR_KEY] } }));
     browser = await chromium.launch({
       executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
     });
   });
   afterAll(async () => {
@@ -41,8 +50,15 @@ describe('operator console', () => {
 
   it('shows approvals, health and latency; decides an approval; watches a conversation live; chats', async () => {
     // A finished turn (for the chart) and a parked one (for the approvals list).
-    for (const m of ['warm up', 'and again']) await openaiClient(gw.url!, undefined, { 'X-Switchboard-Conversation': 'watched' }).chat.completions.create({ model: 'default', messages: [{ role: 'user', content: m }] });
-    const parked = await openaiClient(gw.url!, undefined, { 'X-Switchboard-Conversation': 'needs-ok' }).chat.completions.create({ model: 'default', messages: [{ role: 'user', content: 'run echo console >> c.txt' }] });
+    for (const m of ['warm up', 'and again'])
+      await openaiClient(gw.url!, undefined, { 'X-Switchboard-Conversation': 'watched' }).chat.completions.create({
+        model: 'default',
+        messages: [{ role: 'user', content: m }],
+      });
+    const parked = await openaiClient(gw.url!, undefined, { 'X-Switchboard-Conversation': 'needs-ok' }).chat.completions.create({
+      model: 'default',
+      messages: [{ role: 'user', content: 'run echo console >> c.txt' }],
+    });
     const code = (parked as any).switchboard.approval.code as string;
 
     const page = await browser.newPage();
@@ -65,7 +81,10 @@ describe('operator console', () => {
     await page.click('#convs tr[data-id] >> text=watched');
     await page.waitForSelector('#livename:text("watched")');
     await new Promise((r) => setTimeout(r, 300));
-    void openaiClient(gw.url!, undefined, { 'X-Switchboard-Conversation': 'watched' }).chat.completions.create({ model: 'default', messages: [{ role: 'user', content: 'live please' }] });
+    void openaiClient(gw.url!, undefined, { 'X-Switchboard-Conversation': 'watched' }).chat.completions.create({
+      model: 'default',
+      messages: [{ role: 'user', content: 'live please' }],
+    });
     await eventually(async () => {
       const t = (await page.textContent('#live')) ?? '';
       return t.includes('console says hi to live please') && t.includes('[done: stop]');

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Gateway } from '../app/gateway.js';
 import { packageRoot } from '../kernel/paths.js';
-import { FakeLlm, lastUserText, reply, toolCall, type FakeRequest } from './fakes/fake-llm.js';
+import { FakeLlm, type FakeRequest, lastUserText, reply, toolCall } from './fakes/fake-llm.js';
 import { API_KEY, eventually, openaiClient, startGateway, testConfig } from './support/gateway.js';
 
 const OPERATOR_KEY = 'op-key-conv-0001';
@@ -35,7 +35,9 @@ describe('conversations', () => {
     await fake?.close();
   });
   const chat = (conv: string, content: string, stream = false) =>
-    openaiClient(gw.url!, API_KEY, { 'X-Switchboard-Conversation': conv }).chat.completions.create({ model: 'default', messages: [{ role: 'user', content }] }).then((r) => r.choices[0]!.message.content!);
+    openaiClient(gw.url!, API_KEY, { 'X-Switchboard-Conversation': conv })
+      .chat.completions.create({ model: 'default', messages: [{ role: 'user', content }] })
+      .then((r) => r.choices[0]!.message.content!);
 
   it('/new starts a fresh conversation; /status reports it', async () => {
     await chat('cmd', 'remember the word walrus');
@@ -77,7 +79,14 @@ describe('conversations', () => {
       }
       const t = lastUserText(req.body);
       // A secret the model itself puts in a note (user messages reach it redacted).
-      const note = t === 'make something up' ? 'the user owns a yacht called Seabird' : t === 'keep my key' ? `the user's key is sk-ant-api03-${'Zq8vR2mXw4LpT7nKc9BsY3hJd6FgA1eUoQ5iWb0'.repeat(2)}AA` : t.startsWith('note: ') ? t.slice(6) : 'the user prefers dark mode';
+      const note =
+        t === 'make something up'
+          ? 'the user owns a yacht called Seabird'
+          : t === 'keep my key'
+            ? `the user's key is sk-ant-api03-${'Zq8vR2mXw4LpT7nKc9BsY3hJd6FgA1eUoQ5iWb0'.repeat(2)}AA`
+            : t.startsWith('note: ')
+              ? t.slice(6)
+              : 'the user prefers dark mode';
       return toolCall('memory_remember', { note, scope: 'sender' });
     };
     await chat('mem', 'I prefer dark mode in every app');

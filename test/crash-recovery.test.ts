@@ -2,11 +2,12 @@
  * Failures of the parts underneath: a worker SIGKILLed in the middle of a
  * streamed turn, and Redis restarting. Real processes, real Redis and Postgres.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Gateway } from '../app/gateway.js';
 import { FakeLlm, lastUserText, reply } from './fakes/fake-llm.js';
-import { API_KEY, GatewayProcess, eventually, openaiClient, startGateway, testConfig } from './support/gateway.js';
+import { API_KEY, eventually, GatewayProcess, openaiClient, startGateway, testConfig } from './support/gateway.js';
 import { createTestDatabase, type TestDatabase } from './support/postgres.js';
 import { TestRedis } from './support/redis.js';
 
@@ -110,11 +111,23 @@ describe('a worker told to stop (SIGTERM) in the middle of a turn', () => {
   });
 
   it('finishes the running turn, takes no new one, and exits cleanly', async () => {
-    const env = { REDIS_URL: redis.url, DATABASE_URL: pgdb.url, SWITCHBOARD_HTTP_PORT: '0', SWITCHBOARD_API_KEYS: API_KEY, OPENAI_BASE_URL: fake.openaiBaseUrl, OPENAI_API_KEY: 'fake', SWITCHBOARD_MODEL: 'fake-model' };
+    const env = {
+      REDIS_URL: redis.url,
+      DATABASE_URL: pgdb.url,
+      SWITCHBOARD_HTTP_PORT: '0',
+      SWITCHBOARD_API_KEYS: API_KEY,
+      OPENAI_BASE_URL: fake.openaiBaseUrl,
+      OPENAI_API_KEY: 'fake',
+      SWITCHBOARD_MODEL: 'fake-model',
+    };
     const ingress = await GatewayProcess.spawn('ingress', env);
     const worker = await GatewayProcess.spawn('worker', env);
     procs.push(ingress, worker);
-    const stream = await openaiClient(ingress.url!, API_KEY, { 'X-Switchboard-Conversation': 'sigterm' }).chat.completions.create({ model: 'default', stream: true, messages: [{ role: 'user', content: 'go' }] });
+    const stream = await openaiClient(ingress.url!, API_KEY, { 'X-Switchboard-Conversation': 'sigterm' }).chat.completions.create({
+      model: 'default',
+      stream: true,
+      messages: [{ role: 'user', content: 'go' }],
+    });
     let text = '';
     let exited: Promise<number | null> | undefined;
     for await (const ch of stream) {

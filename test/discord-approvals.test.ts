@@ -7,13 +7,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseApprovalCustomId } from '../channels/discord/approvals.js';
 import { plugin } from '../channels/discord/index.js';
-import { instantiate } from '../src/channel/plugin.js';
 import type { ListenContext } from '../src/channel/index.js';
+import { instantiate } from '../src/channel/plugin.js';
 import { createLogger } from '../src/log.js';
-import { eventually, startGateway, testConfig } from './support/gateway.js';
 import { APP_ID, FakeDiscord, type FakeMessage } from './fakes/discord-server.js';
 import { ALICE, APPROVE, BOB, GENERAL, OPEN, OPERATOR, OPS_ROLE, startWorld, type World } from './fakes/discord-world.js';
 import { lastUserText } from './fakes/fake-llm.js';
+import { eventually, startGateway, testConfig } from './support/gateway.js';
 
 const EPHEMERAL = 64;
 let w: World;
@@ -25,7 +25,8 @@ afterAll(async () => {
   await w?.close();
 });
 
-const repliesTo = (channelId: string, messageId: string): FakeMessage[] => w.fake.botMessages(channelId).filter((m) => m.message_reference?.message_id === messageId);
+const repliesTo = (channelId: string, messageId: string): FakeMessage[] =>
+  w.fake.botMessages(channelId).filter((m) => m.message_reference?.message_id === messageId);
 
 /** Asks for a command; resolves with the message carrying the buttons and the approval code. */
 async function requestApproval(command: string, author = ALICE): Promise<{ userMessage: string; request: FakeMessage; code: string }> {
@@ -42,7 +43,9 @@ async function requestApproval(command: string, author = ALICE): Promise<{ userM
   return { userMessage, request, code };
 }
 
-const button = (request: FakeMessage, decision: string) => (request.components as Array<{ components: Array<{ custom_id: string }> }>).flatMap((r) => r.components).find((c) => c.custom_id.includes(`:${decision}:`))!.custom_id;
+const button = (request: FakeMessage, decision: string) =>
+  (request.components as Array<{ components: Array<{ custom_id: string }> }>).flatMap((r) => r.components).find((c) => c.custom_id.includes(`:${decision}:`))!
+    .custom_id;
 
 describe('discord approvals', () => {
   it('buttons carry the code; a non-operator is refused ephemerally; an operator decides and the turn resumes', async () => {
@@ -150,7 +153,9 @@ describe('discord slash commands', () => {
 describe('discord start-up errors', () => {
   it('bad configuration names the key', async () => {
     await expect(startGateway(testConfig(null, {}, { channels: { discord: { editIntervalMs: 5 } } }))).rejects.toThrow(/channels\.discord\.editIntervalMs/);
-    await expect(startGateway(testConfig(null, {}, { channels: { discord: { botTokenEnv: 'SB_NO_SUCH_DISCORD_TOKEN' } } }))).rejects.toThrow(/SB_NO_SUCH_DISCORD_TOKEN/);
+    await expect(startGateway(testConfig(null, {}, { channels: { discord: { botTokenEnv: 'SB_NO_SUCH_DISCORD_TOKEN' } } }))).rejects.toThrow(
+      /SB_NO_SUCH_DISCORD_TOKEN/,
+    );
   });
 
   it('a refused token or a missing Message Content intent stops the listener from starting, saying why', async () => {
@@ -158,7 +163,8 @@ describe('discord start-up errors', () => {
     const ctx = { log: createLogger('silent'), state: w.gw.infra.channelState, config: w.gw.config } as unknown as ListenContext;
     try {
       fake.refuseToken = 'revoked-token';
-      const revoked = instantiate(plugin, { apiBaseUrl: fake.apiUrl, botTokenEnv: 'SB_REVOKED_DISCORD_TOKEN' }, { SB_REVOKED_DISCORD_TOKEN: 'revoked-token' }).listener!;
+      const revoked = instantiate(plugin, { apiBaseUrl: fake.apiUrl, botTokenEnv: 'SB_REVOKED_DISCORD_TOKEN' }, { SB_REVOKED_DISCORD_TOKEN: 'revoked-token' })
+        .listener!;
       await expect(revoked.start(ctx)).rejects.toThrow(/SB_REVOKED_DISCORD_TOKEN.*refused/);
       expect(revoked.health()).toMatchObject({ ok: false });
       await revoked.close();

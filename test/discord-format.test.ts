@@ -8,8 +8,8 @@ import { approvalCustomId, approvalRows, parseApprovalCustomId, rowsWithout, wit
 import { mentionRequired, parseDiscordConfig } from '../channels/discord/config.js';
 import { baseKey } from '../channels/discord/conversations.js';
 import { toDiscordMarkdown } from '../channels/discord/format.js';
-import { splitMessage } from '../channels/discord/split.js';
 import { plugin } from '../channels/discord/index.js';
+import { splitMessage } from '../channels/discord/split.js';
 import { instantiate } from '../src/channel/plugin.js';
 import { checkSplit } from './fakes/discord-checks.js';
 
@@ -84,7 +84,10 @@ describe('approval buttons', () => {
   it('carry the decision and the code in the custom id', () => {
     expect(parseApprovalCustomId(approvalCustomId('approve', 'K7Q4P'))).toEqual({ decision: 'approve', code: 'K7Q4P' });
     expect(parseApprovalCustomId('something-else')).toBeNull();
-    const rows = approvalRows([{ code: 'K7Q4P', tool: 'shell_exec', alwaysPermitted: false }, { code: 'AAAAA', tool: 'x', alwaysPermitted: true }]);
+    const rows = approvalRows([
+      { code: 'K7Q4P', tool: 'shell_exec', alwaysPermitted: false },
+      { code: 'AAAAA', tool: 'x', alwaysPermitted: true },
+    ]);
     expect(rows[0]!.components.map((c) => (c as { custom_id: string }).custom_id)).toEqual(['sb-approval:approve:K7Q4P', 'sb-approval:deny:K7Q4P']);
     expect(rows[1]!.components).toHaveLength(3);
     expect(rowsWithout(rows, 'K7Q4P')).toEqual([rows[1]]);

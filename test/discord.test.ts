@@ -5,15 +5,34 @@
  * would see: the messages in the fake.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { DeliveryStore } from '../adapters/store/deliveries.js';
 import { splitMessage } from '../channels/discord/split.js';
-import { eventually } from './support/gateway.js';
+import type { TurnEvent } from '../kernel/turn-events.js';
+import type { DeliverContext, TurnTarget } from '../src/channel/index.js';
 import { checkSplit } from './fakes/discord-checks.js';
 import { BOT_ID, type FakeMessage } from './fakes/discord-server.js';
-import type { DeliveryStore } from '../adapters/store/deliveries.js';
-import type { DeliverContext, TurnTarget } from '../src/channel/index.js';
-import type { TurnEvent } from '../kernel/turn-events.js';
-import { ALICE, BOB, DM, FENCED, FENCES, GENERAL, GUILD, LIMITED, LONG_500, OPEN, OTHER_BOT, RESET, RESUME, RETRY, STREAM, THREAD, startWorld, type World } from './fakes/discord-world.js';
+import {
+  ALICE,
+  BOB,
+  DM,
+  FENCED,
+  FENCES,
+  GENERAL,
+  GUILD,
+  LIMITED,
+  LONG_500,
+  OPEN,
+  OTHER_BOT,
+  RESET,
+  RESUME,
+  RETRY,
+  STREAM,
+  startWorld,
+  THREAD,
+  type World,
+} from './fakes/discord-world.js';
 import { lastUserText } from './fakes/fake-llm.js';
+import { eventually } from './support/gateway.js';
 
 let w: World;
 
@@ -24,8 +43,12 @@ afterAll(async () => {
   await w?.close();
 });
 
-const repliesTo = (channelId: string, messageId: string): FakeMessage[] => w.fake.botMessages(channelId).filter((m) => m.message_reference?.message_id === messageId);
-const modelCallsAbout = (text: string) => [...w.primary.requests, ...w.backup.requests].filter((r) => lastUserText(r.body).includes(text) && (r.body.messages as Array<{ role: string }>).at(-1)!.role === 'user').length;
+const repliesTo = (channelId: string, messageId: string): FakeMessage[] =>
+  w.fake.botMessages(channelId).filter((m) => m.message_reference?.message_id === messageId);
+const modelCallsAbout = (text: string) =>
+  [...w.primary.requests, ...w.backup.requests].filter(
+    (r) => lastUserText(r.body).includes(text) && (r.body.messages as Array<{ role: string }>).at(-1)!.role === 'user',
+  ).length;
 
 describe('discord: who is answered, where', () => {
   it('a guild channel needs a mention; other bots are ignored; the answer replies to the message', async () => {
@@ -49,7 +72,12 @@ describe('discord: who is answered, where', () => {
   });
 
   it('a DM needs no mention; attachments arrive as metadata', async () => {
-    const id = w.fake.userMessage({ channelId: DM, author: BOB, content: 'see the file', attachments: [{ filename: 'report.pdf', size: 1234, content_type: 'application/pdf' }] });
+    const id = w.fake.userMessage({
+      channelId: DM,
+      author: BOB,
+      content: 'see the file',
+      attachments: [{ filename: 'report.pdf', size: 1234, content_type: 'application/pdf' }],
+    });
     await w.answered(id);
     const [row] = await w.inboxRows(id);
     expect(row!.attachments).toEqual([{ name: 'report.pdf', contentType: 'application/pdf', size: 1234, url: 'https://cdn.example/report.pdf' }]);
@@ -121,7 +149,7 @@ describe('discord: streaming delivery', () => {
     expect([...msgs].sort((a, b) => (BigInt(a.id) < BigInt(b.id) ? -1 : 1)).map((m) => m.id)).toEqual(msgs.map((m) => m.id));
   });
 
-  it('a provider failing mid-answer: the same message is edited to the fallback\'s answer', async () => {
+  it("a provider failing mid-answer: the same message is edited to the fallback's answer", async () => {
     w.primary.enqueue([
       { kind: 'text', text: 'half0 half1 half2 half3 half4 half5 half6 ', tokenDelayMs: 120 },
       { kind: 'disconnect', afterTokens: 0, text: '' },
@@ -142,7 +170,23 @@ describe('discord: a retried turn', () => {
     turnId,
     attempt,
     conversation: { id: 'c-retry', key: 'discord/x/y/-', channel: 'discord', owner: null, agent: 'default', created_at: new Date() },
-    batch: [{ id: 1, conversation_id: 'c-retry', channel: 'discord', external_id: messageId, sender: { id: ALICE.id }, sender_identity: `discord:${ALICE.id}`, text: 'x', attachments: [], reply_to: { channelId, messageId, guildId: GUILD }, context: null, received_at: new Date(), turn_id: turnId, consumed_at: null }],
+    batch: [
+      {
+        id: 1,
+        conversation_id: 'c-retry',
+        channel: 'discord',
+        external_id: messageId,
+        sender: { id: ALICE.id },
+        sender_identity: `discord:${ALICE.id}`,
+        text: 'x',
+        attachments: [],
+        reply_to: { channelId, messageId, guildId: GUILD },
+        context: null,
+        received_at: new Date(),
+        turn_id: turnId,
+        consumed_at: null,
+      },
+    ],
     replyTo: { channelId, messageId, guildId: GUILD },
   });
   const deliverer = () => w.gw.channels.find((c) => c.name === 'discord')!.deliverer!;
@@ -163,9 +207,18 @@ describe('discord: a retried turn', () => {
     expect(msgs[0]!.message_reference?.message_id).toBe(asked);
   });
 
-  it('without the delivery record, Discord\'s nonce still keeps it to one message', async () => {
+  it("without the delivery record, Discord's nonce still keeps it to one message", async () => {
     const asked = w.fake.userMessage({ channelId: RETRY, author: ALICE, content: 'not for the listener either' });
-    const forgetful: DeliverContext = { ...ctx(), deliveries: { get: async () => undefined, forTurn: async () => [], record: async () => { throw new Error('database away'); } } as unknown as DeliveryStore };
+    const forgetful: DeliverContext = {
+      ...ctx(),
+      deliveries: {
+        get: async () => undefined,
+        forTurn: async () => [],
+        record: async () => {
+          throw new Error('database away');
+        },
+      } as unknown as DeliveryStore,
+    };
     const before = w.fake.botMessages(RETRY).length;
     const first = deliverer().open(target('t_retry_2', 1, asked), forgetful);
     first.event(delta('t_retry_2', 'partial'));
@@ -173,7 +226,12 @@ describe('discord: a retried turn', () => {
     const second = deliverer().open(target('t_retry_2', 2, asked), forgetful);
     second.event(delta('t_retry_2', 'complete answer'));
     await second.close();
-    expect(w.fake.botMessages(RETRY).slice(before).map((m) => m.content)).toEqual(['complete answer']);
+    expect(
+      w.fake
+        .botMessages(RETRY)
+        .slice(before)
+        .map((m) => m.content),
+    ).toEqual(['complete answer']);
   });
 
   it('a channel Discord refuses (unknown, no access) does not wedge the turn', async () => {
@@ -199,7 +257,11 @@ describe('discord: gateway', () => {
     await w.answered(after);
     expect(fake.identifies).toBe(identifies); // resumed, not a new session
     await new Promise((r) => setTimeout(r, 500));
-    for (const [id, text] of [[before, 'before the drop'], [during, 'sent while down'], [after, 'after the resume']] as const) {
+    for (const [id, text] of [
+      [before, 'before the drop'],
+      [during, 'sent while down'],
+      [after, 'after the resume'],
+    ] as const) {
       expect(repliesTo(RESUME, id).map((m) => m.content)).toEqual([`echo: ${text}`]);
       expect(modelCallsAbout(text)).toBe(1);
     }

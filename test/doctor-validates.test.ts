@@ -35,7 +35,10 @@ function configFile(yaml: string): string {
 }
 
 /** doctor --json on the configuration: exit 1, JSON on stdout, the failing checks. */
-function doctorFails(env: Record<string, string>): { report: { ok: boolean; checks: Check[]; mode: string; provider: unknown; slots: unknown[] }; fails: Check[] } {
+function doctorFails(env: Record<string, string>): {
+  report: { ok: boolean; checks: Check[]; mode: string; provider: unknown; slots: unknown[] };
+  fails: Check[];
+} {
   const r = cli(['doctor', '--json'], env);
   expect(r.code, r.stderr).toBe(1);
   const report = JSON.parse(r.stdout);

@@ -8,11 +8,11 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DeliveryRow, DeliveryStore } from '../adapters/store/deliveries.js';
 import type { InboxRow } from '../adapters/store/store.js';
-import type { DeliverContext, TurnTarget } from '../src/channel/index.js';
-import type { Config } from '../src/config.js';
-import type { TurnEvent } from '../kernel/turn-events.js';
 import { parseEmailConfig } from '../channels/email/config.js';
 import { EmailDeliverer } from '../channels/email/deliver.js';
+import type { TurnEvent } from '../kernel/turn-events.js';
+import type { DeliverContext, TurnTarget } from '../src/channel/index.js';
+import type { Config } from '../src/config.js';
 import { SmtpSink } from './fakes/email-smtp.js';
 
 /** A turn event without its turn id (distributes over the union). */
@@ -52,7 +52,11 @@ describe('email deliverer', () => {
     sink = new SmtpSink();
     await sink.start();
     const cfg = parseEmailConfig(
-      { address: 'bot@example.test', imap: { host: 'unused', user: 'bot' }, smtp: { host: '127.0.0.1', port: sink.port, auth: false, retry: { attempts: 2, minMs: 20, maxMs: 50 } } },
+      {
+        address: 'bot@example.test',
+        imap: { host: 'unused', user: 'bot' },
+        smtp: { host: '127.0.0.1', port: sink.port, auth: false, retry: { attempts: 2, minMs: 20, maxMs: 50 } },
+      },
       { EMAIL_IMAP_PASSWORD: 'x' },
     );
     store = new MemoryDeliveries();
@@ -81,7 +85,11 @@ describe('email deliverer', () => {
   const mailsFor = (turnId: string) => sink.mails.filter((m) => m.inReplyTo === `<q-${turnId}@example.com>`);
 
   it('sends the answer once, even when the turn runs again', async () => {
-    await run('t1', 1, [{ type: 'text_delta', delta: 'first ' }, { type: 'reset', reason: 'x' }, { type: 'text_delta', delta: 'Hello **Ann**' }]);
+    await run('t1', 1, [
+      { type: 'text_delta', delta: 'first ' },
+      { type: 'reset', reason: 'x' },
+      { type: 'text_delta', delta: 'Hello **Ann**' },
+    ]);
     await run('t1', 2, [{ type: 'text_delta', delta: 'Hello again, differently' }]);
     const mails = mailsFor('t1');
     expect(mails).toHaveLength(1);
@@ -95,7 +103,10 @@ describe('email deliverer', () => {
     const ask: Array<Ev> = [{ type: 'approval_requested', approval }];
     await run('t2', 1, ask);
     await run('t2', 2, ask); // crashed before parking: asks again, with the same code
-    await run('t2', 3, [{ type: 'text_delta', delta: 'Done: exit code 0' }, { type: 'notice', text: 'answered by the fallback model' }]);
+    await run('t2', 3, [
+      { type: 'text_delta', delta: 'Done: exit code 0' },
+      { type: 'notice', text: 'answered by the fallback model' },
+    ]);
     const mails = mailsFor('t2');
     expect(mails).toHaveLength(2);
     expect(mails[0]!.text.trim()).toMatch(/^Approval needed \(caution\) to run shell_exec .* code K7Q2P\. Reply YES K7Q2P to approve or NO K7Q2P to refuse/);

@@ -9,12 +9,12 @@ import { composeReply } from '../channels/email/compose.js';
 import { parseEmailConfig } from '../channels/email/config.js';
 import { RawHeaders } from '../channels/email/headers.js';
 import { toInbound } from '../channels/email/inbound.js';
+import { plugin } from '../channels/email/index.js';
 import { automatedReason } from '../channels/email/loops.js';
 import { markdownToHtml, markdownToText } from '../channels/email/markdown.js';
 import { readMail } from '../channels/email/parse.js';
 import { isTransientSmtpError } from '../channels/email/smtp.js';
 import { normalizeSubject, replySubject, threadKey } from '../channels/email/thread.js';
-import { plugin } from '../channels/email/index.js';
 import { instantiate } from '../src/channel/plugin.js';
 import { ConfigError } from '../src/config.js';
 import { rawMail } from './fakes/email-mailbox.js';
@@ -35,7 +35,8 @@ describe('email: cleaning the text', () => {
   });
 
   it('cuts Outlook history ("From: … Sent: …", separators)', () => {
-    const outlook = 'Approved.\r\n\r\n________________________________\r\nFrom: Bot <bot@example.test>\r\nSent: Monday, January 1, 2024 10:00 AM\r\nTo: Ann\r\nSubject: Re: x\r\n\r\nold text';
+    const outlook =
+      'Approved.\r\n\r\n________________________________\r\nFrom: Bot <bot@example.test>\r\nSent: Monday, January 1, 2024 10:00 AM\r\nTo: Ann\r\nSubject: Re: x\r\n\r\nold text';
     expect(stripQuotesAndSignature(outlook)).toBe('Approved.');
     expect(stripQuotesAndSignature('ok\n\nFrom: Bot <bot@example.test>\nDate: Mon, 1 Jan 2024\nSubject: x\n\nold')).toBe('ok');
     expect(stripQuotesAndSignature('ok\n-----Original Message-----\nold')).toBe('ok');
@@ -65,7 +66,26 @@ describe('email: cleaning the text', () => {
     const q = await read({ from: 'ann@example.com', subject: 'Weather', text: 'Will it rain?' });
     expect(q!.text).toBe('Subject: Weather\n\nWill it rain?');
     const b = 'bnd';
-    const raw = ['From: ann@example.com', 'To: bot@example.test', 'Subject: files', 'Message-ID: <f@example.com>', `Content-Type: multipart/mixed; boundary="${b}"`, '', `--${b}`, 'Content-Type: text/plain', '', 'see attached', `--${b}`, 'Content-Type: application/pdf; name="a.pdf"', 'Content-Disposition: attachment; filename="a.pdf"', 'Content-Transfer-Encoding: base64', '', 'JVBERi0xLjQK', `--${b}--`, ''].join('\r\n');
+    const raw = [
+      'From: ann@example.com',
+      'To: bot@example.test',
+      'Subject: files',
+      'Message-ID: <f@example.com>',
+      `Content-Type: multipart/mixed; boundary="${b}"`,
+      '',
+      `--${b}`,
+      'Content-Type: text/plain',
+      '',
+      'see attached',
+      `--${b}`,
+      'Content-Type: application/pdf; name="a.pdf"',
+      'Content-Disposition: attachment; filename="a.pdf"',
+      'Content-Transfer-Encoding: base64',
+      '',
+      'JVBERi0xLjQK',
+      `--${b}--`,
+      '',
+    ].join('\r\n');
     const f = await readMail(Buffer.from(raw), { ourAddress: OUR, maxTextChars: 100 });
     expect(f!.attachments).toEqual([{ name: 'a.pdf', contentType: 'application/pdf', size: 9 }]);
     expect(f!.externalId).toBe('<f@example.com>');
@@ -98,9 +118,13 @@ describe('email: Authentication-Results', () => {
     expect(senderAuthenticated([pass], 'op@evil.com')).toBe(false); // another domain's signature
     expect(senderAuthenticated(['mx.example.test; spf=pass smtp.mailfrom=op@example.com'], 'op@example.com', 'mx.example.test')).toBe(true);
     expect(senderAuthenticated(['mx.example.test; dmarc=pass header.from=example.com'], 'op@example.com', 'mx.example.test')).toBe(true);
-    expect(senderAuthenticated(['mx.example.test; dkim=fail header.d=example.com; spf=fail smtp.mailfrom=example.com'], 'op@example.com', 'mx.example.test')).toBe(false);
+    expect(
+      senderAuthenticated(['mx.example.test; dkim=fail header.d=example.com; spf=fail smtp.mailfrom=example.com'], 'op@example.com', 'mx.example.test'),
+    ).toBe(false);
     // A header under another authserv-id (the forger's own) does not count…
-    expect(senderAuthenticated(['mx.example.test; dkim=none', 'evil.example; dkim=pass header.d=example.com'], 'op@example.com', 'mx.example.test')).toBe(false);
+    expect(senderAuthenticated(['mx.example.test; dkim=none', 'evil.example; dkim=pass header.d=example.com'], 'op@example.com', 'mx.example.test')).toBe(
+      false,
+    );
     // …and without an authserv-id configured only the topmost header counts.
     expect(senderAuthenticated(['mx.example.test; dkim=none', 'evil.example; dkim=pass header.d=example.com'], 'op@example.com')).toBe(false);
     expect(senderAuthenticated([], 'op@example.com')).toBe(false);
@@ -136,16 +160,23 @@ describe('email: threading', () => {
     });
     expect(mail).toMatchObject({ subject: 'Re: Hello', inReplyTo: '<p@x>', references: ['<r@x>', '<q@x>', '<p@x>'], to: 'ann@example.com' });
     expect(mail.headers).toMatchObject({ 'X-Switchboard': 'turn=t1', 'Auto-Submitted': 'auto-replied' });
-    const conv = async (spec: Parameters<typeof rawMail>[0]) => toInbound((await read(spec))!, { ourAddress: OUR, requireAuthenticatedSender: false }).conversationKey;
+    const conv = async (spec: Parameters<typeof rawMail>[0]) =>
+      toInbound((await read(spec))!, { ourAddress: OUR, requireAuthenticatedSender: false }).conversationKey;
     // Another sender in the same thread is another conversation.
-    expect(await conv({ from: 'ann@example.com', subject: 'Re: x', inReplyTo: '<root@x>', text: 'a' })).not.toBe(await conv({ from: 'bob@example.com', subject: 'Re: x', inReplyTo: '<root@x>', text: 'a' }));
-    expect(await conv({ from: 'ann@example.com', subject: 'Re: x', references: ['<root@x>', '<p@x>'], text: 'a' })).toBe(await conv({ from: 'Ann@Example.com', subject: 'x', inReplyTo: '<root@x>', text: 'b' }));
+    expect(await conv({ from: 'ann@example.com', subject: 'Re: x', inReplyTo: '<root@x>', text: 'a' })).not.toBe(
+      await conv({ from: 'bob@example.com', subject: 'Re: x', inReplyTo: '<root@x>', text: 'a' }),
+    );
+    expect(await conv({ from: 'ann@example.com', subject: 'Re: x', references: ['<root@x>', '<p@x>'], text: 'a' })).toBe(
+      await conv({ from: 'Ann@Example.com', subject: 'x', inReplyTo: '<root@x>', text: 'b' }),
+    );
   });
 });
 
 describe('email: markdown', () => {
   it('converts the usual markdown and escapes everything else', () => {
-    const html = markdownToHtml('# Title\n\nHello **bold** and *it* and `a<b>` and [link](https://x.example/?a=1&b=2).\nNext line <script>alert(1)</script>\n\n- one\n- two\n\n1. first\n2. second\n\n```\nif (a < b) {}\n```\n\n> quoted\n\n[bad](javascript:alert(1))');
+    const html = markdownToHtml(
+      '# Title\n\nHello **bold** and *it* and `a<b>` and [link](https://x.example/?a=1&b=2).\nNext line <script>alert(1)</script>\n\n- one\n- two\n\n1. first\n2. second\n\n```\nif (a < b) {}\n```\n\n> quoted\n\n[bad](javascript:alert(1))',
+    );
     expect(html).toContain('<h1>Title</h1>');
     expect(html).toContain('<strong>bold</strong>');
     expect(html).toContain('<em>it</em>');
@@ -177,7 +208,13 @@ describe('email: SMTP errors and configuration', () => {
     const ok = { address: 'Bot@Example.test', imap: { host: 'imap.x', user: 'bot' }, smtp: { host: 'smtp.x' } };
     const env = { EMAIL_IMAP_PASSWORD: 'pw' };
     const cfg = parseEmailConfig(ok, env);
-    expect(cfg).toMatchObject({ address: 'bot@example.test', poll: true, imap: { port: 993, secure: true, mailbox: 'INBOX' }, smtp: { port: 587 }, processed: { action: 'flag', keyword: '$SwitchboardSeen' } });
+    expect(cfg).toMatchObject({
+      address: 'bot@example.test',
+      poll: true,
+      imap: { port: 993, secure: true, mailbox: 'INBOX' },
+      smtp: { port: 587 },
+      processed: { action: 'flag', keyword: '$SwitchboardSeen' },
+    });
     expect(cfg.secrets).toEqual({ imapPassword: 'pw', smtpPassword: 'pw' });
     expect(parseEmailConfig(ok, { ...env, EMAIL_SMTP_PASSWORD: 'spw' }).secrets.smtpPassword).toBe('spw');
     expect(() => parseEmailConfig({ ...ok, address: 'nope' }, env)).toThrow(/channels\.email\.address/);

@@ -4,13 +4,13 @@
  * over when the first goes away. Every mail is answered exactly once.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Config } from '../src/config.js';
 import { Gateway } from '../app/gateway.js';
+import type { Config } from '../src/config.js';
 import { createLogger } from '../src/log.js';
-import { FakeLlm, lastUserText, reply } from './fakes/fake-llm.js';
 import { authResults, TestMailbox } from './fakes/email-mailbox.js';
 import { SmtpSink } from './fakes/email-smtp.js';
-import { startDovecot, type Dovecot } from './support/dovecot.js';
+import { FakeLlm, lastUserText, reply } from './fakes/fake-llm.js';
+import { type Dovecot, startDovecot } from './support/dovecot.js';
 import { eventually, testConfig } from './support/gateway.js';
 import { createTestDatabase, type TestDatabase } from './support/postgres.js';
 import { TestRedis } from './support/redis.js';
@@ -28,7 +28,10 @@ describe('email with two ingress processes', () => {
   const gws: Gateway[] = [];
 
   const start = async () => {
-    const gw = await Gateway.start(cfg, { ingress: true, worker: true }, createLogger(cfg.log.level), { ...process.env, EMAIL_IMAP_PASSWORD: dovecot.password });
+    const gw = await Gateway.start(cfg, { ingress: true, worker: true }, createLogger(cfg.log.level), {
+      ...process.env,
+      EMAIL_IMAP_PASSWORD: dovecot.password,
+    });
     gws.push(gw);
     return gw;
   };
@@ -80,7 +83,8 @@ describe('email with two ingress processes', () => {
     expect(health(b)).toEqual({ ok: true, message: 'standby: another process polls this mailbox' });
 
     const sent = [];
-    for (let i = 1; i <= 5; i++) sent.push(await mailbox.deliver({ from: `user${i}@example.com`, subject: `question ${i}`, text: `q${i}`, headers: [authResults('example.com', true)] }));
+    for (let i = 1; i <= 5; i++)
+      sent.push(await mailbox.deliver({ from: `user${i}@example.com`, subject: `question ${i}`, text: `q${i}`, headers: [authResults('example.com', true)] }));
     for (const m of sent) await eventually(async () => sink.mails.some((r) => r.inReplyTo === m.messageId));
 
     // The poller goes away: the other takes over once its lease runs out.

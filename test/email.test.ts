@@ -4,13 +4,13 @@
  * gateway and the fake LLM.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Config } from '../src/config.js';
 import { Gateway } from '../app/gateway.js';
+import type { Config } from '../src/config.js';
 import { createLogger } from '../src/log.js';
-import { FakeLlm, lastUserText, reply, toolCall, type FakeRequest } from './fakes/fake-llm.js';
 import { authResults, newMessageId, TestMailbox } from './fakes/email-mailbox.js';
-import { SmtpSink, type SentMail } from './fakes/email-smtp.js';
-import { startDovecot, type Dovecot } from './support/dovecot.js';
+import { type SentMail, SmtpSink } from './fakes/email-smtp.js';
+import { FakeLlm, type FakeRequest, lastUserText, reply, toolCall } from './fakes/fake-llm.js';
+import { type Dovecot, startDovecot } from './support/dovecot.js';
 import { eventually, testConfig } from './support/gateway.js';
 
 const BOT = 'bot@example.test';
@@ -165,7 +165,12 @@ describe('email channel (Dovecot + SMTP sink)', () => {
   });
 
   it('takes an approval by email from an authenticated operator, and refuses a forged one', async () => {
-    const ask = await mailbox.deliver({ from: ALICE, subject: 'Please run', text: 'run: echo approved-by-mail >> mail.txt', headers: [authResults('example.com', true)] });
+    const ask = await mailbox.deliver({
+      from: ALICE,
+      subject: 'Please run',
+      text: 'run: echo approved-by-mail >> mail.txt',
+      headers: [authResults('example.com', true)],
+    });
     const request = await replyTo(ask.messageId);
     const code = /Reply YES ([A-Z0-9]{5})/.exec(request.text)?.[1];
     expect(code, request.text).toBeTruthy();
@@ -183,7 +188,13 @@ describe('email channel (Dovecot + SMTP sink)', () => {
       headers: [authResults('example.com', false), authResults('example.com', true, 'evil.example')],
     });
     // Not answered at all (a reply to a forged From is backscatter), and the code stays pending.
-    const unauthenticated = await mailbox.deliver({ from: OPERATOR, subject: `Re: ${request.subject}`, text: `YES ${code}`, inReplyTo: request.messageId, headers: [] });
+    const unauthenticated = await mailbox.deliver({
+      from: OPERATOR,
+      subject: `Re: ${request.subject}`,
+      text: `YES ${code}`,
+      inReplyTo: request.messageId,
+      headers: [],
+    });
     const marker = await mailbox.deliver({ from: ALICE, subject: 'after the forgeries', text: 'still here?', headers: [authResults('example.com', true)] });
     await replyTo(marker.messageId); // mail is read in order: the forgeries were read before this was answered
     expect(repliesTo(forged.messageId)).toEqual([]);
@@ -211,10 +222,12 @@ describe('email channel (Dovecot + SMTP sink)', () => {
 
   it('reconnects (a new connection) after the IMAP server drops it', async () => {
     await dovecot.restart();
-    const after = await mailbox.deliver({ from: ALICE, subject: 'after restart', text: 'still there?', headers: [authResults('example.com', true)] }).catch(async () => {
-      mailbox = await TestMailbox.open(dovecot);
-      return mailbox.deliver({ from: ALICE, subject: 'after restart', text: 'still there?', headers: [authResults('example.com', true)] });
-    });
+    const after = await mailbox
+      .deliver({ from: ALICE, subject: 'after restart', text: 'still there?', headers: [authResults('example.com', true)] })
+      .catch(async () => {
+        mailbox = await TestMailbox.open(dovecot);
+        return mailbox.deliver({ from: ALICE, subject: 'after restart', text: 'still there?', headers: [authResults('example.com', true)] });
+      });
     const r = await replyTo(after.messageId, 20_000);
     expect(r.text).toContain('still there?');
   });
@@ -226,7 +239,13 @@ describe('email channel (Dovecot + SMTP sink)', () => {
     const b = await mailbox.deliver({ from: ALICE, subject: 'restart 2', text: 'two', headers: [authResults('example.com', true)] });
     await stop();
     const c = await mailbox.deliver({ from: ALICE, subject: 'restart 3', text: 'three', headers: [authResults('example.com', true)] });
-    const d = await mailbox.deliver({ from: ALICE, subject: 'restart 4', text: 'four', inReplyTo: newMessageId(), headers: [authResults('example.com', true)] });
+    const d = await mailbox.deliver({
+      from: ALICE,
+      subject: 'restart 4',
+      text: 'four',
+      inReplyTo: newMessageId(),
+      headers: [authResults('example.com', true)],
+    });
     await start();
     for (const m of [b, c, d]) await replyTo(m.messageId, 20_000);
     await new Promise((r) => setTimeout(r, 1_500)); // time for a duplicate to show up, if there were one
@@ -244,7 +263,9 @@ describe('email channel (Dovecot + SMTP sink)', () => {
     const m = await mailbox.deliver({ from: OPERATOR, subject: 'no DKIM here', text: 'who am I?', headers: [] });
     const r = await replyTo(m.messageId);
     expect(r.to).toBe(OPERATOR);
-    const senders = (await gw!.infra.store.db.query<{ id: string }>(`select sender->>'id' as id from inbox where channel = 'email' and text like '%who am I?%'`)).rows.map((x) => x.id);
+    const senders = (
+      await gw!.infra.store.db.query<{ id: string }>(`select sender->>'id' as id from inbox where channel = 'email' and text like '%who am I?%'`)
+    ).rows.map((x) => x.id);
     expect(senders).toEqual([`unverified:${OPERATOR}`]);
     await stop();
     await start();

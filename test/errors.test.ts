@@ -4,21 +4,21 @@
  * one table (src/http/errors.ts), and the router answers a core error thrown under a handler with it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { errorCode, ignoreError, isRetryable, SwitchboardError } from '../kernel/errors.js';
-import { ConfigError } from '../src/config.js';
-import { ConversationFullError } from '../src/ingress.js';
-import { RuntimeFailure } from '../app/infra.js';
-import { PostgresOpenError } from '../adapters/db/pg.js';
 import { DataFolderInUseError } from '../adapters/db/data-lock.js';
-import { SandboxUnavailableError } from '../tools/sandbox/types.js';
-import { ToolError } from '../tools/contract.js';
-import { SsrfBlockedError } from '../moat/ssrf.js';
-import { TransientSendError } from '../channels/sms/send.js';
+import { PostgresOpenError } from '../adapters/db/pg.js';
+import { RuntimeFailure } from '../app/infra.js';
 import { PermanentSmtpError } from '../channels/email/smtp.js';
+import { TransientSendError } from '../channels/sms/send.js';
+import { errorCode, ignoreError, isRetryable, SwitchboardError } from '../kernel/errors.js';
+import { SsrfBlockedError } from '../moat/ssrf.js';
+import type { ApprovalRefusal } from '../src/approvals/service.js';
+import { ConfigError } from '../src/config.js';
 import { BodyTooLargeError, ClientGoneError, HTTP_STATUS_OF_CODE, HttpError, httpStatusOf, RequestError } from '../src/http/errors.js';
 import { HttpServer } from '../src/http/server.js';
-import type { ApprovalRefusal } from '../src/approvals/service.js';
+import { ConversationFullError } from '../src/ingress.js';
 import { createLogger } from '../src/log.js';
+import { ToolError } from '../tools/contract.js';
+import { SandboxUnavailableError } from '../tools/sandbox/types.js';
 
 describe('SwitchboardError', () => {
   it('each error has its stable code, its retryable flag, its name, and is a SwitchboardError and an Error', () => {
@@ -104,7 +104,14 @@ describe('code → HTTP status (src/http/errors.ts)', () => {
     it('with the status of its code, its message and code', async () => {
       const res = await fetch(`${server.url}/full`);
       expect(res.status).toBe(429);
-      expect(await res.json()).toEqual({ error: { message: 'Too many messages are already waiting in this conversation (1).', type: 'invalid_request_error', param: null, code: 'conversation_full' } });
+      expect(await res.json()).toEqual({
+        error: {
+          message: 'Too many messages are already waiting in this conversation (1).',
+          type: 'invalid_request_error',
+          param: null,
+          code: 'conversation_full',
+        },
+      });
     });
 
     it('a code the table does not know is an internal error, as before', async () => {

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Gateway } from '../app/gateway.js';
 import { Ingress } from '../src/ingress.js';
 import { FakeLlm, lastUserText, reply } from './fakes/fake-llm.js';
-import { API_KEY, GatewayProcess, OTHER_KEY, eventually, openaiClient, startGateway, testConfig } from './support/gateway.js';
+import { API_KEY, eventually, GatewayProcess, OTHER_KEY, openaiClient, startGateway, testConfig } from './support/gateway.js';
 import { createTestDatabase, type TestDatabase } from './support/postgres.js';
 import { TestRedis } from './support/redis.js';
 
@@ -41,11 +41,18 @@ function startFake(): { fake: FakeLlm; arrivals: (tag: string) => number[]; read
 
 /** A query against the gateway's database (PGlite in process, or a Postgres pool). */
 type Query = <T>(sql: string, params?: unknown[]) => Promise<{ rows: T[] }>;
-const pgQuery = (pool: pg.Pool): Query => async <T,>(sql: string, params?: unknown[]) => (await pool.query(sql, params)) as unknown as { rows: T[] };
+const pgQuery =
+  (pool: pg.Pool): Query =>
+  async <T>(sql: string, params?: unknown[]) =>
+    (await pool.query(sql, params)) as unknown as { rows: T[] };
 
 async function chat(url: string, key: string, conversation: string, content: string): Promise<{ text: string; ms: number }> {
   const t0 = Date.now();
-  const stream = await openaiClient(url, key, { 'X-Switchboard-Conversation': conversation }).chat.completions.create({ model: 'default', stream: true, messages: [{ role: 'user', content }] });
+  const stream = await openaiClient(url, key, { 'X-Switchboard-Conversation': conversation }).chat.completions.create({
+    model: 'default',
+    stream: true,
+    messages: [{ role: 'user', content }],
+  });
   let text = '';
   for await (const ch of stream) text += ch.choices[0]?.delta?.content ?? '';
   return { text, ms: Date.now() - t0 };
@@ -89,7 +96,15 @@ async function expectEachAnsweredOnce(query: Query, tag: string, n: number, atte
 /** Waits until all 32 messages of the flood are in the inbox and the first wave runs, then sends the other key's short turn. */
 async function otherKeyDuringFlood(url: string, query: Query, arrivals: () => number[], tag: string, firstWave: number) {
   await eventually(async () => arrivals().length >= firstWave, 20_000);
-  await eventually(async () => (await query<{ n: number }>(`select count(*)::int as n from inbox i join conversations c on c.id = i.conversation_id where c.key like $1`, [`%/${tag}-%`])).rows[0]!.n === FLOOD, 20_000);
+  await eventually(
+    async () =>
+      (
+        await query<{ n: number }>(`select count(*)::int as n from inbox i join conversations c on c.id = i.conversation_id where c.key like $1`, [
+          `%/${tag}-%`,
+        ])
+      ).rows[0]!.n === FLOOD,
+    20_000,
+  );
   return chat(url, OTHER_KEY, `other-${tag}`, 'short question');
 }
 
@@ -111,7 +126,13 @@ describe('fairness, embedded (in-process queue + PGlite)', () => {
 
   it(`${FLOOD} long turns from one key do not delay another key's short turn by a long turn`, async () => {
     const floodDone = flood(gw.url!, 'emb');
-    const other = await otherKeyDuringFlood(gw.url!, (sql, p) => gw.infra.store.db.query(sql, p), () => arrivals('emb'), 'emb', 8);
+    const other = await otherKeyDuringFlood(
+      gw.url!,
+      (sql, p) => gw.infra.store.db.query(sql, p),
+      () => arrivals('emb'),
+      'emb',
+      8,
+    );
     expect(other.text).toBe('re: short question');
     expect(other.ms).toBeLessThan(LONG_MS);
 
@@ -129,14 +150,31 @@ describe('fairness, embedded (in-process queue + PGlite)', () => {
       if (r.kind !== 'accepted') throw new Error(`not accepted: ${r.kind}`);
       return r;
     };
-    const msg = (sender: string, chat: string, text: string) => ({ channel: 'test', externalId: `${chat}-${text}`, conversationKey: `test/-/${chat}/-`, sender: { id: sender }, text, attachments: [], receivedAt: new Date() });
+    const msg = (sender: string, chat: string, text: string) => ({
+      channel: 'test',
+      externalId: `${chat}-${text}`,
+      conversationKey: `test/-/${chat}/-`,
+      sender: { id: sender },
+      text,
+      attachments: [],
+      receivedAt: new Date(),
+    });
     for (let i = 0; i < 6; i++) await accept(msg('chatty', `snd-${i}`, `long snd ${i}`));
     await eventually(async () => arrivals('snd').length >= 4);
     const t0 = Date.now();
     const calm = await accept(msg('calm', 'calm-1', 'hello from calm'));
     await eventually(async () => (await gw.infra.store.turns(calm.conversationId))[0]?.status === 'done', 10_000, 20);
     expect(Date.now() - t0).toBeLessThan(LONG_MS);
-    await eventually(async () => arrivals('snd').length === 6 && (await gw.infra.store.db.query<{ n: number }>(`select count(*)::int as n from turns t join conversations c on c.id = t.conversation_id where c.key like '%/snd-%' and t.status = 'done'`)).rows[0]!.n === 6, 20_000);
+    await eventually(
+      async () =>
+        arrivals('snd').length === 6 &&
+        (
+          await gw.infra.store.db.query<{ n: number }>(
+            `select count(*)::int as n from turns t join conversations c on c.id = t.conversation_id where c.key like '%/snd-%' and t.status = 'done'`,
+          )
+        ).rows[0]!.n === 6,
+      20_000,
+    );
     expectAtMostAtOnce(arrivals('snd'), 4);
     await expectEachAnsweredOnce((sql, p) => gw.infra.store.db.query(sql, p), 'snd', 6);
   });
@@ -144,7 +182,13 @@ describe('fairness, embedded (in-process queue + PGlite)', () => {
   it('without the cap, the same flood holds the other key up for more than a long turn (what the cap prevents)', async () => {
     uncapped = await startGateway(testConfig(fake, {}, { queue: { concurrency: 12 }, limits: { maxConcurrentTurnsPerKey: 0 } }));
     const floodDone = flood(uncapped.url!, 'unc');
-    const other = await otherKeyDuringFlood(uncapped.url!, (sql, p) => uncapped!.infra.store.db.query(sql, p), () => arrivals('unc'), 'unc', 12);
+    const other = await otherKeyDuringFlood(
+      uncapped.url!,
+      (sql, p) => uncapped!.infra.store.db.query(sql, p),
+      () => arrivals('unc'),
+      'unc',
+      12,
+    );
     expect(other.text).toBe('re: short question');
     expect(other.ms).toBeGreaterThan(LONG_MS);
     (await floodDone).forEach((r, i) => expect(r.text).toBe(longAnswer('unc', i)));
@@ -230,17 +274,22 @@ describe('fairness, Redis + Postgres with two worker processes', () => {
     // Its slots are held by a dead worker until they expire; then this turn and the two resumed ones all run.
     const next = chat(ingress.url!, API_KEY, 'kill-2', 'and one more');
     let timer: NodeJS.Timeout | undefined;
-    const stuck = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error("the key's turns did not run again within 20 s: the dead worker's slots were not freed")), 20_000)));
+    const stuck = new Promise<never>(
+      (_, reject) =>
+        (timer = setTimeout(() => reject(new Error("the key's turns did not run again within 20 s: the dead worker's slots were not freed")), 20_000)),
+    );
     const [a, b, c] = await Promise.race([Promise.all([...long, next]), stuck]).finally(() => clearTimeout(timer));
     expect(a!.text).toBe(longAnswer('kill', 0));
     expect(b!.text).toBe(longAnswer('kill', 1));
     expect(c!.text).toBe('re: and one more');
-    const rows = (await db.query<{ key: string; status: string; attempt: number; unconsumed: number; messages: number }>(
-      `select c.key, t.status, t.attempt,
+    const rows = (
+      await db.query<{ key: string; status: string; attempt: number; unconsumed: number; messages: number }>(
+        `select c.key, t.status, t.attempt,
               (select count(*)::int from inbox i where i.conversation_id = c.id and i.consumed_at is null) as unconsumed,
               (select count(*)::int from messages m where m.conversation_id = c.id) as messages
        from conversations c join turns t on t.conversation_id = c.id where c.key like '%/kill-%' order by c.key`,
-    )).rows;
+      )
+    ).rows;
     expect(rows.map((r) => [r.status, r.attempt, r.unconsumed, r.messages])).toEqual([
       ['done', 2, 0, 2],
       ['done', 2, 0, 2],

@@ -1,7 +1,7 @@
-import { describe, it, expect, beforeAll, afterAll, beforeEach } from 'vitest';
+import { type AssistantMessage, type Model, stream } from '@mariozechner/pi-ai';
 import OpenAI from 'openai';
-import { stream, type AssistantMessage, type Model } from '@mariozechner/pi-ai';
-import { FakeLlm, reply, toolCall, lastUserText, type FakeScript } from './fakes/fake-llm.js';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { FakeLlm, type FakeScript, lastUserText, reply, toolCall } from './fakes/fake-llm.js';
 
 const fake = new FakeLlm({ apiKey: 'k' });
 beforeAll(() => fake.start());
@@ -9,18 +9,31 @@ afterAll(() => fake.close());
 beforeEach(() => fake.reset());
 
 const base = {
-  id: 'fake-model', name: 'fake', provider: 'local', reasoning: false, input: ['text'],
-  cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, contextWindow: 8000, maxTokens: 1000,
+  id: 'fake-model',
+  name: 'fake',
+  provider: 'local',
+  reasoning: false,
+  input: ['text'],
+  cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+  contextWindow: 8000,
+  maxTokens: 1000,
 };
 const openaiModel = (): Model<'openai-completions'> =>
-  ({ ...base, api: 'openai-completions', baseUrl: fake.openaiBaseUrl,
-    compat: { supportsDeveloperRole: false, maxTokensField: 'max_tokens', supportsStore: false } }) as any;
+  ({
+    ...base,
+    api: 'openai-completions',
+    baseUrl: fake.openaiBaseUrl,
+    compat: { supportsDeveloperRole: false, maxTokensField: 'max_tokens', supportsStore: false },
+  }) as any;
 const anthropicModel = (): Model<'anthropic-messages'> => ({ ...base, api: 'anthropic-messages', baseUrl: fake.url }) as any;
 const client = (): OpenAI => new OpenAI({ apiKey: 'k', baseURL: fake.openaiBaseUrl, maxRetries: 0 });
 
 async function run(model: Model<any>, opts: { signal?: AbortSignal; apiKey?: string } = {}, onDelta?: () => void) {
-  const s = stream(model, { systemPrompt: 's', messages: [{ role: 'user', content: 'hi', timestamp: Date.now() }] },
-    { apiKey: 'k', maxRetries: 0, ...opts } as any);
+  const s = stream(model, { systemPrompt: 's', messages: [{ role: 'user', content: 'hi', timestamp: Date.now() }] }, {
+    apiKey: 'k',
+    maxRetries: 0,
+    ...opts,
+  } as any);
   const deltas: string[] = [];
   const toolCalls: any[] = [];
   const types: string[] = [];
@@ -40,7 +53,10 @@ describe('FakeLlm with the openai client', () => {
   it('streams text and reports usage', async () => {
     fake.enqueue(reply('Hello there, world!'));
     const s = await client().chat.completions.create({
-      model: 'fake-model', messages: [{ role: 'user', content: 'hi' }], stream: true, stream_options: { include_usage: true },
+      model: 'fake-model',
+      messages: [{ role: 'user', content: 'hi' }],
+      stream: true,
+      stream_options: { include_usage: true },
     });
     const parts: string[] = [];
     let usage: any;
@@ -59,7 +75,10 @@ describe('FakeLlm with the openai client', () => {
   });
 
   it('non-streaming text and tool calls; models list', async () => {
-    fake.enqueue([{ kind: 'text', text: 'Let me look.' }, { kind: 'toolCall', name: 'lookup', args: { q: 'x' }, id: 'call_1' }]);
+    fake.enqueue([
+      { kind: 'text', text: 'Let me look.' },
+      { kind: 'toolCall', name: 'lookup', args: { q: 'x' }, id: 'call_1' },
+    ]);
     const r = await client().chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'hi' }] });
     expect(r.choices[0]!.message.content).toBe('Let me look.');
     expect(r.choices[0]!.finish_reason).toBe('tool_calls');
@@ -70,7 +89,9 @@ describe('FakeLlm with the openai client', () => {
 
   it('429 → RateLimitError with retry-after; wrong key → 401', async () => {
     fake.enqueue([{ kind: 'error', status: 429, retryAfter: 7 }]);
-    const err: any = await client().chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'hi' }] }).catch((e) => e);
+    const err: any = await client()
+      .chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'hi' }] })
+      .catch((e) => e);
     expect(err).toBeInstanceOf(OpenAI.RateLimitError);
     expect(err.message).toBe('429 Rate limit reached');
     expect(err.headers.get('retry-after')).toBe('7');
@@ -86,7 +107,10 @@ describe('FakeLlm with the openai client', () => {
   });
 });
 
-for (const [label, model] of [['openai-completions', openaiModel], ['anthropic-messages', anthropicModel]] as const) {
+for (const [label, model] of [
+  ['openai-completions', openaiModel],
+  ['anthropic-messages', anthropicModel],
+] as const) {
   describe(`FakeLlm with pi-ai ${label}`, () => {
     it('streams text', async () => {
       fake.enqueue(reply('one two  three\nfour', 1));

@@ -6,8 +6,8 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Gateway } from '../app/gateway.js';
 import { packageRoot } from '../kernel/paths.js';
 import { FakeLlm, lastUserText, reply } from './fakes/fake-llm.js';
@@ -33,10 +33,14 @@ describe('fallback through the HTTP API', () => {
     a.respond((req) => reply(`A says ${lastUserText(req.body)}`));
     b.respond((req) => reply(`B says ${lastUserText(req.body)}`));
     gw = await startGateway(
-      testConfig(null, {}, {
-        providers: slotsFor(a, b),
-        fallback: { busyRetryMs: 1_000, busyNoticeMs: 300, notice: true, timeouts: { connectMs: 2_000, firstTokenMs: 2_000, idleMs: 500, totalMs: 10_000 } },
-      }),
+      testConfig(
+        null,
+        {},
+        {
+          providers: slotsFor(a, b),
+          fallback: { busyRetryMs: 1_000, busyNoticeMs: 300, notice: true, timeouts: { connectMs: 2_000, firstTokenMs: 2_000, idleMs: 500, totalMs: 10_000 } },
+        },
+      ),
     );
   });
   afterEach(async () => {
@@ -55,7 +59,10 @@ describe('fallback through the HTTP API', () => {
 
   it('a provider dying after 10 tokens: the user gets one clean answer from the next slot', async () => {
     a.enqueue([{ kind: 'disconnect', afterTokens: 10, text: Array.from({ length: 40 }, (_, i) => `half${i}`).join(' ') }]);
-    const r = await openaiClient(gw.url!, API_KEY, { 'X-Switchboard-Conversation': 'fb-clean' }).chat.completions.create({ model: 'default', messages: [{ role: 'user', content: 'two' }] });
+    const r = await openaiClient(gw.url!, API_KEY, { 'X-Switchboard-Conversation': 'fb-clean' }).chat.completions.create({
+      model: 'default',
+      messages: [{ role: 'user', content: 'two' }],
+    });
     expect(r.choices[0]!.message.content).toBe('B says two');
     const sb = (r as any).switchboard;
     expect(sb).toMatchObject({ slot: 'backup', fallbackActivated: true });
@@ -132,7 +139,15 @@ describe('cooldowns across worker processes', () => {
     const dir = mkdtempSync(join(tmpdir(), 'sb-fb-'));
     const file = join(dir, 'switchboard.json');
     writeFileSync(file, JSON.stringify({ providers: slotsFor(a, b), fallback: { busyRetryMs: 0 } }));
-    const env = { REDIS_URL: redis.url, DATABASE_URL: pgdb.url, SWITCHBOARD_CONFIG: file, SWITCHBOARD_HTTP_PORT: '0', SWITCHBOARD_API_KEYS: API_KEY, FAKE_KEY_A: 'a', FAKE_KEY_B: 'b' };
+    const env = {
+      REDIS_URL: redis.url,
+      DATABASE_URL: pgdb.url,
+      SWITCHBOARD_CONFIG: file,
+      SWITCHBOARD_HTTP_PORT: '0',
+      SWITCHBOARD_API_KEYS: API_KEY,
+      FAKE_KEY_A: 'a',
+      FAKE_KEY_B: 'b',
+    };
     const ingress = await GatewayProcess.spawn('ingress', env);
     const w1 = await GatewayProcess.spawn('worker', env);
     procs.push(ingress, w1);
@@ -173,7 +188,12 @@ describe('provider configuration checked at start', () => {
   });
 
   it('a missing key variable is refused, naming the key and the variable', () => {
-    const r = start({ providers: [{ id: 'x', api: 'openai-completions', model: 'm', baseUrl: 'http://127.0.0.1:1/v1' }, { id: 'y', api: 'anthropic-messages', model: 'claude-sonnet-4-5', apiKeyEnv: 'NOT_SET_ANYWHERE' }] });
+    const r = start({
+      providers: [
+        { id: 'x', api: 'openai-completions', model: 'm', baseUrl: 'http://127.0.0.1:1/v1' },
+        { id: 'y', api: 'anthropic-messages', model: 'claude-sonnet-4-5', apiKeyEnv: 'NOT_SET_ANYWHERE' },
+      ],
+    });
     expect(r.status).toBe(2);
     expect(r.stderr).toMatch(/providers\.1\.apiKeyEnv.*NOT_SET_ANYWHERE/);
   });

@@ -29,7 +29,10 @@ interface Stack {
 async function stack(opts: { privatePg?: PrivatePostgres } = {}): Promise<Stack> {
   const fake = new FakeLlm({ recordRequests: false });
   await fake.start();
-  fake.respond((req) => [{ kind: 'delay', ms: 60 }, { kind: 'text', text: `echo: ${lastUserText(req.body)}` }]);
+  fake.respond((req) => [
+    { kind: 'delay', ms: 60 },
+    { kind: 'text', text: `echo: ${lastUserText(req.body)}` },
+  ]);
   const redis = await TestRedis.start();
   let shared: TestDatabase | undefined;
   let dbUrl: string;
@@ -43,7 +46,14 @@ async function stack(opts: { privatePg?: PrivatePostgres } = {}): Promise<Stack>
   // Fast recovery for the test: locks expire and stuck inbox rows are re-drained within seconds.
   // The load sends 180 requests in seconds from one key: no request rate limit (the cap on
   // the key's concurrent turns stays on, so refused drains are deferred during the faults too).
-  writeFileSync(config, JSON.stringify({ queue: { lockDurationMs: 2000, stalledIntervalMs: 1000, recoverAfterMs: 2000, recoverIntervalMs: 1000, backoffMs: 200 }, tools: { planner: false }, limits: { apiKey: 'off' } }));
+  writeFileSync(
+    config,
+    JSON.stringify({
+      queue: { lockDurationMs: 2000, stalledIntervalMs: 1000, recoverAfterMs: 2000, recoverIntervalMs: 1000, backoffMs: 200 },
+      tools: { planner: false },
+      limits: { apiKey: 'off' },
+    }),
+  );
   const env = {
     REDIS_URL: redis.url,
     DATABASE_URL: dbUrl,

@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Gateway } from '../app/gateway.js';
-import { FakeLlm, lastUserText, reply, toolCall, type FakeRequest, type FakeScript } from './fakes/fake-llm.js';
+import { FakeLlm, type FakeRequest, type FakeScript, lastUserText, reply, toolCall } from './fakes/fake-llm.js';
 import { openaiClient, startGateway, testConfig } from './support/gateway.js';
 
 // Built at run time so no literal token sits in the repository.
@@ -86,7 +86,14 @@ describe('the honesty check in a turn', () => {
     const { text, turn } = await ask(gw, 'please save my notes, wrong path');
     expect(text.startsWith(SCRIPTS['wrong path']!.text)).toBe(true);
     expect(corrections(text)).toEqual(['[Correction: it was written to notes/2026-11-29.md, not notes/2026-11-30.md.]']);
-    expect(turn.honesty).toEqual([expect.objectContaining({ verdict: 'contradicted', action: 'write', tool: 'file_write', detail: { kind: 'path', claimed: 'notes/2026-11-30.md', actual: 'notes/2026-11-29.md' } })]);
+    expect(turn.honesty).toEqual([
+      expect.objectContaining({
+        verdict: 'contradicted',
+        action: 'write',
+        tool: 'file_write',
+        detail: { kind: 'path', claimed: 'notes/2026-11-30.md', actual: 'notes/2026-11-29.md' },
+      }),
+    ]);
   });
 
   it('leaves a supported claim about a dated file alone', async () => {
@@ -141,16 +148,20 @@ describe('the honesty judge (moat.honesty.judgeSlot)', () => {
     main.respond(mainModel);
     judge.respond(() => answer);
     gw = await startGateway(
-      testConfig(null, {}, {
-        providers: [
-          { id: 'main', api: 'openai-completions', model: 'fake-main', baseUrl: main.openaiBaseUrl, apiKeyEnv: 'HJ_KEY_MAIN' },
-          { id: 'cheap', api: 'openai-completions', model: 'fake-judge', baseUrl: judge.openaiBaseUrl, apiKeyEnv: 'HJ_KEY_JUDGE' },
-        ],
-        fallback: { busyRetryMs: 0 },
-        moat: { honesty: { judgeSlot: 'cheap' } },
-        approvals: { autonomy: 'trusted' },
-        tools: { planner: false },
-      }),
+      testConfig(
+        null,
+        {},
+        {
+          providers: [
+            { id: 'main', api: 'openai-completions', model: 'fake-main', baseUrl: main.openaiBaseUrl, apiKeyEnv: 'HJ_KEY_MAIN' },
+            { id: 'cheap', api: 'openai-completions', model: 'fake-judge', baseUrl: judge.openaiBaseUrl, apiKeyEnv: 'HJ_KEY_JUDGE' },
+          ],
+          fallback: { busyRetryMs: 0 },
+          moat: { honesty: { judgeSlot: 'cheap' } },
+          approvals: { autonomy: 'trusted' },
+          tools: { planner: false },
+        },
+      ),
     );
   });
   afterAll(async () => {

@@ -2,11 +2,12 @@
  * The OpenAI-compatible HTTP channel, driven by the official openai client, on
  * both the embedded default and Redis/BullMQ + Postgres.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import OpenAI from 'openai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Gateway } from '../app/gateway.js';
 import { FakeLlm, lastUserText, reply } from './fakes/fake-llm.js';
-import { API_KEY, OTHER_KEY, openaiClient, startGateway, testConfig, type Backend, readyz } from './support/gateway.js';
+import { API_KEY, type Backend, OTHER_KEY, openaiClient, readyz, startGateway, testConfig } from './support/gateway.js';
 import { createTestDatabase, type TestDatabase } from './support/postgres.js';
 import { TestRedis } from './support/redis.js';
 
@@ -61,7 +62,12 @@ describe.each(modes)('HTTP API (%s)', (mode) => {
   });
 
   it('streams usage as a final chunk when stream_options.include_usage is set', async () => {
-    const stream = await client.chat.completions.create({ model: 'default', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'u' }] });
+    const stream = await client.chat.completions.create({
+      model: 'default',
+      stream: true,
+      stream_options: { include_usage: true },
+      messages: [{ role: 'user', content: 'u' }],
+    });
     const chunks: any[] = [];
     for await (const ch of stream) chunks.push(ch);
     const last = chunks[chunks.length - 1];
@@ -83,7 +89,7 @@ describe.each(modes)('HTTP API (%s)', (mode) => {
   });
 
   it('keeps the history of a named conversation and takes only the new message from the request', async () => {
-    const conv = `alice-${mode.replace("+", "-")}`;
+    const conv = `alice-${mode.replace('+', '-')}`;
     const c = openaiClient(gw.url!, API_KEY, { 'X-Switchboard-Conversation': conv });
     await c.chat.completions.create({ model: 'default', messages: [{ role: 'user', content: 'my name is Ann' }] });
     const before = fake.requests.length;
@@ -104,9 +110,9 @@ describe.each(modes)('HTTP API (%s)', (mode) => {
   });
 
   it('continues a conversation named by the user field too', async () => {
-    await client.chat.completions.create({ model: 'default', user: `bob-${mode.replace("+", "-")}`, messages: [{ role: 'user', content: 'remember 42' }] });
+    await client.chat.completions.create({ model: 'default', user: `bob-${mode.replace('+', '-')}`, messages: [{ role: 'user', content: 'remember 42' }] });
     const before = fake.requests.length;
-    await client.chat.completions.create({ model: 'default', user: `bob-${mode.replace("+", "-")}`, messages: [{ role: 'user', content: 'which number?' }] });
+    await client.chat.completions.create({ model: 'default', user: `bob-${mode.replace('+', '-')}`, messages: [{ role: 'user', content: 'which number?' }] });
     expect(JSON.stringify(fake.requests[before]!.body.messages)).toContain('remember 42');
   });
 
@@ -129,7 +135,7 @@ describe.each(modes)('HTTP API (%s)', (mode) => {
   });
 
   it('keeps a conversation to the key that opened it', async () => {
-    const conv = `secret-${mode.replace("+", "-")}`;
+    const conv = `secret-${mode.replace('+', '-')}`;
     const owner = openaiClient(gw.url!, API_KEY, { 'X-Switchboard-Conversation': conv });
     const other = openaiClient(gw.url!, OTHER_KEY, { 'X-Switchboard-Conversation': conv });
     await owner.chat.completions.create({ model: 'default', messages: [{ role: 'user', content: 'the password is swordfish' }] });
@@ -166,13 +172,32 @@ describe.each(modes)('HTTP API (%s)', (mode) => {
       ['missing model', () => post(JSON.stringify({ messages: [{ role: 'user', content: 'x' }] })), 400, 'missing_required_parameter'],
       ['missing messages', () => post(JSON.stringify({ model: 'default' })), 400, 'missing_required_parameter'],
       ['empty messages', () => post(JSON.stringify({ model: 'default', messages: [] })), 400, 'invalid_value'],
-      ['last message not from the user', () => post(JSON.stringify({ model: 'default', messages: [{ role: 'assistant', content: 'x' }] })), 400, 'invalid_value'],
+      [
+        'last message not from the user',
+        () => post(JSON.stringify({ model: 'default', messages: [{ role: 'assistant', content: 'x' }] })),
+        400,
+        'invalid_value',
+      ],
       ['bad role', () => post(JSON.stringify({ model: 'default', messages: [{ role: 'wizard', content: 'x' }] })), 400, 'invalid_value'],
       ['oversize body', () => post(JSON.stringify({ model: 'default', messages: [{ role: 'user', content: 'x'.repeat(70_000) }] })), 413, 'request_too_large'],
       ['unknown model', () => post(JSON.stringify({ model: 'gpt-9', messages: [{ role: 'user', content: 'x' }] })), 404, 'model_not_found'],
-      ['bad key', () => post(JSON.stringify({ model: 'default', messages: [{ role: 'user', content: 'x' }] }), { authorization: 'Bearer sk-wrong' }), 401, 'invalid_api_key'],
+      [
+        'bad key',
+        () => post(JSON.stringify({ model: 'default', messages: [{ role: 'user', content: 'x' }] }), { authorization: 'Bearer sk-wrong' }),
+        401,
+        'invalid_api_key',
+      ],
       ['no key', () => post(JSON.stringify({ model: 'default', messages: [{ role: 'user', content: 'x' }] }), {}), 401, 'invalid_api_key'],
-      ['bad conversation id', () => post(JSON.stringify({ model: 'default', messages: [{ role: 'user', content: 'x' }] }), { authorization: `Bearer ${API_KEY}`, 'x-switchboard-conversation': 'has spaces/and slashes' }), 400, 'invalid_value'],
+      [
+        'bad conversation id',
+        () =>
+          post(JSON.stringify({ model: 'default', messages: [{ role: 'user', content: 'x' }] }), {
+            authorization: `Bearer ${API_KEY}`,
+            'x-switchboard-conversation': 'has spaces/and slashes',
+          }),
+        400,
+        'invalid_value',
+      ],
     ];
     it.each(cases)('%s', async (_name, send, status, code) => {
       const before = await inboxCount();

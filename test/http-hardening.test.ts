@@ -12,19 +12,19 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sign } from '../kernel/hmac-signature.js';
-import { parseForm, param } from '../channels/sms/signature.js';
-import { keywordOf } from '../channels/sms/keywords.js';
-import { parseApprovalAnswer } from '../src/approvals/parse.js';
-import { ConfigError, loadConfig } from '../src/config.js';
 import type { Gateway } from '../app/gateway.js';
-import { parseJson, parseJsonObject, HttpError, MAX_JSON_DEPTH } from '../src/http/server.js';
+import { keywordOf } from '../channels/sms/keywords.js';
+import { param, parseForm } from '../channels/sms/signature.js';
+import { sign } from '../kernel/hmac-signature.js';
 import { packageRoot } from '../kernel/paths.js';
 import { queueModeFor } from '../kernel/queue-modes.js';
+import { parseApprovalAnswer } from '../src/approvals/parse.js';
+import { ConfigError, loadConfig } from '../src/config.js';
+import { HttpError, MAX_JSON_DEPTH, parseJson, parseJsonObject } from '../src/http/server.js';
 import { FakeLlm, lastUserText, reply, toolCall } from './fakes/fake-llm.js';
 import { API_KEY, eventually, GatewayProcess, openaiClient, startGateway, testConfig } from './support/gateway.js';
 import { createTestDatabase, type TestDatabase } from './support/postgres.js';
-import { buildRequest, rawExchange, type RawResponse } from './support/raw-http.js';
+import { buildRequest, type RawResponse, rawExchange } from './support/raw-http.js';
 import { TestRedis } from './support/redis.js';
 
 const OP_KEY = 'sk-operator-hardening-01';
@@ -54,7 +54,10 @@ describe('HTTP hardening (embedded gateway)', () => {
     const len = body === undefined ? [] : ([['content-length', String(Buffer.byteLength(body))]] as Array<[string, string]>);
     return rawExchange(port, buildRequest(method, path, [['host', '127.0.0.1'], ['connection', 'close'], ...len, ...headers], body));
   };
-  const json = (key = API_KEY): Array<[string, string]> => [['authorization', `Bearer ${key}`], ['content-type', 'application/json']];
+  const json = (key = API_KEY): Array<[string, string]> => [
+    ['authorization', `Bearer ${key}`],
+    ['content-type', 'application/json'],
+  ];
   const chatBody = (model: string, text = 'hello') => JSON.stringify({ model, messages: [{ role: 'user', content: text }] });
 
   beforeAll(async () => {
@@ -64,13 +67,21 @@ describe('HTTP hardening (embedded gateway)', () => {
     fake = new FakeLlm();
     await fake.start();
     // "loop forever" asks for a tool call on every model call: only the per-turn cap ends the turn.
-    fake.respond((req) => (lastUserText(req.body).includes('loop forever') || JSON.stringify(req.body.messages).includes('loop forever') ? toolCall('no_such_tool', {}) : reply(`echo: ${lastUserText(req.body)}`)));
+    fake.respond((req) =>
+      lastUserText(req.body).includes('loop forever') || JSON.stringify(req.body.messages).includes('loop forever')
+        ? toolCall('no_such_tool', {})
+        : reply(`echo: ${lastUserText(req.body)}`),
+    );
     gw = await startGateway(
-      testConfig(fake, {}, {
-        http: { operatorKeys: [OP_KEY], maxBodyBytes: 64 * 1024 },
-        agents: { default: { maxIterations: 3 } },
-        channels: { webhook: { hooks: [{ name: 'crm', secretEnv: 'SB_HARDEN_HOOK_SECRET' }] } },
-      }),
+      testConfig(
+        fake,
+        {},
+        {
+          http: { operatorKeys: [OP_KEY], maxBodyBytes: 64 * 1024 },
+          agents: { default: { maxIterations: 3 } },
+          channels: { webhook: { hooks: [{ name: 'crm', secretEnv: 'SB_HARDEN_HOOK_SECRET' }] } },
+        },
+      ),
     );
     port = Number(new URL(gw.url!).port);
   });
@@ -108,12 +119,54 @@ describe('HTTP hardening (embedded gateway)', () => {
 
   it('answers requests the HTTP parser refuses in the same error shape (400, 431)', async () => {
     const cases: Array<[Buffer, number]> = [
-      [buildRequest('GET', '/healthz', [['host', 'x'], ['content-length', 'abc']]), 400],
-      [buildRequest('GET', '/healthz', [['host', 'x'], ['content-length', '1'], ['content-length', '2']], 'ab'), 400],
-      [buildRequest('GET', '/healthz', [['host', 'x'], ['x-bad', 'a\u0000b']]), 400],
+      [
+        buildRequest('GET', '/healthz', [
+          ['host', 'x'],
+          ['content-length', 'abc'],
+        ]),
+        400,
+      ],
+      [
+        buildRequest(
+          'GET',
+          '/healthz',
+          [
+            ['host', 'x'],
+            ['content-length', '1'],
+            ['content-length', '2'],
+          ],
+          'ab',
+        ),
+        400,
+      ],
+      [
+        buildRequest('GET', '/healthz', [
+          ['host', 'x'],
+          ['x-bad', 'a\u0000b'],
+        ]),
+        400,
+      ],
       [buildRequest('GET', Buffer.from('/he\u0000llo', 'latin1'), [['host', 'x']]), 400],
-      [buildRequest('GET', '/healthz', [['host', 'x'], ['x-big', 'a'.repeat(20_000)]]), 431],
-      [buildRequest('POST', '/v1/chat/completions', [['host', 'x'], ['authorization', `Bearer ${API_KEY}`], ['transfer-encoding', 'chunked']], 'zz\r\nabc\r\n0\r\n\r\n'), 400],
+      [
+        buildRequest('GET', '/healthz', [
+          ['host', 'x'],
+          ['x-big', 'a'.repeat(20_000)],
+        ]),
+        431,
+      ],
+      [
+        buildRequest(
+          'POST',
+          '/v1/chat/completions',
+          [
+            ['host', 'x'],
+            ['authorization', `Bearer ${API_KEY}`],
+            ['transfer-encoding', 'chunked'],
+          ],
+          'zz\r\nabc\r\n0\r\n\r\n',
+        ),
+        400,
+      ],
       [Buffer.from('NOT AN HTTP REQUEST\r\n\r\n'), 400],
       [buildRequest('GET', '/healthz', [['connection', 'close']]), 400], // HTTP/1.1 without Host
     ];
@@ -135,7 +188,10 @@ describe('HTTP hardening (embedded gateway)', () => {
       expect(openAiError(r)).toMatchObject({ param: 'model', code: 'model_not_found' });
     }
     // The openai client sees the same as for any unknown model.
-    await expect(openaiClient(gw.url!).chat.completions.create({ model: '__proto__', messages: [{ role: 'user', content: 'x' }] })).rejects.toMatchObject({ status: 404, code: 'model_not_found' });
+    await expect(openaiClient(gw.url!).chat.completions.create({ model: '__proto__', messages: [{ role: 'user', content: 'x' }] })).rejects.toMatchObject({
+      status: 404,
+      code: 'model_not_found',
+    });
     expect(fake.requests.length).toBe(before);
     expect((await gw.infra.store.db.query<{ n: number }>(`select count(*)::int as n from conversations where agent = any($1)`, [RESERVED])).rows[0]!.n).toBe(0);
   });
@@ -143,9 +199,23 @@ describe('HTTP hardening (embedded gateway)', () => {
   it('a conversation whose stored agent is "__proto__" runs as the default agent, under its per-turn model-call cap', async () => {
     // Written below the HTTP API, as a conversation recorded before the fix would be.
     const before = fake.requests.length;
-    const acc = await gw.infra.store.accept({ channel: 'http', externalId: 'proto-agent-1', conversationKey: 'http/proto/agent/-', sender: { id: 'proto' }, text: 'loop forever please', attachments: [], receivedAt: new Date() }, '__proto__');
+    const acc = await gw.infra.store.accept(
+      {
+        channel: 'http',
+        externalId: 'proto-agent-1',
+        conversationKey: 'http/proto/agent/-',
+        sender: { id: 'proto' },
+        text: 'loop forever please',
+        attachments: [],
+        receivedAt: new Date(),
+      },
+      '__proto__',
+    );
     await gw.infra.queue.add({ conversationId: acc.conversationId }, { dedupKey: acc.conversationId });
-    const turn = await eventually(async () => (await gw.infra.store.turns(acc.conversationId)).find((t) => t.status === 'done' || t.status === 'failed'), 30_000);
+    const turn = await eventually(
+      async () => (await gw.infra.store.turns(acc.conversationId)).find((t) => t.status === 'done' || t.status === 'failed'),
+      30_000,
+    );
     expect(turn.status).toBe('done');
     // maxIterations of the default agent is 3 here; without an agent the cap would be undefined and the loop unbounded.
     expect(fake.requests.length - before).toBe(3);
@@ -160,7 +230,19 @@ describe('HTTP hardening (embedded gateway)', () => {
       ['POST', '/v1/access', OP_KEY],
     ];
     const deep = (n: number) => '{"a":'.repeat(n) + '1' + '}'.repeat(n);
-    const bodies = ['{', '{"model": "default", "messages": [', 'null', '[]', '1', '"text"', 'true', '\u0000', deep(MAX_JSON_DEPTH + 1), '['.repeat(20_000) + ']'.repeat(20_000), '{"note":"a\\u0000b","model":"a\\u0000"}'];
+    const bodies = [
+      '{',
+      '{"model": "default", "messages": [',
+      'null',
+      '[]',
+      '1',
+      '"text"',
+      'true',
+      '\u0000',
+      deep(MAX_JSON_DEPTH + 1),
+      '['.repeat(20_000) + ']'.repeat(20_000),
+      '{"note":"a\\u0000b","model":"a\\u0000"}',
+    ];
     for (const [method, path, key] of routes) {
       for (const b of bodies) {
         const r = await send(method, path, json(key), b);
@@ -170,35 +252,120 @@ describe('HTTP hardening (embedded gateway)', () => {
     }
     // The signed webhook channel: a signed body of null is a 400, not a crash in the handler.
     const ts = Math.floor(Date.now() / 1000);
-    const r = await send('POST', '/v1/webhooks/crm', [['content-type', 'application/json'], ['x-switchboard-timestamp', String(ts)], ['x-switchboard-signature', sign(HOOK_SECRET, ts, 'null')]], 'null');
+    const r = await send(
+      'POST',
+      '/v1/webhooks/crm',
+      [
+        ['content-type', 'application/json'],
+        ['x-switchboard-timestamp', String(ts)],
+        ['x-switchboard-signature', sign(HOOK_SECRET, ts, 'null')],
+      ],
+      'null',
+    );
     expect(r.status).toBe(400);
     expect(openAiError(r).code).toBe('invalid_json');
   });
 
   it('answers a content type that is not JSON with 415 and an oversized body with 413 (and closes that connection)', async () => {
     for (const ct of ['text/plain', 'multipart/form-data; boundary=x', 'application/json; charset=utf-16', 'garbage']) {
-      for (const [path, key] of [['/v1/chat/completions', API_KEY], ['/v1/memory', OP_KEY], ['/v1/access', OP_KEY], ['/v1/events/subscribers', OP_KEY], ['/v1/approvals/ABCDE', OP_KEY], ['/mcp', OP_KEY]] as const) {
-        const r = await send('POST', path, [['authorization', `Bearer ${key}`], ['content-type', ct]], chatBody('default'));
+      for (const [path, key] of [
+        ['/v1/chat/completions', API_KEY],
+        ['/v1/memory', OP_KEY],
+        ['/v1/access', OP_KEY],
+        ['/v1/events/subscribers', OP_KEY],
+        ['/v1/approvals/ABCDE', OP_KEY],
+        ['/mcp', OP_KEY],
+      ] as const) {
+        const r = await send(
+          'POST',
+          path,
+          [
+            ['authorization', `Bearer ${key}`],
+            ['content-type', ct],
+          ],
+          chatBody('default'),
+        );
         expect(r.status, `${path} ${ct}`).toBe(415);
         expect(openAiError(r).code).toBe('unsupported_media_type');
       }
     }
     // What `curl -d` sends without -H: the body is read as JSON; form data is then invalid JSON.
-    expect((await send('POST', '/v1/chat/completions', [['authorization', `Bearer ${API_KEY}`], ['content-type', 'application/x-www-form-urlencoded']], chatBody('nope'))).status).toBe(404);
-    const form = await send('POST', '/v1/chat/completions', [['authorization', `Bearer ${API_KEY}`], ['content-type', 'application/x-www-form-urlencoded']], 'model=default&stream=true');
+    expect(
+      (
+        await send(
+          'POST',
+          '/v1/chat/completions',
+          [
+            ['authorization', `Bearer ${API_KEY}`],
+            ['content-type', 'application/x-www-form-urlencoded'],
+          ],
+          chatBody('nope'),
+        )
+      ).status,
+    ).toBe(404);
+    const form = await send(
+      'POST',
+      '/v1/chat/completions',
+      [
+        ['authorization', `Bearer ${API_KEY}`],
+        ['content-type', 'application/x-www-form-urlencoded'],
+      ],
+      'model=default&stream=true',
+    );
     expect(form.status).toBe(400);
     expect(openAiError(form).code).toBe('invalid_json');
     // JSON types with parameters or a +json suffix are fine.
-    expect((await send('POST', '/v1/chat/completions', [['authorization', `Bearer ${API_KEY}`], ['content-type', 'application/json; charset=UTF-8']], chatBody('nope'))).status).toBe(404);
-    expect((await send('POST', '/v1/chat/completions', [['authorization', `Bearer ${API_KEY}`], ['content-type', 'application/vnd.api+json']], chatBody('nope'))).status).toBe(404);
+    expect(
+      (
+        await send(
+          'POST',
+          '/v1/chat/completions',
+          [
+            ['authorization', `Bearer ${API_KEY}`],
+            ['content-type', 'application/json; charset=UTF-8'],
+          ],
+          chatBody('nope'),
+        )
+      ).status,
+    ).toBe(404);
+    expect(
+      (
+        await send(
+          'POST',
+          '/v1/chat/completions',
+          [
+            ['authorization', `Bearer ${API_KEY}`],
+            ['content-type', 'application/vnd.api+json'],
+          ],
+          chatBody('nope'),
+        )
+      ).status,
+    ).toBe(404);
     const big = chatBody('default', 'x'.repeat(70_000));
-    for (const [path, key] of [['/v1/chat/completions', API_KEY], ['/v1/memory', OP_KEY], ['/v1/access', OP_KEY], ['/mcp', OP_KEY]] as const) {
+    for (const [path, key] of [
+      ['/v1/chat/completions', API_KEY],
+      ['/v1/memory', OP_KEY],
+      ['/v1/access', OP_KEY],
+      ['/mcp', OP_KEY],
+    ] as const) {
       const r = await send('POST', path, json(key), big);
       expect(r.status, path).toBe(413);
       expect(openAiError(r).code).toBe('request_too_large');
     }
     // A declared length beyond the limit is refused before any body is read.
-    const r = await rawExchange(port, buildRequest('POST', '/v1/chat/completions', [['host', 'x'], ['authorization', `Bearer ${API_KEY}`], ['content-length', '99999999999']], '{}'));
+    const r = await rawExchange(
+      port,
+      buildRequest(
+        'POST',
+        '/v1/chat/completions',
+        [
+          ['host', 'x'],
+          ['authorization', `Bearer ${API_KEY}`],
+          ['content-length', '99999999999'],
+        ],
+        '{}',
+      ),
+    );
     expect(r.status).toBe(413);
     expect(r.headers.connection).toBe('close');
   });
@@ -225,7 +392,14 @@ describe('HTTP hardening (embedded gateway)', () => {
       '{"\\u005f\\u005fproto\\u005f\\u005f":{"polluted":"yes","decision":"approve"},"model":"default","messages":[{"role":"user","content":"p3","__proto__":{"role":"user"}}]}',
       '{"messages":[{"__proto__":{"polluted":"yes"}}],"model":{"__proto__":{"polluted":"yes"}}}',
     ];
-    const targets: Array<[string, string]> = [['/v1/chat/completions', API_KEY], ['/v1/approvals/ABCDE', OP_KEY], ['/v1/memory', OP_KEY], ['/v1/access', OP_KEY], ['/v1/events/subscribers', OP_KEY], ['/mcp', OP_KEY]];
+    const targets: Array<[string, string]> = [
+      ['/v1/chat/completions', API_KEY],
+      ['/v1/approvals/ABCDE', OP_KEY],
+      ['/v1/memory', OP_KEY],
+      ['/v1/access', OP_KEY],
+      ['/v1/events/subscribers', OP_KEY],
+      ['/mcp', OP_KEY],
+    ];
     for (const body of pollution) {
       for (const [path, key] of targets) {
         const r = await send('POST', path, [...json(key), ['accept', 'application/json, text/event-stream']], body);
@@ -332,19 +506,59 @@ describe('the gateway process (bin/switchboard.js from dist, Redis and Postgres)
       SWITCHBOARD_MODEL: 'fake-model',
     });
     const port = Number(new URL(gp.url!).port);
-    const r = await rawExchange(port, buildRequest('GET', '/v1/conversations/%E0%A4%A/messages', [['host', '127.0.0.1'], ['connection', 'close']]));
+    const r = await rawExchange(
+      port,
+      buildRequest('GET', '/v1/conversations/%E0%A4%A/messages', [
+        ['host', '127.0.0.1'],
+        ['connection', 'close'],
+      ]),
+    );
     expect(r.status).toBe(400);
     openAiError(r);
     for (const model of RESERVED) {
       const body = JSON.stringify({ model, messages: [{ role: 'user', content: 'x' }] });
-      const m = await rawExchange(port, buildRequest('POST', '/v1/chat/completions', [['host', '127.0.0.1'], ['authorization', `Bearer ${API_KEY}`], ['content-type', 'application/json'], ['content-length', String(body.length)]], body));
+      const m = await rawExchange(
+        port,
+        buildRequest(
+          'POST',
+          '/v1/chat/completions',
+          [
+            ['host', '127.0.0.1'],
+            ['authorization', `Bearer ${API_KEY}`],
+            ['content-type', 'application/json'],
+            ['content-length', String(body.length)],
+          ],
+          body,
+        ),
+      );
       expect(m.status, model).toBe(404);
     }
     // Prototype-pollution bodies, then requests whose answer would change if Object.prototype had been touched.
     const post = (path: string, key: string, body: string) =>
-      rawExchange(port, buildRequest('POST', path, [['host', '127.0.0.1'], ['authorization', `Bearer ${key}`], ['content-type', 'application/json'], ['content-length', String(Buffer.byteLength(body))]], body));
-    for (const body of ['{"__proto__":{"decision":"approve","model":"default","messages":[{"role":"user","content":"x"}]}}', '{"constructor":{"prototype":{"decision":"approve","model":"default"}}}']) {
-      for (const [path, key] of [['/v1/chat/completions', API_KEY], ['/v1/approvals/ABCDE', OP_KEY], ['/v1/memory', OP_KEY]] as const) expect((await post(path, key, body)).status, path).toBe(400);
+      rawExchange(
+        port,
+        buildRequest(
+          'POST',
+          path,
+          [
+            ['host', '127.0.0.1'],
+            ['authorization', `Bearer ${key}`],
+            ['content-type', 'application/json'],
+            ['content-length', String(Buffer.byteLength(body))],
+          ],
+          body,
+        ),
+      );
+    for (const body of [
+      '{"__proto__":{"decision":"approve","model":"default","messages":[{"role":"user","content":"x"}]}}',
+      '{"constructor":{"prototype":{"decision":"approve","model":"default"}}}',
+    ]) {
+      for (const [path, key] of [
+        ['/v1/chat/completions', API_KEY],
+        ['/v1/approvals/ABCDE', OP_KEY],
+        ['/v1/memory', OP_KEY],
+      ] as const)
+        expect((await post(path, key, body)).status, path).toBe(400);
     }
     const noDecision = await post('/v1/approvals/ABCDE', OP_KEY, '{}');
     expect(noDecision.status).toBe(400);

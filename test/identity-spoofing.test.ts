@@ -10,14 +10,14 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { signedHeaders } from '../kernel/hmac-signature.js';
 import { Gateway } from '../app/gateway.js';
+import { signedHeaders } from '../kernel/hmac-signature.js';
 import { createLogger } from '../src/log.js';
-import { FakeLlm, lastUserText, reply, toolCall, type FakeRequest } from './fakes/fake-llm.js';
-import { FakeTwilio } from './fakes/sms-twilio.js';
+import { FakeLlm, type FakeRequest, lastUserText, reply, toolCall } from './fakes/fake-llm.js';
 import { APP_TOKEN, BOT, BOT_TOKEN, FakeSlack } from './fakes/slack-api.js';
-import { API_KEY, eventually, openaiClient, testConfig } from './support/gateway.js';
+import { FakeTwilio } from './fakes/sms-twilio.js';
 import { backendSetups } from './support/backends.js';
+import { API_KEY, eventually, openaiClient, testConfig } from './support/gateway.js';
 
 process.env.SB_TEST_SLACK_BOT = BOT_TOKEN;
 process.env.SB_TEST_SLACK_APP = APP_TOKEN;
@@ -69,10 +69,30 @@ describe.each(setups)('identities are tied to their channel: $name', (setup) => 
     slack.users.set(OPERATOR, { id: OPERATOR, name: 'olga', real_name: 'Olga Operator' });
     const cfg = testConfig(llm, await setup.backend(), {
       channels: {
-        slack: { mode: 'socket', apiUrl: slack.apiUrl, botTokenEnv: 'SB_TEST_SLACK_BOT', appTokenEnv: 'SB_TEST_SLACK_APP', silenceMs: 1_500, streamIntervalMs: 100 },
-        sms: { accountSid: tw.accountSid, authTokenEnv: 'SB_TEST_TWILIO_TOKEN', publicUrl: PUBLIC, apiBaseUrl: tw.url, sendAttempts: 2, retryBaseMs: 20, retryMaxMs: 50 },
+        slack: {
+          mode: 'socket',
+          apiUrl: slack.apiUrl,
+          botTokenEnv: 'SB_TEST_SLACK_BOT',
+          appTokenEnv: 'SB_TEST_SLACK_APP',
+          silenceMs: 1_500,
+          streamIntervalMs: 100,
+        },
+        sms: {
+          accountSid: tw.accountSid,
+          authTokenEnv: 'SB_TEST_TWILIO_TOKEN',
+          publicUrl: PUBLIC,
+          apiBaseUrl: tw.url,
+          sendAttempts: 2,
+          retryBaseMs: 20,
+          retryMaxMs: 50,
+        },
         // "slack" is a hook named like the channel: its senders are still the hook's.
-        webhook: { hooks: [{ name: 'crm', secretEnv: 'SB_SPOOF_HOOK_SECRET' }, { name: 'slack', secretEnv: 'SB_SPOOF_HOOK_SECRET' }] },
+        webhook: {
+          hooks: [
+            { name: 'crm', secretEnv: 'SB_SPOOF_HOOK_SECRET' },
+            { name: 'slack', secretEnv: 'SB_SPOOF_HOOK_SECRET' },
+          ],
+        },
       },
       access: { slack: { policy: 'open' }, sms: { policy: 'open' } },
       approvals: { operators: { slack: [OPERATOR] }, requesterMay: ['caution'], timeoutMs: 60_000 },
@@ -91,7 +111,12 @@ describe.each(setups)('identities are tied to their channel: $name', (setup) => 
   /** The reply of the turn that answered this inbox row (what the caller would be sent). */
   const replyOf = async (channel: string, externalId: string): Promise<string> => {
     const row = await eventually(async () => {
-      const r = (await store().db.query<{ turn_id: string | null; consumed_at: Date | null; conversation_id: string }>('select turn_id, consumed_at, conversation_id from inbox where channel = $1 and external_id = $2', [channel, externalId])).rows[0];
+      const r = (
+        await store().db.query<{ turn_id: string | null; consumed_at: Date | null; conversation_id: string }>(
+          'select turn_id, consumed_at, conversation_id from inbox where channel = $1 and external_id = $2',
+          [channel, externalId],
+        )
+      ).rows[0];
       return r?.consumed_at && r.turn_id ? r : undefined;
     }, 20_000);
     return store().turnReply(row.turn_id!);
@@ -102,7 +127,18 @@ describe.each(setups)('identities are tied to their channel: $name', (setup) => 
     const externalId = ev.client_msg_id as string;
     return {
       externalId,
-      conversationId: async () => (await eventually(async () => (await store().db.query<{ conversation_id: string }>('select conversation_id from inbox where channel = $1 and external_id = $2', ['slack', externalId])).rows[0])).conversation_id,
+      conversationId: async () =>
+        (
+          await eventually(
+            async () =>
+              (
+                await store().db.query<{ conversation_id: string }>('select conversation_id from inbox where channel = $1 and external_id = $2', [
+                  'slack',
+                  externalId,
+                ])
+              ).rows[0],
+          )
+        ).conversation_id,
     };
   };
   const aliceSays = async (t: string) => replyOf('slack', (await slackSays(ALICE, 'D1', t)).externalId);
@@ -129,11 +165,15 @@ describe.each(setups)('identities are tied to their channel: $name', (setup) => 
     expect(found).not.toContain('codenamed');
   };
   const httpSays = async (t: string, name: string) => {
-    const r = await openaiClient(gw.url!, API_KEY, { 'x-switchboard-conversation': name }).chat.completions.create({ model: 'default', messages: [{ role: 'user', content: t }], user: name });
+    const r = await openaiClient(gw.url!, API_KEY, { 'x-switchboard-conversation': name }).chat.completions.create({
+      model: 'default',
+      messages: [{ role: 'user', content: t }],
+      user: name,
+    });
     return r.choices[0]!.message.content ?? '';
   };
 
-  it("a Slack user keeps a private conversation and a note about herself, and reads both", async () => {
+  it('a Slack user keeps a private conversation and a note about herself, and reads both', async () => {
     const said = await slackSays(ALICE, 'D1', `My project is codenamed ${SECRET_WORD}. remember sender: ${NOTE}`);
     expect(await replyOf('slack', said.externalId)).toMatch(/remembered \(#\d+, sender\)/);
     aliceConversation = await said.conversationId();
@@ -147,7 +187,7 @@ describe.each(setups)('identities are tied to their channel: $name', (setup) => 
     expect(await aliceSays('recall')).toContain(NOTE);
   });
 
-  it("a webhook caller naming her id reads none of her conversations or notes", async () => {
+  it('a webhook caller naming her id reads none of her conversations or notes', async () => {
     for (const [hook, sender] of [
       ['crm', ALICE],
       ['crm', `slack:${BOT.team}:${ALICE}`],
@@ -183,7 +223,9 @@ describe.each(setups)('identities are tied to their channel: $name', (setup) => 
     const found = await aliceSays(`search: ${SECRET_WORD}`);
     expect(found).toContain(aliceConversation);
     // The spoofers' own searches are theirs: not in hers.
-    const others = (await store().db.query<{ conversation_id: string }>(`select distinct conversation_id from inbox where channel <> 'slack'`)).rows.map((r) => r.conversation_id);
+    const others = (await store().db.query<{ conversation_id: string }>(`select distinct conversation_id from inbox where channel <> 'slack'`)).rows.map(
+      (r) => r.conversation_id,
+    );
     expect(others.length).toBeGreaterThan(0);
     for (const c of others) expect(found).not.toContain(c);
     expect(await aliceSays('recall')).toContain(NOTE);
@@ -192,7 +234,10 @@ describe.each(setups)('identities are tied to their channel: $name', (setup) => 
   it("an approval answer counts only from the requester's whole identity; a Slack operator is nobody on SMS", async () => {
     const ask = async (file: string) => {
       await slackSays(ALICE, 'D5', `run: touch ${file}`);
-      const request = await eventually(async () => slack.botMessages('D5').find((m) => JSON.stringify(m.blocks ?? []).includes(file) && m.blocks!.some((b) => b.type === 'actions')), 20_000);
+      const request = await eventually(
+        async () => slack.botMessages('D5').find((m) => JSON.stringify(m.blocks ?? []).includes(file) && m.blocks!.some((b) => b.type === 'actions')),
+        20_000,
+      );
       const code = request.blocks!.find((b) => b.type === 'actions')!.elements[0].value as string;
       return { request, code };
     };
@@ -211,7 +256,12 @@ describe.each(setups)('identities are tied to their channel: $name', (setup) => 
     await slack.sendEnvelope('interactive', { ...click, user: { id: ALICE, username: ALICE, team_id: 'TOTHER' }, team: { id: 'TOTHER', domain: 'other' } });
     await eventually(async () => slack.ephemerals.find((e) => e.user === ALICE && e.text.includes(code)));
     expect((await gw.infra.approvals.byCode(code))!.status).toBe('pending');
-    const refusals = (await store().db.query<{ actor: string }>(`select actor from audit where subject = $1 and action in ('approval.refused', 'approval.code_refused') order by id`, [code])).rows.map((r) => r.actor);
+    const refusals = (
+      await store().db.query<{ actor: string }>(
+        `select actor from audit where subject = $1 and action in ('approval.refused', 'approval.code_refused') order by id`,
+        [code],
+      )
+    ).rows.map((r) => r.actor);
     expect(refusals).toEqual([`sms:${ALICE}`, `sms:${OPERATOR}`, `slack:TOTHER:${ALICE}`]);
 
     // She, as herself, may (requesterMay: caution); the turn resumes.

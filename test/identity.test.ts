@@ -3,11 +3,11 @@ import { describe, expect, it } from 'vitest';
 import { openPglite } from '../adapters/db/pglite.js';
 import { AccessStore } from '../adapters/store/access.js';
 import { migrate } from '../adapters/store/migrate.js';
-import { AccessControl } from '../src/access.js';
-import { configSchema } from '../src/config.js';
 import { toInbound as emailInbound } from '../channels/email/inbound.js';
 import type { InboundMail } from '../channels/email/parse.js';
-import { entryForms, entryNames, formatIdentity, identityOf, localId, parseIdentity, parseLocal, sameIdentity, type Identity } from '../kernel/identity.js';
+import { entryForms, entryNames, formatIdentity, type Identity, identityOf, localId, parseIdentity, parseLocal, sameIdentity } from '../kernel/identity.js';
+import { AccessControl } from '../src/access.js';
+import { configSchema } from '../src/config.js';
 
 describe('identity: canonical form', () => {
   it('is <channel>:<id>, and slack:<team>:<user> on Slack', () => {
@@ -46,7 +46,8 @@ describe('identity: canonical form', () => {
   });
 
   it('refuses what is not an identity', () => {
-    for (const s of ['', 'U456', ':U456', 'slack:', 'slack:T1', 'slack:T1:', 'sms:', 'Slack:T1:U1', 'sl ack:x', '9x:y']) expect(parseIdentity(s)).toBeUndefined();
+    for (const s of ['', 'U456', ':U456', 'slack:', 'slack:T1', 'slack:T1:', 'sms:', 'Slack:T1:U1', 'sl ack:x', '9x:y'])
+      expect(parseIdentity(s)).toBeUndefined();
     expect(() => formatIdentity({ channel: 'sms', id: '' })).toThrow(/empty id/);
     expect(() => formatIdentity({ channel: 'a:b', id: 'x' })).toThrow(/bad channel/);
   });
@@ -61,7 +62,17 @@ describe('identity: canonical form', () => {
     expect(formatIdentity(hook)).toBe('webhook:slack:T1:U1');
     expect(sameIdentity(hook, slack)).toBe(false);
     // A hook named "unverified" is not the unverified email sender of the same address.
-    const mail = { from: 'mallory@example.com', authenticated: false, subject: 's', references: [], text: 'hi', attachments: [], replyAddress: 'mallory@example.com', externalId: '<1@x>', automated: null } as unknown as InboundMail;
+    const mail = {
+      from: 'mallory@example.com',
+      authenticated: false,
+      subject: 's',
+      references: [],
+      text: 'hi',
+      attachments: [],
+      replyAddress: 'mallory@example.com',
+      externalId: '<1@x>',
+      automated: null,
+    } as unknown as InboundMail;
     const email = identityOf(emailInbound(mail, { ourAddress: 'bot@example.test', requireAuthenticatedSender: true }));
     expect(formatIdentity(email)).toBe('email:unverified:mallory@example.com');
     expect(formatIdentity(identityOf({ channel: 'webhook', sender: { id: 'unverified:mallory@example.com' } }))).toBe('webhook:unverified:mallory@example.com');

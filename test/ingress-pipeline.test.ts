@@ -10,9 +10,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Gateway } from '../app/gateway.js';
 import { sign } from '../kernel/hmac-signature.js';
 import { AccessControl } from '../src/access.js';
-import { Composer, Ingress, NextCalledTwiceError, StepError, type IngressOutcome, type Step } from '../src/ingress.js';
+import { Composer, Ingress, type IngressOutcome, NextCalledTwiceError, type Step, StepError } from '../src/ingress.js';
 import { workspaceFor } from '../tools/workspace.js';
-import { FakeLlm, lastUserText, reply, toolCall, type FakeRequest } from './fakes/fake-llm.js';
+import { FakeLlm, type FakeRequest, lastUserText, reply, toolCall } from './fakes/fake-llm.js';
 import { backendSetups } from './support/backends.js';
 import { API_KEY, eventually, startGateway, testConfig } from './support/gateway.js';
 
@@ -124,7 +124,10 @@ for (const setup of backendSetups()) {
           channels: { webhook: { hooks: [{ name: 'crm', secretEnv: 'SB_INGRESS_TEST_SECRET', callbackUrl: 'http://127.0.0.1:9/nowhere' }] } },
         }),
       );
-      ingress = new Ingress(gw.infra.store, gw.infra.queue, gw.log, { access: new AccessControl(gw.infra.access, gw.config), outcomes: gw.infra.ingressOutcomes as never });
+      ingress = new Ingress(gw.infra.store, gw.infra.queue, gw.log, {
+        access: new AccessControl(gw.infra.access, gw.config),
+        outcomes: gw.infra.ingressOutcomes as never,
+      });
     }, 120_000);
     afterAll(async () => {
       await gw?.close();
@@ -147,8 +150,13 @@ for (const setup of backendSetups()) {
       return { status: r.status, body: (await r.json()) as any };
     };
     const conversationOf = (name: string) =>
-      eventually(async () => (await gw.infra.store.db.query<{ id: string; key: string }>(`select id, key from conversations where key like $1`, [`http/%/${name}/%`])).rows[0] ?? null);
-    const userTexts = (req: FakeRequest) => (req.body.messages as Array<{ role: string; content: unknown }>).filter((m) => m.role === 'user').map((m) => String(m.content));
+      eventually(
+        async () =>
+          (await gw.infra.store.db.query<{ id: string; key: string }>(`select id, key from conversations where key like $1`, [`http/%/${name}/%`])).rows[0] ??
+          null,
+      );
+    const userTexts = (req: FakeRequest) =>
+      (req.body.messages as Array<{ role: string; content: unknown }>).filter((m) => m.role === 'user').map((m) => String(m.content));
 
     it('over HTTP, /mode interrupt holds: a new message stops the running turn (stop, aborted, stop)', async () => {
       expect((await chat('pl-int', 'warm up')).status).toBe(200);
@@ -203,12 +211,23 @@ for (const setup of backendSetups()) {
       expect(later.body.choices[0].message.content).toBe(both[0].body.choices[0].message.content);
       expect(later.body.switchboard.approvalAnswer).toEqual({ code, ok: true, status: 'approved' });
       expect(readFileSync(join(workspaceFor(gw.config.dataDir, conv.id), 'out.txt'), 'utf8')).toBe('hi\n');
-      const approvedRows = await gw.infra.store.db.query<{ n: number }>(`select count(*)::int as n from audit where action = 'approval.approved' and subject = $1`, [code]);
+      const approvedRows = await gw.infra.store.db.query<{ n: number }>(
+        `select count(*)::int as n from audit where action = 'approval.approved' and subject = $1`,
+        [code],
+      );
       expect(approvedRows.rows[0]!.n).toBe(1);
     });
 
     it('a refusal delivered twice at once, and again later, gets the same reply and changes nothing', async () => {
-      const msg = { channel: 'pair', externalId: 'pl-refused-1', conversationKey: 'pair/-/newcomer/-', sender: { id: 'newcomer' }, text: 'let me in', attachments: [], receivedAt: new Date() };
+      const msg = {
+        channel: 'pair',
+        externalId: 'pl-refused-1',
+        conversationKey: 'pair/-/newcomer/-',
+        sender: { id: 'newcomer' },
+        text: 'let me in',
+        attachments: [],
+        receivedAt: new Date(),
+      };
       const both: IngressOutcome[] = await Promise.all([ingress.receive(msg), ingress.receive(msg)]);
       expect(both[0]).toMatchObject({ kind: 'refused', code: 'access', reply: expect.stringMatching(/pairing code [A-Z0-9]{5}/) });
       expect(both.map((o) => o.kind === 'refused' && o.reply)).toEqual([(both[0] as { reply: string }).reply, (both[0] as { reply: string }).reply]);
@@ -234,7 +253,11 @@ for (const setup of backendSetups()) {
       const post = (text: string, key: string) => {
         const raw = JSON.stringify({ text, conversation: 'pl-hook', idempotencyKey: key });
         const ts = Math.floor(Date.now() / 1000);
-        return fetch(`${gw.url}/v1/webhooks/crm`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-switchboard-timestamp': String(ts), 'x-switchboard-signature': sign(WEBHOOK_SECRET, ts, raw) }, body: raw });
+        return fetch(`${gw.url}/v1/webhooks/crm`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-switchboard-timestamp': String(ts), 'x-switchboard-signature': sign(WEBHOOK_SECRET, ts, raw) },
+          body: raw,
+        });
       };
       const first = await post('/new', 'pl-hook-new');
       expect(first.status).toBe(202);

@@ -98,10 +98,16 @@ describe('Lifecycle', () => {
     const r = recorder();
     const life = new Lifecycle(r.log);
     await life.start('quiet', r.part('quiet'));
-    await life.start('slack', service(undefined, undefined, () => ({ ok: false, message: 'reconnecting' })));
-    await life.start('broken', service(undefined, undefined, () => {
-      throw new Error('no state');
-    }));
+    await life.start(
+      'slack',
+      service(undefined, undefined, () => ({ ok: false, message: 'reconnecting' })),
+    );
+    await life.start(
+      'broken',
+      service(undefined, undefined, () => {
+        throw new Error('no state');
+      }),
+    );
     expect(life.health()).toEqual({ slack: { ok: false, message: 'reconnecting' }, broken: { ok: false, message: 'no state' } });
   });
 
@@ -116,13 +122,18 @@ describe('Lifecycle', () => {
   it('closingOnFailure(): a part whose start fails half-way is closed, and the start error is what is thrown', async () => {
     const r = recorder();
     const life = new Lifecycle(r.log);
-    const start = closingOnFailure('listener discord', r.log, () => {
-      r.events.push('client opened');
-      throw new Error('discord login failed');
-    }, () => {
-      r.events.push('client closed');
-      throw new Error('already gone');
-    });
+    const start = closingOnFailure(
+      'listener discord',
+      r.log,
+      () => {
+        r.events.push('client opened');
+        throw new Error('discord login failed');
+      },
+      () => {
+        r.events.push('client closed');
+        throw new Error('already gone');
+      },
+    );
     await expect(life.start('listener discord', service(start))).rejects.toThrow('discord login failed');
     expect(r.events).toEqual(['client opened', 'client closed']);
     expect(r.logged.find((l) => l.level === 'warn')?.obj.part).toBe('listener discord');

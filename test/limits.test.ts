@@ -7,8 +7,8 @@ import type { TurnSlots } from '../adapters/ratelimit/port.js';
 import { RedisRateLimiter } from '../adapters/ratelimit/redis.js';
 import { migrate } from '../adapters/store/migrate.js';
 import { Store } from '../adapters/store/store.js';
-import { configSchema, loadConfig } from '../src/config.js';
 import type { Gateway } from '../app/gateway.js';
+import { configSchema, loadConfig } from '../src/config.js';
 import { Ingress } from '../src/ingress.js';
 import { RateLimits, turnScopes } from '../src/limits.js';
 import { FakeLlm, lastUserText, reply, toolCall } from './fakes/fake-llm.js';
@@ -27,10 +27,20 @@ describe('limits', () => {
       return reply(`ok ${t}`, 10);
     });
     gw = await startGateway(
-      testConfig(fake, {}, {
-        limits: { applyToHttp: true, sender: { burst: 5, perMinute: 6 }, conversation: { burst: 100, perMinute: 600 }, turnTokens: 400, globalConcurrentTurns: 1 },
-        tools: { planner: false },
-      }),
+      testConfig(
+        fake,
+        {},
+        {
+          limits: {
+            applyToHttp: true,
+            sender: { burst: 5, perMinute: 6 },
+            conversation: { burst: 100, perMinute: 600 },
+            turnTokens: 400,
+            globalConcurrentTurns: 1,
+          },
+          tools: { planner: false },
+        },
+      ),
     );
   });
   afterAll(async () => {
@@ -49,7 +59,15 @@ describe('limits', () => {
 
   it('limits a sender in a chat channel with a friendly reply', async () => {
     const ingress = new Ingress(gw.infra.store, gw.infra.queue, gw.log, { limits: new RateLimits(gw.infra.rateLimiter, gw.config) });
-    const msg = (i: number) => ({ channel: 'test', externalId: `rl-${i}`, conversationKey: 'test/-/rl/-', sender: { id: 'chatty' }, text: `hi ${i}`, attachments: [], receivedAt: new Date() });
+    const msg = (i: number) => ({
+      channel: 'test',
+      externalId: `rl-${i}`,
+      conversationKey: 'test/-/rl/-',
+      sender: { id: 'chatty' },
+      text: `hi ${i}`,
+      attachments: [],
+      receivedAt: new Date(),
+    });
     const outcomes = [];
     for (let i = 0; i < 6; i++) outcomes.push(await ingress.receive(msg(i)));
     expect(outcomes.slice(0, 5).every((o) => o.kind === 'accepted')).toBe(true);
@@ -68,8 +86,19 @@ describe('limits', () => {
   });
 
   it('runs at most the global number of turns at once', async () => {
-    await Promise.all(['g1', 'g2', 'g3'].map((c) => openaiClient(gw.url!, undefined, { 'X-Switchboard-Conversation': c }).chat.completions.create({ model: 'default', messages: [{ role: 'user', content: `go ${c}` }] })));
-    const turns = (await gw.infra.store.db.query<{ started_at: Date; finished_at: Date }>(`select t.started_at, t.finished_at from turns t join conversations c on c.id = t.conversation_id where c.key ~ '/g[123]/' order by t.started_at`)).rows;
+    await Promise.all(
+      ['g1', 'g2', 'g3'].map((c) =>
+        openaiClient(gw.url!, undefined, { 'X-Switchboard-Conversation': c }).chat.completions.create({
+          model: 'default',
+          messages: [{ role: 'user', content: `go ${c}` }],
+        }),
+      ),
+    );
+    const turns = (
+      await gw.infra.store.db.query<{ started_at: Date; finished_at: Date }>(
+        `select t.started_at, t.finished_at from turns t join conversations c on c.id = t.conversation_id where c.key ~ '/g[123]/' order by t.started_at`,
+      )
+    ).rows;
     expect(turns).toHaveLength(3);
     for (let i = 1; i < turns.length; i++) expect(turns[i]!.started_at.getTime()).toBeGreaterThanOrEqual(turns[i - 1]!.finished_at.getTime());
   });
@@ -94,7 +123,11 @@ describe('HTTP rate limit per API key (limits.apiKey)', () => {
 
   /** A request the gateway answers without a turn (unknown model: 404), so that many of them are quick. */
   const cheap = (url: string, key = API_KEY) =>
-    fetch(`${url}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'no-such-agent', messages: [{ role: 'user', content: 'hi' }] }) });
+    fetch(`${url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'no-such-agent', messages: [{ role: 'user', content: 'hi' }] }),
+    });
 
   it('is on by default, and `off`, 0 or SWITCHBOARD_HTTP_RATE_LIMIT=off turn it off', () => {
     expect(configSchema.parse({}).limits.apiKey).toEqual({ perMinute: 60, burst: 60 });
@@ -112,9 +145,18 @@ describe('HTTP rate limit per API key (limits.apiKey)', () => {
     expect(r.status).toBe(429);
     const retryAfter = Number(r.headers.get('retry-after'));
     expect(Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= 2).toBe(true);
-    expect(await r.json()).toEqual({ error: { message: expect.stringMatching(/^Rate limit reached for this API key: 60 requests per minute/), type: 'rate_limit_error', param: null, code: 'rate_limit_exceeded' } });
+    expect(await r.json()).toEqual({
+      error: {
+        message: expect.stringMatching(/^Rate limit reached for this API key: 60 requests per minute/),
+        type: 'rate_limit_error',
+        param: null,
+        code: 'rate_limit_exceeded',
+      },
+    });
     // What an OpenAI client sees, and nothing was accepted for it.
-    const err = await openaiClient(gw.url!, API_KEY, { 'X-Switchboard-Conversation': 'limited' }).chat.completions.create({ model: 'default', messages: [{ role: 'user', content: 'refused one' }] }).catch((e: unknown) => e);
+    const err = await openaiClient(gw.url!, API_KEY, { 'X-Switchboard-Conversation': 'limited' })
+      .chat.completions.create({ model: 'default', messages: [{ role: 'user', content: 'refused one' }] })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(OpenAI.RateLimitError);
     expect((await gw.infra.store.db.query(`select 1 from inbox where text = 'refused one'`)).rows).toHaveLength(0);
     // Another key has its own bucket.
@@ -136,15 +178,25 @@ describe('caps on concurrent turns: which turns count against what', () => {
   const cfg = configSchema.parse({});
   it('defaults to 8 turns per API key and 4 per chat sender; 0 turns a cap off', () => {
     expect(cfg.limits).toMatchObject({ maxConcurrentTurnsPerKey: 8, maxConcurrentTurnsPerSender: 4 });
-    expect(loadConfig({ SWITCHBOARD_MAX_TURNS_PER_KEY: '0', SWITCHBOARD_MAX_TURNS_PER_SENDER: '2' }).limits).toMatchObject({ maxConcurrentTurnsPerKey: 0, maxConcurrentTurnsPerSender: 2 });
+    expect(loadConfig({ SWITCHBOARD_MAX_TURNS_PER_KEY: '0', SWITCHBOARD_MAX_TURNS_PER_SENDER: '2' }).limits).toMatchObject({
+      maxConcurrentTurnsPerKey: 0,
+      maxConcurrentTurnsPerSender: 2,
+    });
   });
   it('counts an HTTP turn against its key (the hash id, never the key), a chat turn against its sender', () => {
-    expect(turnScopes(cfg, { channel: 'http', owner: 'a1b2c3d4e5f60718' }, { channel: 'http', id: 'a1b2c3d4e5f60718' })).toEqual([{ key: 'key:a1b2c3d4e5f60718', cap: 8 }]);
-    expect(turnScopes(cfg, { channel: 'slack', owner: null }, { channel: 'slack', workspace: 'T1', id: 'U123' })).toEqual([{ key: 'sender:slack:T1:U123', cap: 4 }]);
+    expect(turnScopes(cfg, { channel: 'http', owner: 'a1b2c3d4e5f60718' }, { channel: 'http', id: 'a1b2c3d4e5f60718' })).toEqual([
+      { key: 'key:a1b2c3d4e5f60718', cap: 8 },
+    ]);
+    expect(turnScopes(cfg, { channel: 'slack', owner: null }, { channel: 'slack', workspace: 'T1', id: 'U123' })).toEqual([
+      { key: 'sender:slack:T1:U123', cap: 4 },
+    ]);
     // The sender is a whole identity: the same id on another channel counts on its own.
     expect(turnScopes(cfg, { channel: 'sms', owner: null }, { channel: 'sms', id: 'U123' })).toEqual([{ key: 'sender:sms:U123', cap: 4 }]);
     // An MCP operator's message in an HTTP conversation counts against the key and the operator.
-    expect(turnScopes(cfg, { channel: 'http', owner: 'a1b2' }, { channel: 'mcp', id: 'a1b2' })).toEqual([{ key: 'key:a1b2', cap: 8 }, { key: 'sender:mcp:a1b2', cap: 4 }]);
+    expect(turnScopes(cfg, { channel: 'http', owner: 'a1b2' }, { channel: 'mcp', id: 'a1b2' })).toEqual([
+      { key: 'key:a1b2', cap: 8 },
+      { key: 'sender:mcp:a1b2', cap: 4 },
+    ]);
     const off = configSchema.parse({ limits: { maxConcurrentTurnsPerKey: 0, maxConcurrentTurnsPerSender: 0 } });
     expect(turnScopes(off, { channel: 'http', owner: 'a1b2' }, { channel: 'http', id: 'a1b2' })).toEqual([]);
     expect(turnScopes(off, { channel: 'sms', owner: null }, { channel: 'sms', id: '+15550001' })).toEqual([]);
@@ -181,7 +233,10 @@ describe.each(['memory', 'redis'] as const)('turn slots (%s)', (kind) => {
 
   it('takes every scope or none', async () => {
     expect(await slots.acquire(scope('sender:x', 1), 'h1', 5_000)).toEqual({ acquired: true });
-    const both = [{ key: 'key:b', cap: 5 }, { key: 'sender:x', cap: 1 }];
+    const both = [
+      { key: 'key:b', cap: 5 },
+      { key: 'sender:x', cap: 1 },
+    ];
     expect(await slots.acquire(both, 'h2', 5_000, 'c2')).toEqual({ acquired: false, full: 'sender:x' });
     expect(await slots.holders('key:b')).toBe(0);
     expect(await slots.release(scope('sender:x', 1), 'h1')).toEqual(['c2']);
@@ -209,9 +264,26 @@ describe('Store.deferTurn: a turn refused by a cap is put back as it was', () =>
     const db = await openPglite();
     await migrate(db);
     const store = new Store(db);
-    const { conversationId } = await store.accept({ channel: 'test', externalId: 'defer-1', conversationKey: 'test/-/defer/-', sender: { id: 'u' }, text: 'hello', attachments: [], receivedAt: new Date() });
+    const { conversationId } = await store.accept({
+      channel: 'test',
+      externalId: 'defer-1',
+      conversationKey: 'test/-/defer/-',
+      sender: { id: 'u' },
+      text: 'hello',
+      attachments: [],
+      receivedAt: new Date(),
+    });
     const start = (lease: string) =>
-      store.startTurn({ conversationId, worker: 'w', lease, leaseMs: 30_000, claim: 'auto', modes: { default: 'followup', byChannel: {} }, historyLimits: { default: 200 }, memoryLimit: 20 });
+      store.startTurn({
+        conversationId,
+        worker: 'w',
+        lease,
+        leaseMs: 30_000,
+        claim: 'auto',
+        modes: { default: 'followup', byChannel: {} },
+        historyLimits: { default: 200 },
+        memoryLimit: 20,
+      });
     try {
       // Opened, refused: no turn row, the row unclaimed and unconsumed, the lease free for the next drain.
       const first = await start('L1');
@@ -232,7 +304,16 @@ describe('Store.deferTurn: a turn refused by a cap is put back as it was', () =>
       // The next drain resumes it and finishes it, once.
       const last = await start('L4');
       expect(last.turn).toMatchObject({ id: opened.turn!.id, attempt: 2 });
-      const done = await store.finishTurn({ turnId: last.turn!.id, status: 'done', messages: [{ role: 'user', content: 'hello' }, { role: 'assistant', content: [{ type: 'text', text: 'hi' }] }] as never, finishReason: 'stop', lease: 'L4' });
+      const done = await store.finishTurn({
+        turnId: last.turn!.id,
+        status: 'done',
+        messages: [
+          { role: 'user', content: 'hello' },
+          { role: 'assistant', content: [{ type: 'text', text: 'hi' }] },
+        ] as never,
+        finishReason: 'stop',
+        lease: 'L4',
+      });
       expect(done).toEqual({ finished: true, pending: [] });
       expect(await store.pending(conversationId)).toEqual([]);
       expect(await store.turns(conversationId)).toMatchObject([{ status: 'done', attempt: 2 }]);

@@ -7,12 +7,12 @@
 import { getEventListeners } from 'node:events';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { streamSimple, type Api, type Model } from '@mariozechner/pi-ai';
+import { type Api, type Model, streamSimple } from '@mariozechner/pi-ai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryCooldowns } from '../adapters/cooldowns/memory.js';
+import { linkedSignal } from '../kernel/linked-signal.js';
 import { FallbackChain } from '../providers/chain.js';
 import { configSchema } from '../src/config.js';
-import { linkedSignal } from '../kernel/linked-signal.js';
 import { FakeLlm, reply } from './fakes/fake-llm.js';
 
 setFlagsFromString('--expose-gc');
@@ -89,8 +89,16 @@ describe('model calls through the provider chain', () => {
 
   it('leave nothing behind: every signal handed to the SDK is freed once its call is over', async () => {
     const model = {
-      id: 'fake-model', name: 'fake', api: 'openai-completions', provider: 'local', baseUrl: fake.openaiBaseUrl, reasoning: false, input: ['text'],
-      cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, contextWindow: 8000, maxTokens: 1000,
+      id: 'fake-model',
+      name: 'fake',
+      api: 'openai-completions',
+      provider: 'local',
+      baseUrl: fake.openaiBaseUrl,
+      reasoning: false,
+      input: ['text'],
+      cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+      contextWindow: 8000,
+      maxTokens: 1000,
       compat: { supportsDeveloperRole: false, supportsStore: false, maxTokensField: 'max_tokens' },
     } as Model<Api>;
     const t = tracker();

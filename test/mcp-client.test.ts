@@ -1,9 +1,9 @@
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ToolError, type JsonTool, type ToolContext } from '../tools/contract.js';
-import { mcpConfigSchema, mcpServerSchema, type McpServerConfig } from '../tools/mcp/config.js';
+import { type JsonTool, type ToolContext, ToolError } from '../tools/contract.js';
 import { McpManager } from '../tools/mcp/client.js';
-import { freePort, startFakeMcpHttp, type FakeMcpHttp } from './fakes/mcp-servers.js';
+import { type McpServerConfig, mcpConfigSchema, mcpServerSchema } from '../tools/mcp/config.js';
+import { type FakeMcpHttp, freePort, startFakeMcpHttp } from './fakes/mcp-servers.js';
 
 const STDIO_SERVER = fileURLToPath(new URL('./fakes/mcp-stdio-server.mjs', import.meta.url));
 
@@ -32,7 +32,13 @@ function ctx(signal: AbortSignal = new AbortController().signal): ToolContext {
 
 function tool(m: McpManager, name: string): JsonTool {
   const t = m.tools().find((x) => x.name === name);
-  if (!t) throw new Error(`no tool ${name}; have ${m.tools().map((x) => x.name).join(', ')}`);
+  if (!t)
+    throw new Error(
+      `no tool ${name}; have ${m
+        .tools()
+        .map((x) => x.name)
+        .join(', ')}`,
+    );
   return t;
 }
 
@@ -78,10 +84,18 @@ describe('McpManager over HTTP', () => {
       { name: 'beta', state: 'connected', tools: 6 },
     ]);
 
-    const names = m.tools().map((t) => t.name).sort();
+    const names = m
+      .tools()
+      .map((t) => t.name)
+      .sort();
     expect(names.filter((n) => n.startsWith('alpha__'))).toEqual(['alpha__fail', 'alpha__hang', 'alpha__lookup', 'alpha__media']);
     expect(names.filter((n) => n.startsWith('beta__'))).toEqual([
-      'beta__delete_all', 'beta__fail', 'beta__hang', 'beta__lookup', 'beta__media', 'beta__write_note',
+      'beta__delete_all',
+      'beta__fail',
+      'beta__hang',
+      'beta__lookup',
+      'beta__media',
+      'beta__write_note',
     ]);
 
     const lookup = tool(m, 'alpha__lookup');
@@ -243,7 +257,22 @@ describe('McpManager over stdio', () => {
     expect(keys).toContain('MCP_TEST_LITERAL');
     expect(keys).toContain('PATH');
     expect(keys).not.toContain('MCP_TEST_SECRET');
-    const allowed = new Set(['MCP_TEST_ALLOWED', 'MCP_TEST_LITERAL', 'PATH', 'HOME', 'USER', 'LOGNAME', 'SHELL', 'TERM', 'LANG', 'LANGUAGE', 'LC_ALL', 'LC_CTYPE', 'TZ', 'TMPDIR']);
+    const allowed = new Set([
+      'MCP_TEST_ALLOWED',
+      'MCP_TEST_LITERAL',
+      'PATH',
+      'HOME',
+      'USER',
+      'LOGNAME',
+      'SHELL',
+      'TERM',
+      'LANG',
+      'LANGUAGE',
+      'LC_ALL',
+      'LC_CTYPE',
+      'TZ',
+      'TMPDIR',
+    ]);
     // Node/the OS may add a few of its own (none carry parent secrets).
     expect(keys.filter((k) => !allowed.has(k) && !k.startsWith('__CF') && k !== 'COLOR')).toEqual([]);
   });

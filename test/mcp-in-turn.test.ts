@@ -2,8 +2,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Gateway } from '../app/gateway.js';
 import { FakeLlm, lastUserText, reply, toolCall } from './fakes/fake-llm.js';
-import { startFakeMcpHttp, type FakeMcpHttp } from './fakes/mcp-servers.js';
-import { eventually, openaiClient, startGateway, testConfig, readyz } from './support/gateway.js';
+import { type FakeMcpHttp, startFakeMcpHttp } from './fakes/mcp-servers.js';
+import { eventually, openaiClient, readyz, startGateway, testConfig } from './support/gateway.js';
 
 describe('MCP tools in a turn', () => {
   let fake: FakeLlm;
@@ -25,16 +25,20 @@ describe('MCP tools in a turn', () => {
       return toolCall('docs__lookup', { q: 'switchboard' });
     });
     gw = await startGateway(
-      testConfig(fake, {}, {
-        mcp: {
-          servers: [
-            { name: 'docs', transport: 'http', url: `${mcp.url}`, bearerTokenEnv: 'SB_TEST_MCP_TOKEN', callTimeoutMs: 1_500, trusted: true },
-            // The same server, not trusted: its "read-only" annotations are not believed.
-            { name: 'stranger', transport: 'http', url: `${mcp.url}`, bearerTokenEnv: 'SB_TEST_MCP_TOKEN', callTimeoutMs: 1_500 },
-          ],
+      testConfig(
+        fake,
+        {},
+        {
+          mcp: {
+            servers: [
+              { name: 'docs', transport: 'http', url: `${mcp.url}`, bearerTokenEnv: 'SB_TEST_MCP_TOKEN', callTimeoutMs: 1_500, trusted: true },
+              // The same server, not trusted: its "read-only" annotations are not believed.
+              { name: 'stranger', transport: 'http', url: `${mcp.url}`, bearerTokenEnv: 'SB_TEST_MCP_TOKEN', callTimeoutMs: 1_500 },
+            ],
+          },
+          tools: { planner: false },
         },
-        tools: { planner: false },
-      }),
+      ),
     );
     await eventually(async () => gw.mcp!.status().every((s) => s.state === 'connected'));
   });
@@ -51,10 +55,13 @@ describe('MCP tools in a turn', () => {
     expect(offered).toContain('docs__lookup');
     expect(offered).not.toContain('docs__write_note'); // not read-only, server not trusted
     const ready = (await (await readyz(gw.url!)).json()) as { mcp: Array<{ name: string; state: string }> };
-    expect(ready.mcp).toEqual([expect.objectContaining({ name: 'docs', state: 'connected' }), expect.objectContaining({ name: 'stranger', state: 'connected' })]);
+    expect(ready.mcp).toEqual([
+      expect.objectContaining({ name: 'docs', state: 'connected' }),
+      expect.objectContaining({ name: 'stranger', state: 'connected' }),
+    ]);
   });
 
-  it("asks before a read-only tool of a server that is not trusted: its annotation is only its own word", async () => {
+  it('asks before a read-only tool of a server that is not trusted: its annotation is only its own word', async () => {
     const r = await openaiClient(gw.url!).chat.completions.create({ model: 'default', messages: [{ role: 'user', content: 'ask the stranger' }] });
     expect(r.choices[0]!.message.content).toMatch(/Approval needed/);
     expect((r as unknown as { switchboard: { approval: { tool: string } } }).switchboard.approval.tool).toBe('stranger__lookup');
@@ -81,7 +88,7 @@ describe('MCP tools at strict autonomy', () => {
   let mcp: FakeMcpHttp;
   beforeAll(async () => {
     process.env.SB_TEST_MCP_TOKEN_STRICT = 'mcp-token-strict-1';
-    mcp = await startFakeMcpHttp({ token: "mcp-token-strict-1" });
+    mcp = await startFakeMcpHttp({ token: 'mcp-token-strict-1' });
     fake = new FakeLlm();
     await fake.start();
     fake.respond((req) => {
@@ -89,11 +96,15 @@ describe('MCP tools at strict autonomy', () => {
       return msgs[msgs.length - 1]!.role === 'tool' ? reply('done') : toolCall('docs__lookup', { q: 'x' });
     });
     gw = await startGateway(
-      testConfig(fake, {}, {
-        mcp: { servers: [{ name: 'docs', transport: 'http', url: `${mcp.url}`, bearerTokenEnv: 'SB_TEST_MCP_TOKEN_STRICT', trusted: true }] },
-        approvals: { autonomy: 'strict' },
-        tools: { planner: false },
-      }),
+      testConfig(
+        fake,
+        {},
+        {
+          mcp: { servers: [{ name: 'docs', transport: 'http', url: `${mcp.url}`, bearerTokenEnv: 'SB_TEST_MCP_TOKEN_STRICT', trusted: true }] },
+          approvals: { autonomy: 'strict' },
+          tools: { planner: false },
+        },
+      ),
     );
     await eventually(async () => gw.mcp!.status()[0]!.state === 'connected');
   });

@@ -13,7 +13,7 @@ async function connect(url: string, key: string) {
   await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${key}` } } }));
   return client;
 }
-const textOf = (r: unknown) => ((r as { content: Array<{ text: string }> }).content[0]?.text ?? '');
+const textOf = (r: unknown) => (r as { content: Array<{ text: string }> }).content[0]?.text ?? '';
 
 describe('Switchboard MCP server', () => {
   let fake: FakeLlm;
@@ -40,7 +40,10 @@ describe('Switchboard MCP server', () => {
   });
 
   it('lists conversations, reads a transcript, and sends a message into a conversation', async () => {
-    await openaiClient(gw.url!, undefined, { 'X-Switchboard-Conversation': 'mcp-demo' }).chat.completions.create({ model: 'default', messages: [{ role: 'user', content: 'first words' }] });
+    await openaiClient(gw.url!, undefined, { 'X-Switchboard-Conversation': 'mcp-demo' }).chat.completions.create({
+      model: 'default',
+      messages: [{ role: 'user', content: 'first words' }],
+    });
     const client = await connect(gw.url!, OPERATOR_KEY);
     const names = (await client.listTools()).tools.map((t) => t.name).sort();
     expect(names).toEqual(['answer_approval', 'list_approvals', 'list_conversations', 'read_transcript', 'send_message']);
@@ -57,7 +60,10 @@ describe('Switchboard MCP server', () => {
   });
 
   it('lists and answers approvals', async () => {
-    const r = await openaiClient(gw.url!, undefined, { 'X-Switchboard-Conversation': 'mcp-appr' }).chat.completions.create({ model: 'default', messages: [{ role: 'user', content: 'run: echo mcp > f.txt' }] });
+    const r = await openaiClient(gw.url!, undefined, { 'X-Switchboard-Conversation': 'mcp-appr' }).chat.completions.create({
+      model: 'default',
+      messages: [{ role: 'user', content: 'run: echo mcp > f.txt' }],
+    });
     const code = (r as any).switchboard.approval.code as string;
     const client = await connect(gw.url!, OPERATOR_KEY);
     const pending = JSON.parse(textOf(await client.callTool({ name: 'list_approvals', arguments: {} }))) as Array<{ code: string; tool: string }>;

@@ -34,7 +34,10 @@ describe('the moat inside a turn', () => {
 
   it('redacts a secret in the user message before the provider sees it, with a stable placeholder', async () => {
     const before = fake.requests.length;
-    const r = await openaiClient(gw.url!).chat.completions.create({ model: 'default', messages: [{ role: 'user', content: `my token is ${GH_TOKEN}, keep ${GH_TOKEN} safe` }] });
+    const r = await openaiClient(gw.url!).chat.completions.create({
+      model: 'default',
+      messages: [{ role: 'user', content: `my token is ${GH_TOKEN}, keep ${GH_TOKEN} safe` }],
+    });
     const sent = JSON.stringify(fake.requests[before]!.body);
     expect(sent).not.toContain(GH_TOKEN);
     expect(sent).toMatch(/my token is \[REDACTED:github_token#1\], keep \[REDACTED:github_token#1\] safe/);
@@ -49,7 +52,10 @@ describe('the moat inside a turn', () => {
     expect(second).toContain('hello');
     // Now a tool that prints a secret (built from pieces so the user message itself holds none).
     const before2 = fake.requests.length;
-    await openaiClient(gw.url!).chat.completions.create({ model: 'default', messages: [{ role: 'user', content: `print: printf ghp_%s Zq8vR2mXw4LpT7nKc9BsY3hJd6FgA1eUoQ5i` }] });
+    await openaiClient(gw.url!).chat.completions.create({
+      model: 'default',
+      messages: [{ role: 'user', content: `print: printf ghp_%s Zq8vR2mXw4LpT7nKc9BsY3hJd6FgA1eUoQ5i` }],
+    });
     const afterTool = JSON.stringify(fake.requests[before2 + 1]!.body.messages);
     expect(afterTool).toContain('[REDACTED:github_token#1]'); // the command ran and printed the token...
     expect(afterTool).not.toContain(GH_TOKEN); // ...which the model never saw

@@ -51,7 +51,7 @@ describe('no empty catch', () => {
     const fine = [
       "await pool.end().catch(ignoreError('the open error is what is reported'));",
       "p.catch((err: unknown) => log.warn({ err }, 'could not renew the lease'));",
-      "try { x(); } catch {\n  /* unparseable: pg failed on it already */\n}",
+      'try { x(); } catch {\n  /* unparseable: pg failed on it already */\n}',
       "redis.on('error', (err) => sink.warn({ err }, 'redis error'));",
       'const r = await fetch(url).catch(() => null);',
     ];
@@ -59,7 +59,9 @@ describe('no empty catch', () => {
   });
 
   it('the source folders have none', () => {
-    const found = FOLDERS.flatMap((f) => sourceFiles(join(ROOT, f)).flatMap((file) => silentCatches(readFileSync(file, 'utf8')).map((w) => `${relative(ROOT, file)}: ${w}`)));
+    const found = FOLDERS.flatMap((f) =>
+      sourceFiles(join(ROOT, f)).flatMap((file) => silentCatches(readFileSync(file, 'utf8')).map((w) => `${relative(ROOT, file)}: ${w}`)),
+    );
     expect(found).toEqual([]);
   });
 });

@@ -23,10 +23,14 @@ describe('the operator channel', () => {
       return t.startsWith('run: ') ? toolCall('shell_exec', { command: t.slice(5) }) : reply('ok');
     });
     gw = await startGateway(
-      testConfig(llm, {}, {
-        channels: { slack: { mode: 'http', apiUrl: slack.apiUrl, botTokenEnv: 'SB_OPCH_SLACK_BOT', signingSecretEnv: 'SB_OPCH_SLACK_SECRET' } },
-        approvals: { operators: { slack: ['UOPERATOR'] }, operatorChannel: { channel: 'slack', target: 'COPS' } },
-      }),
+      testConfig(
+        llm,
+        {},
+        {
+          channels: { slack: { mode: 'http', apiUrl: slack.apiUrl, botTokenEnv: 'SB_OPCH_SLACK_BOT', signingSecretEnv: 'SB_OPCH_SLACK_SECRET' } },
+          approvals: { operators: { slack: ['UOPERATOR'] }, operatorChannel: { channel: 'slack', target: 'COPS' } },
+        },
+      ),
     );
   });
   afterAll(async () => {
@@ -44,7 +48,9 @@ describe('the operator channel', () => {
   });
 
   it('refuses an operator channel that cannot post requests', async () => {
-    await expect(startGateway(testConfig(llm, {}, { approvals: { operatorChannel: { channel: 'sms', target: '+15550000000' } } }))).rejects.toThrow(/approvals\.operatorChannel\.channel/);
+    await expect(startGateway(testConfig(llm, {}, { approvals: { operatorChannel: { channel: 'sms', target: '+15550000000' } } }))).rejects.toThrow(
+      /approvals\.operatorChannel\.channel/,
+    );
   });
 });
 
@@ -58,7 +64,11 @@ describe('the operator channel on Discord', () => {
     try {
       fake.addGuild('800000000000000001', 'ops', [{ id: '800000000000000002', name: 'approvals' }]);
       const deliverer = new DiscordDeliverer(parseDiscordConfig({ apiBaseUrl: fake.apiUrl }, { DISCORD_BOT_TOKEN: 'fake-bot-token' }));
-      await deliverer.notifyApproval('800000000000000002', { code: 'K7Q4P', tool: 'shell_exec', tier: 'caution', expiresAt: new Date().toISOString(), args: { command: 'ls' }, reasons: [] }, 'Approval needed — code K7Q4P.');
+      await deliverer.notifyApproval(
+        '800000000000000002',
+        { code: 'K7Q4P', tool: 'shell_exec', tier: 'caution', expiresAt: new Date().toISOString(), args: { command: 'ls' }, reasons: [] },
+        'Approval needed — code K7Q4P.',
+      );
       const posted = await eventually(async () => fake.botMessages('800000000000000002')[0]);
       expect(posted.content).toContain('K7Q4P');
       expect(JSON.stringify(posted.components)).toContain('sb-approval:approve:K7Q4P');

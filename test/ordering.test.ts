@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Gateway } from '../app/gateway.js';
 import { Ingress } from '../src/ingress.js';
 import { FakeLlm, lastUserText, reply } from './fakes/fake-llm.js';
-import { eventually, openaiClient, startGateway, testConfig, type Backend } from './support/gateway.js';
+import { type Backend, eventually, openaiClient, startGateway, testConfig } from './support/gateway.js';
 import { createTestDatabase, type TestDatabase } from './support/postgres.js';
 import { TestRedis } from './support/redis.js';
 
@@ -75,7 +75,12 @@ describe.each(['embedded', 'redis+postgres'] as const)('ordering and isolation (
     // Never two turns of the conversation at once: each starts after the previous finished.
     for (let k = 1; k < turns.length; k++) expect(turns[k]!.started_at.getTime()).toBeGreaterThanOrEqual(turns[k - 1]!.finished_at!.getTime());
     // In arrival order: turn k consumed the k-th message to reach the inbox.
-    const inbox = (await store.db.query<{ id: number; turn_id: string; consumed_at: Date | null }>('select id, turn_id, consumed_at from inbox where conversation_id = $1 order by id', [convRow.id])).rows;
+    const inbox = (
+      await store.db.query<{ id: number; turn_id: string; consumed_at: Date | null }>(
+        'select id, turn_id, consumed_at from inbox where conversation_id = $1 order by id',
+        [convRow.id],
+      )
+    ).rows;
     expect(inbox).toHaveLength(20);
     expect(inbox.map((r) => r.turn_id)).toEqual(turns.map((t) => t.id));
     expect(inbox.every((r) => r.consumed_at)).toBe(true);
@@ -83,7 +88,9 @@ describe.each(['embedded', 'redis+postgres'] as const)('ordering and isolation (
     const transcript = (await store.transcript(convRow.id)) as Array<{ role: string; content: unknown }>;
     expect(transcript).toHaveLength(40);
     const order = transcript.filter((m) => m.role === 'user').map((m) => m.content);
-    const texts = (await store.db.query<{ text: string }>('select text from inbox where conversation_id = $1 order by id', [convRow.id])).rows.map((r) => r.text);
+    const texts = (await store.db.query<{ text: string }>('select text from inbox where conversation_id = $1 order by id', [convRow.id])).rows.map(
+      (r) => r.text,
+    );
     expect(order).toEqual(texts);
   });
 

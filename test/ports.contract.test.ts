@@ -5,32 +5,32 @@
  * (test/support/memory-repos/), the contracts themselves in test/contracts/.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Bus } from '../adapters/bus/port.js';
 import { MemoryBus } from '../adapters/bus/memory.js';
+import type { Bus } from '../adapters/bus/port.js';
 import { RedisStreamsBus } from '../adapters/bus/redis-streams.js';
-import type { Db } from '../adapters/db/port.js';
 import { openPostgres } from '../adapters/db/pg.js';
 import { openPglite } from '../adapters/db/pglite.js';
-import type { LockService } from '../adapters/lock/port.js';
+import type { Db } from '../adapters/db/port.js';
 import { MemoryLocks } from '../adapters/lock/memory.js';
+import type { LockService } from '../adapters/lock/port.js';
 import { RedisLocks } from '../adapters/lock/redis.js';
 import { BullQueue } from '../adapters/queue/bullmq.js';
 import { MemoryQueue } from '../adapters/queue/memory.js';
 import type { JobQueue } from '../adapters/queue/port.js';
-import { migrate } from '../adapters/store/migrate.js';
-import { postgresRepositories, Store, type StartTurn } from '../adapters/store/store.js';
 import { AccessStore } from '../adapters/store/access.js';
 import { ApprovalStore } from '../adapters/store/approvals.js';
 import { ChannelStateStore } from '../adapters/store/channel-state.js';
 import { DeliveryStore } from '../adapters/store/deliveries.js';
+import { migrate } from '../adapters/store/migrate.js';
+import { postgresRepositories, type StartTurn, Store } from '../adapters/store/store.js';
 import { WebhookStore } from '../adapters/store/webhooks.js';
+import type { InboundMessage } from '../kernel/envelope.js';
 import { conversationRepositoryContracts } from './contracts/conversation-repos.js';
 import { otherRepositoryContracts } from './contracts/other-repos.js';
-import { memoryRepositories, type AllRepositories } from './support/memory-repos/index.js';
-import type { InboundMessage } from '../kernel/envelope.js';
+import { eventually } from './support/gateway.js';
+import { type AllRepositories, memoryRepositories } from './support/memory-repos/index.js';
 import { createTestDatabase, type TestDatabase } from './support/postgres.js';
 import { TestRedis } from './support/redis.js';
-import { eventually } from './support/gateway.js';
 
 interface Backend {
   name: string;
@@ -413,7 +413,10 @@ describe.each(backends)('ports contract: $name', (backend) => {
       await store.finishTurn({ turnId: t.id, status: 'done', messages, finishReason: 'stop', lease: 'lease-1' });
       const win = await store.transcript(m.conversationId, 3);
       expect(win.map((x) => (x as unknown as { content: string }).content)).toEqual(['m7', 'm8', 'm9']);
-      await store.db.query(`insert into memory (scope, scope_key, body) values ('global', '', 'g1'), ('sender', 'http:u1', 's1'), ('sender', 'http:u2', 'other'), ('sender', 'u1', 'bare id: no one'), ('sender', 'sms:u1', 'same id, another channel'), ('conversation', $1, 'c1')`, [m.conversationId]);
+      await store.db.query(
+        `insert into memory (scope, scope_key, body) values ('global', '', 'g1'), ('sender', 'http:u1', 's1'), ('sender', 'http:u2', 'other'), ('sender', 'u1', 'bare id: no one'), ('sender', 'sms:u1', 'same id, another channel'), ('conversation', $1, 'c1')`,
+        [m.conversationId],
+      );
       await store.accept(msg('win-2', 'http/-/window/-'));
       const t2 = await start(m.conversationId, { historyLimits: { default: 50, small: 3 } });
       expect(t2.context!.history).toHaveLength(10); // the conversation's agent is "default"
@@ -481,7 +484,8 @@ describe.each(backends)('ports contract: $name', (backend) => {
       // conversation_search: each identity finds its own conversation only.
       const ids = ['slack:T1:UIDENT', 'slack:T2:UIDENT', 'sms:UIDENT', 'webhook:slack:T1:UIDENT'];
       for (const [i, who] of ids.entries()) expect((await store.searchMessages('kumquat', { sender: who })).map((h) => h.conversation_id)).toEqual([convs[i]]);
-      for (const who of ['UIDENT', 'slack:UIDENT', 'slack:-:UIDENT', 'webhook:UIDENT', '']) expect(await store.searchMessages('kumquat', { sender: who })).toEqual([]);
+      for (const who of ['UIDENT', 'slack:UIDENT', 'slack:-:UIDENT', 'webhook:UIDENT', ''])
+        expect(await store.searchMessages('kumquat', { sender: who })).toEqual([]);
       // Memory: a note of one identity is seen (and forgotten) by that identity only, and reaches only its turns.
       const note = await store.addMemory('sender', 'slack:T1:UIDENT', 'the T1 user likes kumquats');
       for (const who of ['slack:T2:UIDENT', 'sms:UIDENT', 'webhook:slack:T1:UIDENT', 'UIDENT']) {
@@ -522,9 +526,13 @@ describe.each(backends)('ports contract: $name', (backend) => {
           ['c_http', 'http', 'e7', { id: 'k1' }, null, 't_http'],
         ];
         for (const [conv, channel, ext, sender, replyTo, turn] of inbox) {
-          await q(`insert into inbox (conversation_id, channel, external_id, sender, text, reply_to, received_at, turn_id, consumed_at) values ($1, $2, $3, $4, 'hi', $5, now(), $6, now())`, [conv, channel, ext, JSON.stringify(sender), replyTo ? JSON.stringify(replyTo) : null, turn]);
+          await q(
+            `insert into inbox (conversation_id, channel, external_id, sender, text, reply_to, received_at, turn_id, consumed_at) values ($1, $2, $3, $4, 'hi', $5, now(), $6, now())`,
+            [conv, channel, ext, JSON.stringify(sender), replyTo ? JSON.stringify(replyTo) : null, turn],
+          );
         }
-        const note = async (key: string, body: string) => (await q(`insert into memory (scope, scope_key, body) values ('sender', $1, $2) returning id`, [key, body])).rows[0]!.id as number;
+        const note = async (key: string, body: string) =>
+          (await q(`insert into memory (scope, scope_key, body) values ('sender', $1, $2) returning id`, [key, body])).rows[0]!.id as number;
         const byTranscript = await note('U1', 'written by the Slack user U1'); // U1 is also an SMS sender: the transcript decides
         const unknownWriter = await note('U1', 'written through the API for U1'); // no transcript, two identities: no one's
         const unique = await note('k1', 'about key k1');
@@ -535,22 +543,42 @@ describe.each(backends)('ports contract: $name', (backend) => {
             conv,
             turn,
             role,
-            JSON.stringify({ role, toolCallId: 'call_1', toolName: 'memory_remember', content: [{ type: 'text', text: `<untrusted source="memory_remember">\nremembered (#${id}, sender)\n</untrusted>` }], isError: false }),
+            JSON.stringify({
+              role,
+              toolCallId: 'call_1',
+              toolName: 'memory_remember',
+              content: [{ type: 'text', text: `<untrusted source="memory_remember">\nremembered (#${id}, sender)\n</untrusted>` }],
+              isError: false,
+            }),
           ]);
         await remembered('t_slack', 'c_slack', byTranscript);
         await remembered('t_email', 'c_email', emailNote);
         await remembered('t_sms', 'c_sms', unknownWriter, 'user'); // a user's text saying so is no tool result
         const approval = (id: string, conv: string, turn: string, requester: string, channel: string) =>
-          q(`insert into approvals (id, code, conversation_id, turn_id, tool_call_id, tool, args, args_hash, pattern, tier, requester, channel, expires_at) values ($1, $1, $2, $3, $1, 'shell_exec', '{}', 'h', 'ls', 'caution', $4, $5, now() + interval '1 hour')`, [id, conv, turn, requester, channel]);
+          q(
+            `insert into approvals (id, code, conversation_id, turn_id, tool_call_id, tool, args, args_hash, pattern, tier, requester, channel, expires_at) values ($1, $1, $2, $3, $1, 'shell_exec', '{}', 'h', 'ls', 'caution', $4, $5, now() + interval '1 hour')`,
+            [id, conv, turn, requester, channel],
+          );
         await approval('A1', 'c_slack', 't_slack', 'U1', 'slack');
         await approval('A2', 'c_sms', 't_sms', 'U1', 'sms');
         await approval('A3', 'c_slack3', 't_gone', 'U9', 'slack');
         await approval('A4', 'c_http', 't_gone', 'k1', 'http');
-        const rule = async (scopeKey: string) => (await q(`insert into allow_rules (tool, pattern, scope, scope_key, created_by, kind) values ('shell_exec', $1, 'sender', $2, 'http:op', 'command') returning id`, [`ls ${scopeKey}`, scopeKey])).rows[0]!.id as number;
+        const rule = async (scopeKey: string) =>
+          (
+            await q(
+              `insert into allow_rules (tool, pattern, scope, scope_key, created_by, kind) values ('shell_exec', $1, 'sender', $2, 'http:op', 'command') returning id`,
+              [`ls ${scopeKey}`, scopeKey],
+            )
+          ).rows[0]!.id as number;
         const slackRule = await rule('slack:U1');
         const smsRule = await rule('sms:U1');
         const unknownRule = await rule('slack:U7');
-        for (const [channel, sender, status] of [['slack', 'U1', 'allowed'], ['slack', 'U3', 'allowed'], ['slack', 'U8', 'pending'], ['sms', 'U1', 'allowed']]) {
+        for (const [channel, sender, status] of [
+          ['slack', 'U1', 'allowed'],
+          ['slack', 'U3', 'allowed'],
+          ['slack', 'U8', 'pending'],
+          ['sms', 'U1', 'allowed'],
+        ]) {
           await q(`insert into access (channel, sender, status) values ($1, $2, $3)`, [channel, sender, status]);
         }
 

@@ -7,7 +7,7 @@
 import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { DeliveryRow, DeliveryStore } from '../adapters/store/deliveries.js';
-import { deliveriesRecord, PostAndEdit, type EditPlatform, type Part } from '../src/channel/post-and-edit.js';
+import { deliveriesRecord, type EditPlatform, type Part, PostAndEdit } from '../src/channel/post-and-edit.js';
 
 const log = pino({ level: 'silent' });
 
@@ -53,7 +53,10 @@ class MemoryDeliveries {
   }
   async record(turnId: string, channel: string, target: string, f: { platformMessageId?: string | null; state: string; body?: string | null }) {
     let r = await this.get(turnId, channel, target);
-    if (!r) this.rows.push((r = { id: this.rows.length + 1, turn_id: turnId, channel, target, platform_message_id: null, state: f.state, body: null, updated_at: new Date() }));
+    if (!r)
+      this.rows.push(
+        (r = { id: this.rows.length + 1, turn_id: turnId, channel, target, platform_message_id: null, state: f.state, body: null, updated_at: new Date() }),
+      );
     r.platform_message_id = f.platformMessageId ?? r.platform_message_id;
     r.state = f.state;
     r.body = f.body ?? r.body;
@@ -61,7 +64,13 @@ class MemoryDeliveries {
   }
 }
 
-const opts = (extra: Partial<ConstructorParameters<typeof PostAndEdit>[2]> = {}) => ({ maxChars: 2000, editIntervalMs: 1000, deliveryTimeoutMs: 5000, log, ...extra });
+const opts = (extra: Partial<ConstructorParameters<typeof PostAndEdit>[2]> = {}) => ({
+  maxChars: 2000,
+  editIntervalMs: 1000,
+  deliveryTimeoutMs: 5000,
+  log,
+  ...extra,
+});
 const fenceCount = (s: string) => (s.match(/^```/gm) ?? []).length;
 
 describe('post-and-edit engine', () => {
@@ -84,7 +93,10 @@ describe('post-and-edit engine', () => {
     }
     expect(chat.log).toHaveLength(1); // nothing before the interval is up
     await vi.advanceTimersByTimeAsync(700);
-    expect(chat.log.map((l) => [l.op, l.content])).toEqual([['post', 'Hel'], ['edit', 'Hello, world']]);
+    expect(chat.log.map((l) => [l.op, l.content])).toEqual([
+      ['post', 'Hel'],
+      ['edit', 'Hello, world'],
+    ]);
     e.show({ text: 'Hello, world!' });
     const closing = e.close();
     await vi.advanceTimersByTimeAsync(1000);

@@ -2,16 +2,17 @@
  * The provider fallback chain against fake LLM servers (OpenAI and Anthropic
  * wire formats), with the real pi-ai SDK doing the HTTP.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { Type, type Api, type AssistantMessage, type Model } from '@mariozechner/pi-ai';
+
 import type { AgentTool } from '@mariozechner/pi-agent-core';
+import { type Api, type AssistantMessage, type Model, Type } from '@mariozechner/pi-ai';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryCooldowns } from '../adapters/cooldowns/memory.js';
 import { RedisCooldowns } from '../adapters/cooldowns/redis.js';
-import { FallbackChain, type Attempt, type FallbackSettings } from '../providers/chain.js';
+import { type Attempt, FallbackChain, type FallbackSettings } from '../providers/chain.js';
 import { classifyError, parseRetryAfter } from '../providers/errors.js';
 import { runAgent } from '../src/agent-loop.js';
 import { configSchema } from '../src/config.js';
-import { FakeLlm, reply, toolCall, type FakeScript } from './fakes/fake-llm.js';
+import { FakeLlm, type FakeScript, reply, toolCall } from './fakes/fake-llm.js';
 import { TestRedis } from './support/redis.js';
 
 const settings = (patch: Partial<FallbackSettings> = {}): FallbackSettings => ({
@@ -23,8 +24,16 @@ const settings = (patch: Partial<FallbackSettings> = {}): FallbackSettings => ({
 
 function openaiModel(fake: FakeLlm, contextWindow = 8000): Model<Api> {
   return {
-    id: 'fake-model', name: 'fake', api: 'openai-completions', provider: 'local', baseUrl: fake.openaiBaseUrl, reasoning: false, input: ['text'],
-    cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, contextWindow, maxTokens: 1000,
+    id: 'fake-model',
+    name: 'fake',
+    api: 'openai-completions',
+    provider: 'local',
+    baseUrl: fake.openaiBaseUrl,
+    reasoning: false,
+    input: ['text'],
+    cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+    contextWindow,
+    maxTokens: 1000,
     compat: { supportsDeveloperRole: false, supportsStore: false, maxTokensField: 'max_tokens' },
   } as Model<Api>;
 }
@@ -39,7 +48,14 @@ async function call(chain: FallbackChain, opts: { signal?: AbortSignal } = {}) {
   const resets: string[] = [];
   const notices: string[] = [];
   let text = '';
-  const s = chain.stream(ctx, opts, { onAttempt: (a) => attempts.push(a), onReset: (r) => { resets.push(r); text = ''; }, onNotice: (n) => notices.push(n) });
+  const s = chain.stream(ctx, opts, {
+    onAttempt: (a) => attempts.push(a),
+    onReset: (r) => {
+      resets.push(r);
+      text = '';
+    },
+    onNotice: (n) => notices.push(n),
+  });
   for await (const ev of s) if (ev.type === 'text_delta') text += ev.delta;
   const message = (await s.result()) as AssistantMessage;
   return { message, attempts, resets, notices, text };
@@ -62,7 +78,14 @@ describe('provider fallback chain', () => {
     await Promise.all([a.close(), b.close()]);
   });
   const chainOf = (cooldowns = new MemoryCooldowns(), patch: Partial<FallbackSettings> = {}) =>
-    new FallbackChain([{ id: 'A', model: openaiModel(a), apiKey: 'k' }, { id: 'B', model: openaiModel(b), apiKey: 'k' }], cooldowns, settings(patch));
+    new FallbackChain(
+      [
+        { id: 'A', model: openaiModel(a), apiKey: 'k' },
+        { id: 'B', model: openaiModel(b), apiKey: 'k' },
+      ],
+      cooldowns,
+      settings(patch),
+    );
 
   const cases: Array<[string, string, boolean, FakeScript]> = [
     ['429 rate limit', 'rate_limit', true, [{ kind: 'error', status: 429 }]],
@@ -99,7 +122,9 @@ describe('provider fallback chain', () => {
     a.enqueue([{ kind: 'stall', afterTokens: 1, text: 'partial words here' }]);
     const ac = new AbortController();
     setTimeout(() => ac.abort(), 150);
-    const r = await call(chainOf(new MemoryCooldowns(), { timeouts: { connectMs: 2_000, firstTokenMs: 2_000, idleMs: 5_000, totalMs: 10_000 } }), { signal: ac.signal });
+    const r = await call(chainOf(new MemoryCooldowns(), { timeouts: { connectMs: 2_000, firstTokenMs: 2_000, idleMs: 5_000, totalMs: 10_000 } }), {
+      signal: ac.signal,
+    });
     expect(r.message.stopReason).toBe('aborted');
     expect(r.attempts).toEqual([expect.objectContaining({ slot: 'A', error: 'aborted' })]);
     expect(b.requests).toHaveLength(0);
@@ -187,7 +212,10 @@ describe('provider fallback chain', () => {
 
   it('speaks the Anthropic wire format, and fails over from Anthropic to OpenAI', async () => {
     const chain = new FallbackChain(
-      [{ id: 'claude', model: anthropicModel(a), apiKey: 'k' }, { id: 'gpt', model: openaiModel(b), apiKey: 'k' }],
+      [
+        { id: 'claude', model: anthropicModel(a), apiKey: 'k' },
+        { id: 'gpt', model: openaiModel(b), apiKey: 'k' },
+      ],
       new MemoryCooldowns(),
       settings(),
     );
@@ -204,9 +232,25 @@ describe('provider fallback chain', () => {
     const big = new FakeLlm();
     await big.start();
     big.respond(() => reply('the big model answers'));
-    const overflow: FakeScript = [{ kind: 'error', status: 400, body: { error: { message: "This model's maximum context length is 8000 tokens, your messages exceed the context window", type: 'invalid_request_error', code: 'context_length_exceeded' } } }];
+    const overflow: FakeScript = [
+      {
+        kind: 'error',
+        status: 400,
+        body: {
+          error: {
+            message: "This model's maximum context length is 8000 tokens, your messages exceed the context window",
+            type: 'invalid_request_error',
+            code: 'context_length_exceeded',
+          },
+        },
+      },
+    ];
     const chain = new FallbackChain(
-      [{ id: 'small', model: openaiModel(a, 8000), apiKey: 'k' }, { id: 'small2', model: openaiModel(b, 8000), apiKey: 'k' }, { id: 'big', model: openaiModel(big, 200_000), apiKey: 'k' }],
+      [
+        { id: 'small', model: openaiModel(a, 8000), apiKey: 'k' },
+        { id: 'small2', model: openaiModel(b, 8000), apiKey: 'k' },
+        { id: 'big', model: openaiModel(big, 200_000), apiKey: 'k' },
+      ],
       new MemoryCooldowns(),
       settings(),
     );
@@ -219,22 +263,40 @@ describe('provider fallback chain', () => {
     expect(a.requests).toHaveLength(2);
     expect(b.requests).toHaveLength(0); // same window: skipped
     expect(text).toBe('the big model answers');
-    expect(classifyError({ stopReason: 'error', errorMessage: "400 This model's maximum context length is 8000 tokens", usage: undefined as never })).toBe('context_overflow');
+    expect(classifyError({ stopReason: 'error', errorMessage: "400 This model's maximum context length is 8000 tokens", usage: undefined as never })).toBe(
+      'context_overflow',
+    );
     await big.close();
   });
 
   it('never runs a tool call twice because a provider failed mid-answer', async () => {
     let runs = 0;
     const tool: AgentTool = {
-      name: 'send_email', label: 'send', description: 'send an email', parameters: Type.Object({ to: Type.String() }),
-      execute: async () => { runs++; return { content: [{ type: 'text', text: 'sent' }], details: {} }; },
+      name: 'send_email',
+      label: 'send',
+      description: 'send an email',
+      parameters: Type.Object({ to: Type.String() }),
+      execute: async () => {
+        runs++;
+        return { content: [{ type: 'text', text: 'sent' }], details: {} };
+      },
     };
     // A streams the tool call and dies before finishing the message; B produces it whole.
-    a.enqueue([{ kind: 'toolCall', name: 'send_email', args: { to: 'x@example.com' } }, { kind: 'disconnect', afterTokens: 0, text: '' }]);
+    a.enqueue([
+      { kind: 'toolCall', name: 'send_email', args: { to: 'x@example.com' } },
+      { kind: 'disconnect', afterTokens: 0, text: '' },
+    ]);
     b.enqueue(toolCall('send_email', { to: 'x@example.com' }), reply('done, sent once'));
     let resets = 0;
     const r = await runAgent(
-      { systemPrompt: 's', history: [], prompts: [{ role: 'user', content: 'mail x', timestamp: Date.now() }], tools: [tool], chain: chainOf(), maxIterations: 5 },
+      {
+        systemPrompt: 's',
+        history: [],
+        prompts: [{ role: 'user', content: 'mail x', timestamp: Date.now() }],
+        tools: [tool],
+        chain: chainOf(),
+        maxIterations: 5,
+      },
       { onText: () => {}, onReset: () => resets++ },
     );
     expect(runs).toBe(1);

@@ -12,16 +12,16 @@
  * secret planted in the run.
  */
 import { randomBytes } from 'node:crypto';
-import { Type, type Api, type Model } from '@mariozechner/pi-ai';
 import type { AgentTool } from '@mariozechner/pi-agent-core';
+import { type Api, type Model, Type } from '@mariozechner/pi-ai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryCooldowns } from '../adapters/cooldowns/memory.js';
+import type { Gateway } from '../app/gateway.js';
 import { Redactor, scanText } from '../moat/secrets.js';
 import { FallbackChain } from '../providers/chain.js';
 import { runAgent } from '../src/agent-loop.js';
 import { configSchema } from '../src/config.js';
-import type { Gateway } from '../app/gateway.js';
-import { FakeLlm, lastUserText, reply, toolCall, type FakeRequest, type FakeScript } from './fakes/fake-llm.js';
+import { FakeLlm, type FakeRequest, type FakeScript, lastUserText, reply, toolCall } from './fakes/fake-llm.js';
 import { openaiClient, startGateway, testConfig } from './support/gateway.js';
 
 const WINDOW = 4_000; // tokens: small, so that compaction runs
@@ -45,7 +45,8 @@ planted.push(TOOL_SECRET);
 const isSummarizer = (req: FakeRequest) => JSON.stringify(req.body.messages).includes('running summary of a conversation');
 const isJudge = (req: FakeRequest) => JSON.stringify(req.body).includes('CONTRADICTED, SUPPORTED or UNSURE?');
 const bodyOf = (req: FakeRequest) => JSON.stringify(req.body);
-const leaks = (reqs: readonly FakeRequest[]) => reqs.flatMap((r) => planted.filter((s) => bodyOf(r).includes(s)).map((s) => `request ${r.index} carries ${s.slice(0, 8)}…`));
+const leaks = (reqs: readonly FakeRequest[]) =>
+  reqs.flatMap((r) => planted.filter((s) => bodyOf(r).includes(s)).map((s) => `request ${r.index} carries ${s.slice(0, 8)}…`));
 const toolText = (req: FakeRequest) => JSON.stringify((req.body.messages as Array<{ role: string }>).filter((m) => m.role === 'tool'));
 
 /** The main model: tool loops on cue, a secret of its own on cue, else "ok: <last user text>". */
@@ -57,18 +58,37 @@ function mainModel(modelSecret: string) {
     const t = lastUserText(req.body);
     const lastRole = msgs[msgs.length - 1]!.role;
     if (t.startsWith('long loop') && lastRole === 'user') loop = 1;
-    if (loop && (lastRole === 'tool' || loop === 1)) return loop++ <= 10 ? toolCall('shell_exec', { command: 'seq 1 400' }) : ((loop = 0), reply('loop finished'));
+    if (loop && (lastRole === 'tool' || loop === 1))
+      return loop++ <= 10 ? toolCall('shell_exec', { command: 'seq 1 400' }) : ((loop = 0), reply('loop finished'));
     let calls = 0;
     for (let i = msgs.length - 1; i >= 0 && msgs[i]!.role !== 'user'; i--) if (msgs[i]!.role === 'tool') calls++;
     if (t.startsWith('print: ')) return calls ? reply('printed it') : toolCall('shell_exec', { command: t.slice(7) });
     // The model writes a secret itself (text and tool-call arguments): the next call sends it back, redacted.
-    if (t.startsWith('own secret')) return calls ? reply('done with it') : [{ kind: 'text', text: `I will use ${modelSecret} now.` }, { kind: 'toolCall', name: 'current_time', args: { timeZone: modelSecret } }];
-    if (t.includes('set the port')) return calls ? reply('I updated the config to use port 8080. Restart the app to apply it.') : toolCall('shell_exec', { command: `printf 'port: 8081\\n' > config.yaml # deploy key ${modelSecret}` });
+    if (t.startsWith('own secret'))
+      return calls
+        ? reply('done with it')
+        : [
+            { kind: 'text', text: `I will use ${modelSecret} now.` },
+            { kind: 'toolCall', name: 'current_time', args: { timeZone: modelSecret } },
+          ];
+    if (t.includes('set the port'))
+      return calls
+        ? reply('I updated the config to use port 8080. Restart the app to apply it.')
+        : toolCall('shell_exec', { command: `printf 'port: 8081\\n' > config.yaml # deploy key ${modelSecret}` });
     return reply(`ok: ${t.slice(0, 40)}`);
   };
 }
 
-const assistantRow = (text: string) => ({ role: 'assistant', content: [{ type: 'text', text }], api: 'openai-completions', provider: 'x', model: 'x', usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } }, stopReason: 'stop', timestamp: 0 });
+const assistantRow = (text: string) => ({
+  role: 'assistant',
+  content: [{ type: 'text', text }],
+  api: 'openai-completions',
+  provider: 'x',
+  model: 'x',
+  usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
+  stopReason: 'stop',
+  timestamp: 0,
+});
 
 async function conversationId(gw: Gateway, name: string): Promise<string> {
   return (await gw.infra.store.db.query<{ id: string }>(`select id from conversations where key like $1`, [`%/${name}/%`])).rows[0]!.id;
@@ -78,7 +98,10 @@ async function conversationId(gw: Gateway, name: string): Promise<string> {
 async function seedHistory(gw: Gateway, conv: string, planted: Array<Record<string, unknown>>, summary: string | null) {
   const turn = (await gw.infra.store.db.query<{ id: string }>('select id from turns where conversation_id = $1 limit 1', [conv])).rows[0]!.id;
   // The turn loads the newest 200 (historyLimit) and keeps the newest ~60 (keepRecent): the planted ones fall in between.
-  const filler = (from: number) => Array.from({ length: 150 }, (_, k) => (k % 2 === 0 ? { role: 'user', content: `number ${from + k} is ${'x'.repeat(100)}`, timestamp: from + k } : assistantRow(`noted ${from + k}`)));
+  const filler = (from: number) =>
+    Array.from({ length: 150 }, (_, k) =>
+      k % 2 === 0 ? { role: 'user', content: `number ${from + k} is ${'x'.repeat(100)}`, timestamp: from + k } : assistantRow(`noted ${from + k}`),
+    );
   const rows: Array<Record<string, unknown>> = [...filler(0), ...planted, ...filler(150)];
   const params: unknown[] = [conv, turn];
   const values = rows.map((m) => {
@@ -112,7 +135,10 @@ describe.each(['redact', 'block'] as const)('no secret reaches a provider (moat.
   let slots: Gateway;
   const refused = /^Your message was not sent to the model: it contains what looks like a secret \([a-z_, ]+\)\. Remove it and try again\.$/;
   const ask = (g: Gateway, content: string, opts: { conversation?: string; agent?: string } = {}) =>
-    openaiClient(g.url!, undefined, opts.conversation ? { 'X-Switchboard-Conversation': opts.conversation } : {}).chat.completions.create({ model: opts.agent ?? 'default', messages: [{ role: 'user', content }] });
+    openaiClient(g.url!, undefined, opts.conversation ? { 'X-Switchboard-Conversation': opts.conversation } : {}).chat.completions.create({
+      model: opts.agent ?? 'default',
+      messages: [{ role: 'user', content }],
+    });
   const textOf = (r: Awaited<ReturnType<typeof ask>>) => r.choices[0]!.message.content ?? '';
 
   beforeAll(async () => {
@@ -126,24 +152,32 @@ describe.each(['redact', 'block'] as const)('no secret reaches a provider (moat.
     cheap.respond((req) => (isJudge(req) ? reply('CONTRADICTED') : reply('SUMMARY from the cheap slot.')));
     const common = { moat: { secrets: policy }, tools: { planner: false }, approvals: { autonomy: 'trusted' } };
     gw = await startGateway(
-      testConfig(fake, {}, {
-        ...common,
-        provider: { contextWindow: WINDOW },
-        agents: { default: {}, keyed: { instructions: `Deploy with the key ${S.agent} when asked.` } },
-      }),
+      testConfig(
+        fake,
+        {},
+        {
+          ...common,
+          provider: { contextWindow: WINDOW },
+          agents: { default: {}, keyed: { instructions: `Deploy with the key ${S.agent} when asked.` } },
+        },
+      ),
     );
     process.env.PR_KEY = 'fake-key';
     slots = await startGateway(
-      testConfig(null, {}, {
-        ...common,
-        providers: [
-          { id: 'main', api: 'openai-completions', model: 'm', baseUrl: main.openaiBaseUrl, apiKeyEnv: 'PR_KEY', contextWindow: WINDOW },
-          { id: 'cheap', api: 'openai-completions', model: 'c', baseUrl: cheap.openaiBaseUrl, apiKeyEnv: 'PR_KEY', contextWindow: WINDOW },
-        ],
-        fallback: { busyRetryMs: 0 },
-        compaction: { summarizerSlot: 'cheap' },
-        moat: { secrets: policy, honesty: { judgeSlot: 'cheap' } },
-      }),
+      testConfig(
+        null,
+        {},
+        {
+          ...common,
+          providers: [
+            { id: 'main', api: 'openai-completions', model: 'm', baseUrl: main.openaiBaseUrl, apiKeyEnv: 'PR_KEY', contextWindow: WINDOW },
+            { id: 'cheap', api: 'openai-completions', model: 'c', baseUrl: cheap.openaiBaseUrl, apiKeyEnv: 'PR_KEY', contextWindow: WINDOW },
+          ],
+          fallback: { busyRetryMs: 0 },
+          compaction: { summarizerSlot: 'cheap' },
+          moat: { secrets: policy, honesty: { judgeSlot: 'cheap' } },
+        },
+      ),
     );
   });
   afterAll(async () => {
@@ -160,13 +194,18 @@ describe.each(['redact', 'block'] as const)('no secret reaches a provider (moat.
       expect(textOf(r1)).toBe('ok: hello there');
       expect(bodyOf(fake.requests[before]!)).toMatch(/Deploy with the key \[REDACTED:[a-z_]+#1\] when asked/);
     } else {
-      expect(textOf(r1)).toMatch(/^This request was not sent to the model: what looks like a secret \([a-z_]+\) is in its agent instructions, and secrets are blocked here/);
+      expect(textOf(r1)).toMatch(
+        /^This request was not sent to the model: what looks like a secret \([a-z_]+\) is in its agent instructions, and secrets are blocked here/,
+      );
       expect(fake.requests.length).toBe(before);
     }
 
     // A memory note carrying a secret (planted in the store: the memory guard would refuse it).
     await ask(gw, 'first message', { conversation: 'noted' });
-    await gw.infra.store.db.query(`insert into memory (scope, scope_key, body) values ('conversation', $1, $2)`, [await conversationId(gw, 'noted'), `The billing key is ${S.memory}.`]);
+    await gw.infra.store.db.query(`insert into memory (scope, scope_key, body) values ('conversation', $1, $2)`, [
+      await conversationId(gw, 'noted'),
+      `The billing key is ${S.memory}.`,
+    ]);
     const before2 = fake.requests.length;
     const r2 = await ask(gw, 'what do you remember?', { conversation: 'noted' });
     if (policy === 'redact') {
@@ -210,7 +249,12 @@ describe.each(['redact', 'block'] as const)('no secret reaches a provider (moat.
   it('compaction at the start of a turn: the stored history and the running summary the summarizer reads', async () => {
     // What the model wrote (an assistant message, the summary) goes out redacted in both policies...
     await ask(gw, 'I like tea.', { conversation: 'long-model' });
-    await seedHistory(gw, await conversationId(gw, 'long-model'), [{ role: 'user', content: 'tell me a key', timestamp: 0 }, assistantRow(`Here is one: ${S.historyAssistant}`)], `The user once used ${S.summary}.`);
+    await seedHistory(
+      gw,
+      await conversationId(gw, 'long-model'),
+      [{ role: 'user', content: 'tell me a key', timestamp: 0 }, assistantRow(`Here is one: ${S.historyAssistant}`)],
+      `The user once used ${S.summary}.`,
+    );
     const before = fake.requests.length;
     const r = await ask(gw, 'what now?', { conversation: 'long-model' });
     expect(textOf(r)).toBe('ok: what now?');
@@ -223,14 +267,21 @@ describe.each(['redact', 'block'] as const)('no secret reaches a provider (moat.
 
     // ...a user's secret in the stored history too (redact); block refuses the turn before any request, summarizer included.
     await ask(gw, 'I like coffee.', { conversation: 'long-user' });
-    await seedHistory(gw, await conversationId(gw, 'long-user'), [{ role: 'user', content: `use ${S.historyUser} for the deploy`, timestamp: 0 }, assistantRow('ok')], null);
+    await seedHistory(
+      gw,
+      await conversationId(gw, 'long-user'),
+      [{ role: 'user', content: `use ${S.historyUser} for the deploy`, timestamp: 0 }, assistantRow('ok')],
+      null,
+    );
     const before2 = fake.requests.length;
     const r2 = await ask(gw, 'and now?', { conversation: 'long-user' });
     if (policy === 'redact') {
       expect(textOf(r2)).toBe('ok: and now?');
       expect(bodyOf(fake.requests.slice(before2).find(isSummarizer)!)).toMatch(/use \[REDACTED:[a-z_]+#1\] for the deploy/);
     } else {
-      expect(textOf(r2)).toMatch(/^This request was not sent to the model: what looks like a secret \([a-z_]+\) is in its earlier messages of this conversation/);
+      expect(textOf(r2)).toMatch(
+        /^This request was not sent to the model: what looks like a secret \([a-z_]+\) is in its earlier messages of this conversation/,
+      );
       expect(fake.requests.length).toBe(before2);
     }
     expect(leaks(fake.requests)).toEqual([]);
@@ -249,7 +300,12 @@ describe.each(['redact', 'block'] as const)('no secret reaches a provider (moat.
 
   it('the summarizer slot and the honesty judge slot', async () => {
     await ask(slots, 'I like tea.', { conversation: 'slots' });
-    await seedHistory(slots, await conversationId(slots, 'slots'), [{ role: 'user', content: 'a key?', timestamp: 0 }, assistantRow(`Try ${S.cheapHistory}`)], `The user once used ${S.cheapSummary}.`);
+    await seedHistory(
+      slots,
+      await conversationId(slots, 'slots'),
+      [{ role: 'user', content: 'a key?', timestamp: 0 }, assistantRow(`Try ${S.cheapHistory}`)],
+      `The user once used ${S.cheapSummary}.`,
+    );
     const r = await ask(slots, 'please set the port to 8080', { conversation: 'slots' });
     expect(textOf(r)).toMatch(/^I updated the config to use port 8080\./);
     const summaries = cheap.requests.filter(isSummarizer);
@@ -313,12 +369,26 @@ describe.each(['redact', 'block'] as const)('a message that joins a running turn
   it('goes out redacted, or (block) the call that would carry it is refused and the loop stops', async () => {
     const steered = secret();
     const model = {
-      id: 'fake-model', name: 'fake', api: 'openai-completions', provider: 'local', baseUrl: fake.openaiBaseUrl, reasoning: false, input: ['text'],
-      cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, contextWindow: 8000, maxTokens: 1000,
+      id: 'fake-model',
+      name: 'fake',
+      api: 'openai-completions',
+      provider: 'local',
+      baseUrl: fake.openaiBaseUrl,
+      reasoning: false,
+      input: ['text'],
+      cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+      contextWindow: 8000,
+      maxTokens: 1000,
       compat: { supportsDeveloperRole: false, supportsStore: false, maxTokensField: 'max_tokens' },
     } as Model<Api>;
     const chain = new FallbackChain([{ id: 'a', model, apiKey: 'k' }], new MemoryCooldowns(), { ...configSchema.parse({}).fallback, busyRetryMs: 0 });
-    const tool: AgentTool = { name: 'note', label: 'note', description: 'take a note', parameters: Type.Object({}), execute: async () => ({ content: [{ type: 'text', text: 'noted' }], details: {} }) };
+    const tool: AgentTool = {
+      name: 'note',
+      label: 'note',
+      description: 'take a note',
+      parameters: Type.Object({}),
+      execute: async () => ({ content: [{ type: 'text', text: 'noted' }], details: {} }),
+    };
     let polls = 0;
     const before = fake.requests.length;
     const r = await runAgent(

@@ -41,7 +41,10 @@ function directCalls(file: string, text: string): string[] {
   const line = (i: number) => src.slice(0, i).split('\n').length;
   if (file !== BUILDER) {
     // chain.stream(...), x.stream.call(...), x['stream'](...), const { stream } = chain (a type such as ProviderChain['stream'] is fine)
-    for (const m of src.matchAll(/(?:\.\s*stream|\[\s*['"`]stream['"`]\s*\])\s*(?:\(|\.\s*(?:call|apply|bind)\b)|\{\s*(?:[\w\s,]*,\s*)?stream\s*(?:,[\w\s,]*)?\}\s*=/g)) found.push(`${file}:${line(m.index!)}: ${m[0].trim()}`);
+    for (const m of src.matchAll(
+      /(?:\.\s*stream|\[\s*['"`]stream['"`]\s*\])\s*(?:\(|\.\s*(?:call|apply|bind)\b)|\{\s*(?:[\w\s,]*,\s*)?stream\s*(?:,[\w\s,]*)?\}\s*=/g,
+    ))
+      found.push(`${file}:${line(m.index!)}: ${m[0].trim()}`);
   }
   // Imports: named value imports from pi-ai that send (stream*, complete*), pi-ai as a namespace, dynamic imports.
   for (const m of src.matchAll(/import\s+(type\s+)?([\s\S]*?)\s+from\s+['"]([^'"]+)['"]/g)) {
@@ -62,7 +65,8 @@ function directCalls(file: string, text: string): string[] {
       if (/\*\s+as\s+\w+/.test(clause!)) found.push(`${file}:${line(m.index!)}: imports ${mod} as a whole`);
     }
   }
-  for (const m of src.matchAll(/(?:import|require)\s*\(\s*['"](@mariozechner\/pi-(?:ai|agent-core)[^'"]*)['"]\s*\)/g)) found.push(`${file}:${line(m.index!)}: loads ${m[1]} dynamically`);
+  for (const m of src.matchAll(/(?:import|require)\s*\(\s*['"](@mariozechner\/pi-(?:ai|agent-core)[^'"]*)['"]\s*\)/g))
+    found.push(`${file}:${line(m.index!)}: loads ${m[1]} dynamically`);
   if (file === AGENT_LOOP) {
     // The loop's model calls go through the streamFn that calls the builder: every loop call passes it.
     for (const m of src.matchAll(/\b(runAgentLoop|runAgentLoopContinue|agentLoop|agentLoopContinue)\s*\(([^;]*?)\)\s*\)?\s*(?:as|;|\))/g)) {
@@ -94,7 +98,12 @@ describe('one builder sends every provider request', () => {
       `import { runAgentLoop } from '@mariozechner/pi-agent-core';`,
     ];
     for (const b of bad) expect(directCalls('src/elsewhere.ts', b), b).not.toEqual([]);
-    expect(directCalls(AGENT_LOOP, `import { runAgentLoop } from '@mariozechner/pi-agent-core';\nconst x = (await runAgentLoop(p, c, cfg, emit, signal)) as M[];\nsendToProvider(a, b, c);`)).not.toEqual([]);
+    expect(
+      directCalls(
+        AGENT_LOOP,
+        `import { runAgentLoop } from '@mariozechner/pi-agent-core';\nconst x = (await runAgentLoop(p, c, cfg, emit, signal)) as M[];\nsendToProvider(a, b, c);`,
+      ),
+    ).not.toEqual([]);
     const fine = [
       `import { createAssistantMessageEventStream, type Context } from '@mariozechner/pi-ai';`,
       `import type { AgentTool } from '@mariozechner/pi-agent-core';`,

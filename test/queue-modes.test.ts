@@ -1,9 +1,9 @@
 /** What happens to messages that arrive while a turn runs: followup, collect, steer, interrupt, and the cap. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Gateway } from '../app/gateway.js';
-import { Ingress, type IngressOutcome } from '../src/ingress.js';
 import { ConversationCommands } from '../src/commands.js';
-import { FakeLlm, lastUserText, reply, toolCall, type FakeRequest, type FakeScript } from './fakes/fake-llm.js';
+import { Ingress, type IngressOutcome } from '../src/ingress.js';
+import { FakeLlm, type FakeRequest, type FakeScript, lastUserText, reply, toolCall } from './fakes/fake-llm.js';
 import { eventually, startGateway, testConfig } from './support/gateway.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -30,12 +30,21 @@ describe('queue modes', () => {
   });
 
   const send = (conv: string, text: string): Promise<IngressOutcome> =>
-    ingress.receive({ channel: 'test', externalId: `m${++n}`, conversationKey: `test/-/${conv}/-`, sender: { id: 'u' }, text, attachments: [], receivedAt: new Date() });
+    ingress.receive({
+      channel: 'test',
+      externalId: `m${++n}`,
+      conversationKey: `test/-/${conv}/-`,
+      sender: { id: 'u' },
+      text,
+      attachments: [],
+      receivedAt: new Date(),
+    });
   const turnsOf = async (conv: string) => {
     const c = await gw.infra.store.conversationByKey(`test/-/${conv}/-`);
     return c ? gw.infra.store.turns(c.id) : [];
   };
-  const userTexts = (req: FakeRequest) => (req.body.messages as Array<{ role: string; content: unknown }>).filter((m) => m.role === 'user').map((m) => String(m.content));
+  const userTexts = (req: FakeRequest) =>
+    (req.body.messages as Array<{ role: string; content: unknown }>).filter((m) => m.role === 'user').map((m) => String(m.content));
 
   it('followup (default): each message gets its own turn, in order', async () => {
     await send('fu', 'one');
@@ -69,7 +78,8 @@ describe('queue modes', () => {
     await send('in', 'warm up');
     await eventually(async () => (await turnsOf('in'))[0]?.status === 'done');
     await send('in', '/mode interrupt');
-    script = (req) => (lastUserText(req.body).includes('long') ? reply(Array.from({ length: 300 }, (_, i) => `w${i}`).join(' '), 20) : reply(`re: ${lastUserText(req.body)}`));
+    script = (req) =>
+      lastUserText(req.body).includes('long') ? reply(Array.from({ length: 300 }, (_, i) => `w${i}`).join(' '), 20) : reply(`re: ${lastUserText(req.body)}`);
     await send('in', 'tell me something long');
     await eventually(async () => (await turnsOf('in')).some((t) => t.status === 'running'));
     await sleep(200);
@@ -92,7 +102,8 @@ describe('queue modes', () => {
     script = (req) => {
       const last = (req.body.messages as Array<{ role: string }>).at(-1)!;
       // Two calls: the second has not started when the new message arrives.
-      if (last.role === 'user' && lastUserText(req.body) === 'start the job') return [...toolCall('shell_exec', { command: 'sleep 1' }), ...toolCall('shell_exec', { command: 'echo second' })];
+      if (last.role === 'user' && lastUserText(req.body) === 'start the job')
+        return [...toolCall('shell_exec', { command: 'sleep 1' }), ...toolCall('shell_exec', { command: 'echo second' })];
       calls++;
       return reply(`final answer after: ${lastUserText(req.body)}`);
     };
@@ -112,7 +123,12 @@ describe('queue modes', () => {
     expect(toolResults.some((t) => /Skipped: the user sent a new message/.test(t))).toBe(true); // the next one did not start
     expect(calls).toBe(1);
     expect(await gw.infra.store.turnReply(turns[1]!.id)).toMatch(/final answer after: also mention the weather/);
-    const inbox = (await gw.infra.store.db.query<{ text: string; turn_id: string }>('select text, turn_id from inbox where text in ($1, $2)', ['start the job', 'also mention the weather'])).rows;
+    const inbox = (
+      await gw.infra.store.db.query<{ text: string; turn_id: string }>('select text, turn_id from inbox where text in ($1, $2)', [
+        'start the job',
+        'also mention the weather',
+      ])
+    ).rows;
     expect(new Set(inbox.map((r) => r.turn_id)).size).toBe(1); // one turn answered both
     script = (req) => reply(`re: ${lastUserText(req.body)}`, 20);
   });

@@ -5,14 +5,25 @@ import { callStatus, ReplyBuffer } from '../src/channel/reply-buffer.js';
 
 type Ev = TurnEvent extends infer E ? (E extends TurnEvent ? Omit<E, 'turnId'> : never) : never;
 const feed = (b: ReplyBuffer, events: Ev[]) => events.flatMap((e) => b.push({ ...e, turnId: 't1' } as TurnEvent));
-const approval: ApprovalInfo = { code: 'K7Q4P', tool: 'shell_exec', tier: 'caution', expiresAt: '2030-01-01T00:00:00.000Z', args: { command: 'echo hi >> out.txt' }, reasons: [] };
+const approval: ApprovalInfo = {
+  code: 'K7Q4P',
+  tool: 'shell_exec',
+  tier: 'caution',
+  expiresAt: '2030-01-01T00:00:00.000Z',
+  args: { command: 'echo hi >> out.txt' },
+  reasons: [],
+};
 const fmt = { notice: (t: string) => `_${t}_`, error: (m: string) => `! ${m}` };
 const usage = { input: 1, output: 1, totalTokens: 2, cost: 0 };
 
 describe('reply buffer', () => {
   it('adds up text deltas', () => {
     const b = new ReplyBuffer();
-    const changes = feed(b, [{ type: 'text_delta', delta: 'Hello' }, { type: 'text_delta', delta: ', world' }, { type: 'text_delta', delta: '' }]);
+    const changes = feed(b, [
+      { type: 'text_delta', delta: 'Hello' },
+      { type: 'text_delta', delta: ', world' },
+      { type: 'text_delta', delta: '' },
+    ]);
     expect(b.text).toBe('Hello, world');
     expect(changes.map((c) => c.kind)).toEqual(['text', 'text']);
   });
@@ -30,7 +41,10 @@ describe('reply buffer', () => {
     feed(b, [{ type: 'text_delta', delta: '\n\nIt says hello.' }]);
     expect(b.text).toBe('Let me check.\n\nIt says hello.');
     // A reset right after a boundary has nothing of the new message to withdraw.
-    feed(b, [{ type: 'notice', text: 'answered by the fallback model' }, { type: 'reset', reason: 'again' }]);
+    feed(b, [
+      { type: 'notice', text: 'answered by the fallback model' },
+      { type: 'reset', reason: 'again' },
+    ]);
     expect(b.text).toBe('Let me check.\n\nIt says hello.');
   });
 
@@ -60,9 +74,17 @@ describe('reply buffer', () => {
       { type: 'text_delta', delta: 'It failed.' },
     ]);
     expect(b.running).toBeUndefined();
-    expect(b.calls.map((c) => [c.id, c.state])).toEqual([['c1', 'done'], ['c2', 'failed']]);
+    expect(b.calls.map((c) => [c.id, c.state])).toEqual([
+      ['c1', 'done'],
+      ['c2', 'failed'],
+    ]);
     // The failure is said once it is known not to be a parked call: when something else is said.
-    expect(changes.flatMap((c) => (c.kind === 'tool' ? [`${c.call.id} ${callStatus(c.call)}`] : c.kind))).toEqual(['c1 done', 'c2 started', 'c2 failed', 'text']);
+    expect(changes.flatMap((c) => (c.kind === 'tool' ? [`${c.call.id} ${callStatus(c.call)}`] : c.kind))).toEqual([
+      'c1 done',
+      'c2 started',
+      'c2 failed',
+      'text',
+    ]);
   });
 
   it('approvals: structured, once per code; a parked call is waiting, never failed', () => {
@@ -98,7 +120,10 @@ describe('reply buffer', () => {
 
   it('a new attempt of the turn starts over; a done alone carries the whole text', () => {
     const b = new ReplyBuffer();
-    feed(b, [{ type: 'turn_start', conversationId: 'c', inboxIds: [1], attempt: 1 }, { type: 'text_delta', delta: 'half an ans' }]);
+    feed(b, [
+      { type: 'turn_start', conversationId: 'c', inboxIds: [1], attempt: 1 },
+      { type: 'text_delta', delta: 'half an ans' },
+    ]);
     feed(b, [{ type: 'turn_start', conversationId: 'c', inboxIds: [1], attempt: 2 }]);
     expect(b.text).toBe('');
     expect(b.attempt).toBe(2);

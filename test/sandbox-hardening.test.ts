@@ -48,7 +48,9 @@ describe('sandbox hardening', () => {
 
   it.runIf(process.arch === 'x64')('denies the kernel keyring calls (a channel between conversations)', async () => {
     // keyctl(KEYCTL_GET_KEYRING_ID, KEY_SPEC_USER_KEYRING, 0) and add_key: both refused.
-    const r = await run(`perl -e '$r = syscall(250, 0, -4, 0); print $r < 0 ? "keyctl denied: $!\\n" : "keyctl allowed\\n"; my ($t, $d, $v) = ("user", "k", "v"); $r = syscall(248, $t, $d, $v, 1, -4); print $r < 0 ? "add_key denied: $!\\n" : "add_key allowed\\n"'`);
+    const r = await run(
+      `perl -e '$r = syscall(250, 0, -4, 0); print $r < 0 ? "keyctl denied: $!\\n" : "keyctl allowed\\n"; my ($t, $d, $v) = ("user", "k", "v"); $r = syscall(248, $t, $d, $v, 1, -4); print $r < 0 ? "add_key denied: $!\\n" : "add_key allowed\\n"'`,
+    );
     expect(r.output).toContain('keyctl denied: Operation not permitted');
     expect(r.output).toContain('add_key denied: Operation not permitted');
   });

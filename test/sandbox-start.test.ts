@@ -8,9 +8,9 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import { ConfigError } from '../src/config.js';
 import { doctor } from '../app/doctor.js';
 import { Gateway } from '../app/gateway.js';
+import { ConfigError } from '../src/config.js';
 import { createLogger } from '../src/log.js';
 import { testConfig } from './support/gateway.js';
 
@@ -18,7 +18,10 @@ import { testConfig } from './support/gateway.js';
 function brokenBwrap(): string {
   const dir = mkdtempSync(join(tmpdir(), 'sb-fake-bwrap-'));
   const p = join(dir, 'bwrap');
-  writeFileSync(p, '#!/bin/sh\necho "bwrap: No permissions to creating new namespace, likely because the kernel does not allow non-privileged user namespaces." >&2\nexit 1\n');
+  writeFileSync(
+    p,
+    '#!/bin/sh\necho "bwrap: No permissions to creating new namespace, likely because the kernel does not allow non-privileged user namespaces." >&2\nexit 1\n',
+  );
   chmodSync(p, 0o755);
   return p;
 }
@@ -41,7 +44,10 @@ describe('a host that cannot sandbox tools', () => {
     expect((err as Error).message).toMatch(/could not start a sandbox here: bwrap: No permissions to creating new namespace/);
     expect((err as Error).message).toMatch(/allow user namespaces/);
     const report = await doctor(cfg);
-    expect(report.checks.find((c) => c.name === 'sandbox')).toMatchObject({ status: 'fail', message: expect.stringMatching(/No permissions to creating new namespace/) });
+    expect(report.checks.find((c) => c.name === 'sandbox')).toMatchObject({
+      status: 'fail',
+      message: expect.stringMatching(/No permissions to creating new namespace/),
+    });
     expect(report.ok).toBe(false);
   });
 

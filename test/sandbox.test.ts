@@ -22,7 +22,8 @@ const OPERATOR_KEY = 'op-key-sandbox-01';
 const PLANTED = 'planted-marker-5f1c9e';
 
 /** Sends the message, an operator approving whatever is asked, and returns what the tool gave the model. */
-const toolResult = (gw: Gateway, fake: FakeLlm, conversation: string, text: string) => toolResultOf(gw, fake, { conversation, text, approveWith: OPERATOR_KEY });
+const toolResult = (gw: Gateway, fake: FakeLlm, conversation: string, text: string) =>
+  toolResultOf(gw, fake, { conversation, text, approveWith: OPERATOR_KEY });
 
 /** A gateway whose operator approves everything, with the given sandbox: the sandbox alone must hold. */
 const permissive = (fake: FakeLlm, sandbox: Record<string, unknown>) =>
@@ -98,7 +99,10 @@ describe('the tool sandbox (bwrap) through the HTTP API', () => {
   });
 
   it('cannot reach loopback services', async () => {
-    const out = await toolSays('sbx-net', `run: (exec 3<>/dev/tcp/127.0.0.1/${servicePort}) 2>&1 && echo CONNECTED; (exec 3<>/dev/tcp/127.0.0.1/${new URL(gw.url!).port}) 2>&1 && echo CONNECTED; echo END`);
+    const out = await toolSays(
+      'sbx-net',
+      `run: (exec 3<>/dev/tcp/127.0.0.1/${servicePort}) 2>&1 && echo CONNECTED; (exec 3<>/dev/tcp/127.0.0.1/${new URL(gw.url!).port}) 2>&1 && echo CONNECTED; echo END`,
+    );
     expect(out).toContain('END');
     expect(out).not.toContain('CONNECTED');
     expect(serviceHits).toBe(0);
@@ -108,7 +112,9 @@ describe('the tool sandbox (bwrap) through the HTTP API', () => {
     const out = await toolSays('sbx-detach', 'run: (setsid sleep 4201 &); nohup sleep 4202 >/dev/null 2>&1 & disown; (sleep 4203 & ) ; echo started');
     expect(out).toContain('started');
     await new Promise((r) => setTimeout(r, 300));
-    const left = execFileSync('ps', ['-eo', 'args'], { encoding: 'utf8' }).split('\n').filter((l) => /sleep 420[123]/.test(l));
+    const left = execFileSync('ps', ['-eo', 'args'], { encoding: 'utf8' })
+      .split('\n')
+      .filter((l) => /sleep 420[123]/.test(l));
     expect(left).toEqual([]);
   });
 
@@ -128,7 +134,10 @@ describe('the tool sandbox (bwrap) through the HTTP API', () => {
 
   it('cannot write outside the workspace, with the shell or the file tools', async () => {
     const marker = `sbx-escape-${process.pid}`;
-    const out = await toolSays('sbx-write', `run: echo x > /usr/${marker}; echo x > /etc/${marker}; echo x > /${marker}; echo x > /tmp/${marker} && echo tmp-ok; ln -s ${tmpdir()} hostlink; ln -s /etc etclink; echo END`);
+    const out = await toolSays(
+      'sbx-write',
+      `run: echo x > /usr/${marker}; echo x > /etc/${marker}; echo x > /${marker}; echo x > /tmp/${marker} && echo tmp-ok; ln -s ${tmpdir()} hostlink; ln -s /etc etclink; echo END`,
+    );
     expect(out).toContain('END');
     expect(out).toContain('tmp-ok'); // its own /tmp is writable
     expect(out).toMatch(/Read-only file system|Permission denied/);

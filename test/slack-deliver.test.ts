@@ -10,12 +10,12 @@ import type { DeliveryRow, DeliveryStore } from '../adapters/store/deliveries.js
 import type { InboxRow } from '../adapters/store/store.js';
 import { parseSlackConfig } from '../channels/slack/config.js';
 import { SlackDeliverer } from '../channels/slack/deliver.js';
+import type { TurnEvent } from '../kernel/turn-events.js';
 import type { DeliverContext, TurnTarget } from '../src/channel/index.js';
 import type { Config } from '../src/config.js';
-import type { TurnEvent } from '../kernel/turn-events.js';
 import { createLogger } from '../src/log.js';
-import { eventually } from './support/gateway.js';
 import { BOT, BOT_TOKEN, FakeSlack } from './fakes/slack-api.js';
+import { eventually } from './support/gateway.js';
 
 class MemoryDeliveries {
   rows: DeliveryRow[] = [];
@@ -44,7 +44,9 @@ describe('slack deliverer', () => {
   let ctx: DeliverContext;
   let n = 0;
   const deliverer = (extra: Record<string, unknown> = {}) => {
-    const d = new SlackDeliverer(parseSlackConfig({ apiUrl: slack.apiUrl, updateIntervalMs: 200, streamIntervalMs: 50, ...extra }, { SLACK_BOT_TOKEN: BOT_TOKEN }));
+    const d = new SlackDeliverer(
+      parseSlackConfig({ apiUrl: slack.apiUrl, updateIntervalMs: 200, streamIntervalMs: 50, ...extra }, { SLACK_BOT_TOKEN: BOT_TOKEN }),
+    );
     return d;
   };
   const target = (channel: string, thread: string | undefined, turnId: string, attempt = 1): TurnTarget => ({
@@ -115,12 +117,23 @@ describe('slack deliverer', () => {
     const ch = `D${n}`;
     await run(deliverer(), target(ch, undefined, `t${n}`), [{ type: 'text_delta', delta: 'first attempt, half' }, 300], false); // the worker died here
     await eventually(async () => (slack.botMessages(ch).length > 0 ? true : null));
-    await run(deliverer(), target(ch, undefined, `t${n}`, 2), [{ type: 'text_delta', delta: 'Running it.' }, { type: 'tool_start', toolCallId: 'k1', name: 'shell_exec', args: {} }, { type: 'tool_end', toolCallId: 'k1', name: 'shell_exec', isError: false, pending: { code: 'K7Q4P' } }, { type: 'approval_requested', approval: { code: 'K7Q4P', tool: 'shell_exec', tier: 'caution', expiresAt: new Date().toISOString(), args: { command: 'ls' }, reasons: [] } }]);
+    await run(deliverer(), target(ch, undefined, `t${n}`, 2), [
+      { type: 'text_delta', delta: 'Running it.' },
+      { type: 'tool_start', toolCallId: 'k1', name: 'shell_exec', args: {} },
+      { type: 'tool_end', toolCallId: 'k1', name: 'shell_exec', isError: false, pending: { code: 'K7Q4P' } },
+      {
+        type: 'approval_requested',
+        approval: { code: 'K7Q4P', tool: 'shell_exec', tier: 'caution', expiresAt: new Date().toISOString(), args: { command: 'ls' }, reasons: [] },
+      },
+    ]);
     let msgs = slack.botMessages(ch);
     expect(msgs).toHaveLength(2);
     expect(msgs[0]!.text).toBe('Running it.\n\n_:hourglass_flowing_sand: `shell_exec` waiting for approval (code K7Q4P)_');
     expect(JSON.stringify(msgs[1]!.blocks)).toContain('sb_approve');
-    expect(deliveries.rows.map((r) => [r.target, r.state])).toEqual([[`msg:${ch}:0`, 'parked'], ['approval:K7Q4P', 'posted']]);
+    expect(deliveries.rows.map((r) => [r.target, r.state])).toEqual([
+      [`msg:${ch}:0`, 'parked'],
+      ['approval:K7Q4P', 'posted'],
+    ]);
     // The decision resumed the turn (attempt 3): a new message under the request; the request is not asked again.
     await run(deliverer(), target(ch, undefined, `t${n}`, 3), [{ type: 'text_delta', delta: 'Done: exit code 0.' }]);
     msgs = slack.botMessages(ch);
@@ -139,13 +152,24 @@ describe('slack deliverer', () => {
     const msgs = slack.botMessages(ch, thread);
     expect(msgs.length).toBeGreaterThanOrEqual(3);
     expect(msgs.every((m) => !m.streaming && m.text.length <= 300)).toBe(true);
-    expect(msgs.map((m) => m.text).join(' ').split(/\s+/).filter(Boolean)).toEqual(words);
+    expect(
+      msgs
+        .map((m) => m.text)
+        .join(' ')
+        .split(/\s+/)
+        .filter(Boolean),
+    ).toEqual(words);
   });
 
   it('shows a status line while a tool runs (edit mode) and task updates (native)', async () => {
     const ch = `D${n}`;
     const d = deliverer();
-    const del = await run(d, target(ch, undefined, `t${n}`), [{ type: 'text_delta', delta: 'Let me check.' }, { type: 'tool_start', toolCallId: 'k1', name: 'shell_exec', args: {} }, 400], false);
+    const del = await run(
+      d,
+      target(ch, undefined, `t${n}`),
+      [{ type: 'text_delta', delta: 'Let me check.' }, { type: 'tool_start', toolCallId: 'k1', name: 'shell_exec', args: {} }, 400],
+      false,
+    );
     const m = slack.botMessages(ch)[0]!;
     expect(m.text).toMatch(/Let me check\.\n\n_:gear: Running `shell_exec`…_/);
     del.event({ type: 'tool_end', turnId: `t${n}`, toolCallId: 'k1', name: 'shell_exec', isError: false });
@@ -154,9 +178,17 @@ describe('slack deliverer', () => {
     expect(slack.messages.get(m.ts)!.text).toBe('Let me check. Done.');
 
     const thread = `${n}.000200`;
-    await run(deliverer(), target('C9', thread, `t${n}b`), [{ type: 'tool_start', toolCallId: 'k2', name: 'web_fetch', args: {} }, 100, { type: 'tool_end', toolCallId: 'k2', name: 'web_fetch', isError: false }, { type: 'text_delta', delta: 'Fetched.' }]);
+    await run(deliverer(), target('C9', thread, `t${n}b`), [
+      { type: 'tool_start', toolCallId: 'k2', name: 'web_fetch', args: {} },
+      100,
+      { type: 'tool_end', toolCallId: 'k2', name: 'web_fetch', isError: false },
+      { type: 'text_delta', delta: 'Fetched.' },
+    ]);
     const native = slack.botMessages('C9', thread)[0]!;
-    expect(native.tasks.map((t) => [t.id, t.status])).toEqual([['k2', 'in_progress'], ['k2', 'complete']]);
+    expect(native.tasks.map((t) => [t.id, t.status])).toEqual([
+      ['k2', 'in_progress'],
+      ['k2', 'complete'],
+    ]);
     expect(native.text).toBe('Fetched.');
   });
 

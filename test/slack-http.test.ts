@@ -6,9 +6,9 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Gateway } from '../app/gateway.js';
-import { FakeLlm, lastUserText, reply, toolCall, type FakeRequest } from './fakes/fake-llm.js';
-import { BOT, BOT_TOKEN, FakeSlack, SIGNING_SECRET, postSigned } from './fakes/slack-api.js';
-import { eventually, startGateway, testConfig, readyz } from './support/gateway.js';
+import { FakeLlm, type FakeRequest, lastUserText, reply, toolCall } from './fakes/fake-llm.js';
+import { BOT, BOT_TOKEN, FakeSlack, postSigned, SIGNING_SECRET } from './fakes/slack-api.js';
+import { eventually, readyz, startGateway, testConfig } from './support/gateway.js';
 
 process.env.SB_TEST_SLACK_BOT = BOT_TOKEN;
 process.env.SB_TEST_SLACK_SECRET = SIGNING_SECRET;
@@ -41,7 +41,8 @@ describe('slack over the HTTP Events API', () => {
 
   const finalMessage = (channel: string, thread: string | undefined, re: RegExp) =>
     eventually(async () => slack.botMessages(channel, thread).find((m) => !m.streaming && re.test(m.text)), 20_000);
-  const inboxRows = async (externalId: string) => (await gw.infra.store.db.query(`select id from inbox where channel = 'slack' and external_id = $1`, [externalId])).rows.length;
+  const inboxRows = async (externalId: string) =>
+    (await gw.infra.store.db.query(`select id from inbox where channel = 'slack' and external_id = $1`, [externalId])).rows.length;
 
   beforeAll(async () => {
     llm = new FakeLlm();
@@ -49,11 +50,15 @@ describe('slack over the HTTP Events API', () => {
     await Promise.all([llm.start(), slack.start()]);
     llm.respond(model);
     gw = await startGateway(
-      testConfig(llm, {}, {
-        channels: { slack: slackChannel(slack) },
-        access: { slack: { policy: 'open' } },
-        approvals: { operators: { slack: [OPERATOR] }, timeoutMs: 60_000 },
-      }),
+      testConfig(
+        llm,
+        {},
+        {
+          channels: { slack: slackChannel(slack) },
+          access: { slack: { policy: 'open' } },
+          approvals: { operators: { slack: [OPERATOR] }, timeoutMs: 60_000 },
+        },
+      ),
     );
     events = `${gw.url}/slack/events`;
     await eventually(async () => ((await (await readyz(gw.url!)).json()) as any).checks['channel:slack']?.ok === true);
@@ -129,8 +134,12 @@ describe('slack over the HTTP Events API', () => {
     await postSigned(events, slack.eventBody(slack.userMessage({ user: 'UALICE', channel: 'D3', text: 'run: echo http >> h.txt' })));
     const request = await eventually(async () => slack.botMessages('D3').find((m) => m.blocks?.some((b) => b.type === 'actions')), 20_000);
     const code = request.blocks!.find((b) => b.type === 'actions')!.elements[0].value as string;
-    const click = (user: string) => postSigned(events, slack.blockAction({ user, message: slack.messages.get(request.ts)!, actionId: 'sb_approve', value: code }), { form: true });
-    const forged = await postSigned(events, slack.blockAction({ user: OPERATOR, message: request, actionId: 'sb_approve', value: code }), { form: true, secret: 'nope' });
+    const click = (user: string) =>
+      postSigned(events, slack.blockAction({ user, message: slack.messages.get(request.ts)!, actionId: 'sb_approve', value: code }), { form: true });
+    const forged = await postSigned(events, slack.blockAction({ user: OPERATOR, message: request, actionId: 'sb_approve', value: code }), {
+      form: true,
+      secret: 'nope',
+    });
     expect(forged.status).toBe(401);
     expect((await click('UALICE')).status).toBe(200);
     await eventually(async () => slack.ephemerals.find((e) => e.user === 'UALICE' && /Only an operator/.test(e.text)));
@@ -157,15 +166,19 @@ describe('slack: a provider failing mid-answer', () => {
     a.respond((req) => reply(`A says ${lastUserText(req.body)}`));
     b.respond((req) => reply(`B says ${lastUserText(req.body)}`));
     gw = await startGateway(
-      testConfig(null, {}, {
-        providers: [
-          { id: 'primary', api: 'openai-completions', model: 'fake-a', baseUrl: a.openaiBaseUrl, apiKeyEnv: 'SB_TEST_KEY_A' },
-          { id: 'backup', api: 'openai-completions', model: 'fake-b', baseUrl: b.openaiBaseUrl, apiKeyEnv: 'SB_TEST_KEY_B' },
-        ],
-        fallback: { busyRetryMs: 1_000, timeouts: { connectMs: 2_000, firstTokenMs: 2_000, idleMs: 700, totalMs: 10_000 } },
-        channels: { slack: slackChannel(slack, { updateIntervalMs: 300 }) },
-        access: { slack: { policy: 'open' } },
-      }),
+      testConfig(
+        null,
+        {},
+        {
+          providers: [
+            { id: 'primary', api: 'openai-completions', model: 'fake-a', baseUrl: a.openaiBaseUrl, apiKeyEnv: 'SB_TEST_KEY_A' },
+            { id: 'backup', api: 'openai-completions', model: 'fake-b', baseUrl: b.openaiBaseUrl, apiKeyEnv: 'SB_TEST_KEY_B' },
+          ],
+          fallback: { busyRetryMs: 1_000, timeouts: { connectMs: 2_000, firstTokenMs: 2_000, idleMs: 700, totalMs: 10_000 } },
+          channels: { slack: slackChannel(slack, { updateIntervalMs: 300 }) },
+          access: { slack: { policy: 'open' } },
+        },
+      ),
     );
     events = `${gw.url}/slack/events`;
     await eventually(async () => ((await (await readyz(gw.url!)).json()) as any).checks['channel:slack']?.ok === true);

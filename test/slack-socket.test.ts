@@ -5,9 +5,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Gateway } from '../app/gateway.js';
-import { FakeLlm, lastUserText, reply, toolCall, type FakeRequest } from './fakes/fake-llm.js';
+import { FakeLlm, type FakeRequest, lastUserText, reply, toolCall } from './fakes/fake-llm.js';
 import { APP_TOKEN, BOT, BOT_TOKEN, FakeSlack } from './fakes/slack-api.js';
-import { eventually, startGateway, testConfig, readyz as operatorReadyz } from './support/gateway.js';
+import { eventually, readyz as operatorReadyz, startGateway, testConfig } from './support/gateway.js';
 
 process.env.SB_TEST_SLACK_BOT = BOT_TOKEN;
 process.env.SB_TEST_SLACK_APP = APP_TOKEN;
@@ -34,7 +34,10 @@ describe('slack over socket mode', () => {
   const readyz = async () => (await (await operatorReadyz(gw.url!)).json()) as { checks: Record<string, { ok: boolean; message?: string }> };
   const slackHealthy = async () => (await readyz()).checks['channel:slack']?.ok === true;
   const event = (ev: any, opts: { retryAttempt?: number; envelopeId?: string; eventId?: string } = {}) =>
-    slack.sendEnvelope('events_api', slack.eventBody(ev, opts.eventId), { ...(opts.retryAttempt ? { retryAttempt: opts.retryAttempt } : {}), ...(opts.envelopeId ? { envelopeId: opts.envelopeId } : {}) });
+    slack.sendEnvelope('events_api', slack.eventBody(ev, opts.eventId), {
+      ...(opts.retryAttempt ? { retryAttempt: opts.retryAttempt } : {}),
+      ...(opts.envelopeId ? { envelopeId: opts.envelopeId } : {}),
+    });
   const finalMessage = (channel: string, thread: string | undefined, re: RegExp) =>
     eventually(async () => slack.botMessages(channel, thread).find((m) => !m.streaming && re.test(m.text)), 20_000);
 
@@ -46,11 +49,24 @@ describe('slack over socket mode', () => {
     slack.users.set('UALICE', { id: 'UALICE', name: 'alice', display_name: 'Alice A.' });
     slack.users.set(OPERATOR, { id: OPERATOR, name: 'olga', real_name: 'Olga Operator' });
     gw = await startGateway(
-      testConfig(llm, {}, {
-        channels: { slack: { mode: 'socket', apiUrl: slack.apiUrl, botTokenEnv: 'SB_TEST_SLACK_BOT', appTokenEnv: 'SB_TEST_SLACK_APP', silenceMs: 1_500, streamIntervalMs: 100 } },
-        access: { slack: { policy: 'open' } },
-        approvals: { operators: { slack: [OPERATOR] }, timeoutMs: 60_000 },
-      }),
+      testConfig(
+        llm,
+        {},
+        {
+          channels: {
+            slack: {
+              mode: 'socket',
+              apiUrl: slack.apiUrl,
+              botTokenEnv: 'SB_TEST_SLACK_BOT',
+              appTokenEnv: 'SB_TEST_SLACK_APP',
+              silenceMs: 1_500,
+              streamIntervalMs: 100,
+            },
+          },
+          access: { slack: { policy: 'open' } },
+          approvals: { operators: { slack: [OPERATOR] }, timeoutMs: 60_000 },
+        },
+      ),
     );
     await eventually(slackHealthy, 15_000);
   });
@@ -75,7 +91,12 @@ describe('slack over socket mode', () => {
     expect(m.history.length).toBeGreaterThanOrEqual(4); // it grew while the model wrote
     expect(slack.callsOf('chat.postMessage').filter((c) => c.args.channel === 'C1')).toHaveLength(0);
     // The conversation is the thread; the sender's display name was resolved.
-    const row = (await gw.infra.store.db.query<{ key: string; sender: { id: string; name?: string }; sender_identity: string }>(`select c.key, i.sender, i.sender_identity from inbox i join conversations c on c.id = i.conversation_id where i.external_id = $1`, [ev.client_msg_id])).rows;
+    const row = (
+      await gw.infra.store.db.query<{ key: string; sender: { id: string; name?: string }; sender_identity: string }>(
+        `select c.key, i.sender, i.sender_identity from inbox i join conversations c on c.id = i.conversation_id where i.external_id = $1`,
+        [ev.client_msg_id],
+      )
+    ).rows;
     expect(row).toHaveLength(1);
     expect(row[0]!.key).toBe(`slack/${BOT.team}/C1/${ev.ts}`);
     // The sender is the user of the team (kernel/identity.ts).
@@ -89,7 +110,11 @@ describe('slack over socket mode', () => {
     expect(slack.callsOf('users.info').filter((c) => c.args.user === 'UALICE')).toHaveLength(1); // cached
     // … a top-level message without a mention, and other bots' messages, are not.
     await event(slack.userMessage({ user: 'UALICE', channel: 'C1', text: 'just chatting' }));
-    await event({ ...slack.userMessage({ user: 'UOTHERBOT', channel: 'C1', text: `<@${BOT.userId}> ping`, thread_ts: ev.ts }), bot_id: 'BOTHER', subtype: 'bot_message' });
+    await event({
+      ...slack.userMessage({ user: 'UOTHERBOT', channel: 'C1', text: `<@${BOT.userId}> ping`, thread_ts: ev.ts }),
+      bot_id: 'BOTHER',
+      subtype: 'bot_message',
+    });
     await new Promise((r) => setTimeout(r, 700));
     expect(slack.botMessages('C1')).toHaveLength(2);
     expect(llm.requests.map((r) => lastUserText(r.body))).not.toContain('just chatting');
@@ -110,7 +135,8 @@ describe('slack over socket mode', () => {
     const updates = slack.callsOf('chat.update').filter((c) => c.args.ts === m.ts);
     expect(updates.length).toBeGreaterThanOrEqual(2);
     for (let i = 1; i < updates.length; i++) expect(updates[i]!.at - updates[i - 1]!.at).toBeGreaterThanOrEqual(950);
-    const row = (await gw.infra.store.db.query<{ attachments: unknown[] }>(`select attachments from inbox where external_id = $1`, [ev.client_msg_id])).rows[0]!;
+    const row = (await gw.infra.store.db.query<{ attachments: unknown[] }>(`select attachments from inbox where external_id = $1`, [ev.client_msg_id]))
+      .rows[0]!;
     expect(row.attachments).toEqual([{ name: 'report.pdf', contentType: 'application/pdf', size: 1234, url: 'https://files.slack.com/report.pdf' }]);
     const req = llm.requests.find((r) => lastUserText(r.body).startsWith('slow please'))!;
     expect(lastUserText(req.body)).toContain('report.pdf');
@@ -148,7 +174,10 @@ describe('slack over socket mode', () => {
     expect(slack.messages.get(request.ts)!.blocks!.some((b) => b.type === 'actions')).toBe(true);
 
     // The operator approves: the request shows who decided, the turn resumes and reports.
-    await slack.sendEnvelope('interactive', slack.blockAction({ user: OPERATOR, message: slack.messages.get(request.ts)!, actionId: 'sb_approve', value: code }));
+    await slack.sendEnvelope(
+      'interactive',
+      slack.blockAction({ user: OPERATOR, message: slack.messages.get(request.ts)!, actionId: 'sb_approve', value: code }),
+    );
     const decided = await eventually(async () => {
       const msg = slack.messages.get(request.ts)!;
       return msg.blocks?.some((b) => b.type === 'actions') ? undefined : msg;
@@ -178,10 +207,14 @@ describe('slack over socket mode', () => {
   it('a socket that goes silent is noticed in /readyz and reconnected', async () => {
     const before = slack.connections;
     slack.silence();
-    const down = await eventually(async () => {
-      const c = (await readyz()).checks['channel:slack']!;
-      return c.ok ? undefined : c;
-    }, 10_000, 100);
+    const down = await eventually(
+      async () => {
+        const c = (await readyz()).checks['channel:slack']!;
+        return c.ok ? undefined : c;
+      },
+      10_000,
+      100,
+    );
     expect(down.message).toMatch(/socket mode/);
     await eventually(slackHealthy, 15_000, 100);
     expect(slack.connections).toBeGreaterThan(before);

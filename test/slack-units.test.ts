@@ -19,7 +19,9 @@ describe('slack formatting', () => {
   });
 
   it('reads Slack text as plain text without the bot mention', () => {
-    expect(slackToPlain('<@UBOT> hi <@U1|bob>, see <#C1|general> and <https://a.io|A> &lt;3 &amp; <!here>', 'UBOT')).toBe('hi @bob, see #general and A (https://a.io) <3 & @here');
+    expect(slackToPlain('<@UBOT> hi <@U1|bob>, see <#C1|general> and <https://a.io|A> &lt;3 &amp; <!here>', 'UBOT')).toBe(
+      'hi @bob, see #general and A (https://a.io) <3 & @here',
+    );
   });
 
   it('splits long replies at boundaries, re-opening code fences, and never rewrites a finished part', () => {
@@ -65,14 +67,30 @@ describe('slack signatures', () => {
 });
 
 describe('slack event classification', () => {
-  const msg = (p: Record<string, unknown>) => ({ type: 'message', user: 'U1', ts: '100.1', channel: 'C1', channel_type: 'channel', text: 'hi', client_msg_id: 'm-1', ...p });
+  const msg = (p: Record<string, unknown>) => ({
+    type: 'message',
+    user: 'U1',
+    ts: '100.1',
+    channel: 'C1',
+    channel_type: 'channel',
+    text: 'hi',
+    client_msg_id: 'm-1',
+    ...p,
+  });
 
   it('takes DMs and mentions; a mention starts a thread, which is the conversation', () => {
     const dm = classify(msg({ channel: 'D1', channel_type: 'im' }), 'T1', bot);
     expect(dm).toMatchObject({ kind: 'take', dm: true, externalId: 'm-1', replyTo: { channel: 'D1', ts: '100.1', dm: true } });
     expect((dm as { thread?: string }).thread).toBeUndefined();
     const mention = classify(msg({ text: '<@UBOT> help' }), 'T1', bot);
-    expect(mention).toMatchObject({ kind: 'take', mention: true, thread: '100.1', text: 'help', needsThread: false, replyTo: { thread_ts: '100.1', team: 'T1', user: 'U1' } });
+    expect(mention).toMatchObject({
+      kind: 'take',
+      mention: true,
+      thread: '100.1',
+      text: 'help',
+      needsThread: false,
+      replyTo: { thread_ts: '100.1', team: 'T1', user: 'U1' },
+    });
     const inThread = classify(msg({ text: '<@UBOT> more', ts: '105.5', thread_ts: '100.1', client_msg_id: undefined }), 'T1', bot);
     expect(inThread).toMatchObject({ kind: 'take', thread: '100.1', externalId: 'C1:105.5' });
   });
@@ -91,30 +109,62 @@ describe('slack event classification', () => {
 
   it('an edit is the original message (same id); an edit that adds a mention is taken', () => {
     const edit = classify(
-      { type: 'message', subtype: 'message_changed', channel: 'C1', channel_type: 'channel', message: msg({ text: '<@UBOT> now asking' }), previous_message: msg({ text: 'now asking' }) },
+      {
+        type: 'message',
+        subtype: 'message_changed',
+        channel: 'C1',
+        channel_type: 'channel',
+        message: msg({ text: '<@UBOT> now asking' }),
+        previous_message: msg({ text: 'now asking' }),
+      },
       'T1',
       bot,
     );
     expect(edit).toMatchObject({ kind: 'take', edited: true, externalId: 'm-1', text: 'now asking' });
-    const unfurl = classify({ type: 'message', subtype: 'message_changed', channel: 'D1', channel_type: 'im', message: msg({}), previous_message: msg({}) }, 'T1', bot);
+    const unfurl = classify(
+      { type: 'message', subtype: 'message_changed', channel: 'D1', channel_type: 'im', message: msg({}), previous_message: msg({}) },
+      'T1',
+      bot,
+    );
     expect(unfurl.kind).toBe('ignore');
   });
 
   it('carries files as attachment metadata', () => {
-    const c = classify(msg({ channel: 'D1', channel_type: 'im', text: '', subtype: 'file_share', files: [{ name: 'a.png', mimetype: 'image/png', size: 5, url_private: 'https://f/a.png' }] }), 'T1', bot);
+    const c = classify(
+      msg({
+        channel: 'D1',
+        channel_type: 'im',
+        text: '',
+        subtype: 'file_share',
+        files: [{ name: 'a.png', mimetype: 'image/png', size: 5, url_private: 'https://f/a.png' }],
+      }),
+      'T1',
+      bot,
+    );
     expect(c).toMatchObject({ kind: 'take', attachments: [{ name: 'a.png', contentType: 'image/png', size: 5, url: 'https://f/a.png' }] });
   });
 });
 
 describe('slack approval blocks and config', () => {
-  const info = { code: 'K7Q4P', tool: 'shell_exec', tier: 'caution', expiresAt: new Date(Date.now() + 60_000).toISOString(), args: { command: 'echo <hi>' }, reasons: ['writes files'] };
+  const info = {
+    code: 'K7Q4P',
+    tool: 'shell_exec',
+    tier: 'caution',
+    expiresAt: new Date(Date.now() + 60_000).toISOString(),
+    args: { command: 'echo <hi>' },
+    reasons: ['writes files'],
+  };
 
   it('offers Always allow only when a rule is possible and the tier is not dangerous; buttons carry the code', () => {
     const notMatchable = approvalBlocks(info).blocks.find((b) => b.type === 'actions') as { elements: unknown[] };
     expect(notMatchable.elements).toHaveLength(2); // no alwaysPermitted: no Always button
     const { blocks, text } = approvalBlocks({ ...info, alwaysPermitted: true });
     const actions = blocks.find((b) => b.type === 'actions') as { elements: Array<{ action_id: string; value: string }> };
-    expect(actions.elements.map((e) => [e.action_id, e.value])).toEqual([['sb_approve', 'K7Q4P'], ['sb_deny', 'K7Q4P'], ['sb_always', 'K7Q4P']]);
+    expect(actions.elements.map((e) => [e.action_id, e.value])).toEqual([
+      ['sb_approve', 'K7Q4P'],
+      ['sb_deny', 'K7Q4P'],
+      ['sb_always', 'K7Q4P'],
+    ]);
     expect(JSON.stringify(blocks)).toContain('echo &lt;hi&gt;');
     expect(text).toContain('K7Q4P');
     const danger = approvalBlocks({ ...info, tier: 'dangerous', alwaysPermitted: false }).blocks.find((b) => b.type === 'actions') as { elements: unknown[] };

@@ -3,11 +3,11 @@
  * messages, keywords, configuration errors.
  */
 import { describe, expect, it } from 'vitest';
-import { plugin } from '../channels/sms/index.js';
-import { instantiate } from '../src/channel/plugin.js';
-import { keywordOf } from '../channels/sms/keywords.js';
 import { toPlainText } from '../channels/sms/format.js';
+import { plugin } from '../channels/sms/index.js';
+import { keywordOf } from '../channels/sms/keywords.js';
 import { splitMessage } from '../channels/sms/split.js';
+import { instantiate } from '../src/channel/plugin.js';
 import { ConfigError } from '../src/config.js';
 
 describe('sms formatting', () => {

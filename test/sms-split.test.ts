@@ -36,10 +36,14 @@ describe('sms channel with a separate ingress and worker', () => {
     await tw.start();
     redis = await TestRedis.start();
     pgdb = await createTestDatabase();
-    const cfg = testConfig(fake, { redisUrl: redis.url, databaseUrl: pgdb.url }, {
-      channels: { sms: { accountSid: tw.accountSid, publicUrl: PUBLIC, apiBaseUrl: tw.url } },
-      access: { sms: { policy: 'open' } },
-    });
+    const cfg = testConfig(
+      fake,
+      { redisUrl: redis.url, databaseUrl: pgdb.url },
+      {
+        channels: { sms: { accountSid: tw.accountSid, publicUrl: PUBLIC, apiBaseUrl: tw.url } },
+        access: { sms: { policy: 'open' } },
+      },
+    );
     const env = { ...process.env, TWILIO_AUTH_TOKEN: tw.authToken };
     worker = await Gateway.start(cfg, { ingress: false, worker: true }, createLogger(cfg.log.level), env);
     ingress = await Gateway.start(cfg, { ingress: true, worker: false }, createLogger(cfg.log.level), env);
@@ -69,7 +73,9 @@ describe('sms channel with a separate ingress and worker', () => {
     await text('slow please');
     await eventually(async () => fake.requests.some((r) => lastUserText(r.body) === 'slow please'));
     expect((await text('STOP')).body).toContain('You will receive no more messages');
-    await eventually(async () => (await rows(`select state from deliveries where target = $1 and turn_id <> 'optout'`, [USER])).some((r) => r.state === 'suppressed:opted_out'));
+    await eventually(async () =>
+      (await rows(`select state from deliveries where target = $1 and turn_id <> 'optout'`, [USER])).some((r) => r.state === 'suppressed:opted_out'),
+    );
     expect(bodies()).toEqual(['answer to hello']);
 
     await text('START');

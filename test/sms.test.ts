@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Gateway } from '../app/gateway.js';
 import { createLogger } from '../src/log.js';
-import { FakeLlm, lastUserText, reply, toolCall, type FakeRequest } from './fakes/fake-llm.js';
+import { FakeLlm, type FakeRequest, lastUserText, reply, toolCall } from './fakes/fake-llm.js';
 import { FakeTwilio } from './fakes/sms-twilio.js';
 import { eventually, testConfig } from './support/gateway.js';
 
@@ -48,22 +48,26 @@ describe('sms channel (Twilio)', () => {
     fake.respond(responder);
     tw = new FakeTwilio(PUBLIC);
     await tw.start();
-    const cfg = testConfig(fake, {}, {
-      channels: {
-        sms: {
-          accountSid: tw.accountSid,
-          authTokenEnv: 'SB_TEST_TWILIO_TOKEN',
-          publicUrl: PUBLIC,
-          apiBaseUrl: tw.url,
-          sendAttempts: 3,
-          retryBaseMs: 20,
-          retryMaxMs: 100,
-          helpText: 'Switchboard test assistant. Reply STOP to opt out.',
+    const cfg = testConfig(
+      fake,
+      {},
+      {
+        channels: {
+          sms: {
+            accountSid: tw.accountSid,
+            authTokenEnv: 'SB_TEST_TWILIO_TOKEN',
+            publicUrl: PUBLIC,
+            apiBaseUrl: tw.url,
+            sendAttempts: 3,
+            retryBaseMs: 20,
+            retryMaxMs: 100,
+            helpText: 'Switchboard test assistant. Reply STOP to opt out.',
+          },
         },
+        access: { sms: { policy: 'allowlist', allow: USERS } },
+        approvals: { operators: { sms: [OPERATOR] }, timeoutMs: 60_000 },
       },
-      access: { sms: { policy: 'allowlist', allow: USERS } },
-      approvals: { operators: { sms: [OPERATOR] }, timeoutMs: 60_000 },
-    });
+    );
     gw = await Gateway.start(cfg, { ingress: true, worker: true }, createLogger(cfg.log.level), { ...process.env, SB_TEST_TWILIO_TOKEN: tw.authToken });
     tw.gatewayUrl = gw.url!;
   });
@@ -132,7 +136,12 @@ describe('sms channel (Twilio)', () => {
 
   it('keeps media as attachment metadata', async () => {
     const u = USERS[4]!;
-    const params = tw.inboundParams({ from: u, to: TWILIO_NUMBER, body: 'a picture', media: [{ url: 'https://api.twilio.com/media/ME1', contentType: 'image/jpeg' }] });
+    const params = tw.inboundParams({
+      from: u,
+      to: TWILIO_NUMBER,
+      body: 'a picture',
+      media: [{ url: 'https://api.twilio.com/media/ME1', contentType: 'image/jpeg' }],
+    });
     expect((await tw.webhook(INBOUND, params)).status).toBe(200);
     const [row] = await rows('select attachments, reply_to, sender from inbox where external_id = $1', [params.MessageSid]);
     expect(row!.attachments).toEqual([{ name: 'media-0', contentType: 'image/jpeg', url: 'https://api.twilio.com/media/ME1' }]);
@@ -174,7 +183,13 @@ describe('sms channel (Twilio)', () => {
     await eventually(async () => (await rows(`select state from deliveries where target = $1`, [`status:${sid}`]))[0]?.state === 'delivered');
     // A late 'sent' does not move it back; a forged callback is refused.
     expect(await tw.statusCallback(tw.sentTo(u)[0]!.statusCallback!, { sid, to: u, from: TWILIO_NUMBER, status: 'sent' })).toBe(200);
-    expect(await tw.statusCallback(tw.sentTo(u)[0]!.statusCallback!, { sid, to: u, from: TWILIO_NUMBER, status: 'failed', errorCode: '30003' }, { signature: 'Zm9yZ2Vk' })).toBe(403);
+    expect(
+      await tw.statusCallback(
+        tw.sentTo(u)[0]!.statusCallback!,
+        { sid, to: u, from: TWILIO_NUMBER, status: 'failed', errorCode: '30003' },
+        { signature: 'Zm9yZ2Vk' },
+      ),
+    ).toBe(403);
     const [status] = await rows(`select * from deliveries where target = $1`, [`status:${sid}`]);
     expect(status).toMatchObject({ turn_id: sent!.turn_id, state: 'delivered', platform_message_id: sid });
     expect(JSON.parse(status!.body)).toEqual({ to: u });
@@ -226,7 +241,9 @@ describe('sms channel (Twilio)', () => {
     const stop = await text(u, 'Stop');
     expect(stop.status).toBe(200);
     expect(stop.body).toMatch(/<Message>You will receive no more messages.*START/);
-    const suppressed = await eventually(async () => (await rows(`select * from deliveries where channel = 'sms' and target = $1 and turn_id <> 'optout'`, [u]))[0]);
+    const suppressed = await eventually(
+      async () => (await rows(`select * from deliveries where channel = 'sms' and target = $1 and turn_id <> 'optout'`, [u]))[0],
+    );
     expect(suppressed.state).toBe('suppressed:opted_out');
 
     // A message while opted out: not answered (and not run through the model).

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Gateway } from '../app/gateway.js';
 import { packageRoot } from '../kernel/paths.js';
-import { FakeLlm, lastUserText, reply, toolCall, type FakeRequest } from './fakes/fake-llm.js';
+import { FakeLlm, type FakeRequest, lastUserText, reply, toolCall } from './fakes/fake-llm.js';
 import { API_KEY, eventually, openaiClient, startGateway, testConfig } from './support/gateway.js';
 
 const OPERATOR_KEY = 'op-key-chat-0001';
@@ -38,9 +38,10 @@ describe('terminal chat', () => {
     });
     let screen = '';
     child.stdout.on('data', (d) => (screen += d.toString()));
-    const waitFor = (re: RegExp) => eventually(async () => re.test(screen), 20_000, 50).catch(() => {
-      throw new Error(`screen never matched ${re}:\n${screen}`);
-    });
+    const waitFor = (re: RegExp) =>
+      eventually(async () => re.test(screen), 20_000, 50).catch(() => {
+        throw new Error(`screen never matched ${re}:\n${screen}`);
+      });
     await waitFor(/you> /);
     child.stdin.write('good morning\n');
     await waitFor(/agent> hello from the agent, you said good morning/);
@@ -58,7 +59,10 @@ describe('terminal chat', () => {
 
   it('lists playbook summaries in the prompt and gives the model a playbook through the tool', async () => {
     const before = fake.requests.length;
-    const r = await openaiClient(gw.url!).chat.completions.create({ model: 'default', messages: [{ role: 'user', content: 'we have an incident, what now?' }] });
+    const r = await openaiClient(gw.url!).chat.completions.create({
+      model: 'default',
+      messages: [{ role: 'user', content: 'we have an incident, what now?' }],
+    });
     const first = fake.requests[before]!;
     const system = JSON.stringify(first.body.messages[0]);
     expect(system).toContain('incident-response: How to run a production incident');

@@ -33,7 +33,10 @@ describe('tool_result_page is scoped to its conversation', () => {
     expect(mine).toContain('100000');
     expect(mine).toMatch(/bytes 0-200 of \d+/);
     // The same key in another conversation, and another key: nothing.
-    for (const [key, conv] of [[API_KEY, 'other-conv'], [OTHER_KEY, 'thief-conv']] as const) {
+    for (const [key, conv] of [
+      [API_KEY, 'other-conv'],
+      [OTHER_KEY, 'thief-conv'],
+    ] as const) {
       const theirs = await toolText(key, conv, `page: ${id}`);
       expect(theirs).toMatch(/no stored result .* in this conversation/);
       expect(theirs).not.toContain('100000');

@@ -1,16 +1,17 @@
 /** The built-in tools and their guard rails: workspace confinement, shell limits, result capping, web_fetch through the SSRF guard. */
-import { createServer, type Server } from 'node:http';
+
 import { mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runTool, ToolError, type ToolContext } from '../tools/contract.js';
+import type { Gateway } from '../app/gateway.js';
 import { fileTools } from '../tools/builtin/files.js';
 import { shellExecTool } from '../tools/builtin/shell.js';
-import { createSandbox, DEFAULT_LIMITS, type Sandbox } from '../tools/sandbox/index.js';
+import { runTool, type ToolContext, ToolError } from '../tools/contract.js';
 import { capResult } from '../tools/result-cap.js';
-import type { Gateway } from '../app/gateway.js';
-import { FakeLlm, reply, toolCall, type FakeRequest } from './fakes/fake-llm.js';
+import { createSandbox, DEFAULT_LIMITS, type Sandbox } from '../tools/sandbox/index.js';
+import { FakeLlm, type FakeRequest, reply, toolCall } from './fakes/fake-llm.js';
 import { openaiClient, startGateway, testConfig } from './support/gateway.js';
 
 const ctxFor = (workspace: string): ToolContext => ({ conversationId: 'c1', turnId: 't1', senderId: 'u1', workspace, signal: new AbortController().signal });
@@ -146,7 +147,10 @@ describe('web_fetch through a tool call from the model', () => {
   });
 
   it('refuses a private target end to end, and the private server is never contacted', async () => {
-    const r = await openaiClient(gw.url!).chat.completions.create({ model: 'default', messages: [{ role: 'user', content: 'fetch the admin page at the local url' }] });
+    const r = await openaiClient(gw.url!).chat.completions.create({
+      model: 'default',
+      messages: [{ role: 'user', content: 'fetch the admin page at the local url' }],
+    });
     expect(r.choices[0]!.message.content).toMatch(/refused by the SSRF guard/);
     expect(r.choices[0]!.message.content).toMatch(/untrusted/); // tool output reaches the model marked untrusted
     expect(hits).toBe(0);

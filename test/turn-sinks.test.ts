@@ -2,10 +2,10 @@
 import { describe, expect, it } from 'vitest';
 import type { TurnEvent } from '../kernel/turn-events.js';
 import { Metrics } from '../src/metrics.js';
-import type { EventHub } from '../src/webhooks/events.js';
 import { fanOut } from '../src/turn/sinks/fan-out.js';
 import { metricsSink } from '../src/turn/sinks/metrics-sink.js';
 import { eventWebhookSink } from '../src/turn/sinks/webhook-sink.js';
+import type { EventHub } from '../src/webhooks/events.js';
 import { RecordingSink, silentLog } from './support/turn-fakes.js';
 
 const usage = { input: 1, output: 2, totalTokens: 3, cost: 0 };

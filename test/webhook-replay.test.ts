@@ -4,8 +4,8 @@
  * no key at all, and after the window. Each is one message at most.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sign } from '../kernel/hmac-signature.js';
 import type { Gateway } from '../app/gateway.js';
+import { sign } from '../kernel/hmac-signature.js';
 import { FakeLlm, lastUserText, reply } from './fakes/fake-llm.js';
 import { startGateway, testConfig } from './support/gateway.js';
 
@@ -20,9 +20,15 @@ describe('webhook replay protection', () => {
     await fake.start();
     fake.respond((req) => reply(`got: ${lastUserText(req.body)}`));
     gw = await startGateway(
-      testConfig(fake, {}, {
-        channels: { webhook: { hooks: [{ name: 'crm', secretEnv: 'SB_REPLAY_SECRET', callbackUrl: 'http://127.0.0.1:9/nowhere' }], replayWindowSeconds: 60 } },
-      }),
+      testConfig(
+        fake,
+        {},
+        {
+          channels: {
+            webhook: { hooks: [{ name: 'crm', secretEnv: 'SB_REPLAY_SECRET', callbackUrl: 'http://127.0.0.1:9/nowhere' }], replayWindowSeconds: 60 },
+          },
+        },
+      ),
     );
   });
   afterAll(async () => {
@@ -36,7 +42,11 @@ describe('webhook replay protection', () => {
     const raw = JSON.stringify(body);
     const sig = sign(SECRET, ts, raw);
     return (extra: Record<string, string> = {}) =>
-      fetch(`${gw.url}/v1/webhooks/crm`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-switchboard-timestamp': String(ts), 'x-switchboard-signature': sig, ...extra }, body: raw });
+      fetch(`${gw.url}/v1/webhooks/crm`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-switchboard-timestamp': String(ts), 'x-switchboard-signature': sig, ...extra },
+        body: raw,
+      });
   };
   const inboxCount = async (text: string) =>
     (await gw.infra.store.db.query<{ n: number }>(`select count(*)::int as n from inbox where channel = 'webhook' and text = $1`, [text])).rows[0]!.n;

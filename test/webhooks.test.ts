@@ -2,10 +2,10 @@
 import { spawn } from 'node:child_process';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { join } from 'node:path';
-import { packageRoot } from '../kernel/paths.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sign, verify } from '../kernel/hmac-signature.js';
 import type { Gateway } from '../app/gateway.js';
+import { sign, verify } from '../kernel/hmac-signature.js';
+import { packageRoot } from '../kernel/paths.js';
 import { FakeLlm, lastUserText, reply } from './fakes/fake-llm.js';
 import { eventually, openaiClient, startGateway, testConfig } from './support/gateway.js';
 
@@ -49,26 +49,30 @@ describe('webhooks', () => {
     flaky = await receiver(() => (++flakyCalls <= 3 ? 500 : 200));
     dead = await receiver(() => 503);
     gw = await startGateway(
-      testConfig(fake, {}, {
-        http: { operatorKeys: [OPERATOR_KEY] },
-        channels: {
-          webhook: {
-            hooks: [
-              { name: 'crm', secretEnv: 'SB_HOOK_SECRET', callbackUrl: callback.url, allowCallbackCidrs: ['127.0.0.1/32'] },
-              { name: 'internal', secretEnv: 'SB_HOOK_SECRET', callbackUrl: 'http://127.0.0.1:9/nowhere' },
+      testConfig(
+        fake,
+        {},
+        {
+          http: { operatorKeys: [OPERATOR_KEY] },
+          channels: {
+            webhook: {
+              hooks: [
+                { name: 'crm', secretEnv: 'SB_HOOK_SECRET', callbackUrl: callback.url, allowCallbackCidrs: ['127.0.0.1/32'] },
+                { name: 'internal', secretEnv: 'SB_HOOK_SECRET', callbackUrl: 'http://127.0.0.1:9/nowhere' },
+              ],
+              callbackBackoffMs: 50,
+            },
+          },
+          webhooks: {
+            maxAttempts: 4,
+            backoffMs: 50,
+            subscribers: [
+              { id: 'flaky', url: flaky.url, secretEnv: 'SB_EVENTS_SECRET', events: ['turn.completed'], allowCidrs: ['127.0.0.1/32'] },
+              { id: 'dead', url: dead.url, secretEnv: 'SB_EVENTS_SECRET', events: ['turn.completed'], allowCidrs: ['127.0.0.1/32'] },
             ],
-            callbackBackoffMs: 50,
           },
         },
-        webhooks: {
-          maxAttempts: 4,
-          backoffMs: 50,
-          subscribers: [
-            { id: 'flaky', url: flaky.url, secretEnv: 'SB_EVENTS_SECRET', events: ['turn.completed'], allowCidrs: ['127.0.0.1/32'] },
-            { id: 'dead', url: dead.url, secretEnv: 'SB_EVENTS_SECRET', events: ['turn.completed'], allowCidrs: ['127.0.0.1/32'] },
-          ],
-        },
-      }),
+      ),
     );
   });
   afterAll(async () => {
@@ -82,7 +86,12 @@ describe('webhooks', () => {
     const ts = opts.ts ?? Math.floor(Date.now() / 1000);
     return fetch(`${gw.url}/v1/webhooks/${name}`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-switchboard-timestamp': String(ts), 'x-switchboard-signature': sign(opts.secret ?? SECRET, ts, raw), ...opts.headers },
+      headers: {
+        'content-type': 'application/json',
+        'x-switchboard-timestamp': String(ts),
+        'x-switchboard-signature': sign(opts.secret ?? SECRET, ts, raw),
+        ...opts.headers,
+      },
       body: raw,
     });
   };
@@ -103,7 +112,11 @@ describe('webhooks', () => {
     // A captured request replayed later than the window is refused even with its valid signature.
     const raw = JSON.stringify({ text: 'captured' });
     const old = Math.floor(Date.now() / 1000) - 600;
-    const replay = await fetch(`${gw.url}/v1/webhooks/crm`, { method: 'POST', headers: { 'x-switchboard-timestamp': String(old), 'x-switchboard-signature': sign(SECRET, old, raw) }, body: raw });
+    const replay = await fetch(`${gw.url}/v1/webhooks/crm`, {
+      method: 'POST',
+      headers: { 'x-switchboard-timestamp': String(old), 'x-switchboard-signature': sign(SECRET, old, raw) },
+      body: raw,
+    });
     expect(replay.status).toBe(401);
     expect((await post('nope', { text: 'x' })).status).toBe(404);
   });
@@ -111,7 +124,8 @@ describe('webhooks', () => {
   it('answers a retried delivery (same idempotency key) once', async () => {
     const before = fake.requests.length;
     const n = callback.got.length;
-    for (let i = 0; i < 3; i++) expect((await post('crm', { text: 'only once please', conversation: 'idem' }, { headers: { 'idempotency-key': 'delivery-77' } })).status).toBe(202);
+    for (let i = 0; i < 3; i++)
+      expect((await post('crm', { text: 'only once please', conversation: 'idem' }, { headers: { 'idempotency-key': 'delivery-77' } })).status).toBe(202);
     await eventually(async () => callback.got.length === n + 1);
     await new Promise((r) => setTimeout(r, 300));
     expect(fake.requests.length - before).toBe(1);
@@ -121,7 +135,14 @@ describe('webhooks', () => {
   it('refuses a callback to a private address (and a callback URL taken from the request)', async () => {
     expect((await post('crm', { text: 'x', callbackUrl: 'http://169.254.169.254/latest' })).status).toBe(400);
     expect((await post('internal', { text: 'call me back inside' })).status).toBe(202);
-    const row = await eventually(async () => (await gw.infra.store.db.query<{ state: string; body: string }>(`select state, body from deliveries where channel = 'webhook' and target like '%127.0.0.1:9%'`)).rows[0]);
+    const row = await eventually(
+      async () =>
+        (
+          await gw.infra.store.db.query<{ state: string; body: string }>(
+            `select state, body from deliveries where channel = 'webhook' and target like '%127.0.0.1:9%'`,
+          )
+        ).rows[0],
+    );
     expect(row.state).toBe('failed');
     expect(row.body).toMatch(/private|loopback|refused/i);
   });
@@ -145,14 +166,24 @@ describe('webhooks', () => {
   it('operators add subscribers and read dead letters from the CLI', async () => {
     const cli = (...args: string[]) =>
       new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
-        const p = spawn(process.execPath, [join(packageRoot, 'bin', 'switchboard.js'), 'webhooks', ...args], { env: { PATH: process.env.PATH ?? '', SWITCHBOARD_URL: gw.url!, SWITCHBOARD_OPERATOR_KEY: OPERATOR_KEY } });
+        const p = spawn(process.execPath, [join(packageRoot, 'bin', 'switchboard.js'), 'webhooks', ...args], {
+          env: { PATH: process.env.PATH ?? '', SWITCHBOARD_URL: gw.url!, SWITCHBOARD_OPERATOR_KEY: OPERATOR_KEY },
+        });
         let stdout = '';
         let stderr = '';
         p.stdout.on('data', (d) => (stdout += d));
         p.stderr.on('data', (d) => (stderr += d));
         p.on('close', (status) => resolve({ status, stdout, stderr }));
       });
-    const added = await cli('add', 'audit', 'https://audit.example.com/hook', '--secret-env', 'SB_EVENTS_SECRET', '--events', 'approval.requested,approval.decided');
+    const added = await cli(
+      'add',
+      'audit',
+      'https://audit.example.com/hook',
+      '--secret-env',
+      'SB_EVENTS_SECRET',
+      '--events',
+      'approval.requested,approval.decided',
+    );
     expect(added).toMatchObject({ status: 0, stdout: 'subscribed audit\n' });
     const list = JSON.parse((await cli('list', '--json')).stdout) as Array<{ id: string; events: string[] }>;
     expect(list).toEqual([expect.objectContaining({ id: 'audit', events: ['approval.requested', 'approval.decided'] })]);

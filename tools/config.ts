@@ -34,7 +34,11 @@ export const toolsSchema = z
     /** Built-in tools offered to the model (names); default all. */
     enabled: z.array(z.string()).optional(),
     /** Largest tool output handed to the model, in bytes. */
-    outputCapBytes: z.number().int().positive().default(16 * 1024),
+    outputCapBytes: z
+      .number()
+      .int()
+      .positive()
+      .default(16 * 1024),
     /** Offer only the tools relevant to the request (the planner guard). */
     planner: z.boolean().default(true),
     /** Where shell commands run (tools/sandbox): `bwrap` (default) or `none`; the short form `sandbox: none` is the mode alone. */

@@ -1,5 +1,5 @@
 import { constants } from 'node:fs';
-import { lstat, mkdir, open, opendir, type FileHandle } from 'node:fs/promises';
+import { type FileHandle, lstat, mkdir, open, opendir } from 'node:fs/promises';
 import { ToolError } from './contract.js';
 
 /**
@@ -17,7 +17,8 @@ export type Owner = { uid: number; gid: number } | null;
 /** The model's relative path as components; refuses absolute paths, `~`, NUL and climbing out. */
 export function pathComponents(path: string): string[] {
   if (!path || path.includes('\0')) throw new ToolError('path is empty or contains a NUL byte');
-  if (path.startsWith('/') || /^[a-zA-Z]:[\\/]/.test(path) || path.startsWith('~')) throw new ToolError(`absolute paths are not allowed: "${path}" (paths are relative to the workspace)`);
+  if (path.startsWith('/') || /^[a-zA-Z]:[\\/]/.test(path) || path.startsWith('~'))
+    throw new ToolError(`absolute paths are not allowed: "${path}" (paths are relative to the workspace)`);
   const out: string[] = [];
   for (const c of path.split('/')) {
     if (c === '' || c === '.') continue;
@@ -62,7 +63,14 @@ async function openFolder(root: string, comps: string[], create: Owner | false):
       } catch (err) {
         const e = err as NodeJS.ErrnoException;
         // O_DIRECTORY|O_NOFOLLOW on a symlink says ENOTDIR: say what it really is.
-        if (e.code === 'ENOTDIR' && (await lstat(via(dir, c)).then((st) => st.isSymbolicLink(), () => false))) throw explain({ ...e, code: 'ELOOP' }, walked.join('/'));
+        if (
+          e.code === 'ENOTDIR' &&
+          (await lstat(via(dir, c)).then(
+            (st) => st.isSymbolicLink(),
+            () => false,
+          ))
+        )
+          throw explain({ ...e, code: 'ELOOP' }, walked.join('/'));
         if (e.code !== 'ENOENT' || create === false) throw explain(e, walked.join('/'));
         // mkdir does not follow a symlink in the last component: one swapped in fails here.
         await mkdir(via(dir, c)).catch((m: NodeJS.ErrnoException) => {

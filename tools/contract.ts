@@ -1,10 +1,9 @@
 import type { AgentTool, AgentToolResult } from '@mariozechner/pi-agent-core';
 import type { TSchema } from '@mariozechner/pi-ai';
 import { z } from 'zod';
+import { ignoreError, SwitchboardError } from '../kernel/errors.js';
 import { linkedSignal } from '../kernel/linked-signal.js';
 import type { Effect } from '../moat/approval-engine.js';
-import { SwitchboardError } from '../kernel/errors.js';
-import { ignoreError } from '../kernel/errors.js';
 
 export type { Effect };
 
@@ -102,7 +101,8 @@ export function schemaCharsOf(tool: AnyTool): number {
 export function parseArgs(tool: AnyTool, args: unknown): unknown {
   if ('parameters' in tool) return args;
   const r = tool.schema.safeParse(args);
-  if (!r.success) throw new ToolError(`invalid arguments for ${tool.name}: ${r.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`);
+  if (!r.success)
+    throw new ToolError(`invalid arguments for ${tool.name}: ${r.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`);
   return r.data;
 }
 

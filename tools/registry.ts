@@ -1,13 +1,13 @@
 import type { Store } from '../adapters/store/store.js';
-import type { AnyTool } from './contract.js';
 import { fileTools, type WriteScanner } from './builtin/files.js';
 import { memoryTools } from './builtin/memory.js';
 import { resultPageTool } from './builtin/result-page.js';
 import { conversationSearchTool } from './builtin/search.js';
 import { shellExecTool } from './builtin/shell.js';
-import type { Sandbox } from './sandbox/types.js';
 import { currentTime } from './builtin/time.js';
 import { webFetchTool } from './builtin/web-fetch.js';
+import type { AnyTool } from './contract.js';
+import type { Sandbox } from './sandbox/types.js';
 
 export interface BuiltinDeps {
   store: Store;

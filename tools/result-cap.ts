@@ -34,7 +34,10 @@ export function capResult(text: string, maxBytes: number, pageHint?: string): Ca
 function capText(text: string, maxBytes: number, fullBytes: number, pageHint?: string): { text: string; truncated: boolean } {
   const note = (kept: number) => `\n[… ${fullBytes - kept} more bytes not shown${pageHint ? `; ${pageHint}` : ''}]`;
   const budget = Math.max(0, maxBytes - bytes(note(0)) - 8);
-  let cut = Buffer.from(text, 'utf8').subarray(0, budget).toString('utf8').replace(/\uFFFD$/, '');
+  let cut = Buffer.from(text, 'utf8')
+    .subarray(0, budget)
+    .toString('utf8')
+    .replace(/\uFFFD$/, '');
   const nl = cut.lastIndexOf('\n');
   if (nl > budget / 2) cut = cut.slice(0, nl);
   return { text: cut + note(bytes(cut)), truncated: true };

@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
+import { ignoreError } from '../../kernel/errors.js';
 import { createRedis } from '../redis.js';
 import type { Bus, Subscription } from './port.js';
-import { ignoreError } from '../../kernel/errors.js';
 
 const SUBSCRIBE_LOOKBACK_MS = 10_000;
 /** How often a topic's idle expiry is pushed back; far below any sensible ttlSeconds. */

@@ -67,7 +67,11 @@ export class RedisCooldowns implements CooldownStore {
     const strikes = await this.redis.hincrby(key, 'strikes', 1);
     const duration = ms(strikes);
     const until = Date.now() + duration;
-    await this.redis.pipeline().hset(key, 'until', String(until), 'reason', reason).pexpire(key, duration + 15 * 60_000).exec();
+    await this.redis
+      .pipeline()
+      .hset(key, 'until', String(until), 'reason', reason)
+      .pexpire(key, duration + 15 * 60_000)
+      .exec();
     this.invalidate();
     return { until, strikes, reason };
   }

@@ -53,11 +53,7 @@ export function dataLockFile(dataDir: string): string {
  * Takes the lock on dataDir or throws DataFolderInUseError naming the holder.
  * `onStale` is told when a dead holder's lock is taken over.
  */
-export function acquireDataLock(
-  dataDir: string,
-  who: { command: string; url?: string },
-  onStale?: (stale: DataLockHolder) => void,
-): DataLock {
+export function acquireDataLock(dataDir: string, who: { command: string; url?: string }, onStale?: (stale: DataLockHolder) => void): DataLock {
   const dir = resolve(dataDir);
   mkdirSync(dir, { recursive: true });
   const file = dataLockFile(dir);
@@ -139,7 +135,12 @@ function parseHolder(raw: string): DataLockHolder | null {
   try {
     const v = JSON.parse(raw) as Partial<DataLockHolder>;
     if (typeof v.pid !== 'number' || !Number.isInteger(v.pid) || v.pid <= 0) return null;
-    return { pid: v.pid, command: typeof v.command === 'string' ? v.command : 'start', ...(typeof v.url === 'string' ? { url: v.url } : {}), startedAt: typeof v.startedAt === 'string' ? v.startedAt : 'unknown' };
+    return {
+      pid: v.pid,
+      command: typeof v.command === 'string' ? v.command : 'start',
+      ...(typeof v.url === 'string' ? { url: v.url } : {}),
+      startedAt: typeof v.startedAt === 'string' ? v.startedAt : 'unknown',
+    };
   } catch {
     return null;
   }

@@ -1,8 +1,8 @@
 import pg from 'pg';
-import { hostPort, maskUrl } from '../mask-url.js';
-import type { Db, Queryable, QueryResult } from './port.js';
 import { ignoreError, SwitchboardError } from '../../kernel/errors.js';
 import type { LogSink } from '../../kernel/log.js';
+import { hostPort, maskUrl } from '../mask-url.js';
+import type { Db, Queryable, QueryResult } from './port.js';
 
 /**
  * Postgres could not be opened at start, in one line that names the server (masked URL) and the cause.
@@ -49,8 +49,10 @@ function openError(url: string, err: unknown): Error {
       { cause: err },
     );
   }
-  if (code && UNREACHABLE.has(code)) return new PostgresOpenError(`cannot reach Postgres at ${masked} (DATABASE_URL): ${code}`, 'unreachable', database, { cause: err });
-  if (code === '28P01' || code === '28000') return new PostgresOpenError(`Postgres at ${masked} refused the login (DATABASE_URL): ${e.message}`, 'refused', database, { cause: err });
+  if (code && UNREACHABLE.has(code))
+    return new PostgresOpenError(`cannot reach Postgres at ${masked} (DATABASE_URL): ${code}`, 'unreachable', database, { cause: err });
+  if (code === '28P01' || code === '28000')
+    return new PostgresOpenError(`Postgres at ${masked} refused the login (DATABASE_URL): ${e.message}`, 'refused', database, { cause: err });
   return err instanceof Error ? err : new Error(String(err));
 }
 
@@ -69,7 +71,12 @@ const MAX_NAMED_STATEMENTS = 1000;
 export async function openPostgres(url: string, opts: { max?: number; log?: LogSink } = {}): Promise<Db> {
   const pool = new pg.Pool({ connectionString: url, max: opts.max ?? 10 });
   // An idle client losing its server (Postgres restart) must not crash the process: logged, and the pool replaces it.
-  pool.on('error', (err) => opts.log?.warn({ err: err.message, code: (err as NodeJS.ErrnoException).code, db: maskUrl(url) }, 'an idle Postgres connection failed; the pool opens a new one when needed'));
+  pool.on('error', (err) =>
+    opts.log?.warn(
+      { err: err.message, code: (err as NodeJS.ErrnoException).code, db: maskUrl(url) },
+      'an idle Postgres connection failed; the pool opens a new one when needed',
+    ),
+  );
   const names = new Map<string, string>();
   const nameOf = (sql: string): string | undefined => {
     let name = names.get(sql);

@@ -10,7 +10,10 @@ const RELEASE = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call
 export class RedisLocks implements LockService {
   private readonly redis: Redis;
 
-  constructor(url: string, private readonly prefix: string) {
+  constructor(
+    url: string,
+    private readonly prefix: string,
+  ) {
     this.redis = createRedis(url);
   }
 

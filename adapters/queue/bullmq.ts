@@ -1,8 +1,8 @@
-import { Queue, Worker, type Job } from 'bullmq';
+import { type Job, Queue, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
+import type { LogSink } from '../../kernel/log.js';
 import { createRedis } from '../redis.js';
 import type { JobHandler, JobOptions, JobQueue, QueueSettings, WorkerOptions } from './port.js';
-import type { LogSink } from '../../kernel/log.js';
 
 export interface BullSettings extends QueueSettings {
   prefix: string;
@@ -42,7 +42,14 @@ export class BullQueue<T> implements JobQueue<T> {
     this.queue.on('error', (err) => this.reportError(err, 'queue'));
     // A cap shared by every worker process, kept in Redis by BullMQ.
     if (settings.globalConcurrency) {
-      void this.queue.setGlobalConcurrency(settings.globalConcurrency).catch((err: unknown) => this.log?.warn({ err, queue: name, globalConcurrency: settings.globalConcurrency }, 'could not set the global concurrency cap; turns are capped per process only'));
+      void this.queue
+        .setGlobalConcurrency(settings.globalConcurrency)
+        .catch((err: unknown) =>
+          this.log?.warn(
+            { err, queue: name, globalConcurrency: settings.globalConcurrency },
+            'could not set the global concurrency cap; turns are capped per process only',
+          ),
+        );
     }
   }
 

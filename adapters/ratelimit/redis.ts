@@ -96,7 +96,9 @@ export class RedisRateLimiter implements RateLimiter, TurnSlots {
     const scripts = { acquire: ACQUIRE, renew: RENEW, release: RELEASE, count: COUNT };
     const cmds = this.redis as unknown as Record<string, SlotScript>;
     for (const [name, lua] of Object.entries(scripts)) this.redis.defineCommand(`sbSlots_${name}`, { lua });
-    this.run = Object.fromEntries(Object.keys(scripts).map((name) => [name, (...a: Parameters<SlotScript>) => cmds[`sbSlots_${name}`]!.call(this.redis, ...a)])) as RedisRateLimiter['run'];
+    this.run = Object.fromEntries(
+      Object.keys(scripts).map((name) => [name, (...a: Parameters<SlotScript>) => cmds[`sbSlots_${name}`]!.call(this.redis, ...a)]),
+    ) as RedisRateLimiter['run'];
   }
 
   async take(key: string, capacity: number, perSecond: number) {
@@ -110,7 +112,14 @@ export class RedisRateLimiter implements RateLimiter, TurnSlots {
 
   async acquire(scopes: SlotScope[], holder: string, ttlMs: number, waiter?: string): Promise<{ acquired: true } | { acquired: false; full: string }> {
     if (!scopes.length) return { acquired: true };
-    const r = (await this.run.acquire(scopes.length * 2, ...this.keys(scopes), holder, String(ttlMs), waiter ?? '', ...scopes.map((s) => String(s.cap)))) as number;
+    const r = (await this.run.acquire(
+      scopes.length * 2,
+      ...this.keys(scopes),
+      holder,
+      String(ttlMs),
+      waiter ?? '',
+      ...scopes.map((s) => String(s.cap)),
+    )) as number;
     return r === 0 ? { acquired: true } : { acquired: false, full: scopes[r - 1]!.key };
   }
 

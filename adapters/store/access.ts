@@ -9,11 +9,18 @@ export class AccessStore implements AccessRepository {
   /** The row of a sender, by the forms that may name it, most specific first (kernel/identity.ts entryForms): the most specific row found wins. */
   async get(channel: string, senders: string | string[]): Promise<AccessRow | undefined> {
     const forms = typeof senders === 'string' ? [senders] : senders;
-    return (await this.db.query<AccessRow>('select * from access where channel = $1 and sender = any($2::text[]) order by array_position($2::text[], sender) limit 1', [channel, forms])).rows[0];
+    return (
+      await this.db.query<AccessRow>(
+        'select * from access where channel = $1 and sender = any($2::text[]) order by array_position($2::text[], sender) limit 1',
+        [channel, forms],
+      )
+    ).rows[0];
   }
 
   async pendingCount(channel: string): Promise<number> {
-    return (await this.db.query<{ n: number }>(`select count(*)::int as n from access where channel = $1 and status = 'pending' and expires_at > now()`, [channel])).rows[0]!.n;
+    return (
+      await this.db.query<{ n: number }>(`select count(*)::int as n from access where channel = $1 and status = 'pending' and expires_at > now()`, [channel])
+    ).rows[0]!.n;
   }
 
   /** A pairing request: keeps an unexpired code, else issues the new one. */

@@ -35,7 +35,23 @@ export class ApprovalStore implements ApprovalRepository {
            values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
            on conflict (turn_id, tool_call_id) do update set turn_id = excluded.turn_id
            returning *`,
-          ['ap_' + randomUUID(), newCode(), a.conversationId, a.turnId, a.toolCallId, a.tool, JSON.stringify(a.args ?? null), a.argsHash, a.pattern, a.tier, JSON.stringify(a.reasons), a.rulePermitted, a.requester, a.channel, a.expiresAt],
+          [
+            'ap_' + randomUUID(),
+            newCode(),
+            a.conversationId,
+            a.turnId,
+            a.toolCallId,
+            a.tool,
+            JSON.stringify(a.args ?? null),
+            a.argsHash,
+            a.pattern,
+            a.tier,
+            JSON.stringify(a.reasons),
+            a.rulePermitted,
+            a.requester,
+            a.channel,
+            a.expiresAt,
+          ],
         );
         return r.rows[0]!;
       } catch (err) {
@@ -52,7 +68,8 @@ export class ApprovalStore implements ApprovalRepository {
 
   /** The newest approval with this code (codes are unique among pending ones only). */
   async byCode(code: string): Promise<ApprovalRow | undefined> {
-    return (await this.db.query<ApprovalRow>(`select * from approvals where code = $1 order by (status = 'pending') desc, created_at desc limit 1`, [code])).rows[0];
+    return (await this.db.query<ApprovalRow>(`select * from approvals where code = $1 order by (status = 'pending') desc, created_at desc limit 1`, [code]))
+      .rows[0];
   }
 
   async get(id: string): Promise<ApprovalRow | undefined> {
@@ -83,7 +100,11 @@ export class ApprovalStore implements ApprovalRepository {
 
   /** Fail-closed expiry: every pending approval past its deadline becomes expired. */
   async expireDue(): Promise<ApprovalRow[]> {
-    return (await this.db.query<ApprovalRow>(`update approvals set status = 'expired', decided_at = now() where status = 'pending' and expires_at <= now() returning *`)).rows;
+    return (
+      await this.db.query<ApprovalRow>(
+        `update approvals set status = 'expired', decided_at = now() where status = 'pending' and expires_at <= now() returning *`,
+      )
+    ).rows;
   }
 
   /** Claims an approved call for execution, once: a retried turn finds it already executed. */
@@ -101,7 +122,10 @@ export class ApprovalStore implements ApprovalRepository {
       params,
     );
     if (ins.rows[0]) return normalizeRule(ins.rows[0]);
-    const found = await this.db.query<RuleRow>('select * from allow_rules where tool = $1 and pattern = $2 and scope = $3 and scope_key = $4 and variable = $5::int[]', params.slice(0, 5));
+    const found = await this.db.query<RuleRow>(
+      'select * from allow_rules where tool = $1 and pattern = $2 and scope = $3 and scope_key = $4 and variable = $5::int[]',
+      params.slice(0, 5),
+    );
     return normalizeRule(found.rows[0]!);
   }
 
@@ -134,15 +158,30 @@ export class ApprovalStore implements ApprovalRepository {
   }
 
   async audit(actor: string, action: string, subject: string | null, details: unknown): Promise<void> {
-    await this.db.query('insert into audit (actor, action, subject, details) values ($1, $2, $3, $4)', [actor, action, subject, JSON.stringify(details ?? null)]);
+    await this.db.query('insert into audit (actor, action, subject, details) values ($1, $2, $3, $4)', [
+      actor,
+      action,
+      subject,
+      JSON.stringify(details ?? null),
+    ]);
   }
 
   /** How many audit rows of this action this actor has within the last windowMs. */
   async auditCount(actor: string, action: string, windowMs: number): Promise<number> {
-    return (await this.db.query<{ n: number }>(`select count(*)::int as n from audit where actor = $1 and action = $2 and at > now() - $3 * interval '1 millisecond'`, [actor, action, windowMs])).rows[0]!.n;
+    return (
+      await this.db.query<{ n: number }>(
+        `select count(*)::int as n from audit where actor = $1 and action = $2 and at > now() - $3 * interval '1 millisecond'`,
+        [actor, action, windowMs],
+      )
+    ).rows[0]!.n;
   }
 
   async auditTrail(subject: string): Promise<Array<{ at: Date; actor: string; action: string; details: unknown }>> {
-    return (await this.db.query<{ at: Date; actor: string; action: string; details: unknown }>('select at, actor, action, details from audit where subject = $1 order by id', [subject])).rows;
+    return (
+      await this.db.query<{ at: Date; actor: string; action: string; details: unknown }>(
+        'select at, actor, action, details from audit where subject = $1 order by id',
+        [subject],
+      )
+    ).rows;
   }
 }

@@ -18,11 +18,16 @@ export class ConversationStore implements ConversationRepository {
    * the next message with the key starts a fresh one. The old one stays readable.
    */
   async archiveConversation(key: string): Promise<boolean> {
-    return (await this.db.query(`update conversations set key = key || '#archived-' || floor(extract(epoch from now()) * 1000)::bigint where key = $1`, [key])).rowCount === 1;
+    return (
+      (await this.db.query(`update conversations set key = key || '#archived-' || floor(extract(epoch from now()) * 1000)::bigint where key = $1`, [key]))
+        .rowCount === 1
+    );
   }
 
   /** For /status: totals of a conversation. */
-  async conversationStats(key: string): Promise<{ id: string; turns: number; tokens: number; running: boolean; parked: boolean; pendingApprovals: number } | undefined> {
+  async conversationStats(
+    key: string,
+  ): Promise<{ id: string; turns: number; tokens: number; running: boolean; parked: boolean; pendingApprovals: number } | undefined> {
     return (
       await this.db.query<{ id: string; turns: number; tokens: number; running: boolean; parked: boolean; pendingApprovals: number }>(
         `select c.id,

@@ -11,14 +11,20 @@ export class DeliveryStore implements DeliveryRepository {
   constructor(private readonly db: Db) {}
 
   async get(turnId: string, channel: string, target: string): Promise<DeliveryRow | undefined> {
-    return (await this.db.query<DeliveryRow>('select * from deliveries where turn_id = $1 and channel = $2 and target = $3', [turnId, channel, target])).rows[0];
+    return (await this.db.query<DeliveryRow>('select * from deliveries where turn_id = $1 and channel = $2 and target = $3', [turnId, channel, target]))
+      .rows[0];
   }
 
   async forTurn(turnId: string): Promise<DeliveryRow[]> {
     return (await this.db.query<DeliveryRow>('select * from deliveries where turn_id = $1 order by id', [turnId])).rows;
   }
 
-  async record(turnId: string, channel: string, target: string, fields: { platformMessageId?: string | null; state: string; body?: string | null }): Promise<DeliveryRow> {
+  async record(
+    turnId: string,
+    channel: string,
+    target: string,
+    fields: { platformMessageId?: string | null; state: string; body?: string | null },
+  ): Promise<DeliveryRow> {
     return (
       await this.db.query<DeliveryRow>(
         `insert into deliveries (turn_id, channel, target, platform_message_id, state, body) values ($1, $2, $3, $4, $5, $6)

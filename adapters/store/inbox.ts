@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import type { Db } from '../db/port.js';
 import type { InboundMessage } from '../../kernel/envelope.js';
 import { formatIdentity, identityOf } from '../../kernel/identity.js';
+import type { Db } from '../db/port.js';
 import type { AcceptResult, InboxRepository, InboxRow } from './ports/inbox.js';
 
 /** The inbox in plain SQL (Postgres and PGlite). */
@@ -50,18 +50,18 @@ export class InboxStore implements InboxRepository {
 
   /** The inbox row of a message already written, as accept() reports a duplicate. */
   async inboxByExternalId(channel: string, externalId: string): Promise<AcceptResult | undefined> {
-    const e = (await this.db.query<{ id: number; conversation_id: string }>('select id, conversation_id from inbox where channel = $1 and external_id = $2', [channel, externalId])).rows[0];
+    const e = (
+      await this.db.query<{ id: number; conversation_id: string }>('select id, conversation_id from inbox where channel = $1 and external_id = $2', [
+        channel,
+        externalId,
+      ])
+    ).rows[0];
     return e ? { conversationId: e.conversation_id, inboxId: e.id, duplicate: true } : undefined;
   }
 
   /** Unconsumed inbox rows of a conversation, oldest first. Rows with turn_id belong to an unfinished turn. */
   async pending(conversationId: string): Promise<InboxRow[]> {
-    return (
-      await this.db.query<InboxRow>(
-        'select * from inbox where conversation_id = $1 and consumed_at is null order by id',
-        [conversationId],
-      )
-    ).rows;
+    return (await this.db.query<InboxRow>('select * from inbox where conversation_id = $1 and consumed_at is null order by id', [conversationId])).rows;
   }
 
   async inboxRow(id: number): Promise<InboxRow | undefined> {
@@ -71,10 +71,10 @@ export class InboxStore implements InboxRepository {
   /** Steering: claims messages that arrived during the turn into it. */
   async claimInto(turnId: string, conversationId: string): Promise<InboxRow[]> {
     return (
-      await this.db.query<InboxRow>(
-        `update inbox set turn_id = $1 where conversation_id = $2 and turn_id is null and consumed_at is null returning *`,
-        [turnId, conversationId],
-      )
+      await this.db.query<InboxRow>(`update inbox set turn_id = $1 where conversation_id = $2 and turn_id is null and consumed_at is null returning *`, [
+        turnId,
+        conversationId,
+      ])
     ).rows.sort((a, b) => a.id - b.id);
   }
 

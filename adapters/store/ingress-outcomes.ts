@@ -19,7 +19,9 @@ export class PgIngressOutcomes<T = unknown> implements IngressOutcomeRepository<
       [channel, externalId, Math.round(staleAfterMs)],
     );
     if (claimed.rowCount > 0) return { state: 'claimed' };
-    const row = (await this.db.query<{ outcome: T | null }>('select outcome from ingress_outcomes where channel = $1 and external_id = $2', [channel, externalId])).rows[0];
+    const row = (
+      await this.db.query<{ outcome: T | null }>('select outcome from ingress_outcomes where channel = $1 and external_id = $2', [channel, externalId])
+    ).rows[0];
     // Deleted in between (released or pruned): the caller asks again.
     if (!row || row.outcome === null) return { state: 'pending' };
     return { state: 'recorded', outcome: row.outcome };

@@ -6,12 +6,17 @@ export class MemoryNoteStore implements MemoryRepository {
   constructor(private readonly db: Db) {}
 
   async addMemory(scope: 'global' | 'conversation' | 'sender', scopeKey: string, body: string): Promise<number> {
-    return (await this.db.query<{ id: number }>('insert into memory (scope, scope_key, body) values ($1, $2, $3) returning id', [scope, scopeKey, body])).rows[0]!.id;
+    return (await this.db.query<{ id: number }>('insert into memory (scope, scope_key, body) values ($1, $2, $3) returning id', [scope, scopeKey, body]))
+      .rows[0]!.id;
   }
 
   /** Notes visible to a conversation and its sender (a canonical identity), newest first, filtered by words of the query. */
   async searchMemory(conversationId: string, senderId: string, query: string, limit = 20): Promise<Array<{ id: number; scope: string; body: string }>> {
-    const words = query.toLowerCase().split(/\W+/).filter((w) => w.length > 2).slice(0, 8);
+    const words = query
+      .toLowerCase()
+      .split(/\W+/)
+      .filter((w) => w.length > 2)
+      .slice(0, 8);
     const r = await this.db.query<{ id: number; scope: string; body: string }>(
       `select id, scope, body from memory
        where (scope = 'global' or (scope = 'conversation' and scope_key = $1) or (scope = 'sender' and scope_key = $2))
@@ -23,7 +28,11 @@ export class MemoryNoteStore implements MemoryRepository {
   }
 
   /** Operators: every note, optionally of one scope (and key). */
-  async listMemory(scope?: string, scopeKey?: string, limit = 200): Promise<Array<{ id: number; scope: string; scope_key: string; body: string; created_at: Date }>> {
+  async listMemory(
+    scope?: string,
+    scopeKey?: string,
+    limit = 200,
+  ): Promise<Array<{ id: number; scope: string; scope_key: string; body: string; created_at: Date }>> {
     return (
       await this.db.query<{ id: number; scope: string; scope_key: string; body: string; created_at: Date }>(
         `select id, scope, scope_key, body, created_at from memory where ($1::text is null or scope = $1) and ($2::text is null or scope_key = $2) order by id desc limit $3`,
@@ -43,10 +52,13 @@ export class MemoryNoteStore implements MemoryRepository {
    */
   async forgetMemory(id: number, conversationId: string, senderId: string): Promise<boolean> {
     return (
-      await this.db.query(
-        `delete from memory where id = $1 and ((scope = 'conversation' and scope_key = $2) or (scope = 'sender' and scope_key = $3))`,
-        [id, conversationId, senderId],
-      )
-    ).rowCount === 1;
+      (
+        await this.db.query(`delete from memory where id = $1 and ((scope = 'conversation' and scope_key = $2) or (scope = 'sender' and scope_key = $3))`, [
+          id,
+          conversationId,
+          senderId,
+        ])
+      ).rowCount === 1
+    );
   }
 }

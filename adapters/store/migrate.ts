@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Db } from '../db/port.js';
 import { migrationsDir } from '../../kernel/paths.js';
+import type { Db } from '../db/port.js';
 
 // Any fixed number: serializes migrations across processes starting together.
 const MIGRATION_LOCK = 74_201_177;

@@ -1,9 +1,9 @@
 import type { ConversationRow } from './ports/conversations.js';
-import { senderIdentity, type InboxRow } from './ports/inbox.js';
+import { type InboxRow, senderIdentity } from './ports/inbox.js';
 
 export { senderIdentity };
-import type { StoredMessage } from './ports/transcript.js';
 
+import type { StoredMessage } from './ports/transcript.js';
 
 export function assistantText(m: StoredMessage): string {
   const content = (m as { content?: unknown }).content as Array<{ type: string; text?: string }> | string | undefined;

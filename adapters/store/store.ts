@@ -14,12 +14,12 @@ import { ToolResultStore } from './tool-results.js';
 import { TranscriptStore } from './transcript.js';
 import { TurnStore } from './turns.js';
 
+export type { ConversationRow, ConversationStats } from './ports/conversations.js';
 // The row types and helpers, where every importer of the store finds them.
 export type { AcceptResult, InboxRow } from './ports/inbox.js';
-export type { ConversationRow, ConversationStats } from './ports/conversations.js';
-export type { StoredMessage, TranscriptEntry, MessageHit } from './ports/transcript.js';
-export type { FinishTurn, StartContext, StartedTurn, StartTurn, TurnRow } from './ports/turns.js';
 export type { MemoryScope } from './ports/memory.js';
+export type { MessageHit, StoredMessage, TranscriptEntry } from './ports/transcript.js';
+export type { FinishTurn, StartContext, StartedTurn, StartTurn, TurnRow } from './ports/turns.js';
 export { assistantText, senderIdentity } from './rows.js';
 
 /** The repositories behind the Store facade (the ports of adapters/store/ports/). */

@@ -18,7 +18,11 @@ export class TranscriptStore implements TranscriptRepository {
   }
 
   /** Stored messages of a conversation after a given message id (for clients catching up). */
-  async messagesAfter(conversationId: string, afterId: number, limit = 200): Promise<Array<{ id: number; turn_id: string | null; role: string; content: StoredMessage; created_at: Date }>> {
+  async messagesAfter(
+    conversationId: string,
+    afterId: number,
+    limit = 200,
+  ): Promise<Array<{ id: number; turn_id: string | null; role: string; content: StoredMessage; created_at: Date }>> {
     return (
       await this.db.query<{ id: number; turn_id: string | null; role: string; content: StoredMessage; created_at: Date }>(
         'select id, turn_id, role, content, created_at from messages where conversation_id = $1 and id > $2 order by id limit $3',
@@ -29,10 +33,7 @@ export class TranscriptStore implements TranscriptRepository {
 
   /** The assistant's reply text of a finished turn (all its assistant text, in order). */
   async turnReply(turnId: string): Promise<string> {
-    const r = await this.db.query<{ content: StoredMessage }>(
-      `select content from messages where turn_id = $1 and role = 'assistant' order by id`,
-      [turnId],
-    );
+    const r = await this.db.query<{ content: StoredMessage }>(`select content from messages where turn_id = $1 and role = 'assistant' order by id`, [turnId]);
     return r.rows
       .map((m) => assistantText(m.content))
       .filter(Boolean)
@@ -44,7 +45,10 @@ export class TranscriptStore implements TranscriptRepository {
    * they wrote in) — the conversation_search tool. `sender` is a canonical
    * identity, compared as a whole: the same id on another channel is someone else.
    */
-  async searchMessages(query: string, opts: { sender: string; limit?: number }): Promise<Array<{ conversation_id: string; id: number; role: string; snippet: string; created_at: Date }>> {
+  async searchMessages(
+    query: string,
+    opts: { sender: string; limit?: number },
+  ): Promise<Array<{ conversation_id: string; id: number; role: string; snippet: string; created_at: Date }>> {
     return (
       await this.db.query<{ conversation_id: string; id: number; role: string; snippet: string; created_at: Date }>(
         `select m.conversation_id, m.id, m.role, left(coalesce(m.content->>'content', m.content::text), 300) as snippet, m.created_at
@@ -60,6 +64,9 @@ export class TranscriptStore implements TranscriptRepository {
 
   /** Records a compaction: the running summary now covers the messages up to uptoId. */
   async saveSummary(conversationId: string, uptoId: number, summary: string): Promise<boolean> {
-    return (await this.db.query(`update conversations set summary = $2, summary_upto = $3 where id = $1 and summary_upto < $3`, [conversationId, summary, uptoId])).rowCount === 1;
+    return (
+      (await this.db.query(`update conversations set summary = $2, summary_upto = $3 where id = $1 and summary_upto < $3`, [conversationId, summary, uptoId]))
+        .rowCount === 1
+    );
   }
 }

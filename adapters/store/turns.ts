@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { Db } from '../db/port.js';
 import { QUEUE_MODES } from '../../kernel/queue-modes.js';
+import type { Db } from '../db/port.js';
 import type { ConversationRow } from './ports/conversations.js';
 import type { InboxRow } from './ports/inbox.js';
 import type { StoredMessage } from './ports/transcript.js';
@@ -174,12 +174,19 @@ export class TurnStore implements TurnRepository {
 
   /** Parks a running turn: its loop state waits here for approvals; the conversation waits with it. */
   async parkTurn(turnId: string, state: unknown): Promise<boolean> {
-    return (await this.db.query(`update turns set status = 'parked', state = $2 where id = $1 and status = 'running'`, [turnId, JSON.stringify(state)])).rowCount === 1;
+    return (
+      (await this.db.query(`update turns set status = 'parked', state = $2 where id = $1 and status = 'running'`, [turnId, JSON.stringify(state)])).rowCount ===
+      1
+    );
   }
 
   /** Makes a parked turn runnable again; returns its conversation (to drain), or undefined if it was not parked. */
   async unparkTurn(turnId: string): Promise<string | undefined> {
-    return (await this.db.query<{ conversation_id: string }>(`update turns set status = 'running' where id = $1 and status = 'parked' returning conversation_id`, [turnId])).rows[0]?.conversation_id;
+    return (
+      await this.db.query<{ conversation_id: string }>(`update turns set status = 'running' where id = $1 and status = 'parked' returning conversation_id`, [
+        turnId,
+      ])
+    ).rows[0]?.conversation_id;
   }
 
   /**
@@ -206,7 +213,11 @@ export class TurnStore implements TurnRepository {
 
   /** Keeps a drain's lease; false when it is no longer this drain's. */
   async renewLease(conversationId: string, lease: string, leaseMs: number): Promise<boolean> {
-    const r = await this.db.query(`update conversations set lease_until = now() + $3::int * interval '1 millisecond' where id = $1 and lease_token = $2`, [conversationId, lease, leaseMs]);
+    const r = await this.db.query(`update conversations set lease_until = now() + $3::int * interval '1 millisecond' where id = $1 and lease_token = $2`, [
+      conversationId,
+      lease,
+      leaseMs,
+    ]);
     return r.rowCount === 1;
   }
 

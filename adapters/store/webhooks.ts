@@ -19,10 +19,20 @@ export class WebhookStore implements WebhookRepository {
   }
 
   async deadLetter(subscriber: string, event: unknown, error: string, attempts: number): Promise<void> {
-    await this.db.query('insert into webhook_dead_letters (subscriber, event, error, attempts) values ($1, $2, $3, $4)', [subscriber, JSON.stringify(event), error, attempts]);
+    await this.db.query('insert into webhook_dead_letters (subscriber, event, error, attempts) values ($1, $2, $3, $4)', [
+      subscriber,
+      JSON.stringify(event),
+      error,
+      attempts,
+    ]);
   }
 
   async deadLetters(limit = 100): Promise<Array<{ id: number; subscriber: string; event: unknown; error: string; attempts: number; created_at: Date }>> {
-    return (await this.db.query<{ id: number; subscriber: string; event: unknown; error: string; attempts: number; created_at: Date }>('select * from webhook_dead_letters order by id desc limit $1', [limit])).rows;
+    return (
+      await this.db.query<{ id: number; subscriber: string; event: unknown; error: string; attempts: number; created_at: Date }>(
+        'select * from webhook_dead_letters order by id desc limit $1',
+        [limit],
+      )
+    ).rows;
   }
 }

@@ -1,12 +1,17 @@
-import { gatewayClient } from './http.js';
 import { parseArgs } from 'node:util';
+import { gatewayClient } from './http.js';
 
 export const ACCESS_USAGE = `usage: switchboard access <list [--status pending|allowed|denied] | approve CODE | allow CHANNEL SENDER | deny CHANNEL SENDER> [--json]
 
 Talks to the running gateway: SWITCHBOARD_URL and SWITCHBOARD_OPERATOR_KEY.`;
 
 /** `switchboard access …`: pairing requests and who may talk to the agent. */
-export async function runAccess(argv: string[], env: Record<string, string | undefined> = process.env, out = process.stdout, err = process.stderr): Promise<number> {
+export async function runAccess(
+  argv: string[],
+  env: Record<string, string | undefined> = process.env,
+  out = process.stdout,
+  err = process.stderr,
+): Promise<number> {
   let parsed;
   try {
     parsed = parseArgs({ args: argv, allowPositionals: true, options: { json: { type: 'boolean' }, status: { type: 'string' } } });
@@ -31,7 +36,8 @@ export async function runAccess(argv: string[], env: Record<string, string | und
         : await gw.call<Rows>('/v1/access', { body: { channel: a, sender: b, status: verb === 'allow' ? 'allowed' : 'denied' } });
   if (!body) return 1;
   if (parsed.values.json) out.write(JSON.stringify(body.data ?? body) + '\n');
-  else if (verb === 'list') out.write((body.data ?? []).map((r) => `${r.channel}  ${r.sender}  ${r.status}${r.code ? `  code ${r.code}` : ''}`).join('\n') + '\n');
+  else if (verb === 'list')
+    out.write((body.data ?? []).map((r) => `${r.channel}  ${r.sender}  ${r.status}${r.code ? `  code ${r.code}` : ''}`).join('\n') + '\n');
   else out.write(`${body.channel} ${body.sender}: ${body.status}\n`);
   return 0;
 }

@@ -1,6 +1,6 @@
+import { parseArgs } from 'node:util';
 import { visibleText } from '../../moat/approval-display.js';
 import { gatewayClient } from './http.js';
-import { parseArgs } from 'node:util';
 
 export const APPROVALS_USAGE = `usage: switchboard approvals <verb> [--json]
   list                                 pending approvals
@@ -20,7 +20,12 @@ with the operator key in SWITCHBOARD_OPERATOR_KEY.`;
 type Row = Record<string, unknown>;
 
 /** `switchboard approvals …`: the operator's side of approvals, over the gateway's HTTP API. */
-export async function runApprovals(argv: string[], env: Record<string, string | undefined> = process.env, out = process.stdout, err = process.stderr): Promise<number> {
+export async function runApprovals(
+  argv: string[],
+  env: Record<string, string | undefined> = process.env,
+  out = process.stdout,
+  err = process.stderr,
+): Promise<number> {
   let parsed;
   try {
     parsed = parseArgs({
@@ -57,7 +62,11 @@ export async function runApprovals(argv: string[], env: Record<string, string | 
     const data = body.data ?? [];
     if (json) write(JSON.stringify(data));
     else if (!data.length) write('no pending approvals');
-    else for (const a of data) write(`${a.code}  ${a.tier}  ${a.tool} ${a.shown ?? JSON.stringify(a.arguments)}  conversation ${a.conversation}  expires ${a.expiresAt}${a.alwaysPermitted ? '' : '  (no always)'}`);
+    else
+      for (const a of data)
+        write(
+          `${a.code}  ${a.tier}  ${a.tool} ${a.shown ?? JSON.stringify(a.arguments)}  conversation ${a.conversation}  expires ${a.expiresAt}${a.alwaysPermitted ? '' : '  (no always)'}`,
+        );
     return 0;
   }
 
@@ -93,7 +102,11 @@ export async function runApprovals(argv: string[], env: Record<string, string | 
     const data = body.data ?? [];
     if (json) write(JSON.stringify(data));
     else if (!data.length) write('no rules');
-    else for (const r of data) write(`#${r.id}  ${r.tool}  ${r.shown ?? r.pattern}  ${scopeText(r)}${(r.variable as number[]).length ? `  variable: ${(r.variable as number[]).join(',')}` : ''}  by ${r.createdBy} ${r.createdAt}`);
+    else
+      for (const r of data)
+        write(
+          `#${r.id}  ${r.tool}  ${r.shown ?? r.pattern}  ${scopeText(r)}${(r.variable as number[]).length ? `  variable: ${(r.variable as number[]).join(',')}` : ''}  by ${r.createdBy} ${r.createdAt}`,
+        );
     return 0;
   }
 

@@ -14,7 +14,11 @@ interface Io {
 }
 
 /** `switchboard chat`: a terminal chat with streamed output, tool activity and inline approvals. */
-export async function runChat(argv: string[], env: Record<string, string | undefined> = process.env, io: Io = { input: process.stdin, output: process.stdout }): Promise<number> {
+export async function runChat(
+  argv: string[],
+  env: Record<string, string | undefined> = process.env,
+  io: Io = { input: process.stdin, output: process.stdout },
+): Promise<number> {
   let parsed;
   try {
     parsed = parseArgs({ args: argv, options: { conversation: { type: 'string' }, model: { type: 'string' } } });
@@ -25,7 +29,7 @@ export async function runChat(argv: string[], env: Record<string, string | undef
   const base = (env.SWITCHBOARD_URL ?? 'http://127.0.0.1:8787').replace(/\/+$/, '');
   const key = env.SWITCHBOARD_API_KEY;
   if (!key) {
-    io.output.write('switchboard chat: set SWITCHBOARD_API_KEY to one of the gateway\'s SWITCHBOARD_API_KEYS\n');
+    io.output.write("switchboard chat: set SWITCHBOARD_API_KEY to one of the gateway's SWITCHBOARD_API_KEYS\n");
     return 2;
   }
   const operatorKey = env.SWITCHBOARD_OPERATOR_KEY;
@@ -85,7 +89,11 @@ export async function runChat(argv: string[], env: Record<string, string | undef
       const a = ((await ask()) ?? 's').trim().toLowerCase();
       const decision = a.startsWith('y') ? 'approve' : always && a.startsWith('a') ? 'always' : a.startsWith('n') ? 'deny' : null;
       if (!decision) break;
-      const r = await fetch(`${base}/v1/approvals/${approval.code}`, { method: 'POST', headers: { authorization: `Bearer ${operatorKey}`, 'content-type': 'application/json' }, body: JSON.stringify({ decision }) });
+      const r = await fetch(`${base}/v1/approvals/${approval.code}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${operatorKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ decision }),
+      });
       const body = (await r.json().catch(() => ({}))) as { message?: string; error?: { message: string } };
       say(`  [${body.message ?? body.error?.message ?? r.status}]\n`);
       if (!r.ok) break;
@@ -114,7 +122,11 @@ async function* sse(res: Response): AsyncGenerator<Record<string, unknown>> {
     while ((i = buf.indexOf('\n\n')) >= 0) {
       const event = buf.slice(0, i);
       buf = buf.slice(i + 2);
-      const data = event.split('\n').filter((l) => l.startsWith('data: ')).map((l) => l.slice(6)).join('\n');
+      const data = event
+        .split('\n')
+        .filter((l) => l.startsWith('data: '))
+        .map((l) => l.slice(6))
+        .join('\n');
       if (!data || data === '[DONE]') continue;
       try {
         yield JSON.parse(data) as Record<string, unknown>;
@@ -131,7 +143,9 @@ async function errorText(res: Response): Promise<string> {
 }
 
 async function latestMessageId(base: string, key: string, conversation: string): Promise<number> {
-  const r = await fetch(`${base}/v1/conversations/${encodeURIComponent(conversation)}/messages`, { headers: { authorization: `Bearer ${key}` } }).catch(() => null);
+  const r = await fetch(`${base}/v1/conversations/${encodeURIComponent(conversation)}/messages`, { headers: { authorization: `Bearer ${key}` } }).catch(
+    () => null,
+  );
   if (!r?.ok) return 0;
   const b = (await r.json()) as { data: Array<{ id: number }> };
   return b.data.length ? b.data[b.data.length - 1]!.id : 0;
@@ -141,7 +155,9 @@ async function latestMessageId(base: string, key: string, conversation: string):
 async function waitForReply(base: string, key: string, conversation: string, after: number, timeoutMs = 120_000) {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
-    const r = await fetch(`${base}/v1/conversations/${encodeURIComponent(conversation)}/messages?after=${after}`, { headers: { authorization: `Bearer ${key}` } }).catch(() => null);
+    const r = await fetch(`${base}/v1/conversations/${encodeURIComponent(conversation)}/messages?after=${after}`, {
+      headers: { authorization: `Bearer ${key}` },
+    }).catch(() => null);
     if (r?.ok) {
       const b = (await r.json()) as { data: Array<{ id: number; role: string; content: string }> };
       const last = b.data[b.data.length - 1];

@@ -24,7 +24,11 @@ export function gatewayClient(
     async call<T>(path: string, init: { method?: string; body?: unknown } = {}): Promise<T | null> {
       let res: Response;
       try {
-        res = await fetch(`${base}${path}`, { method: init.method ?? (init.body === undefined ? 'GET' : 'POST'), headers, ...(init.body !== undefined ? { body: JSON.stringify(init.body) } : {}) });
+        res = await fetch(`${base}${path}`, {
+          method: init.method ?? (init.body === undefined ? 'GET' : 'POST'),
+          headers,
+          ...(init.body !== undefined ? { body: JSON.stringify(init.body) } : {}),
+        });
       } catch (e) {
         io.err.write(`switchboard ${verb}: cannot reach the gateway at ${base}: ${(e as Error).message}\n`);
         return null;

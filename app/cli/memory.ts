@@ -1,5 +1,5 @@
-import { gatewayClient } from './http.js';
 import { parseArgs } from 'node:util';
+import { gatewayClient } from './http.js';
 
 export const MEMORY_USAGE = `usage: switchboard memory <list [--scope S] [--key K] | set NOTE [--scope global|conversation|sender] [--key K] [--force] | forget ID> [--json]
 
@@ -12,10 +12,19 @@ Talks to the running gateway's HTTP API: SWITCHBOARD_URL (default http://127.0.0
 with the operator key in SWITCHBOARD_OPERATOR_KEY.`;
 
 /** `switchboard memory …`: the durable notes, for operators, over the gateway's HTTP API. */
-export async function runMemory(argv: string[], env: Record<string, string | undefined> = process.env, out = process.stdout, err = process.stderr): Promise<number> {
+export async function runMemory(
+  argv: string[],
+  env: Record<string, string | undefined> = process.env,
+  out = process.stdout,
+  err = process.stderr,
+): Promise<number> {
   let parsed;
   try {
-    parsed = parseArgs({ args: argv, allowPositionals: true, options: { json: { type: 'boolean' }, scope: { type: 'string' }, key: { type: 'string' }, force: { type: 'boolean' } } });
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: { json: { type: 'boolean' }, scope: { type: 'string' }, key: { type: 'string' }, force: { type: 'boolean' } },
+    });
   } catch (e) {
     err.write(`switchboard memory: ${(e as Error).message}\n${MEMORY_USAGE}\n`);
     return 2;
@@ -37,7 +46,8 @@ export async function runMemory(argv: string[], env: Record<string, string | und
         : await gw.call<Notes>(`/v1/memory/${encodeURIComponent(arg!)}`, { method: 'DELETE' });
   if (!body) return 1;
   if (json) out.write(JSON.stringify(verb === 'list' ? body.data : body) + '\n');
-  else if (verb === 'list') out.write((body.data ?? []).map((n) => `#${n.id} ${n.scope}${n.key ? `:${n.key}` : ''}  ${n.note}`).join('\n') + (body.data?.length ? '\n' : 'no notes\n'));
+  else if (verb === 'list')
+    out.write((body.data ?? []).map((n) => `#${n.id} ${n.scope}${n.key ? `:${n.key}` : ''}  ${n.note}`).join('\n') + (body.data?.length ? '\n' : 'no notes\n'));
   else out.write(verb === 'set' ? `saved #${body.id}${body.warning ? ` (${body.warning})` : ''}\n` : `forgot #${arg}\n`);
   return 0;
 }

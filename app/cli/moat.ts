@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { SwitchboardError } from '../../kernel/errors.js';
 import { classifyCommand } from '../../moat/command-classifier.js';
 import { checkClaims, type TraceEntry } from '../../moat/honesty.js';
 import { scanAndRedact } from '../../moat/secrets.js';
 import { checkUrl, staticResolver } from '../../moat/ssrf.js';
-import { SwitchboardError } from '../../kernel/errors.js';
 
 export const MOAT_USAGE = `usage: switchboard moat <verb> [--json]
 
@@ -33,7 +33,9 @@ export async function runMoat(argv: string[], io = { stdout: process.stdout, std
         const { values, positionals } = parse(rest);
         if (positionals.length !== 1) throw new UsageError('classify takes one command (quote it)');
         const r = classifyCommand(positionals[0]!);
-        io.stdout.write(values.json ? JSON.stringify({ tier: r.tier, reasons: r.reasons }) + '\n' : `${r.tier}${r.reasons.length ? `: ${r.reasons.join('; ')}` : ''}\n`);
+        io.stdout.write(
+          values.json ? JSON.stringify({ tier: r.tier, reasons: r.reasons }) + '\n' : `${r.tier}${r.reasons.length ? `: ${r.reasons.join('; ')}` : ''}\n`,
+        );
         return r.tier === 'safe' ? 0 : 1;
       }
       case 'check-url': {
@@ -53,7 +55,11 @@ export async function runMoat(argv: string[], io = { stdout: process.stdout, std
         const text = src === '-' ? await readStdin(io.stdin) : readFileSync(src, 'utf8');
         const r = scanAndRedact(text, { contact: values.contact === true, pii: values['no-pii'] !== true });
         const findings = r.findings.map((f) => ({ kind: f.kind, start: f.start, end: f.end }));
-        io.stdout.write(values.json ? JSON.stringify({ findings, redacted: r.redacted }) + '\n' : `${findings.length} finding(s)${findings.map((f) => `\n  ${f.kind} at ${f.start}-${f.end}`).join('')}\n\n${r.redacted}\n`);
+        io.stdout.write(
+          values.json
+            ? JSON.stringify({ findings, redacted: r.redacted }) + '\n'
+            : `${findings.length} finding(s)${findings.map((f) => `\n  ${f.kind} at ${f.start}-${f.end}`).join('')}\n\n${r.redacted}\n`,
+        );
         return findings.length ? 1 : 0;
       }
       case 'claims': {

@@ -1,5 +1,5 @@
-import { gatewayClient } from './http.js';
 import { parseArgs } from 'node:util';
+import { gatewayClient } from './http.js';
 
 export const WEBHOOKS_USAGE = `usage: switchboard webhooks <list | add ID URL --secret-env VAR --events E1,E2 | dead-letters> [--json]
 
@@ -7,10 +7,19 @@ Events: turn.completed, turn.failed, approval.requested, approval.decided, provi
 Talks to the running gateway: SWITCHBOARD_URL and SWITCHBOARD_OPERATOR_KEY.`;
 
 /** `switchboard webhooks …`: outbound event subscribers and dead letters. */
-export async function runWebhooks(argv: string[], env: Record<string, string | undefined> = process.env, out = process.stdout, err = process.stderr): Promise<number> {
+export async function runWebhooks(
+  argv: string[],
+  env: Record<string, string | undefined> = process.env,
+  out = process.stdout,
+  err = process.stderr,
+): Promise<number> {
   let parsed;
   try {
-    parsed = parseArgs({ args: argv, allowPositionals: true, options: { json: { type: 'boolean' }, 'secret-env': { type: 'string' }, events: { type: 'string' } } });
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: { json: { type: 'boolean' }, 'secret-env': { type: 'string' }, events: { type: 'string' } },
+    });
   } catch (e) {
     err.write(`switchboard webhooks: ${(e as Error).message}\n${WEBHOOKS_USAGE}\n`);
     return 2;

@@ -1,4 +1,14 @@
-import { ButtonStyle, ComponentType, MessageFlags, type APIActionRowComponent, type APIButtonComponent, type APIComponentInMessageActionRow, type ButtonInteraction, type GuildMember, type APIInteractionGuildMember } from 'discord.js';
+import {
+  type APIActionRowComponent,
+  type APIButtonComponent,
+  type APIComponentInMessageActionRow,
+  type APIInteractionGuildMember,
+  type ButtonInteraction,
+  ButtonStyle,
+  ComponentType,
+  type GuildMember,
+  MessageFlags,
+} from 'discord.js';
 import type { Logger } from 'pino';
 import type { AnswerDecision, ApprovalAnswer as AnswerResult, ApprovalCard, ListenContext } from '../../src/channel/index.js';
 
@@ -43,7 +53,8 @@ export function approvalRows(specs: ApprovalButtonSpec[]): APIActionRowComponent
       { type: ComponentType.Button, style: ButtonStyle.Success, label: `Approve ${s.code}`, custom_id: approvalCustomId('approve', s.code) },
       { type: ComponentType.Button, style: ButtonStyle.Danger, label: 'Refuse', custom_id: approvalCustomId('deny', s.code) },
     ];
-    if (s.alwaysPermitted) buttons.push({ type: ComponentType.Button, style: ButtonStyle.Secondary, label: 'Always allow', custom_id: approvalCustomId('always', s.code) });
+    if (s.alwaysPermitted)
+      buttons.push({ type: ComponentType.Button, style: ButtonStyle.Secondary, label: 'Always allow', custom_id: approvalCustomId('always', s.code) });
     return { type: ComponentType.ActionRow, components: buttons };
   });
 }
@@ -104,12 +115,22 @@ export async function handleApprovalClick(
   const deferred = quick === SLOW;
   if (deferred) await i.deferUpdate();
   const result = deferred ? await answering : (quick as AnswerResult);
-  deps.log.info({ code: parsed.code, decision: parsed.decision, user: userId, ok: result.ok, ...(result.ok ? {} : { reason: result.code }) }, 'approval button');
+  deps.log.info(
+    { code: parsed.code, decision: parsed.decision, user: userId, ok: result.ok, ...(result.ok ? {} : { reason: result.code }) },
+    'approval button',
+  );
 
   const settled = result.ok || result.code === 'already_decided' || result.code === 'expired';
   if (settled) {
-    const rows = rowsWithout(i.message.components.map((c) => c.toJSON()), parsed.code);
-    const update = { content: withLine(i.message.content, decisionLine(result, parsed.code, userId)), components: rows as APIActionRowComponent<APIComponentInMessageActionRow>[], allowedMentions: { parse: [] } };
+    const rows = rowsWithout(
+      i.message.components.map((c) => c.toJSON()),
+      parsed.code,
+    );
+    const update = {
+      content: withLine(i.message.content, decisionLine(result, parsed.code, userId)),
+      components: rows as APIActionRowComponent<APIComponentInMessageActionRow>[],
+      allowedMentions: { parse: [] },
+    };
     if (deferred) await i.editReply(update);
     else await i.update(update);
     return true;

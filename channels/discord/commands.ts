@@ -1,7 +1,14 @@
-import { ApplicationCommandType, MessageFlags, Routes, type ChatInputCommandInteraction, type Client, type RESTPutAPIApplicationCommandsJSONBody } from 'discord.js';
+import {
+  ApplicationCommandType,
+  type ChatInputCommandInteraction,
+  type Client,
+  MessageFlags,
+  type RESTPutAPIApplicationCommandsJSONBody,
+  Routes,
+} from 'discord.js';
 import type { Logger } from 'pino';
 import type { ListenContext } from '../../src/channel/index.js';
-import { keyFor, type DiscordPlace, type Generations } from './conversations.js';
+import { type DiscordPlace, type Generations, keyFor } from './conversations.js';
 
 /** The slash commands: /new (a fresh conversation here) and /status (a short report). */
 export const COMMANDS: RESTPutAPIApplicationCommandsJSONBody = [

@@ -15,7 +15,10 @@ const channelOverride = z
 export const discordConfigSchema = z
   .object({
     /** The environment variable holding the bot token. */
-    botTokenEnv: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name').default('DISCORD_BOT_TOKEN'),
+    botTokenEnv: z
+      .string()
+      .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name')
+      .default('DISCORD_BOT_TOKEN'),
     /** Discord's REST base (the gateway URL comes from GET <apiBaseUrl>/v10/gateway/bot). For proxies and tests. */
     apiBaseUrl: z.url().default('https://discord.com/api'),
     /** Default for guild channels: answer only when mentioned (DMs never need a mention). */
@@ -53,7 +56,8 @@ export function parseDiscordConfig(raw: unknown, env: Record<string, string | un
   }
   const cfg = parsed.data;
   const token = env[cfg.botTokenEnv];
-  if (!token) throw new ConfigError(`invalid configuration at "channels.discord.botTokenEnv": the environment variable ${cfg.botTokenEnv} (the bot token) is not set`);
+  if (!token)
+    throw new ConfigError(`invalid configuration at "channels.discord.botTokenEnv": the environment variable ${cfg.botTokenEnv} (the bot token) is not set`);
   return { ...cfg, token };
 }
 

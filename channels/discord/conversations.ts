@@ -1,5 +1,5 @@
-import type { ChannelState as ChannelStateStore } from '../../src/channel/index.js';
 import { conversationKey } from '../../kernel/envelope.js';
+import type { ChannelState as ChannelStateStore } from '../../src/channel/index.js';
 
 /** Where a Discord conversation lives: a DM channel, a guild channel, or a thread of one. */
 export interface DiscordPlace {

@@ -1,8 +1,19 @@
 import { createHash } from 'node:crypto';
-import { DiscordAPIError, Routes, type APIMessage, type REST } from 'discord.js';
+import { type APIMessage, DiscordAPIError, type REST, Routes } from 'discord.js';
 import type { Logger } from 'pino';
-import { approvalCard, deliveriesRecord, PostAndEdit, ReplyBuffer, type ChannelDeliverer, type DeliverContext, type EditPlatform, type Part, type TurnDelivery, type TurnTarget } from '../../src/channel/index.js';
 import type { ApprovalInfo, TurnEvent } from '../../kernel/turn-events.js';
+import {
+  approvalCard,
+  type ChannelDeliverer,
+  type DeliverContext,
+  deliveriesRecord,
+  type EditPlatform,
+  type Part,
+  PostAndEdit,
+  ReplyBuffer,
+  type TurnDelivery,
+  type TurnTarget,
+} from '../../src/channel/index.js';
 import { approvalContent, approvalRows, cardRows } from './approvals.js';
 import { createRest } from './client.js';
 import type { DiscordSettings } from './config.js';
@@ -83,7 +94,9 @@ class DiscordMessages implements EditPlatform {
 
   async edit(id: string, part: Part): Promise<'ok' | 'gone'> {
     try {
-      await this.rest.patch(Routes.channelMessage(this.target.channelId, id), { body: { content: part.content, components: part.extra, allowed_mentions: { parse: [] } } });
+      await this.rest.patch(Routes.channelMessage(this.target.channelId, id), {
+        body: { content: part.content, components: part.extra, allowed_mentions: { parse: [] } },
+      });
       return 'ok';
     } catch (err) {
       if (!(err instanceof DiscordAPIError && err.code === UNKNOWN_MESSAGE)) throw err;

@@ -49,7 +49,5 @@ function block(line: string): string {
 }
 
 function inline(line: string): string {
-  return line
-    .replace(/!\[([^\]]*)\]\(([^)\s]+)[^)]*\)/g, (_m, alt: string, url: string) => (alt ? `[${alt}](${url})` : url))
-    .replace(/<br\s*\/?>/gi, '\n');
+  return line.replace(/!\[([^\]]*)\]\(([^)\s]+)[^)]*\)/g, (_m, alt: string, url: string) => (alt ? `[${alt}](${url})` : url)).replace(/<br\s*\/?>/gi, '\n');
 }

@@ -1,7 +1,7 @@
 import { cleanContent, type Message } from 'discord.js';
-import { parseApprovalAnswer } from '../../src/channel/index.js';
 import type { InboundMessage } from '../../kernel/envelope.js';
-import { mentionRequired, type DiscordConfig } from './config.js';
+import { parseApprovalAnswer } from '../../src/channel/index.js';
+import { type DiscordConfig, mentionRequired } from './config.js';
 import type { DiscordPlace, Generations } from './conversations.js';
 
 /** What the deliverer needs to answer a message (stored as the inbox row's reply_to). */
@@ -33,12 +33,20 @@ function mentionsBot(message: Message, botId: string): boolean {
  * reads as an approval answer, "YES K7Q4P": returned with answerOnly, for the
  * listener to check the code is pending); empty messages.
  */
-export async function toInbound(message: Message, botId: string, cfg: DiscordConfig, gens: Generations): Promise<{ msg: InboundMessage; answerOnly: boolean } | null> {
+export async function toInbound(
+  message: Message,
+  botId: string,
+  cfg: DiscordConfig,
+  gens: Generations,
+): Promise<{ msg: InboundMessage; answerOnly: boolean } | null> {
   if (message.author.bot || message.webhookId || message.system) return null;
   const place = placeOf(message);
   const isDm = message.guildId === null;
   if (isDm && !cfg.dms) return null;
-  const stripped = message.content.replace(new RegExp(`<@!?${botId}>`, 'g'), ' ').replace(/[ \t]+/g, ' ').trim();
+  const stripped = message.content
+    .replace(new RegExp(`<@!?${botId}>`, 'g'), ' ')
+    .replace(/[ \t]+/g, ' ')
+    .trim();
   const answerOnly = !isDm && mentionRequired(cfg, place.channelId, place.parentId) && !mentionsBot(message, botId);
   if (answerOnly && !parseApprovalAnswer(stripped)) return null;
   const text = message.channel ? cleanContent(stripped, message.channel) : stripped;

@@ -1,8 +1,8 @@
 import type { ChannelPlugin } from '../../src/channel/index.js';
-import { parseDiscordConfig, type DiscordSettings } from './config.js';
+import { type DiscordSettings, parseDiscordConfig } from './config.js';
 import { DiscordDeliverer } from './deliver.js';
 import { DiscordListener } from './listen.js';
-import { parseDiscordReplyTo, type DiscordReplyTo } from './reply-to.js';
+import { type DiscordReplyTo, parseDiscordReplyTo } from './reply-to.js';
 
 /**
  * Discord: a gateway listener (DMs, guild channels behind a mention, threads as

@@ -1,7 +1,7 @@
-import { DiscordjsError, DiscordjsErrorCodes, Events, MessageFlags, Status, type Client, type GuildMember, type Interaction, type Message } from 'discord.js';
+import { type Client, DiscordjsError, DiscordjsErrorCodes, Events, type GuildMember, type Interaction, type Message, MessageFlags, Status } from 'discord.js';
 import type { Logger } from 'pino';
-import { ConfigError, parseApprovalAnswer, type ChannelListener, type ListenContext } from '../../src/channel/index.js';
 import type { InboundMessage } from '../../kernel/envelope.js';
+import { type ChannelListener, ConfigError, type ListenContext, parseApprovalAnswer } from '../../src/channel/index.js';
 import { handleApprovalClick, hasOperatorRole } from './approvals.js';
 import { createClient } from './client.js';
 import { handleCommand, registerCommands } from './commands.js';
@@ -33,7 +33,10 @@ export class DiscordListener implements ChannelListener {
     this.gens = new Generations(ctx.state);
     const first = this.connect();
     let timer: NodeJS.Timeout | undefined;
-    const waited = await Promise.race([first.then(() => 'ok' as const), new Promise<'slow'>((r) => (timer = setTimeout(() => r('slow'), LOGIN_WAIT_MS)))]).finally(() => clearTimeout(timer));
+    const waited = await Promise.race([
+      first.then(() => 'ok' as const),
+      new Promise<'slow'>((r) => (timer = setTimeout(() => r('slow'), LOGIN_WAIT_MS))),
+    ]).finally(() => clearTimeout(timer));
     if (waited === 'slow') {
       ctx.log.warn('discord is still connecting; the gateway starts meanwhile (see /readyz)');
       first.catch((err: unknown) => ctx.log.error({ err }, 'discord login failed'));
@@ -57,7 +60,9 @@ export class DiscordListener implements ChannelListener {
       }
       if (/disallowed intents/i.test((err as Error).message)) {
         this.lastError = 'the Message Content intent is not enabled for this bot';
-        throw new ConfigError('invalid configuration of the discord channel: Discord refused the intents; enable the Message Content intent in the Developer Portal (Bot > Privileged Gateway Intents)');
+        throw new ConfigError(
+          'invalid configuration of the discord channel: Discord refused the intents; enable the Message Content intent in the Developer Portal (Bot > Privileged Gateway Intents)',
+        );
       }
       this.lastError = (err as Error).message;
       const delay = Math.min(60_000, 1_000 * 2 ** attempt);
@@ -79,7 +84,12 @@ export class DiscordListener implements ChannelListener {
     });
     client.on(Events.ShardDisconnect, (e) => {
       if (this.closed) return;
-      this.lastError = e.code === 4014 ? 'the Message Content intent is not enabled for this bot (Developer Portal > Bot > Privileged Gateway Intents)' : e.code === 4004 ? 'the bot token was refused' : `closed with code ${e.code}`;
+      this.lastError =
+        e.code === 4014
+          ? 'the Message Content intent is not enabled for this bot (Developer Portal > Bot > Privileged Gateway Intents)'
+          : e.code === 4004
+            ? 'the bot token was refused'
+            : `closed with code ${e.code}`;
       log.error({ code: e.code, reason: this.lastError }, 'discord gateway disconnected for good');
     });
     client.on(Events.ShardReconnecting, () => {
@@ -132,7 +142,12 @@ export class DiscordListener implements ChannelListener {
     const ctx = this.ctx!;
     const answer = parseApprovalAnswer(msg.text);
     if (answer && !ctx.isOperator({ channel: 'discord', id: msg.sender.id }) && hasOperatorRole(message.member as GuildMember | null, this.cfg.operatorRoles)) {
-      const r = await ctx.answerApproval(answer.code, answer.decision, { channel: 'discord', id: msg.sender.id }, { operator: true, ...(answer.scope ? { scope: answer.scope } : {}) });
+      const r = await ctx.answerApproval(
+        answer.code,
+        answer.decision,
+        { channel: 'discord', id: msg.sender.id },
+        { operator: true, ...(answer.scope ? { scope: answer.scope } : {}) },
+      );
       return r.message;
     }
     const outcome = await this.retrying(() => ctx.receive(msg));
@@ -166,7 +181,10 @@ export class DiscordListener implements ChannelListener {
       }
     } catch (err) {
       log.error({ err, interaction: i.id }, 'discord interaction could not be handled');
-      if (i.isRepliable() && !i.replied && !i.deferred) await i.reply({ content: 'Sorry, that did not work; please try again.', flags: MessageFlags.Ephemeral }).catch((e: unknown) => log.debug({ err: e, interaction: i.id }, 'could not tell the user it failed'));
+      if (i.isRepliable() && !i.replied && !i.deferred)
+        await i
+          .reply({ content: 'Sorry, that did not work; please try again.', flags: MessageFlags.Ephemeral })
+          .catch((e: unknown) => log.debug({ err: e, interaction: i.id }, 'could not tell the user it failed'));
     }
   }
 }

@@ -1,4 +1,4 @@
-import { optionalString, replyToObject, ReplyToError, stringField } from '../../src/channel/index.js';
+import { optionalString, ReplyToError, replyToObject, stringField } from '../../src/channel/index.js';
 import type { DiscordReplyTo } from './inbound.js';
 
 export type { DiscordReplyTo };

@@ -54,7 +54,10 @@ export function stripQuotesAndSignature(text: string): string {
     if (MOBILE_SIGNATURE.test(t) && lines.slice(i + 1).every((l) => !l.trim())) break;
     out.push(line.replace(/\s+$/, ''));
   }
-  return out.join('\n').replace(/\n{3,}/g, '\n\n').trim();
+  return out
+    .join('\n')
+    .replace(/\n{3,}/g, '\n\n')
+    .trim();
 }
 
 /** HTML mail as plain text: no images, no styles, quoted blocks left out. */

@@ -90,7 +90,11 @@ export const emailConfigSchema = z
       .strict()
       .prefault({}),
     /** Larger messages are read only up to this many bytes. */
-    maxMessageBytes: z.number().int().positive().default(10 * 1024 * 1024),
+    maxMessageBytes: z
+      .number()
+      .int()
+      .positive()
+      .default(10 * 1024 * 1024),
     /** Longest message text handed to the agent (the rest is cut with a note). */
     maxTextChars: z.number().int().positive().default(20_000),
   })
@@ -110,7 +114,8 @@ export function parseEmailConfig(raw: unknown, env: Record<string, string | unde
   }
   const c = r.data;
   const imapPassword = env[c.imap.passwordEnv];
-  if (!imapPassword) throw new ConfigError(`invalid configuration at "channels.email.imap.passwordEnv": the environment variable ${c.imap.passwordEnv} is not set`);
+  if (!imapPassword)
+    throw new ConfigError(`invalid configuration at "channels.email.imap.passwordEnv": the environment variable ${c.imap.passwordEnv} is not set`);
   const smtpPassword = c.smtp.auth ? (env[c.smtp.passwordEnv] ?? imapPassword) : undefined;
   return { ...c, address: c.address.toLowerCase(), secrets: { imapPassword, ...(smtpPassword !== undefined ? { smtpPassword } : {}) } };
 }

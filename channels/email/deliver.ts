@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
-import { ReplyBuffer, withApprovalsText, type ChannelDeliverer, type DeliverContext, type TurnDelivery, type TurnTarget } from '../../src/channel/index.js';
+import { ignoreError } from '../../kernel/errors.js';
 import type { TurnEvent } from '../../kernel/turn-events.js';
+import { type ChannelDeliverer, type DeliverContext, ReplyBuffer, type TurnDelivery, type TurnTarget, withApprovalsText } from '../../src/channel/index.js';
 import { composeReply, isEmailReplyTo } from './compose.js';
 import type { EmailConfig } from './config.js';
 import { Mailer, PermanentSmtpError } from './smtp.js';
-import { ignoreError } from '../../kernel/errors.js';
 
 export const CHANNEL = 'email';
 
@@ -40,7 +40,9 @@ class EmailTurnDelivery implements TurnDelivery {
     const body = [withApprovalsText(said, r.approvals), ...r.notices.map((n) => `_${n}_`)].filter(Boolean).join('\n\n');
     const codes = r.approvals.map((a) => a.code);
     const part = codes.length ? `ask:${[...new Set(codes)].sort().join(',')}` : 'reply';
-    this.sending = this.sending.catch(ignoreError('an earlier part\'s failure was returned to its caller; the next part goes on')).then(() => (body ? this.send(part, body) : undefined));
+    this.sending = this.sending
+      .catch(ignoreError("an earlier part's failure was returned to its caller; the next part goes on"))
+      .then(() => (body ? this.send(part, body) : undefined));
     return this.sending;
   }
 

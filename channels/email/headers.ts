@@ -47,5 +47,10 @@ export function normalizeMessageId(id: string | undefined): string | undefined {
 /** The domain of an address, lowercased. */
 export function domainOf(address: string): string {
   const at = address.lastIndexOf('@');
-  return at >= 0 ? address.slice(at + 1).toLowerCase().replace(/\.$/, '') : '';
+  return at >= 0
+    ? address
+        .slice(at + 1)
+        .toLowerCase()
+        .replace(/\.$/, '')
+    : '';
 }

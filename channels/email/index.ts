@@ -1,8 +1,8 @@
 import type { ChannelPlugin } from '../../src/channel/index.js';
-import { parseEmailConfig, type EmailConfig } from './config.js';
+import { type EmailConfig, parseEmailConfig } from './config.js';
 import { EmailDeliverer } from './deliver.js';
 import { EmailListener } from './listen.js';
-import { parseEmailReplyTo, type EmailReplyTo } from './reply-to.js';
+import { type EmailReplyTo, parseEmailReplyTo } from './reply-to.js';
 
 /**
  * Email: IMAP in (imapflow, IDLE), SMTP out (nodemailer), one conversation

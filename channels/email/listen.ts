@@ -1,13 +1,13 @@
 import { ImapFlow, type SearchObject } from 'imapflow';
 import type { Logger } from 'pino';
+import { ignoreError } from '../../kernel/errors.js';
 import type { ChannelListener, ListenContext } from '../../src/channel/index.js';
 import { composeReply } from './compose.js';
 import type { EmailConfig } from './config.js';
 import { replyTarget, toInbound } from './inbound.js';
-import { readMail, type InboundMail } from './parse.js';
+import { type InboundMail, readMail } from './parse.js';
 import { Mailer } from './smtp.js';
-import { CursorStore, PollerLease, type Cursor } from './state.js';
-import { ignoreError } from '../../kernel/errors.js';
+import { type Cursor, CursorStore, PollerLease } from './state.js';
 
 type Status = 'starting' | 'connected' | 'standby' | 'disconnected' | 'closed';
 
@@ -72,7 +72,11 @@ export class EmailListener implements ChannelListener {
     this.wake?.();
     const client = this.client;
     if (this.syncing) await Promise.race([this.syncing, this.sleepFor(10_000, false)]);
-    if (client) await Promise.race([client.logout().catch((err: unknown) => this.log.debug({ err: (err as Error).message }, 'IMAP logout failed; closing the connection')), this.sleepFor(3_000, false)]);
+    if (client)
+      await Promise.race([
+        client.logout().catch((err: unknown) => this.log.debug({ err: (err as Error).message }, 'IMAP logout failed; closing the connection')),
+        this.sleepFor(3_000, false),
+      ]);
     client?.close();
     await this.loop?.catch(ignoreError('the loop logs its own failures; closing only waits for it'));
     await Promise.allSettled([...this.notices]);
@@ -148,17 +152,20 @@ export class EmailListener implements ChannelListener {
     let opened = false;
     // Keep the lease while connecting too; losing it ends the session.
     timers.push(
-      setInterval(() => {
-        this.lease!.renew().then(
-          (ok) => {
-            if (!ok) {
-              this.log.warn('another process took over this mailbox; standing by');
-              client.close();
-            }
-          },
-          (err: unknown) => this.log.warn({ err: (err as Error).message }, 'could not renew the mailbox lease'),
-        );
-      }, Math.max(100, Math.floor(this.cfg.lease.ttlMs / 3))),
+      setInterval(
+        () => {
+          this.lease!.renew().then(
+            (ok) => {
+              if (!ok) {
+                this.log.warn('another process took over this mailbox; standing by');
+                client.close();
+              }
+            },
+            (err: unknown) => this.log.warn({ err: (err as Error).message }, 'could not renew the mailbox lease'),
+          );
+        },
+        Math.max(100, Math.floor(this.cfg.lease.ttlMs / 3)),
+      ),
     );
     try {
       await client.connect();
@@ -248,7 +255,11 @@ export class EmailListener implements ChannelListener {
     const head = await client.fetchOne(String(uid), { uid: true, flags: true, size: true }, { uid: true });
     if (!head) return; // expunged meanwhile
     if (head.flags?.has(processed.keyword)) return; // handled before (by us or another process)
-    const msg = await client.fetchOne(String(uid), { uid: true, internalDate: true, source: (head.size ?? 0) > maxMessageBytes ? { maxLength: maxMessageBytes } : true }, { uid: true });
+    const msg = await client.fetchOne(
+      String(uid),
+      { uid: true, internalDate: true, source: (head.size ?? 0) > maxMessageBytes ? { maxLength: maxMessageBytes } : true },
+      { uid: true },
+    );
     if (!msg || !msg.source) return;
     let mail: InboundMail | null = null;
     try {
@@ -277,7 +288,11 @@ export class EmailListener implements ChannelListener {
       return;
     }
     if (!verified) this.log.info({ uid, from: mail.from }, 'sender not authenticated by the receiving server: treated as unverified');
-    const msg = toInbound(mail, { ourAddress: this.cfg.address, requireAuthenticatedSender: this.cfg.requireAuthenticatedSender, ...(receivedAt ? { receivedAt } : {}) });
+    const msg = toInbound(mail, {
+      ourAddress: this.cfg.address,
+      requireAuthenticatedSender: this.cfg.requireAuthenticatedSender,
+      ...(receivedAt ? { receivedAt } : {}),
+    });
     const outcome = await this.ctx!.receive(msg);
     if (outcome.kind === 'answered') this.notify(mail, outcome.reply);
     // No refusal notice to a From nobody vouched for: it may be forged (backscatter).

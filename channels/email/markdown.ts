@@ -114,5 +114,7 @@ export function htmlDocument(md: string): string {
 
 /** The text part: the markdown, with links written out so they survive in plain text. */
 export function markdownToText(md: string): string {
-  return md.replace(/\[([^\]\n]+)\]\(([^)\s]+)\)/g, (whole, label: string, url: string) => (SAFE_URL.test(url) ? (label === url ? url : `${label} <${url}>`) : whole));
+  return md.replace(/\[([^\]\n]+)\]\(([^)\s]+)\)/g, (whole, label: string, url: string) =>
+    SAFE_URL.test(url) ? (label === url ? url : `${label} <${url}>`) : whole,
+  );
 }

@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
-import { simpleParser, type AddressObject } from 'mailparser';
+import { type AddressObject, simpleParser } from 'mailparser';
 import type { Attachment } from '../../kernel/envelope.js';
 import { parseApprovalAnswer, parseCommand } from '../../src/channel/index.js';
 import { senderAuthenticated } from './auth-results.js';
 import { htmlToPlain, stripQuotesAndSignature } from './clean.js';
-import { RawHeaders, messageIds, normalizeMessageId } from './headers.js';
+import { messageIds, normalizeMessageId, RawHeaders } from './headers.js';
 import { automatedReason } from './loops.js';
 import { hasReplyPrefix } from './thread.js';
 

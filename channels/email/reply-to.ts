@@ -1,4 +1,4 @@
-import { optionalString, replyToObject, ReplyToError, stringArray, stringField } from '../../src/channel/index.js';
+import { optionalString, ReplyToError, replyToObject, stringArray, stringField } from '../../src/channel/index.js';
 import type { EmailReplyTo } from './compose.js';
 
 export type { EmailReplyTo };

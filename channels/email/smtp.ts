@@ -1,15 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import nodemailer, { type SendMailOptions, type Transporter } from 'nodemailer';
 import type { Logger } from 'pino';
+import { SwitchboardError } from '../../kernel/errors.js';
 import type { EmailConfig } from './config.js';
 import { domainOf } from './headers.js';
-import { SwitchboardError } from '../../kernel/errors.js';
 
 /** SMTP failures worth trying again: 4xx replies and dropped or refused connections. */
 export function isTransientSmtpError(err: unknown): boolean {
   const e = err as { responseCode?: number; code?: string };
   if (typeof e?.responseCode === 'number') return (e.responseCode >= 400 && e.responseCode < 500) || e.responseCode === 503;
-  return ['ECONNECTION', 'ETIMEDOUT', 'ESOCKET', 'EDNS', 'ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', 'ETLS'].includes(e?.code ?? '');
+  return ['ECONNECTION', 'ETIMEDOUT', 'ESOCKET', 'EDNS', 'ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', 'ETLS'].includes(
+    e?.code ?? '',
+  );
 }
 
 /** The SMTP server rejected the message in a way that retrying will not change. */

@@ -1,15 +1,15 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { conversationKey, type InboundMessage } from '../../kernel/envelope.js';
-import type { TurnEvent, } from '../../kernel/turn-events.js';
+import type { TurnEvent } from '../../kernel/turn-events.js';
 import {
   BodyTooLargeError,
   checkJsonContentType,
-  RequestError,
-  sendError,
-  sendJson,
   type ListenContext,
   type ReceiveOutcome,
+  RequestError,
   type RouteContext,
+  sendError,
+  sendJson,
   type TurnFollower,
   withApprovalsText,
 } from '../../src/channel/index.js';
@@ -44,7 +44,8 @@ export async function chatCompletions(cfg: HttpChannelConfig, ctx: ListenContext
   try {
     chat = parseChatRequest(raw, cfg.maxMessageChars);
     // Own properties only: "__proto__", "constructor" or "toString" name no agent.
-    if (!Object.hasOwn(cfg.agents, chat.model)) throw new RequestError(404, `The model '${chat.model}' does not exist. GET /v1/models lists the agents.`, 'model', 'model_not_found');
+    if (!Object.hasOwn(cfg.agents, chat.model))
+      throw new RequestError(404, `The model '${chat.model}' does not exist. GET /v1/models lists the agents.`, 'model', 'model_not_found');
     const header = req.headers[CONVERSATION_HEADER];
     if (typeof header === 'string' && header) name = checkConversationName(header, 'X-Switchboard-Conversation');
     else if (chat.user) name = checkConversationName(chat.user, 'user');
@@ -81,7 +82,11 @@ export async function chatCompletions(cfg: HttpChannelConfig, ctx: ListenContext
   // are commands, then the conversation rules (the cap on waiting messages, interrupt mode).
   const following = ctx.follow(key);
   let waiter: TurnFollower | undefined;
-  const dropFollower = () => void following.then((w) => w.close(), () => {});
+  const dropFollower = () =>
+    void following.then(
+      (w) => w.close(),
+      () => {},
+    );
   let outcome: ReceiveOutcome;
   try {
     outcome = await ctx.receive(msg, {
@@ -109,7 +114,10 @@ export async function chatCompletions(cfg: HttpChannelConfig, ctx: ListenContext
   if (outcome.kind === 'answered') {
     dropFollower();
     const a = outcome.approval;
-    if (a) return replyDirectly(res, chat, outcome.reply, { approvalAnswer: { code: a.code, ok: a.answer.ok, ...(a.answer.ok ? { status: a.answer.approval.status } : { error: a.answer.code }) } });
+    if (a)
+      return replyDirectly(res, chat, outcome.reply, {
+        approvalAnswer: { code: a.code, ok: a.answer.ok, ...(a.answer.ok ? { status: a.answer.approval.status } : { error: a.answer.code }) },
+      });
     return replyDirectly(res, chat, outcome.reply, { conversation: name, command: outcome.command });
   }
   const accepted = outcome;
@@ -144,7 +152,10 @@ export async function chatCompletions(cfg: HttpChannelConfig, ctx: ListenContext
     const e = await follower.next(Math.max(0, deadline - Date.now()));
     if (closed) return;
     if (!e) {
-      return sendError(res, 504, 'The reply is taking too long; the message is kept and will be answered in this conversation.', { type: 'timeout', code: 'timeout' });
+      return sendError(res, 504, 'The reply is taking too long; the message is kept and will be answered in this conversation.', {
+        type: 'timeout',
+        code: 'timeout',
+      });
     }
     if (e.type === 'error') return sendError(res, 502, e.message, { type: 'server_error', code: e.code });
     if (e.type === 'notice') notices.push(e.text);
@@ -155,7 +166,14 @@ export async function chatCompletions(cfg: HttpChannelConfig, ctx: ListenContext
       created: Math.floor(Date.now() / 1000),
       model: chat.model,
       // A parked turn: the requests' text fallback under the answer; `switchboard.approvals` has them structured.
-      choices: [{ index: 0, message: { role: 'assistant', content: withApprovalsText(e.text, e.approvals ?? []) }, finish_reason: finishReasonFor(e.finishReason), logprobs: null }],
+      choices: [
+        {
+          index: 0,
+          message: { role: 'assistant', content: withApprovalsText(e.text, e.approvals ?? []) },
+          finish_reason: finishReasonFor(e.finishReason),
+          logprobs: null,
+        },
+      ],
       usage: usageFor(e.usage),
       switchboard: switchboardObject(conversation, e, notices),
     });
@@ -198,6 +216,3 @@ function switchboardObject(conversation: string, e: Extract<TurnEvent, { type: '
     ...(approval ? { approval: approvalObject(approval), approvals: e.approvals } : {}),
   };
 }
-
-
-

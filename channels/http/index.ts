@@ -1,5 +1,5 @@
 import type { ChannelPlugin } from '../../src/channel/index.js';
-import { parseHttpConfig, type HttpChannelConfig } from './config.js';
+import { type HttpChannelConfig, parseHttpConfig } from './config.js';
 import { HttpListener } from './listen.js';
 import { parseHttpReplyTo } from './reply-to.js';
 

@@ -1,4 +1,4 @@
-import { sendError, sendJson, type ChannelListener, type ListenContext } from '../../src/channel/index.js';
+import { type ChannelListener, type ListenContext, sendError, sendJson } from '../../src/channel/index.js';
 import { chatCompletions } from './chat-completions.js';
 import type { HttpChannelConfig } from './config.js';
 
@@ -18,7 +18,13 @@ export class HttpListener implements ChannelListener {
         if (!a.ok) return sendError(res, 401, 'Incorrect API key provided.', { code: 'invalid_api_key' });
         sendJson(res, 200, {
           object: 'list',
-          data: Object.entries(this.cfg.agents).map(([id, agent]) => ({ id, object: 'model', created: 0, owned_by: 'switchboard', description: agent.description })),
+          data: Object.entries(this.cfg.agents).map(([id, agent]) => ({
+            id,
+            object: 'model',
+            created: 0,
+            owned_by: 'switchboard',
+            description: agent.description,
+          })),
         });
       },
     });

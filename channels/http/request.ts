@@ -17,7 +17,8 @@ export function parseChatRequest(raw: Buffer, maxMessageChars: number): ChatRequ
   // Invalid JSON, a body that is not an object, too deep, NUL in strings: a 400 (HttpError); __proto__ keys dropped.
   const b = parseJsonObject(raw, 'a JSON object with "model" and "messages"');
   if (typeof b.model !== 'string' || !b.model) throw new RequestError(400, 'you must provide a model parameter', 'model', 'missing_required_parameter');
-  if (!Array.isArray(b.messages)) throw new RequestError(400, "'messages' is a required property and must be an array", 'messages', 'missing_required_parameter');
+  if (!Array.isArray(b.messages))
+    throw new RequestError(400, "'messages' is a required property and must be an array", 'messages', 'missing_required_parameter');
   if (b.messages.length === 0) throw new RequestError(400, "'messages' must contain at least one message", 'messages', 'invalid_value');
   if (b.stream !== undefined && typeof b.stream !== 'boolean') throw new RequestError(400, "'stream' must be a boolean", 'stream', 'invalid_type');
   if (b.user !== undefined && typeof b.user !== 'string') throw new RequestError(400, "'user' must be a string", 'user', 'invalid_type');
@@ -27,9 +28,11 @@ export function parseChatRequest(raw: Buffer, maxMessageChars: number): ChatRequ
     const param = `messages[${i}]`;
     if (!m || typeof m !== 'object') throw new RequestError(400, `${param} must be an object`, param, 'invalid_type');
     const { role, content } = m as { role?: unknown; content?: unknown };
-    if (typeof role !== 'string' || !ROLES.has(role)) throw new RequestError(400, `${param}.role must be one of system, developer, user, assistant, tool`, `${param}.role`, 'invalid_value');
+    if (typeof role !== 'string' || !ROLES.has(role))
+      throw new RequestError(400, `${param}.role must be one of system, developer, user, assistant, tool`, `${param}.role`, 'invalid_value');
     const text = contentText(content, `${param}.content`);
-    if (text.length > maxMessageChars) throw new RequestError(400, `${param}.content is longer than ${maxMessageChars} characters`, `${param}.content`, 'message_too_long');
+    if (text.length > maxMessageChars)
+      throw new RequestError(400, `${param}.content is longer than ${maxMessageChars} characters`, `${param}.content`, 'message_too_long');
     if (role === 'system' || role === 'developer') messages.push({ role: 'system', text });
     else if (role === 'user') messages.push({ role: 'user', text });
     else if (role === 'assistant') messages.push({ role: 'assistant', text });
@@ -54,7 +57,8 @@ function contentText(content: unknown, param: string): string {
   if (Array.isArray(content)) {
     return content
       .map((p: unknown) => {
-        if (p && typeof p === 'object' && (p as { type?: unknown }).type === 'text' && typeof (p as { text?: unknown }).text === 'string') return (p as { text: string }).text;
+        if (p && typeof p === 'object' && (p as { type?: unknown }).type === 'text' && typeof (p as { text?: unknown }).text === 'string')
+          return (p as { text: string }).text;
         return '';
       })
       .filter(Boolean)

@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
-import { callStatus, ReplyBuffer, withApprovalsText } from '../../src/channel/index.js';
 import type { ApprovalInfo, FinishReason, TurnEvent, TurnUsage } from '../../kernel/turn-events.js';
+import { callStatus, ReplyBuffer, withApprovalsText } from '../../src/channel/index.js';
 
 /**
  * Writes OpenAI chat.completion.chunk events from the reply buffer's text.

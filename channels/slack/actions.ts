@@ -1,9 +1,9 @@
 import type { WebClient } from '@slack/web-api';
 import type { Logger } from 'pino';
+import { formatIdentity, type Identity } from '../../kernel/identity.js';
 import type { ListenContext } from '../../src/channel/index.js';
 import { ACTION_IDS, decidedBlocks, outcomeLabel } from './approvals.js';
 import { slackError } from './client.js';
-import { formatIdentity, type Identity } from '../../kernel/identity.js';
 
 interface BlockActionBody {
   user?: { id?: string; team_id?: string };
@@ -64,7 +64,14 @@ export class ApprovalClicks {
     }
   }
 
-  private async redraw(channel: string, ts: string | undefined, body: BlockActionBody, outcome: { mrkdwn: string; plain: string }, by: string | null, at: Date | null): Promise<void> {
+  private async redraw(
+    channel: string,
+    ts: string | undefined,
+    body: BlockActionBody,
+    outcome: { mrkdwn: string; plain: string },
+    by: string | null,
+    at: Date | null,
+  ): Promise<void> {
     if (!ts) return;
     const blocks = decidedBlocks(body.message?.blocks, outcome.mrkdwn, by, at);
     const text = `${(body.message?.text ?? 'Approval request').split('. Reply')[0]}: ${outcome.plain}${by ? ` by ${by.replace(/^slack:(?:[^:]+:)?/, '')}` : ''}.`;

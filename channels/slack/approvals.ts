@@ -1,5 +1,5 @@
-import { approvalCard, callParts, fullTextAt, showText, type AnswerDecision } from '../../src/channel/index.js';
 import type { ApprovalInfo } from '../../kernel/turn-events.js';
+import { type AnswerDecision, approvalCard, callParts, fullTextAt, showText } from '../../src/channel/index.js';
 import { escapeText, slackDate } from './format.js';
 
 /** Block Kit for approval requests, and what the buttons mean. */
@@ -35,9 +35,21 @@ export function approvalBlocks(info: ApprovalInfo): { text: string; blocks: Bloc
   const buttons = a.actions.map((x) => button(`sb_${x.decision}`, x.label, styles[x.decision]));
   const expires = new Date(a.expiresAt);
   const blocks: Block[] = [
-    { type: 'section', block_id: 'sb_request', text: { type: 'mrkdwn', text: `:lock: *Approval needed* (${escapeText(a.tier)}) to run \`${escapeText(a.tool)}\`\n\`\`\`${escapeText(describeArgs(a.args, a.code))}\`\`\`` } },
+    {
+      type: 'section',
+      block_id: 'sb_request',
+      text: {
+        type: 'mrkdwn',
+        text: `:lock: *Approval needed* (${escapeText(a.tier)}) to run \`${escapeText(a.tool)}\`\n\`\`\`${escapeText(describeArgs(a.args, a.code))}\`\`\``,
+      },
+    },
   ];
-  if (a.reasons.length) blocks.push({ type: 'context', block_id: 'sb_reasons', elements: [{ type: 'mrkdwn', text: escapeText(a.reasons.map((r) => showText(r, { max: 300 })).join(' · ')) }] });
+  if (a.reasons.length)
+    blocks.push({
+      type: 'context',
+      block_id: 'sb_reasons',
+      elements: [{ type: 'mrkdwn', text: escapeText(a.reasons.map((r) => showText(r, { max: 300 })).join(' · ')) }],
+    });
   blocks.push({ type: 'actions', block_id: `sb_approval_${a.code}`, elements: buttons });
   blocks.push({
     type: 'context',

@@ -16,7 +16,10 @@ export const slackSchema = z
     /** Web API base URL (tests and proxies). */
     apiUrl: z.url().default('https://slack.com/api/'),
     /** HTTP mode: the route on the gateway's HTTP server for events and interactivity. */
-    eventsPath: z.string().regex(/^\/[A-Za-z0-9/_.-]*$/, 'expected a path such as /slack/events').default('/slack/events'),
+    eventsPath: z
+      .string()
+      .regex(/^\/[A-Za-z0-9/_.-]*$/, 'expected a path such as /slack/events')
+      .default('/slack/events'),
     /** native: chat.startStream/appendStream/stopStream in threads; edit: chat.postMessage + chat.update only. */
     streaming: z.enum(['native', 'edit']).default('native'),
     /** Least time between two chat.update calls of one turn (Slack accepts about one per second). */
@@ -53,7 +56,10 @@ export function parseSlackConfig(raw: unknown, env: Record<string, string | unde
   }
   const s = r.data;
   const botToken = env[s.botTokenEnv]?.trim();
-  if (!botToken) throw new ConfigError(`invalid configuration at "channels.slack.botTokenEnv" (${s.botTokenEnv}): the environment variable holding the bot token (xoxb-…) is not set`);
+  if (!botToken)
+    throw new ConfigError(
+      `invalid configuration at "channels.slack.botTokenEnv" (${s.botTokenEnv}): the environment variable holding the bot token (xoxb-…) is not set`,
+    );
   const appToken = env[s.appTokenEnv]?.trim() || undefined;
   const signingSecret = env[s.signingSecretEnv]?.trim() || undefined;
   return { ...s, botToken, ...(appToken ? { appToken } : {}), ...(signingSecret ? { signingSecret } : {}) };
@@ -62,9 +68,15 @@ export function parseSlackConfig(raw: unknown, env: Record<string, string | unde
 /** The listener's own secret: the app token (socket) or the signing secret (http). */
 export function requireListenSecret(c: SlackConfig): string {
   if (c.mode === 'socket') {
-    if (!c.appToken) throw new ConfigError(`invalid configuration at "channels.slack.appTokenEnv" (${c.appTokenEnv}): Socket Mode needs the app-level token (xapp-…) in this environment variable`);
+    if (!c.appToken)
+      throw new ConfigError(
+        `invalid configuration at "channels.slack.appTokenEnv" (${c.appTokenEnv}): Socket Mode needs the app-level token (xapp-…) in this environment variable`,
+      );
     return c.appToken;
   }
-  if (!c.signingSecret) throw new ConfigError(`invalid configuration at "channels.slack.signingSecretEnv" (${c.signingSecretEnv}): the HTTP Events API needs the signing secret in this environment variable`);
+  if (!c.signingSecret)
+    throw new ConfigError(
+      `invalid configuration at "channels.slack.signingSecretEnv" (${c.signingSecretEnv}): the HTTP Events API needs the signing secret in this environment variable`,
+    );
   return c.signingSecret;
 }

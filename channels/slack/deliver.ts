@@ -1,18 +1,35 @@
 import type { WebClient } from '@slack/web-api';
 import type { Logger } from 'pino';
-import { callStatus, ReplyBuffer, type ChannelDeliverer, type DeliverContext, type ToolCall, type TurnDelivery, type TurnTarget } from '../../src/channel/index.js';
 import type { ApprovalInfo, TurnEvent } from '../../kernel/turn-events.js';
+import {
+  type ChannelDeliverer,
+  callStatus,
+  type DeliverContext,
+  ReplyBuffer,
+  type ToolCall,
+  type TurnDelivery,
+  type TurnTarget,
+} from '../../src/channel/index.js';
 import { approvalBlocks } from './approvals.js';
 import { isTransient, slackError, webClient } from './client.js';
 import type { SlackConfig } from './config.js';
-import { markdownToMrkdwn } from './format.js';
 import { SlackEditTurn } from './edit-turn.js';
+import { markdownToMrkdwn } from './format.js';
 import { slackReplyText, statusLine } from './reply-text.js';
 import { splitMessage } from './split.js';
-import { whereFor, type SlackWhere } from './target.js';
+import { type SlackWhere, whereFor } from './target.js';
 
 /** Slack errors that mean native streaming is not available to this app at all. */
-const NATIVE_UNAVAILABLE = new Set(['unknown_method', 'method_deprecated', 'not_allowed_token_type', 'missing_scope', 'feature_not_enabled', 'invalid_auth', 'not_authed', 'team_not_allowed']);
+const NATIVE_UNAVAILABLE = new Set([
+  'unknown_method',
+  'method_deprecated',
+  'not_allowed_token_type',
+  'missing_scope',
+  'feature_not_enabled',
+  'invalid_auth',
+  'not_authed',
+  'team_not_allowed',
+]);
 
 /**
  * The worker side: one delivery per turn attempt. In a thread where Slack
@@ -371,7 +388,12 @@ class SlackTurn implements TurnDelivery {
   private async post(seg: Seg, want: string, status: string | null): Promise<void> {
     const text = this.render(want, status);
     try {
-      const r = await this.client.chat.postMessage({ channel: this.where.channel, text, mrkdwn: true, ...(this.where.thread_ts ? { thread_ts: this.where.thread_ts } : {}) });
+      const r = await this.client.chat.postMessage({
+        channel: this.where.channel,
+        text,
+        mrkdwn: true,
+        ...(this.where.thread_ts ? { thread_ts: this.where.thread_ts } : {}),
+      });
       Object.assign(seg, { ts: r.ts, mode: 'edit', open: false, shown: text, lastUpdate: Date.now() });
       this.failure = undefined;
       await this.record(seg, 'open');
@@ -386,7 +408,9 @@ class SlackTurn implements TurnDelivery {
     if (seg.wasStreaming) {
       // Left streaming by an attempt that died: finish it before editing it.
       seg.wasStreaming = false;
-      await this.client.chat.stopStream({ channel: this.where.channel, ts: seg.ts! } as never).catch((err: unknown) => this.log.debug({ err }, 'could not stop the stream an earlier attempt left open; editing it anyway'));
+      await this.client.chat
+        .stopStream({ channel: this.where.channel, ts: seg.ts! } as never)
+        .catch((err: unknown) => this.log.debug({ err }, 'could not stop the stream an earlier attempt left open; editing it anyway'));
     }
     // Slack accepts about one edit per second per message; the final edit waits its turn.
     const wait = seg.lastUpdate + this.owner.cfg.updateIntervalMs - Date.now();
@@ -430,7 +454,12 @@ class SlackTurn implements TurnDelivery {
     if (this.postedApprovals.has(a.code)) return; // asked already by an earlier attempt of this turn
     const { text, blocks } = approvalBlocks(a);
     try {
-      const r = await this.client.chat.postMessage({ channel: this.where.channel, text, blocks: blocks as never, ...(this.where.thread_ts ? { thread_ts: this.where.thread_ts } : {}) });
+      const r = await this.client.chat.postMessage({
+        channel: this.where.channel,
+        text,
+        blocks: blocks as never,
+        ...(this.where.thread_ts ? { thread_ts: this.where.thread_ts } : {}),
+      });
       this.postedApprovals.add(a.code);
       await this.ctx.deliveries
         .record(this.target.turnId, 'slack', `approval:${a.code}`, { platformMessageId: r.ts ?? null, state: 'posted', body: text })
@@ -459,7 +488,11 @@ class SlackTurn implements TurnDelivery {
 
   private async record(seg: Seg, state: string): Promise<void> {
     try {
-      await this.ctx.deliveries.record(this.target.turnId, 'slack', `msg:${this.where.channel}:${seg.index}`, { platformMessageId: seg.ts ?? null, state, body: seg.body });
+      await this.ctx.deliveries.record(this.target.turnId, 'slack', `msg:${this.where.channel}:${seg.index}`, {
+        platformMessageId: seg.ts ?? null,
+        state,
+        body: seg.body,
+      });
     } catch (err) {
       this.log.warn({ err }, 'could not record the Slack message of this turn');
     }
@@ -481,7 +514,17 @@ class SlackTurn implements TurnDelivery {
       const lastParked = msgs.reduce((acc, m) => (m.state === 'parked' ? Math.max(acc, m.index) : acc), -1);
       this.reusable = msgs
         .filter((m) => m.index > lastParked && m.state !== 'deleted' && m.ts)
-        .map((m) => ({ index: m.index, ts: m.ts!, mode: 'edit' as const, open: false, sent: '', shown: null, lastUpdate: 0, wasStreaming: m.state === 'streaming', body: m.body ?? '' }));
+        .map((m) => ({
+          index: m.index,
+          ts: m.ts!,
+          mode: 'edit' as const,
+          open: false,
+          sent: '',
+          shown: null,
+          lastUpdate: 0,
+          wasStreaming: m.state === 'streaming',
+          body: m.body ?? '',
+        }));
     } catch (err) {
       this.log.warn({ err }, 'could not read what earlier attempts of this turn posted');
     }

@@ -1,13 +1,22 @@
-import { ignoreError } from '../../kernel/errors.js';
 import type { WebClient } from '@slack/web-api';
 import type { Logger } from 'pino';
-import { PostAndEdit, ReplyBuffer, type DeliverContext, type EditPlatform, type Part, type PostedRecord, type TurnDelivery, type TurnTarget } from '../../src/channel/index.js';
+import { ignoreError } from '../../kernel/errors.js';
 import type { ApprovalInfo, TurnEvent } from '../../kernel/turn-events.js';
+import {
+  type DeliverContext,
+  type EditPlatform,
+  type Part,
+  PostAndEdit,
+  type PostedRecord,
+  ReplyBuffer,
+  type TurnDelivery,
+  type TurnTarget,
+} from '../../src/channel/index.js';
 import { approvalBlocks } from './approvals.js';
 import { isTransient, slackError } from './client.js';
 import type { SlackConfig } from './config.js';
 import { markdownToMrkdwn } from './format.js';
-import { statusLine, slackReplyText } from './reply-text.js';
+import { slackReplyText, statusLine } from './reply-text.js';
 import type { SlackWhere } from './target.js';
 
 /** How long close() keeps retrying an unreachable Slack before the turn is retried. */
@@ -28,13 +37,21 @@ class SlackMessages implements EditPlatform {
   ) {}
 
   async post(part: Part): Promise<{ id: string }> {
-    const r = await this.client.chat.postMessage({ channel: this.where.channel, text: part.content, mrkdwn: true, ...(this.where.thread_ts ? { thread_ts: this.where.thread_ts } : {}) });
+    const r = await this.client.chat.postMessage({
+      channel: this.where.channel,
+      text: part.content,
+      mrkdwn: true,
+      ...(this.where.thread_ts ? { thread_ts: this.where.thread_ts } : {}),
+    });
     if (!r.ts) throw new Error('chat.postMessage returned no ts');
     return { id: r.ts };
   }
 
   async edit(id: string, part: Part): Promise<'ok' | 'gone'> {
-    if (this.streaming.delete(id)) await this.client.chat.stopStream({ channel: this.where.channel, ts: id } as never).catch(ignoreError('a stream already stopped by Slack is what we want'));
+    if (this.streaming.delete(id))
+      await this.client.chat
+        .stopStream({ channel: this.where.channel, ts: id } as never)
+        .catch(ignoreError('a stream already stopped by Slack is what we want'));
     try {
       await this.client.chat.update({ channel: this.where.channel, ts: id, text: part.content });
       return 'ok';
@@ -45,7 +62,10 @@ class SlackMessages implements EditPlatform {
   }
 
   async remove(id: string): Promise<void> {
-    if (this.streaming.delete(id)) await this.client.chat.stopStream({ channel: this.where.channel, ts: id } as never).catch(ignoreError('a stream already stopped by Slack is what we want'));
+    if (this.streaming.delete(id))
+      await this.client.chat
+        .stopStream({ channel: this.where.channel, ts: id } as never)
+        .catch(ignoreError('a stream already stopped by Slack is what we want'));
     await this.client.chat.delete({ channel: this.where.channel, ts: id }).catch(ignoreError('a message already deleted is what we want'));
   }
 
@@ -64,7 +84,9 @@ function slackRecord(ctx: DeliverContext, turnId: string, where: SlackWhere, mes
   let last: string[] = [];
   const key = (i: number) => `msg:${where.channel}:${i}`;
   const record = (i: number, ts: string, state: string) =>
-    ctx.deliveries.record(turnId, 'slack', key(i), { platformMessageId: ts, state }).catch((err: unknown) => log.warn({ err }, 'could not record the Slack message of this turn'));
+    ctx.deliveries
+      .record(turnId, 'slack', key(i), { platformMessageId: ts, state })
+      .catch((err: unknown) => log.warn({ err }, 'could not record the Slack message of this turn'));
   return {
     async load() {
       const rows = (await ctx.deliveries.forTurn(turnId)).filter((r) => r.channel === 'slack');
@@ -165,7 +187,12 @@ export class SlackEditTurn implements TurnDelivery {
       if (prior) return; // asked already by an earlier attempt of this turn
       const { text, blocks } = approvalBlocks(a);
       try {
-        const r = await this.client.chat.postMessage({ channel: this.where.channel, text, blocks: blocks as never, ...(this.where.thread_ts ? { thread_ts: this.where.thread_ts } : {}) });
+        const r = await this.client.chat.postMessage({
+          channel: this.where.channel,
+          text,
+          blocks: blocks as never,
+          ...(this.where.thread_ts ? { thread_ts: this.where.thread_ts } : {}),
+        });
         await this.ctx.deliveries.record(this.target.turnId, 'slack', `approval:${a.code}`, { platformMessageId: r.ts ?? null, state: 'posted', body: text });
       } catch (err) {
         this.log.warn({ error: slackError(err) }, 'chat.postMessage (approval) failed');

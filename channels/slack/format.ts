@@ -13,7 +13,10 @@ export function markdownToMrkdwn(md: string): string {
   const keep = (s: string) => `${PH}${saved.push(s) - 1}${PH}`;
   let s = md.replace(/\r\n/g, '\n');
   // Fenced code blocks (an unclosed one, mid-stream, runs to the end). The language tag is dropped: Slack would show it.
-  s = s.replace(/(^|\n)```[^\n`]*\n([\s\S]*?)(\n```[ \t]*(?=\n|$)|$)/g, (_m, lead: string, body: string) => `${lead}${keep('```\n' + escapeText(body) + '\n```')}`);
+  s = s.replace(
+    /(^|\n)```[^\n`]*\n([\s\S]*?)(\n```[ \t]*(?=\n|$)|$)/g,
+    (_m, lead: string, body: string) => `${lead}${keep('```\n' + escapeText(body) + '\n```')}`,
+  );
   s = s.replace(/`([^`\n]+)`/g, (_m, code: string) => keep('`' + escapeText(code) + '`'));
   s = s
     .split('\n')
@@ -57,9 +60,16 @@ export function slackToPlain(text: string, botUserId?: string): string {
     .replace(/<!subteam\^[A-Z0-9]+\|([^>]+)>/g, '$1')
     .replace(/<!date\^[^|>]*\|([^>]*)>/g, '$1')
     .replace(/<!(here|channel|everyone)(?:\|[^>]*)?>/g, '@$1')
-    .replace(/<((?:https?|mailto):[^|>]+)\|([^>]+)>/g, (_m, url: string, label: string) => (label === url.replace(/^mailto:/, '') ? label : `${label} (${url})`))
+    .replace(/<((?:https?|mailto):[^|>]+)\|([^>]+)>/g, (_m, url: string, label: string) =>
+      label === url.replace(/^mailto:/, '') ? label : `${label} (${url})`,
+    )
     .replace(/<((?:https?|mailto):[^>]+)>/g, '$1');
-  return s.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&').replace(/[ \t]{2,}/g, ' ').trim();
+  return s
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&amp;/g, '&')
+    .replace(/[ \t]{2,}/g, ' ')
+    .trim();
 }
 
 /** Slack's date formatting: shown in the reader's time zone, with a plain fallback. */

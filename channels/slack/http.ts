@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { BodyTooLargeError, parseJsonObject, sendJson, type RouteContext as RequestContext } from '../../src/channel/index.js';
+import { BodyTooLargeError, parseJsonObject, type RouteContext as RequestContext, sendJson } from '../../src/channel/index.js';
 import type { RelayReceiver } from './receiver.js';
 import { verifySlackSignature } from './signature.js';
 

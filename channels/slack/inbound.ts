@@ -1,10 +1,10 @@
 import type { WebClient } from '@slack/web-api';
 import type { Logger } from 'pino';
-import type { ListenContext } from '../../src/channel/index.js';
 import { conversationKey, type InboundMessage } from '../../kernel/envelope.js';
+import type { ListenContext } from '../../src/channel/index.js';
 import { slackError } from './client.js';
 import type { NameResolver } from './names.js';
-import { classify, type BotIdentity, type SlackMessage, type Taken } from './normalize.js';
+import { type BotIdentity, classify, type SlackMessage, type Taken } from './normalize.js';
 import type { EventOutcome } from './receiver.js';
 import type { ThreadMembership } from './threads.js';
 
@@ -60,7 +60,12 @@ export class InboundHandler {
     return {
       channel: 'slack',
       externalId: c.externalId,
-      conversationKey: conversationKey({ channel: 'slack', ...(c.team ? { workspace: c.team } : {}), chat: c.channel, ...(c.thread ? { thread: c.thread } : {}) }),
+      conversationKey: conversationKey({
+        channel: 'slack',
+        ...(c.team ? { workspace: c.team } : {}),
+        chat: c.channel,
+        ...(c.thread ? { thread: c.thread } : {}),
+      }),
       // A Slack user id is the team's: the team is part of who they are (kernel/identity.ts).
       sender: { id: c.user, ...(c.team ? { workspace: c.team } : {}), ...(name ? { name } : {}) },
       text: c.text,

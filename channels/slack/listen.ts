@@ -11,7 +11,7 @@ import { InboundHandler } from './inbound.js';
 import { boltLogger } from './logger.js';
 import { NameResolver } from './names.js';
 import type { BotIdentity, SlackMessage } from './normalize.js';
-import { RelayReceiver, type EventOutcome } from './receiver.js';
+import { type EventOutcome, RelayReceiver } from './receiver.js';
 import { SocketConnection } from './socket.js';
 import { ThreadMembership } from './threads.js';
 
@@ -44,7 +44,11 @@ export class SlackListener implements ChannelListener {
     const log = (this.log = ctx.log);
     this.client = webClient(this.cfg, log);
     if (this.cfg.mode === 'http') {
-      ctx.mount({ method: 'POST', path: this.cfg.eventsPath, handler: (rc) => handleSlackHttp(rc, { signingSecret: secret, relay: this.relay, ackTimeoutMs: this.cfg.ackTimeoutMs, log }) });
+      ctx.mount({
+        method: 'POST',
+        path: this.cfg.eventsPath,
+        handler: (rc) => handleSlackHttp(rc, { signingSecret: secret, relay: this.relay, ackTimeoutMs: this.cfg.ackTimeoutMs, log }),
+      });
     } else {
       this.socket = new SocketConnection(this.cfg, secret, this.relay, log);
     }
@@ -69,7 +73,10 @@ export class SlackListener implements ChannelListener {
         const code = slackError(err);
         if (FATAL_AUTH.has(code)) {
           this.status = { ok: false, message: `the bot token (${this.cfg.botTokenEnv}) was refused (${code})` };
-          log.error({ error: code, key: this.cfg.botTokenEnv }, `slack refused the bot token in ${this.cfg.botTokenEnv} (${code}); the slack channel is not listening (channels.slack.botTokenEnv)`);
+          log.error(
+            { error: code, key: this.cfg.botTokenEnv },
+            `slack refused the bot token in ${this.cfg.botTokenEnv} (${code}); the slack channel is not listening (channels.slack.botTokenEnv)`,
+          );
           return;
         }
         this.status = { ok: false, message: `Slack unreachable (${code}); retrying` };

@@ -1,4 +1,4 @@
-import { LogLevel, type Logger as BoltLogger } from '@slack/bolt';
+import { type Logger as BoltLogger, LogLevel } from '@slack/bolt';
 import type { Logger } from 'pino';
 
 /**

@@ -1,4 +1,4 @@
-import { optionalBoolean, optionalString, replyToObject, ReplyToError, stringField } from '../../src/channel/index.js';
+import { optionalBoolean, optionalString, ReplyToError, replyToObject, stringField } from '../../src/channel/index.js';
 import type { SlackReplyTo } from './normalize.js';
 
 export type { SlackReplyTo };

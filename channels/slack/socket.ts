@@ -86,14 +86,19 @@ export class SocketConnection {
     this.closed = true;
     clearInterval(this.watchdog);
     unsubscribe('undici:websocket:ping', this.onPing);
-    await Promise.race([this.client.disconnect().catch((err: unknown) => this.log.debug({ err }, 'slack socket mode did not disconnect cleanly')), new Promise((r) => setTimeout(r, 2_000).unref())]);
+    await Promise.race([
+      this.client.disconnect().catch((err: unknown) => this.log.debug({ err }, 'slack socket mode did not disconnect cleanly')),
+      new Promise((r) => setTimeout(r, 2_000).unref()),
+    ]);
   }
 
   health(): { ok: boolean; message?: string } {
-    if (this.silentSince !== undefined) return { ok: false, message: `socket mode: nothing from Slack for ${Math.round((Date.now() - this.lastActivity) / 1000)} s; reconnecting` };
+    if (this.silentSince !== undefined)
+      return { ok: false, message: `socket mode: nothing from Slack for ${Math.round((Date.now() - this.lastActivity) / 1000)} s; reconnecting` };
     if (this.state === 'connected') return { ok: true, message: 'socket mode connected' };
     // Slack recycles connections now and then: a reconnect that is under way is not an outage yet.
-    if (this.connectedOnce && this.state !== 'failed' && Date.now() - this.lastActivity < this.cfg.silenceMs) return { ok: true, message: 'socket mode reconnecting' };
+    if (this.connectedOnce && this.state !== 'failed' && Date.now() - this.lastActivity < this.cfg.silenceMs)
+      return { ok: true, message: 'socket mode reconnecting' };
     return { ok: false, message: `socket mode ${this.connectedOnce ? 'reconnecting' : this.state}` };
   }
 

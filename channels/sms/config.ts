@@ -6,16 +6,17 @@ export const DEFAULT_STATUS_PATH = '/v1/channels/sms/status';
 /** Twilio refuses a Body longer than this (errors 21617 / 21658). */
 export const TWILIO_MAX_BODY = 1600;
 
-const path = z
-  .string()
-  .regex(/^\/[A-Za-z0-9._~\-/]*$/, 'expected an absolute path like /v1/channels/sms/inbound');
+const path = z.string().regex(/^\/[A-Za-z0-9._~\-/]*$/, 'expected an absolute path like /v1/channels/sms/inbound');
 const envName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'expected an environment variable name');
 
 /** channels.sms, as written in the configuration file. */
 export const smsSchema = z
   .object({
     /** The account SID (AC…); or the variable named by accountSidEnv. Not a secret, but often kept beside one. */
-    accountSid: z.string().regex(/^AC[0-9a-fA-F]{32}$/, 'expected an account SID: AC followed by 32 hex digits').optional(),
+    accountSid: z
+      .string()
+      .regex(/^AC[0-9a-fA-F]{32}$/, 'expected an account SID: AC followed by 32 hex digits')
+      .optional(),
     accountSidEnv: envName.default('TWILIO_ACCOUNT_SID'),
     /** The variable holding the auth token (signs webhooks, authenticates API calls). */
     authTokenEnv: envName.default('TWILIO_AUTH_TOKEN'),
@@ -29,7 +30,10 @@ export const smsSchema = z
     /** Ask Twilio for delivery status callbacks (recorded on the delivery rows). */
     statusCallbacks: z.boolean().default(true),
     /** Send from a Messaging Service (MG…) instead of the number the person texted. */
-    messagingServiceSid: z.string().regex(/^MG[0-9a-fA-F]{32}$/, 'expected a Messaging Service SID: MG followed by 32 hex digits').optional(),
+    messagingServiceSid: z
+      .string()
+      .regex(/^MG[0-9a-fA-F]{32}$/, 'expected a Messaging Service SID: MG followed by 32 hex digits')
+      .optional(),
     /** Longest single message; longer replies are split and numbered. */
     maxMessageChars: z.number().int().min(160).max(TWILIO_MAX_BODY).default(TWILIO_MAX_BODY),
     /** Replies to the keywords; an empty string sends nothing. */
@@ -81,7 +85,8 @@ export function parseSmsConfig(raw: unknown, env: Record<string, string | undefi
   const c = parsed.data!;
   const accountSid = c.accountSid ?? env[c.accountSidEnv];
   if (!accountSid) fail('accountSid', `set it, or the environment variable ${c.accountSidEnv}`);
-  if (!/^AC[0-9a-fA-F]{32}$/.test(accountSid!)) fail('accountSid', `${c.accountSid ? '' : `${c.accountSidEnv}: `}expected an account SID: AC followed by 32 hex digits`);
+  if (!/^AC[0-9a-fA-F]{32}$/.test(accountSid!))
+    fail('accountSid', `${c.accountSid ? '' : `${c.accountSidEnv}: `}expected an account SID: AC followed by 32 hex digits`);
   const authToken = env[c.authTokenEnv];
   if (!authToken) fail('authTokenEnv', `the environment variable ${c.authTokenEnv} (the Twilio auth token) is not set`);
   if (c.inboundPath === c.statusPath) fail('statusPath', 'must differ from inboundPath');

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
-import { ReplyBuffer, withApprovalsText, type ChannelDeliverer, type DeliverContext, type TurnDelivery, type TurnTarget } from '../../src/channel/index.js';
 import type { TurnEvent } from '../../kernel/turn-events.js';
+import { type ChannelDeliverer, type DeliverContext, ReplyBuffer, type TurnDelivery, type TurnTarget, withApprovalsText } from '../../src/channel/index.js';
 import type { MessageSender } from './client.js';
 import type { SmsConfig } from './config.js';
 import { toPlainText } from './format.js';
@@ -144,12 +144,17 @@ class SmsTurnDelivery implements TurnDelivery {
       ).catch(async (err: unknown) => {
         // Retries ran out: record it, and throw from close() so the whole turn is retried later
         // (what was sent is skipped then).
-        await deliveries.record(turnId, 'sms', dest.to, { state: 'retrying', body: plain }).catch((e: unknown) => this.log.warn({ err: e }, 'sms: could not record the delivery as retrying'));
+        await deliveries
+          .record(turnId, 'sms', dest.to, { state: 'retrying', body: plain })
+          .catch((e: unknown) => this.log.warn({ err: e }, 'sms: could not record the delivery as retrying'));
         throw err;
       });
       if (!r.ok) {
         const code = r.failure.code ?? r.failure.status ?? 'unknown';
-        this.log.warn({ code: r.failure.code, status: r.failure.status, part: i + 1, of: parts.length }, `sms: not delivered (permanent failure): ${r.failure.message}`);
+        this.log.warn(
+          { code: r.failure.code, status: r.failure.status, part: i + 1, of: parts.length },
+          `sms: not delivered (permanent failure): ${r.failure.message}`,
+        );
         await deliveries.record(turnId, 'sms', key, { state: `failed:${code}`, body });
         await deliveries.record(turnId, 'sms', dest.to, { state: `failed:${code}`, body: plain });
         if (r.failure.code === UNSUBSCRIBED) await this.optOuts.set(dest.to, true, `Twilio error ${UNSUBSCRIBED}`);

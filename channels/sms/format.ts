@@ -40,7 +40,12 @@ function plainLine(line: string): string | null {
   s = s.replace(/^(\s*>\s?)+/, ''); // quotes
   s = s.replace(/^(\s*)[*+]\s+/, '$1- '); // bullets as "- "
   s = s.replace(/^(\s*)- \[( |x|X)\]\s+/, '$1- '); // task lists
-  if (/^\s*\|.*\|\s*$/.test(s)) s = s.trim().replace(/^\|\s*|\s*\|$/g, '').split(/\s*\|\s*/).join(' | '); // table rows
+  if (/^\s*\|.*\|\s*$/.test(s))
+    s = s
+      .trim()
+      .replace(/^\|\s*|\s*\|$/g, '')
+      .split(/\s*\|\s*/)
+      .join(' | '); // table rows
   return inline(s);
 }
 

@@ -1,5 +1,5 @@
 import type { ChannelPlugin } from '../../src/channel/index.js';
-import { twilioSender, type MessageSender } from './client.js';
+import { type MessageSender, twilioSender } from './client.js';
 import { parseSmsConfig, type SmsConfig } from './config.js';
 import { SmsDeliverer } from './deliver.js';
 import { SmsListener } from './listen.js';

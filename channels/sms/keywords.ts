@@ -6,12 +6,25 @@
 export type Keyword = 'stop' | 'start' | 'help';
 
 const WORDS: Record<string, Keyword> = {
-  STOP: 'stop', STOPALL: 'stop', UNSUBSCRIBE: 'stop', CANCEL: 'stop', END: 'stop', QUIT: 'stop', REVOKE: 'stop', OPTOUT: 'stop',
-  START: 'start', YES: 'start', UNSTOP: 'start',
-  HELP: 'help', INFO: 'help',
+  STOP: 'stop',
+  STOPALL: 'stop',
+  UNSUBSCRIBE: 'stop',
+  CANCEL: 'stop',
+  END: 'stop',
+  QUIT: 'stop',
+  REVOKE: 'stop',
+  OPTOUT: 'stop',
+  START: 'start',
+  YES: 'start',
+  UNSTOP: 'start',
+  HELP: 'help',
+  INFO: 'help',
 };
 
 export function keywordOf(text: string): Keyword | null {
-  const word = text.trim().replace(/^[\s\p{P}]+|[\s\p{P}]+$/gu, '').toUpperCase();
+  const word = text
+    .trim()
+    .replace(/^[\s\p{P}]+|[\s\p{P}]+$/gu, '')
+    .toUpperCase();
   return Object.hasOwn(WORDS, word) ? WORDS[word]! : null;
 }

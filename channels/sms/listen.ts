@@ -1,10 +1,10 @@
 import type { Logger } from 'pino';
+import { type Attachment, conversationKey, type InboundMessage } from '../../kernel/envelope.js';
 import { BodyTooLargeError, type ChannelListener, type ListenContext, type RouteContext as RequestContext } from '../../src/channel/index.js';
-import { conversationKey, type Attachment, type InboundMessage } from '../../kernel/envelope.js';
 import type { SmsConfig } from './config.js';
 import { keywordOf } from './keywords.js';
 import { OptOuts } from './optout.js';
-import { param, parseForm, signedUrl, verifyTwilioRequest, type FormParams } from './signature.js';
+import { type FormParams, param, parseForm, signedUrl, verifyTwilioRequest } from './signature.js';
 import { StatusLog } from './status.js';
 import type { SmsStore } from './store.js';
 import { sendPlain, sendTwiml } from './twiml.js';
@@ -39,7 +39,13 @@ export class SmsListener implements ChannelListener {
     ctx.mount({ method: 'POST', path: this.cfg.inboundPath, handler: (r) => this.guard(r, (p) => this.inbound(p)) });
     ctx.mount({ method: 'POST', path: this.cfg.statusPath, handler: (r) => this.guard(r, (p, url) => this.status(p, url)) });
     this.started = true;
-    ctx.log.info({ inbound: signedUrl(this.cfg.publicUrl, this.cfg.inboundPath), status: this.cfg.statusCallbacks ? signedUrl(this.cfg.publicUrl, this.cfg.statusPath) : undefined }, 'sms webhooks ready');
+    ctx.log.info(
+      {
+        inbound: signedUrl(this.cfg.publicUrl, this.cfg.inboundPath),
+        status: this.cfg.statusCallbacks ? signedUrl(this.cfg.publicUrl, this.cfg.statusPath) : undefined,
+      },
+      'sms webhooks ready',
+    );
   }
 
   async close(): Promise<void> {

@@ -18,6 +18,9 @@ export class OptOuts {
   }
 
   async set(number: string, optedOut: boolean, source: string): Promise<void> {
-    await this.store.deliveries.record(OPTOUT_TURN, 'sms', number, { state: optedOut ? 'opted_out' : 'opted_in', body: `${source} at ${new Date().toISOString()}` });
+    await this.store.deliveries.record(OPTOUT_TURN, 'sms', number, {
+      state: optedOut ? 'opted_out' : 'opted_in',
+      body: `${source} at ${new Date().toISOString()}`,
+    });
   }
 }

@@ -1,4 +1,4 @@
-import { replyToObject, ReplyToError, stringField } from '../../src/channel/index.js';
+import { ReplyToError, replyToObject, stringField } from '../../src/channel/index.js';
 
 /** Where an SMS answer goes: to the sender, from the number they wrote to (listen.ts writes it). */
 export interface SmsReplyTo {

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
-import type { MessageSender } from './client.js';
 import { SwitchboardError } from '../../kernel/errors.js';
+import type { MessageSender } from './client.js';
 
 export interface SendFailure {
   /** HTTP status from the REST API (none for a network failure). */

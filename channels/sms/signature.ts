@@ -9,7 +9,12 @@ export function parseForm(raw: Buffer): FormParams {
   for (const [k, v] of new URLSearchParams(raw.toString('utf8'))) {
     // Own properties only, and defined rather than assigned: a field named __proto__ or toString is just a field.
     const prev = Object.hasOwn(out, k) ? out[k] : undefined;
-    Object.defineProperty(out, k, { value: prev === undefined ? v : Array.isArray(prev) ? [...prev, v] : [prev, v], enumerable: true, writable: true, configurable: true });
+    Object.defineProperty(out, k, {
+      value: prev === undefined ? v : Array.isArray(prev) ? [...prev, v] : [prev, v],
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
   }
   return out;
 }

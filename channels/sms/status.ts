@@ -2,8 +2,18 @@ import type { SmsStore } from './store.js';
 
 /** How far along a message is; a callback never moves a message back (callbacks may arrive out of order). */
 const RANK: Record<string, number> = {
-  accepted: 1, scheduled: 1, queued: 2, sending: 3, sent: 4, receiving: 4, received: 5,
-  delivered: 6, undelivered: 6, failed: 6, read: 7, canceled: 6,
+  accepted: 1,
+  scheduled: 1,
+  queued: 2,
+  sending: 3,
+  sent: 4,
+  receiving: 4,
+  received: 5,
+  delivered: 6,
+  undelivered: 6,
+  failed: 6,
+  read: 7,
+  canceled: 6,
 };
 
 /**

@@ -1,9 +1,9 @@
 import type { Logger } from 'pino';
-import { safeFetch } from '../../moat/ssrf.js';
-import { ReplyBuffer, withApprovalsText, type ChannelDeliverer, type DeliverContext, type TurnDelivery, type TurnTarget } from '../../src/channel/index.js';
-import type { TurnEvent } from '../../kernel/turn-events.js';
-import type { WebhookChannelConfig } from './config.js';
 import { signedHeaders } from '../../kernel/hmac-signature.js';
+import type { TurnEvent } from '../../kernel/turn-events.js';
+import { safeFetch } from '../../moat/ssrf.js';
+import { type ChannelDeliverer, type DeliverContext, ReplyBuffer, type TurnDelivery, type TurnTarget, withApprovalsText } from '../../src/channel/index.js';
+import type { WebhookChannelConfig } from './config.js';
 
 /**
  * Replies go to the webhook's callback URL (from configuration; from the
@@ -31,14 +31,29 @@ export class WebhookDeliverer implements ChannelDeliverer {
         // The requests as text for a receiver that relays the text, and as codes in `approvals`.
         const text = withApprovalsText(reply.text, reply.approvals);
         const finishReason = reply.finishReason ?? (reply.parked ? 'approval_pending' : 'stop');
-        const body = JSON.stringify({ conversation: target.conversation.key, turn: target.turnId, text, finishReason, approvals: reply.approvals.map((a) => `approval:${a.code}`) });
+        const body = JSON.stringify({
+          conversation: target.conversation.key,
+          turn: target.turnId,
+          text,
+          finishReason,
+          approvals: reply.approvals.map((a) => `approval:${a.code}`),
+        });
         await deliver(url, body, this.secrets.get(hook.name)!, hook.allowCallbackCidrs, this.cfg, ctx, target, ctx.log);
       },
     };
   }
 }
 
-async function deliver(url: string, body: string, secret: string, allowCidrs: string[], cfg: WebhookChannelConfig, ctx: DeliverContext, target: TurnTarget, log: Logger): Promise<void> {
+async function deliver(
+  url: string,
+  body: string,
+  secret: string,
+  allowCidrs: string[],
+  cfg: WebhookChannelConfig,
+  ctx: DeliverContext,
+  target: TurnTarget,
+  log: Logger,
+): Promise<void> {
   const prior = await ctx.deliveries.get(target.turnId, 'webhook', url);
   if (prior?.state === 'delivered') return; // a retried turn does not call back twice
   let lastError = '';

@@ -1,5 +1,5 @@
-import { ConfigError, configError, issueProblems, type ChannelPlugin } from '../../src/channel/index.js';
-import { webhookChannelSchema, type WebhookChannelConfig } from './config.js';
+import { type ChannelPlugin, ConfigError, configError, issueProblems } from '../../src/channel/index.js';
+import { type WebhookChannelConfig, webhookChannelSchema } from './config.js';
 import { WebhookDeliverer } from './deliver.js';
 import { WebhookListener } from './listen.js';
 import { parseWebhookReplyTo, type WebhookReplyTo } from './reply-to.js';
@@ -19,7 +19,10 @@ function parseWebhookConfig(raw: unknown, env: Record<string, string | undefined
   const secrets = new Map<string, string>();
   cfg.hooks.forEach((h, i) => {
     const s = env[h.secretEnv];
-    if (!s || s.length < 16) throw new ConfigError(`invalid configuration at "channels.webhook.hooks.${i}.secretEnv": environment variable ${h.secretEnv} must hold a secret of at least 16 characters`);
+    if (!s || s.length < 16)
+      throw new ConfigError(
+        `invalid configuration at "channels.webhook.hooks.${i}.secretEnv": environment variable ${h.secretEnv} must hold a secret of at least 16 characters`,
+      );
     secrets.set(h.name, s);
   });
   return { cfg, secrets };

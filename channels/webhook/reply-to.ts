@@ -1,4 +1,4 @@
-import { optionalString, replyToObject, ReplyToError, stringField } from '../../src/channel/index.js';
+import { optionalString, ReplyToError, replyToObject, stringField } from '../../src/channel/index.js';
 
 /** Which hook a message came in on, and the callback the request named (when the hook allows one). */
 export interface WebhookReplyTo {

@@ -1,7 +1,7 @@
 import type { AccessStore } from '../../adapters/store/access.js';
 import type { ApiKeyAuth } from '../http/auth.js';
 import { sendError } from '../http/errors.js';
-import { sendJson, type HttpServer } from '../http/server.js';
+import { type HttpServer, sendJson } from '../http/server.js';
 
 /** Operators approve pairing codes and allow or deny senders (the CLI's `switchboard access`, and the console). */
 export function registerAccessApi(server: HttpServer, auth: ApiKeyAuth, store: AccessStore): void {
@@ -12,7 +12,13 @@ export function registerAccessApi(server: HttpServer, auth: ApiKeyAuth, store: A
     const rows = await store.list(status === 'pending' || status === 'allowed' || status === 'denied' ? status : undefined);
     sendJson(res, 200, {
       object: 'list',
-      data: rows.map((r) => ({ channel: r.channel, sender: r.sender, status: r.status, ...(r.status === 'pending' ? { code: r.code, expiresAt: r.expires_at ? new Date(r.expires_at).toISOString() : null } : {}), decidedBy: r.decided_by })),
+      data: rows.map((r) => ({
+        channel: r.channel,
+        sender: r.sender,
+        status: r.status,
+        ...(r.status === 'pending' ? { code: r.code, expiresAt: r.expires_at ? new Date(r.expires_at).toISOString() : null } : {}),
+        decidedBy: r.decided_by,
+      })),
     });
   });
   server.route('POST', '/v1/access/pairing/:code', async ({ req, res, params }) => {

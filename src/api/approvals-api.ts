@@ -1,12 +1,12 @@
 import type { RuleRow } from '../../adapters/store/approvals.js';
 import type { Store } from '../../adapters/store/store.js';
-import { sendError } from '../http/errors.js';
-import type { ApiKeyAuth } from '../http/auth.js';
 import { visibleText } from '../../moat/approval-display.js';
 import { RULE_SCOPES, type RuleScope } from '../../moat/approval-engine.js';
-import { sendJson, type HttpServer, type RequestContext } from '../http/server.js';
 import { visibleCall } from '../approvals/render.js';
 import type { AnswerOptions, ApprovalService } from '../approvals/service.js';
+import type { ApiKeyAuth } from '../http/auth.js';
+import { sendError } from '../http/errors.js';
+import { type HttpServer, type RequestContext, sendJson } from '../http/server.js';
 
 /**
  * The "always allow" parts of a decision body: {"scope": "conversation" |
@@ -48,7 +48,8 @@ export function ruleJson(r: RuleRow, conversationKey?: string): Record<string, u
 /** Rules with the key of the conversation a conversation-scoped rule belongs to. */
 export async function rulesJson(rules: RuleRow[], store: Store): Promise<Array<Record<string, unknown>>> {
   const keys = new Map<string, string | undefined>();
-  for (const r of rules) if (r.scope === 'conversation' && r.scope_key && !keys.has(r.scope_key)) keys.set(r.scope_key, (await store.conversation(r.scope_key))?.key);
+  for (const r of rules)
+    if (r.scope === 'conversation' && r.scope_key && !keys.has(r.scope_key)) keys.set(r.scope_key, (await store.conversation(r.scope_key))?.key);
   return rules.map((r) => ruleJson(r, r.scope === 'conversation' ? keys.get(r.scope_key) : undefined));
 }
 

@@ -4,12 +4,12 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { z } from 'zod';
 import type { Bus } from '../../adapters/bus/port.js';
 import type { Store } from '../../adapters/store/store.js';
-import type { ApiKeyAuth } from '../http/auth.js';
-import { sendError } from '../http/errors.js';
-import { TurnWaiter } from '../http/turn-follower.js';
 import type { ApprovalService } from '../approvals/service.js';
 import { conversationTopic } from '../event-publisher.js';
-import { checkJsonContentType, HttpError, parseJson, type HttpServer } from '../http/server.js';
+import type { ApiKeyAuth } from '../http/auth.js';
+import { sendError } from '../http/errors.js';
+import { checkJsonContentType, HttpError, type HttpServer, parseJson } from '../http/server.js';
+import { TurnWaiter } from '../http/turn-follower.js';
 import type { Ingress } from '../ingress.js';
 
 export interface McpServerDeps {
@@ -30,46 +30,98 @@ const text = (t: string) => ({ content: [{ type: 'text' as const, text: t }] });
 export function registerMcpServer(server: HttpServer, deps: McpServerDeps): void {
   const build = (operatorId: string) => {
     const s = new McpServer({ name: 'switchboard', version: '0.1.0' });
-    s.registerTool('list_conversations', { description: 'Recently active conversations', inputSchema: { limit: z.number().int().positive().max(200).optional() }, annotations: { readOnlyHint: true } }, async ({ limit }) => {
-      const rows = await deps.store.listConversations(limit ?? 50);
-      return text(JSON.stringify(rows.map((r) => ({ id: r.id, key: r.key, channel: r.channel, turns: r.turns, updatedAt: r.updated_at }))));
-    });
-    s.registerTool('read_transcript', { description: 'The messages of a conversation (by id)', inputSchema: { conversation: z.string(), after: z.number().int().min(0).optional() }, annotations: { readOnlyHint: true } }, async ({ conversation, after }) => {
-      if (!(await deps.store.conversation(conversation))) return { ...text(`no conversation ${conversation}`), isError: true };
-      const rows = await deps.store.messagesAfter(conversation, after ?? 0);
-      return text(JSON.stringify(rows.map((r) => ({ id: r.id, role: r.role, turn: r.turn_id, content: (r.content as { content?: unknown }).content }))));
-    });
-    s.registerTool('send_message', { description: 'Send a message into a conversation (by id) and wait for the reply', inputSchema: { conversation: z.string(), text: z.string().min(1), timeoutSeconds: z.number().int().positive().max(600).optional() } }, async ({ conversation, text: body, timeoutSeconds }) => {
-      const conv = await deps.store.conversation(conversation);
-      if (!conv) return { ...text(`no conversation ${conversation}`), isError: true };
-      // Subscribed before the message is taken: the turn starts only after receive() wakes a worker.
-      const waiter = await TurnWaiter.open(deps.bus, deps.store, conversationTopic(conv.key));
-      try {
-        const msg = { channel: 'mcp', externalId: randomUUID(), conversationKey: conv.key, sender: { id: operatorId }, text: body, attachments: [], receivedAt: new Date() };
-        const outcome = await deps.ingress.receive(msg, { authenticated: true, fresh: true, agent: conv.agent });
-        if (outcome.kind === 'refused') return { ...text(outcome.reply ?? 'refused'), isError: true };
-        if (outcome.kind === 'answered') return outcome.ok ? text(outcome.reply) : { ...text(outcome.reply), isError: true };
-        waiter.bind(outcome.inboxId);
-        const deadline = Date.now() + (timeoutSeconds ?? 120) * 1000;
-        for (;;) {
-          const e = await waiter.next(Math.max(0, deadline - Date.now()));
-          if (!e) return text('sent; the reply is not ready yet (read the transcript later)');
-          if (e.type === 'done') return text(e.text);
-          if (e.type === 'error') return { ...text(e.message), isError: true };
+    s.registerTool(
+      'list_conversations',
+      {
+        description: 'Recently active conversations',
+        inputSchema: { limit: z.number().int().positive().max(200).optional() },
+        annotations: { readOnlyHint: true },
+      },
+      async ({ limit }) => {
+        const rows = await deps.store.listConversations(limit ?? 50);
+        return text(JSON.stringify(rows.map((r) => ({ id: r.id, key: r.key, channel: r.channel, turns: r.turns, updatedAt: r.updated_at }))));
+      },
+    );
+    s.registerTool(
+      'read_transcript',
+      {
+        description: 'The messages of a conversation (by id)',
+        inputSchema: { conversation: z.string(), after: z.number().int().min(0).optional() },
+        annotations: { readOnlyHint: true },
+      },
+      async ({ conversation, after }) => {
+        if (!(await deps.store.conversation(conversation))) return { ...text(`no conversation ${conversation}`), isError: true };
+        const rows = await deps.store.messagesAfter(conversation, after ?? 0);
+        return text(JSON.stringify(rows.map((r) => ({ id: r.id, role: r.role, turn: r.turn_id, content: (r.content as { content?: unknown }).content }))));
+      },
+    );
+    s.registerTool(
+      'send_message',
+      {
+        description: 'Send a message into a conversation (by id) and wait for the reply',
+        inputSchema: { conversation: z.string(), text: z.string().min(1), timeoutSeconds: z.number().int().positive().max(600).optional() },
+      },
+      async ({ conversation, text: body, timeoutSeconds }) => {
+        const conv = await deps.store.conversation(conversation);
+        if (!conv) return { ...text(`no conversation ${conversation}`), isError: true };
+        // Subscribed before the message is taken: the turn starts only after receive() wakes a worker.
+        const waiter = await TurnWaiter.open(deps.bus, deps.store, conversationTopic(conv.key));
+        try {
+          const msg = {
+            channel: 'mcp',
+            externalId: randomUUID(),
+            conversationKey: conv.key,
+            sender: { id: operatorId },
+            text: body,
+            attachments: [],
+            receivedAt: new Date(),
+          };
+          const outcome = await deps.ingress.receive(msg, { authenticated: true, fresh: true, agent: conv.agent });
+          if (outcome.kind === 'refused') return { ...text(outcome.reply ?? 'refused'), isError: true };
+          if (outcome.kind === 'answered') return outcome.ok ? text(outcome.reply) : { ...text(outcome.reply), isError: true };
+          waiter.bind(outcome.inboxId);
+          const deadline = Date.now() + (timeoutSeconds ?? 120) * 1000;
+          for (;;) {
+            const e = await waiter.next(Math.max(0, deadline - Date.now()));
+            if (!e) return text('sent; the reply is not ready yet (read the transcript later)');
+            if (e.type === 'done') return text(e.text);
+            if (e.type === 'error') return { ...text(e.message), isError: true };
+          }
+        } finally {
+          waiter.close();
         }
-      } finally {
-        waiter.close();
-      }
-    });
+      },
+    );
     s.registerTool('list_approvals', { description: 'Pending approval requests', inputSchema: {}, annotations: { readOnlyHint: true } }, async () => {
       const rows = await deps.approvals.pending();
-      return text(JSON.stringify(rows.map((r) => ({ code: r.code, conversation: r.conversation_id, tool: r.tool, arguments: r.args, tier: r.tier, reasons: r.reasons, alwaysPermitted: r.rule_permitted, expiresAt: r.expires_at }))));
+      return text(
+        JSON.stringify(
+          rows.map((r) => ({
+            code: r.code,
+            conversation: r.conversation_id,
+            tool: r.tool,
+            arguments: r.args,
+            tier: r.tier,
+            reasons: r.reasons,
+            alwaysPermitted: r.rule_permitted,
+            expiresAt: r.expires_at,
+          })),
+        ),
+      );
     });
     // "always" allows exactly this call from now on, in its conversation unless scope says sender or global.
-    s.registerTool('answer_approval', { description: 'Approve or deny a pending approval by its code; "always" also allows exactly this call again (scope: conversation, the default, sender or global)', inputSchema: { code: z.string(), decision: z.enum(['approve', 'deny', 'always']), scope: z.enum(['conversation', 'sender', 'global']).optional() } }, async ({ code, decision, scope }) => {
-      const r = await deps.approvals.answer(code, decision, { channel: 'mcp', id: operatorId, operator: true }, scope ? { scope } : {});
-      return r.ok ? text(r.message) : { ...text(r.message), isError: true };
-    });
+    s.registerTool(
+      'answer_approval',
+      {
+        description:
+          'Approve or deny a pending approval by its code; "always" also allows exactly this call again (scope: conversation, the default, sender or global)',
+        inputSchema: { code: z.string(), decision: z.enum(['approve', 'deny', 'always']), scope: z.enum(['conversation', 'sender', 'global']).optional() },
+      },
+      async ({ code, decision, scope }) => {
+        const r = await deps.approvals.answer(code, decision, { channel: 'mcp', id: operatorId, operator: true }, scope ? { scope } : {});
+        return r.ok ? text(r.message) : { ...text(r.message), isError: true };
+      },
+    );
     return s;
   };
 

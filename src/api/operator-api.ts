@@ -1,14 +1,14 @@
 import type { Store, StoredMessage } from '../../adapters/store/store.js';
-import { checkOperatorNote } from '../../moat/memory-guard.js';
-import type { ApprovalService } from '../approvals/service.js';
-import type { AnswerDecision } from '../approvals/parse.js';
-import { answerOptions, registerApprovalRoutes, ruleJson } from './approvals-api.js';
-import { visibleCall } from '../approvals/render.js';
 import { conversationKey } from '../../kernel/envelope.js';
 import { parseIdentity } from '../../kernel/identity.js';
-import { sendJson, type HttpServer, type RequestContext } from '../http/server.js';
+import { checkOperatorNote } from '../../moat/memory-guard.js';
+import type { AnswerDecision } from '../approvals/parse.js';
+import { visibleCall } from '../approvals/render.js';
+import type { ApprovalService } from '../approvals/service.js';
 import type { ApiKeyAuth, Principal } from '../http/auth.js';
 import { httpStatusOf, sendError } from '../http/errors.js';
+import { type HttpServer, type RequestContext, sendJson } from '../http/server.js';
+import { answerOptions, registerApprovalRoutes, ruleJson } from './approvals-api.js';
 
 export interface OperatorApiDeps {
   auth: ApiKeyAuth;
@@ -16,7 +16,15 @@ export interface OperatorApiDeps {
   approvals: ApprovalService;
 }
 
-const DECISIONS: Record<string, AnswerDecision> = { approve: 'approve', approved: 'approve', yes: 'approve', deny: 'deny', denied: 'deny', no: 'deny', always: 'always' };
+const DECISIONS: Record<string, AnswerDecision> = {
+  approve: 'approve',
+  approved: 'approve',
+  yes: 'approve',
+  deny: 'deny',
+  denied: 'deny',
+  no: 'deny',
+  always: 'always',
+};
 
 /**
  * Approvals and conversation reading over HTTP: what operators (and the
@@ -36,7 +44,8 @@ export function registerOperatorApi(server: HttpServer, deps: OperatorApiDeps): 
     if (!p.operator) return sendError(ctx.res, 403, 'Listing approvals needs an operator key.', { type: 'permission_error', code: 'not_operator' });
     const rows = await deps.approvals.pending();
     const convs = new Map<string, string>();
-    for (const r of rows) if (!convs.has(r.conversation_id)) convs.set(r.conversation_id, (await deps.store.conversation(r.conversation_id))?.key ?? r.conversation_id);
+    for (const r of rows)
+      if (!convs.has(r.conversation_id)) convs.set(r.conversation_id, (await deps.store.conversation(r.conversation_id))?.key ?? r.conversation_id);
     sendJson(ctx.res, 200, {
       object: 'list',
       data: rows.map((r) => ({
@@ -74,12 +83,22 @@ export function registerOperatorApi(server: HttpServer, deps: OperatorApiDeps): 
     const r = await deps.approvals.answer(ctx.params.code!, decision, { channel: 'http', id: p.id, operator: p.operator }, opts);
     if (!r.ok) {
       const status = httpStatusOf(r.code);
-      return sendError(ctx.res, status, r.message, { type: status === 403 ? 'permission_error' : status === 429 ? 'rate_limit_error' : 'invalid_request_error', code: r.code });
+      return sendError(ctx.res, status, r.message, {
+        type: status === 403 ? 'permission_error' : status === 429 ? 'rate_limit_error' : 'invalid_request_error',
+        code: r.code,
+      });
     }
     sendJson(ctx.res, 200, {
       ok: true,
       message: r.message,
-      approval: { code: r.approval.code, tool: r.approval.tool, status: r.approval.status, always: r.approval.always, decidedBy: r.approval.decided_by, decidedAt: r.approval.decided_at },
+      approval: {
+        code: r.approval.code,
+        tool: r.approval.tool,
+        status: r.approval.status,
+        always: r.approval.always,
+        decidedBy: r.approval.decided_by,
+        decidedAt: r.approval.decided_at,
+      },
       ...(r.rule ? { rule: ruleJson(r.rule) } : {}),
     });
   });
@@ -91,7 +110,10 @@ export function registerOperatorApi(server: HttpServer, deps: OperatorApiDeps): 
     if (!p.operator) return sendError(ctx.res, 403, 'Memory needs an operator key.', { type: 'permission_error', code: 'not_operator' });
     const q = ctx.url.searchParams;
     const rows = await deps.store.listMemory(q.get('scope') ?? undefined, q.get('key') ?? undefined);
-    sendJson(ctx.res, 200, { object: 'list', data: rows.map((r) => ({ id: r.id, scope: r.scope, key: r.scope_key, note: r.body, createdAt: new Date(r.created_at).toISOString() })) });
+    sendJson(ctx.res, 200, {
+      object: 'list',
+      data: rows.map((r) => ({ id: r.id, scope: r.scope, key: r.scope_key, note: r.body, createdAt: new Date(r.created_at).toISOString() })),
+    });
   });
   server.route('POST', '/v1/memory', async (ctx) => {
     const p = who(ctx);
@@ -99,29 +121,52 @@ export function registerOperatorApi(server: HttpServer, deps: OperatorApiDeps): 
     if (!p.operator) return sendError(ctx.res, 403, 'Memory needs an operator key.', { type: 'permission_error', code: 'not_operator' });
     const body: { scope?: unknown; key?: unknown; note?: unknown; force?: unknown } = await ctx.json({ hint: '{"scope", "key", "note", "force"}' });
     const scope = body.scope ?? 'global';
-    if (scope !== 'global' && scope !== 'conversation' && scope !== 'sender') return sendError(ctx.res, 400, '"scope" must be global, conversation or sender.', { param: 'scope', code: 'invalid_value' });
-    if (typeof body.note !== 'string' || !body.note.trim() || body.note.length > 2000) return sendError(ctx.res, 400, '"note" must be 1-2000 characters.', { param: 'note', code: 'invalid_value' });
-    if (body.force !== undefined && typeof body.force !== 'boolean') return sendError(ctx.res, 400, '"force" must be true or false.', { param: 'force', code: 'invalid_value' });
+    if (scope !== 'global' && scope !== 'conversation' && scope !== 'sender')
+      return sendError(ctx.res, 400, '"scope" must be global, conversation or sender.', { param: 'scope', code: 'invalid_value' });
+    if (typeof body.note !== 'string' || !body.note.trim() || body.note.length > 2000)
+      return sendError(ctx.res, 400, '"note" must be 1-2000 characters.', { param: 'note', code: 'invalid_value' });
+    if (body.force !== undefined && typeof body.force !== 'boolean')
+      return sendError(ctx.res, 400, '"force" must be true or false.', { param: 'force', code: 'invalid_value' });
     const key = scope === 'global' ? '' : typeof body.key === 'string' && body.key ? body.key : null;
-    if (key === null) return sendError(ctx.res, 400, `"key" (the ${scope} id) is required for scope ${scope}.`, { param: 'key', code: 'missing_required_parameter' });
+    if (key === null)
+      return sendError(ctx.res, 400, `"key" (the ${scope} id) is required for scope ${scope}.`, { param: 'key', code: 'missing_required_parameter' });
     // A sender note belongs to one whole identity; a bare id would belong to nobody (or, before, to anyone using it on any channel).
-    if (scope === 'sender' && !parseIdentity(key)) return sendError(ctx.res, 400, '"key" for scope sender is the sender\'s identity, channel included: slack:T0123:U0456, sms:+15551234567, email:alice@example.com, webhook:<hook>:<sender>, http:<key id>.', { param: 'key', code: 'invalid_value' });
+    if (scope === 'sender' && !parseIdentity(key))
+      return sendError(
+        ctx.res,
+        400,
+        '"key" for scope sender is the sender\'s identity, channel included: slack:T0123:U0456, sms:+15551234567, email:alice@example.com, webhook:<hook>:<sender>, http:<key id>.',
+        { param: 'key', code: 'invalid_value' },
+      );
     // Operators' notes reach every prompt they apply to: never a secret, and an instruction only by force.
     const note = body.note.trim();
     const check = checkOperatorNote(note, { force: body.force === true });
     if (!check.allowed) {
-      const message = check.code === 'injection' ? `Note refused: ${check.reason}. Notes are shown to the model as data, not instructions; send "force": true (CLI: --force) to keep it anyway.` : `Note refused: ${check.reason}.`;
-      return sendError(ctx.res, 400, message, { param: 'note', code: check.code === 'secret' ? 'note_contains_secret' : check.code === 'injection' ? 'note_is_instruction' : 'invalid_value' });
+      const message =
+        check.code === 'injection'
+          ? `Note refused: ${check.reason}. Notes are shown to the model as data, not instructions; send "force": true (CLI: --force) to keep it anyway.`
+          : `Note refused: ${check.reason}.`;
+      return sendError(ctx.res, 400, message, {
+        param: 'note',
+        code: check.code === 'secret' ? 'note_contains_secret' : check.code === 'injection' ? 'note_is_instruction' : 'invalid_value',
+      });
     }
     const id = await deps.store.addMemory(scope, key, note);
-    sendJson(ctx.res, 201, { id, scope, key, note, ...(check.forcedInjection ? { forced: true, warning: `kept by force although instruction-like: ${check.forcedInjection}` } : {}) });
+    sendJson(ctx.res, 201, {
+      id,
+      scope,
+      key,
+      note,
+      ...(check.forcedInjection ? { forced: true, warning: `kept by force although instruction-like: ${check.forcedInjection}` } : {}),
+    });
   });
   server.route('DELETE', '/v1/memory/:id', async (ctx) => {
     const p = who(ctx);
     if (!p) return;
     if (!p.operator) return sendError(ctx.res, 403, 'Memory needs an operator key.', { type: 'permission_error', code: 'not_operator' });
     const id = Number(ctx.params.id);
-    if (!Number.isSafeInteger(id) || id < 1 || !(await deps.store.deleteMemory(id))) return sendError(ctx.res, 404, `No note #${ctx.params.id}.`, { code: 'not_found' });
+    if (!Number.isSafeInteger(id) || id < 1 || !(await deps.store.deleteMemory(id)))
+      return sendError(ctx.res, 404, `No note #${ctx.params.id}.`, { code: 'not_found' });
     sendJson(ctx.res, 200, { ok: true, id });
   });
 
@@ -130,15 +175,24 @@ export function registerOperatorApi(server: HttpServer, deps: OperatorApiDeps): 
     if (!p) return;
     const name = ctx.params.conversation!;
     // A key reads its own conversations by name; an operator also by internal id.
-    const conv = (await deps.store.conversationByKey(conversationKey({ channel: 'http', workspace: p.id, chat: name }))) ?? (p.operator ? await deps.store.conversation(name) : undefined);
+    const conv =
+      (await deps.store.conversationByKey(conversationKey({ channel: 'http', workspace: p.id, chat: name }))) ??
+      (p.operator ? await deps.store.conversation(name) : undefined);
     if (!conv) return sendError(ctx.res, 404, `Conversation '${name}' not found.`, { code: 'conversation_not_found' });
     const after = Number(ctx.url.searchParams.get('after') ?? 0) || 0;
-    if (!Number.isSafeInteger(after) || after < 0) return sendError(ctx.res, 400, '"after" must be a message id (a whole number).', { param: 'after', code: 'invalid_value' });
+    if (!Number.isSafeInteger(after) || after < 0)
+      return sendError(ctx.res, 400, '"after" must be a message id (a whole number).', { param: 'after', code: 'invalid_value' });
     const rows = await deps.store.messagesAfter(conv.id, after);
     sendJson(ctx.res, 200, {
       object: 'list',
       conversation: name,
-      data: rows.map((r) => ({ id: r.id, turn: r.turn_id, role: r.role === 'toolResult' ? 'tool' : r.role, ...describe(r.content), createdAt: new Date(r.created_at).toISOString() })),
+      data: rows.map((r) => ({
+        id: r.id,
+        turn: r.turn_id,
+        role: r.role === 'toolResult' ? 'tool' : r.role,
+        ...describe(r.content),
+        createdAt: new Date(r.created_at).toISOString(),
+      })),
     });
   });
 }
@@ -146,7 +200,13 @@ export function registerOperatorApi(server: HttpServer, deps: OperatorApiDeps): 
 function describe(m: StoredMessage): { content: string; tool?: string; toolCalls?: Array<{ name: string; arguments: unknown }> } {
   const c = (m as { content?: unknown }).content;
   const parts = Array.isArray(c) ? (c as Array<{ type: string; text?: string; name?: string; arguments?: unknown }>) : [];
-  const content = typeof c === 'string' ? c : parts.filter((x) => x.type === 'text').map((x) => x.text ?? '').join('');
+  const content =
+    typeof c === 'string'
+      ? c
+      : parts
+          .filter((x) => x.type === 'text')
+          .map((x) => x.text ?? '')
+          .join('');
   const calls = parts.filter((x) => x.type === 'toolCall').map((x) => ({ name: x.name ?? '', arguments: x.arguments }));
   const tool = (m as { toolName?: string }).toolName;
   return { content, ...(tool ? { tool } : {}), ...(calls.length ? { toolCalls: calls } : {}) };

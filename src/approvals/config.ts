@@ -6,7 +6,11 @@ import { recordKey } from '../config-record-key.js';
 export const approvalsSchema = z
   .object({
     /** How long an approval request waits before it expires (fail-closed: not run). */
-    timeoutMs: z.number().int().positive().default(15 * 60_000),
+    timeoutMs: z
+      .number()
+      .int()
+      .positive()
+      .default(15 * 60_000),
     /** strict | supervised | trusted: what runs without asking (see the README). */
     autonomy: z.enum(AUTONOMY_LEVELS).default('supervised'),
     /** Tiers at which the person who asked may approve their own request (never dangerous). */

@@ -4,9 +4,23 @@ import { NO_RULE_PREFIX, type RuleScope } from '../../moat/approval-engine.js';
 export type AnswerDecision = 'approve' | 'deny' | 'always';
 
 const WORDS: Record<string, AnswerDecision> = {
-  yes: 'approve', y: 'approve', approve: 'approve', approved: 'approve', allow: 'approve', ok: 'approve', okay: 'approve', accept: 'approve',
-  no: 'deny', n: 'deny', deny: 'deny', denied: 'deny', reject: 'deny', refuse: 'deny', decline: 'deny',
-  always: 'always', 'always-allow': 'always',
+  yes: 'approve',
+  y: 'approve',
+  approve: 'approve',
+  approved: 'approve',
+  allow: 'approve',
+  ok: 'approve',
+  okay: 'approve',
+  accept: 'approve',
+  no: 'deny',
+  n: 'deny',
+  deny: 'deny',
+  denied: 'deny',
+  reject: 'deny',
+  refuse: 'deny',
+  decline: 'deny',
+  always: 'always',
+  'always-allow': 'always',
 };
 
 /** "ALWAYS K7Q2P sender" / "ALWAYS K7Q2P global": how far a rule reaches (default: the conversation). */
@@ -45,7 +59,8 @@ export function parseApprovalAnswer(text: string): { decision: AnswerDecision; c
  */
 export function answerHint(code: string, alwaysPermitted: boolean, reasons: string[] = []): string {
   const base = `Reply YES ${code} to approve or NO ${code} to refuse`;
-  if (alwaysPermitted) return `${base} (ALWAYS ${code} allows exactly this call from now on in this conversation; ALWAYS ${code} sender or ALWAYS ${code} global to widen it).`;
+  if (alwaysPermitted)
+    return `${base} (ALWAYS ${code} allows exactly this call from now on in this conversation; ALWAYS ${code} sender or ALWAYS ${code} global to widen it).`;
   const why = reasons.find((r) => r.startsWith(NO_RULE_PREFIX));
   return `${base}. "Always allow" is not offered for this call${why ? `: ${why.slice(NO_RULE_PREFIX.length)}` : ''}.`;
 }

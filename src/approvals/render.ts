@@ -1,6 +1,6 @@
 import type { ApprovalRow } from '../../adapters/store/approvals.js';
-import { describeCall, fullTextAt, visibleCall } from '../../moat/approval-display.js';
 import type { ApprovalInfo } from '../../kernel/turn-events.js';
+import { describeCall, fullTextAt, visibleCall } from '../../moat/approval-display.js';
 import { answerHint } from './parse.js';
 
 /** What a request needs to be shown: a stored approval row or the event form of it. */
@@ -24,7 +24,15 @@ export function approvalRequestText(a: Shown, opts: { conversation?: boolean } =
 
 /** The event form of a request (what channels with buttons read). */
 export function approvalInfo(a: ApprovalRow): ApprovalInfo {
-  return { code: a.code, tool: a.tool, tier: a.tier, expiresAt: new Date(a.expires_at).toISOString(), args: a.args, reasons: a.reasons, alwaysPermitted: a.rule_permitted };
+  return {
+    code: a.code,
+    tool: a.tool,
+    tier: a.tier,
+    expiresAt: new Date(a.expires_at).toISOString(),
+    args: a.args,
+    reasons: a.reasons,
+    alwaysPermitted: a.rule_permitted,
+  };
 }
 
 /** The call's arguments in full, visible (for `approvals show`, the console and the HTTP API). */

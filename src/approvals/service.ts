@@ -1,14 +1,14 @@
 import type { Logger } from 'pino';
 import type { JobQueue } from '../../adapters/queue/port.js';
 import type { ApprovalRow, ApprovalStore, NewApproval, RuleRow } from '../../adapters/store/approvals.js';
-import { checkVariable, NO_RULE_PREFIX, RULE_SCOPES, ruleTarget, type RuleScope } from '../../moat/approval-engine.js';
 import type { Store } from '../../adapters/store/store.js';
-import type { Config } from '../config.js';
 import { entryNames, formatIdentity, type Identity } from '../../kernel/identity.js';
 import type { DrainJob, TimerJob } from '../../kernel/jobs.js';
 import { visibleText } from '../../moat/approval-display.js';
-import type { AnswerDecision } from './parse.js';
+import { checkVariable, NO_RULE_PREFIX, RULE_SCOPES, type RuleScope, ruleTarget } from '../../moat/approval-engine.js';
+import type { Config } from '../config.js';
 import type { EventHub } from '../webhooks/events.js';
+import type { AnswerDecision } from './parse.js';
 
 export type { TimerJob } from '../../kernel/jobs.js';
 
@@ -35,7 +35,11 @@ export type AnswerResult =
 export const CODE_ATTEMPTS = 10;
 export const CODE_ATTEMPT_WINDOW_MS = 10 * 60_000;
 
-const SCOPE_PHRASE: Record<RuleScope, string> = { conversation: 'in this conversation', sender: 'for this sender, in any conversation', global: 'everywhere (global)' };
+const SCOPE_PHRASE: Record<RuleScope, string> = {
+  conversation: 'in this conversation',
+  sender: 'for this sender, in any conversation',
+  global: 'everywhere (global)',
+};
 
 /**
  * Operator approvals, channel-agnostic: requests are durable rows with a
@@ -66,9 +70,27 @@ export class ApprovalService {
   async request(a: Omit<NewApproval, 'expiresAt'>): Promise<ApprovalRow> {
     const expiresAt = new Date(Date.now() + this.deps.config.approvals.timeoutMs);
     const row = await this.deps.approvals.create({ ...a, expiresAt });
-    await this.deps.approvals.audit(a.requester ?? 'unknown', 'approval.requested', row.code, { approval: row.id, tool: row.tool, tier: row.tier, turn: row.turn_id });
-    if (this.deps.notify) void this.deps.notify(row).catch((err: unknown) => this.deps.log.warn({ err: (err as Error).message, approval: row.code }, 'could not post the approval request to the operator channel'));
-    this.deps.events?.emit('approval.requested', { code: row.code, conversation: row.conversation_id, turn: row.turn_id, tool: row.tool, arguments: row.args, tier: row.tier, expiresAt: new Date(row.expires_at).toISOString() });
+    await this.deps.approvals.audit(a.requester ?? 'unknown', 'approval.requested', row.code, {
+      approval: row.id,
+      tool: row.tool,
+      tier: row.tier,
+      turn: row.turn_id,
+    });
+    if (this.deps.notify)
+      void this.deps
+        .notify(row)
+        .catch((err: unknown) =>
+          this.deps.log.warn({ err: (err as Error).message, approval: row.code }, 'could not post the approval request to the operator channel'),
+        );
+    this.deps.events?.emit('approval.requested', {
+      code: row.code,
+      conversation: row.conversation_id,
+      turn: row.turn_id,
+      tool: row.tool,
+      arguments: row.args,
+      tier: row.tier,
+      expiresAt: new Date(row.expires_at).toISOString(),
+    });
     const delay = Math.max(0, new Date(row.expires_at).getTime() - Date.now()) + 250;
     await this.deps.timers.add({ kind: 'expire-approval', approvalId: row.id }, { delayMs: delay }).catch((err: unknown) => {
       // The periodic sweep expires it anyway.
@@ -83,7 +105,11 @@ export class ApprovalService {
     const who = formatIdentity(actor);
     // Guessing codes: after too many wrong ones a non-operator is refused for a while, whatever the code.
     if (!actor.operator && (await approvals.auditCount(who, 'approval.code_refused', CODE_ATTEMPT_WINDOW_MS)) >= CODE_ATTEMPTS) {
-      return { ok: false, code: 'too_many_attempts', message: `Too many wrong approval codes; try again in ${Math.round(CODE_ATTEMPT_WINDOW_MS / 60_000)} minutes.` };
+      return {
+        ok: false,
+        code: 'too_many_attempts',
+        message: `Too many wrong approval codes; try again in ${Math.round(CODE_ATTEMPT_WINDOW_MS / 60_000)} minutes.`,
+      };
     }
     const current = await approvals.byCode(normalized);
     // The requester is the whole identity that asked (channel and id), not an id that another channel may also use.
@@ -110,13 +136,25 @@ export class ApprovalService {
     if (decision !== 'always' && (opts.scope !== undefined || variable.length)) {
       return { ok: false, code: 'invalid_value', message: 'A scope or variable positions apply only to "always".', approval: current };
     }
-    if (!RULE_SCOPES.includes(scope)) return { ok: false, code: 'invalid_value', message: `The scope must be one of ${RULE_SCOPES.join(', ')}.`, approval: current };
-    if (decision === 'always' && scope === 'sender' && !current.requester) return { ok: false, code: 'invalid_value', message: `Approval ${normalized} has no known sender; choose the conversation or global scope.`, approval: current };
+    if (!RULE_SCOPES.includes(scope))
+      return { ok: false, code: 'invalid_value', message: `The scope must be one of ${RULE_SCOPES.join(', ')}.`, approval: current };
+    if (decision === 'always' && scope === 'sender' && !current.requester)
+      return {
+        ok: false,
+        code: 'invalid_value',
+        message: `Approval ${normalized} has no known sender; choose the conversation or global scope.`,
+        approval: current,
+      };
     const kind = decision === 'always' ? ruleKindOf(current) : undefined;
     if (decision === 'always' && (!current.rule_permitted || !kind)) {
       const why = current.reasons.find((r) => r.startsWith(NO_RULE_PREFIX));
       const because = why ? why.slice(NO_RULE_PREFIX.length) : `${current.tier} tier`;
-      return { ok: false, code: 'always_not_permitted', message: `"Always allow" is not possible for ${normalized}: ${because}. Answer YES or NO.`, approval: current };
+      return {
+        ok: false,
+        code: 'always_not_permitted',
+        message: `"Always allow" is not possible for ${normalized}: ${because}. Answer YES or NO.`,
+        approval: current,
+      };
     }
     if (kind) {
       const bad = checkVariable(current.pattern, kind, variable);
@@ -126,11 +164,21 @@ export class ApprovalService {
     if (!outcome.ok) {
       if (outcome.reason === 'expired') {
         await this.expire();
-        return { ok: false, code: 'expired', message: `Approval ${normalized} has expired; the call was not run.`, ...(outcome.approval ? { approval: outcome.approval } : {}) };
+        return {
+          ok: false,
+          code: 'expired',
+          message: `Approval ${normalized} has expired; the call was not run.`,
+          ...(outcome.approval ? { approval: outcome.approval } : {}),
+        };
       }
       if (outcome.reason === 'already_decided') {
         const a = outcome.approval!;
-        return { ok: false, code: 'already_decided', message: `Approval ${normalized} was already ${a.status === 'executed' ? 'approved' : a.status} by ${a.decided_by ?? 'someone'}.`, approval: a };
+        return {
+          ok: false,
+          code: 'already_decided',
+          message: `Approval ${normalized} was already ${a.status === 'executed' ? 'approved' : a.status} by ${a.decided_by ?? 'someone'}.`,
+          approval: a,
+        };
       }
       return { ok: false, code: 'unknown_code', message: `There is no approval request with code ${normalized}.` };
     }
@@ -139,9 +187,21 @@ export class ApprovalService {
     if (a.always && kind) {
       const scopeKey = scope === 'global' ? '' : scope === 'sender' ? (a.requester ?? '') : a.conversation_id;
       rule = await approvals.addRule({ tool: a.tool, pattern: a.pattern, scope, scopeKey, variable, kind, by: who });
-      await approvals.audit(who, 'rule.created', normalized, { rule: rule.id, tool: rule.tool, pattern: rule.pattern, scope, scopeKey, variable: rule.variable });
+      await approvals.audit(who, 'rule.created', normalized, {
+        rule: rule.id,
+        tool: rule.tool,
+        pattern: rule.pattern,
+        scope,
+        scopeKey,
+        variable: rule.variable,
+      });
     }
-    await approvals.audit(who, `approval.${a.status}`, normalized, { approval: a.id, always: a.always, via: actor.channel, ...(rule ? { rule: rule.id, scope } : {}) });
+    await approvals.audit(who, `approval.${a.status}`, normalized, {
+      approval: a.id,
+      always: a.always,
+      via: actor.channel,
+      ...(rule ? { rule: rule.id, scope } : {}),
+    });
     this.deps.events?.emit('approval.decided', { code: a.code, conversation: a.conversation_id, tool: a.tool, status: a.status, always: a.always, by: who });
     await this.resumeIfReady(a.turn_id);
     const verb =
@@ -161,7 +221,13 @@ export class ApprovalService {
   /** Deletes a rule (audited). */
   async deleteRule(id: number, actor: Actor): Promise<RuleRow | undefined> {
     const r = await this.deps.approvals.deleteRule(id);
-    if (r) await this.deps.approvals.audit(formatIdentity(actor), 'rule.deleted', `rule:${id}`, { tool: r.tool, pattern: r.pattern, scope: r.scope, scopeKey: r.scope_key });
+    if (r)
+      await this.deps.approvals.audit(formatIdentity(actor), 'rule.deleted', `rule:${id}`, {
+        tool: r.tool,
+        pattern: r.pattern,
+        scope: r.scope,
+        scopeKey: r.scope_key,
+      });
     return r;
   }
 

@@ -1,7 +1,7 @@
 import type { ApprovalInfo } from '../../kernel/turn-events.js';
-import { answerHint, type AnswerDecision } from '../approvals/parse.js';
-import { approvalRequestText, REQUEST_ARGS_MAX } from '../approvals/render.js';
 import { describeCall, fullTextAt } from '../../moat/approval-display.js';
+import { type AnswerDecision, answerHint } from '../approvals/parse.js';
+import { approvalRequestText, REQUEST_ARGS_MAX } from '../approvals/render.js';
 
 /**
  * An approval request as a platform-neutral card: what would run, why it needs

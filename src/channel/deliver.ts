@@ -1,9 +1,9 @@
 import type { Logger } from 'pino';
-import type { ConversationRow, InboxRow } from '../../adapters/store/store.js';
-import type { DeliveryStore } from '../../adapters/store/deliveries.js';
 import type { ChannelStateStore } from '../../adapters/store/channel-state.js';
-import type { Config } from '../config.js';
+import type { DeliveryStore } from '../../adapters/store/deliveries.js';
+import type { ConversationRow, InboxRow } from '../../adapters/store/store.js';
 import type { ApprovalInfo, TurnEvent } from '../../kernel/turn-events.js';
+import type { Config } from '../config.js';
 
 export interface DeliverContext {
   deliveries: DeliveryStore;

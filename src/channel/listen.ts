@@ -1,13 +1,13 @@
 import type { IncomingMessage } from 'node:http';
 import type { Logger } from 'pino';
+import type { LockService } from '../../adapters/lock/port.js';
+import type { ChannelStateStore } from '../../adapters/store/channel-state.js';
+import type { DeliveryStore } from '../../adapters/store/deliveries.js';
 import type { InboundMessage } from '../../kernel/envelope.js';
 import type { Identity } from '../../kernel/identity.js';
 import type { TurnEvent } from '../../kernel/turn-events.js';
-import type { DeliveryStore } from '../../adapters/store/deliveries.js';
-import type { ChannelStateStore } from '../../adapters/store/channel-state.js';
-import type { LockService } from '../../adapters/lock/port.js';
-import type { AnswerDecision } from '../approvals/parse.js';
 import type { RuleScope } from '../../moat/approval-engine.js';
+import type { AnswerDecision } from '../approvals/parse.js';
 import type { RequestContext } from '../http/server.js';
 
 export type { Lease } from '../../adapters/lock/port.js';

@@ -1,6 +1,6 @@
-import { ignoreError } from '../../kernel/errors.js';
 import type { Logger } from 'pino';
 import type { DeliveryRepository } from '../../adapters/store/ports/deliveries.js';
+import { ignoreError } from '../../kernel/errors.js';
 import { splitFenced } from '../../kernel/text-split.js';
 
 /**
@@ -160,7 +160,7 @@ export class PostAndEdit {
         backoff = 500;
       } catch (err) {
         if (this.platform.permanent(err)) {
-          this.opts.log.error({ err }, 'the platform refused the reply; giving up on this turn\'s delivery');
+          this.opts.log.error({ err }, "the platform refused the reply; giving up on this turn's delivery");
           this.dead = true;
           return;
         }

@@ -53,7 +53,8 @@ export class ReplyBuffer {
   push(e: TurnEvent): ReplyChange[] {
     const out: ReplyChange[] = [];
     // Anything but another call or its approval means the failed calls really failed.
-    if (e.type !== 'approval_requested' && e.type !== 'tool_start' && e.type !== 'tool_end' && !(e.type === 'done' && e.finishReason === 'approval_pending')) this.settle(out);
+    if (e.type !== 'approval_requested' && e.type !== 'tool_start' && e.type !== 'tool_end' && !(e.type === 'done' && e.finishReason === 'approval_pending'))
+      this.settle(out);
     switch (e.type) {
       case 'turn_start':
         this.attempt = e.attempt;

@@ -14,7 +14,8 @@ export class ReplyToError extends Error {
  * ReplyToError naming it. Values are own properties only ("__proto__" names nothing).
  */
 export function replyToObject(channel: string, raw: unknown): Record<string, unknown> {
-  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) throw new ReplyToError(channel, `expected an object, got ${raw === null ? 'null' : Array.isArray(raw) ? 'an array' : typeof raw}`);
+  if (!raw || typeof raw !== 'object' || Array.isArray(raw))
+    throw new ReplyToError(channel, `expected an object, got ${raw === null ? 'null' : Array.isArray(raw) ? 'an array' : typeof raw}`);
   return raw as Record<string, unknown>;
 }
 
@@ -45,6 +46,7 @@ export function optionalBoolean(channel: string, o: Record<string, unknown>, key
 export function stringArray(channel: string, o: Record<string, unknown>, key: string, maxItems = 200, max = 998): string[] {
   const v = own(o, key);
   if (v === undefined || v === null) return [];
-  if (!Array.isArray(v) || v.length > maxItems || !v.every((x) => typeof x === 'string' && x.length <= max)) throw new ReplyToError(channel, `"${key}" must be a list of strings`);
+  if (!Array.isArray(v) || v.length > maxItems || !v.every((x) => typeof x === 'string' && x.length <= max))
+    throw new ReplyToError(channel, `"${key}" must be a list of strings`);
   return v as string[];
 }

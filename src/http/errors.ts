@@ -81,7 +81,12 @@ export function sendError(
   headers: Record<string, string> = {},
 ): void {
   const type = opts.type ?? (status === 401 ? 'authentication_error' : status >= 500 ? 'server_error' : 'invalid_request_error');
-  sendJson(res, status, { error: { message, type, param: opts.param ?? null, code: opts.code ?? null } }, { ...(status === 401 ? { 'www-authenticate': 'Bearer' } : {}), ...headers });
+  sendJson(
+    res,
+    status,
+    { error: { message, type, param: opts.param ?? null, code: opts.code ?? null } },
+    { ...(status === 401 ? { 'www-authenticate': 'Bearer' } : {}), ...headers },
+  );
 }
 
 /** A core error whose code the table knows, answered with its status, message and code. False when the table does not know it. */

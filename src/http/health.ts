@@ -1,8 +1,8 @@
-import type { Infra } from '../../app/infra.js';
-import type { Metrics } from '../metrics.js';
-import type { ProviderStatus } from '../../providers/slot.js';
 import type { IncomingMessage } from 'node:http';
-import { sendJson, type HttpServer } from './server.js';
+import type { Infra } from '../../app/infra.js';
+import type { ProviderStatus } from '../../providers/slot.js';
+import type { Metrics } from '../metrics.js';
+import { type HttpServer, sendJson } from './server.js';
 
 export interface Check {
   ok: boolean;
@@ -10,7 +10,11 @@ export interface Check {
 }
 
 /** Runs the readiness checks: store, queue, bus and the provider. */
-export async function readiness(infra: Infra, provider: ProviderStatus, channels: Array<{ name: string; ok: boolean; message?: string }> = []): Promise<{ ready: boolean; checks: Record<string, Check> }> {
+export async function readiness(
+  infra: Infra,
+  provider: ProviderStatus,
+  channels: Array<{ name: string; ok: boolean; message?: string }> = [],
+): Promise<{ ready: boolean; checks: Record<string, Check> }> {
   const probe = async (fn: () => Promise<void>): Promise<Check> => {
     try {
       await withTimeout(fn(), 2_000);
@@ -24,7 +28,9 @@ export async function readiness(infra: Infra, provider: ProviderStatus, channels
     store,
     queue,
     bus,
-    provider: provider.configured ? { ok: true, message: provider.slots.map((s) => `${s.id}: ${s.model}`).join(', ') } : { ok: false, message: provider.reason ?? 'no model provider is configured' },
+    provider: provider.configured
+      ? { ok: true, message: provider.slots.map((s) => `${s.id}: ${s.model}`).join(', ') }
+      : { ok: false, message: provider.reason ?? 'no model provider is configured' },
   };
   // A channel connection that is up but deaf (no events, no pings) is not ready.
   for (const c of channels) checks[`channel:${c.name}`] = { ok: c.ok, ...(c.message ? { message: c.message } : {}) };

@@ -1,4 +1,4 @@
-import { createServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse, STATUS_CODES } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
@@ -148,7 +148,8 @@ export class HttpServer {
         res.setHeader('retry-after', '1');
         throw new HttpError(503, 'The gateway is starting; retry shortly.', null, 'starting');
       }
-      if (req.headers.host === undefined && req.httpVersion === '1.1') throw new HttpError(400, 'An HTTP/1.1 request needs a Host header.', null, 'missing_host');
+      if (req.headers.host === undefined && req.httpVersion === '1.1')
+        throw new HttpError(400, 'An HTTP/1.1 request needs a Host header.', null, 'missing_host');
       const url = requestUrl(req.url);
       path = url.pathname;
       for (const [k, v] of url.searchParams) {
@@ -215,7 +216,14 @@ export class HttpServer {
       if (isUnavailable(err)) {
         // The store or queue is restarting: say so, and when to try again (nothing was accepted).
         this.opts.log.warn({ err: (err as Error).message, path }, 'a backing service is unavailable');
-        if (!res.headersSent) sendError(res, 503, 'A backing service (database or queue) is unavailable right now; nothing was accepted. Retry shortly.', { code: 'service_unavailable' }, { 'retry-after': '1' });
+        if (!res.headersSent)
+          sendError(
+            res,
+            503,
+            'A backing service (database or queue) is unavailable right now; nothing was accepted. Retry shortly.',
+            { code: 'service_unavailable' },
+            { 'retry-after': '1' },
+          );
         else res.end();
         return;
       }
@@ -243,7 +251,9 @@ export class HttpServer {
 /** An error answer written to the socket itself (no request or response object exists), then the connection closed. */
 function rawAnswer(socket: Duplex, status: number, message: string, code: string): void {
   const body = JSON.stringify({ error: { message, type: 'invalid_request_error', param: null, code } });
-  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+  );
 }
 
 /** The request target as a URL: origin-form (/path?query) or absolute-form; anything else is a 400. */
@@ -288,10 +298,16 @@ function decodeParams(groups: Record<string, string> | undefined): Record<string
 export function checkJsonContentType(req: IncomingMessage): void {
   const ct = req.headers['content-type'];
   if (ct === undefined || ct === '') return;
-  const [type, ...params] = ct.toLowerCase().split(';').map((s) => s.trim());
+  const [type, ...params] = ct
+    .toLowerCase()
+    .split(';')
+    .map((s) => s.trim());
   if (type === 'application/x-www-form-urlencoded' && params.length === 0) return;
   const json = type === 'application/json' || /^application\/[a-z0-9.+-]+\+json$/.test(type ?? '');
-  const charset = params.find((p) => p.startsWith('charset='))?.slice(8).replace(/^"|"$/g, '');
+  const charset = params
+    .find((p) => p.startsWith('charset='))
+    ?.slice(8)
+    .replace(/^"|"$/g, '');
   if (!json || (charset !== undefined && !['utf-8', 'utf8', 'us-ascii'].includes(charset))) {
     throw new HttpError(415, `Unsupported Content-Type "${ct.slice(0, 100)}": send the body as application/json (UTF-8).`, null, 'unsupported_media_type');
   }
@@ -319,7 +335,8 @@ export function parseJson(raw: Buffer | string, hint?: string): unknown {
 /** parseJson, and the value must be an object (not null, an array or a scalar). */
 export function parseJsonObject(raw: Buffer | string, hint?: string): Record<string, unknown> {
   const v = parseJson(raw, hint);
-  if (!v || typeof v !== 'object' || Array.isArray(v)) throw new HttpError(400, `The request body must be a JSON object${hint ? `: ${hint}` : ''}.`, null, 'invalid_json');
+  if (!v || typeof v !== 'object' || Array.isArray(v))
+    throw new HttpError(400, `The request body must be a JSON object${hint ? `: ${hint}` : ''}.`, null, 'invalid_json');
   return v as Record<string, unknown>;
 }
 
@@ -363,8 +380,11 @@ function sanitizeJson(root: unknown): unknown {
 /** Connection-level failures of Postgres or Redis (restarting, unreachable), as opposed to bugs. */
 export function isUnavailable(err: unknown): boolean {
   const e = err as { code?: string; message?: string };
-  if (e?.code && ['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', '57P01', '57P02', '57P03', '08000', '08001', '08003', '08006'].includes(e.code)) return true;
-  return /Connection terminated|connection is closed|Connection is closed|server closed the connection|the database system is (starting up|shutting down)/i.test(e?.message ?? '');
+  if (e?.code && ['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', '57P01', '57P02', '57P03', '08000', '08001', '08003', '08006'].includes(e.code))
+    return true;
+  return /Connection terminated|connection is closed|Connection is closed|server closed the connection|the database system is (starting up|shutting down)/i.test(
+    e?.message ?? '',
+  );
 }
 
 export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
@@ -404,4 +424,3 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
     req.on('close', gone);
   });
 }
-

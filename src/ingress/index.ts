@@ -16,9 +16,17 @@ import { rateLimit } from './steps/rate-limit.js';
 import { redelivery } from './steps/redelivery.js';
 import { waitingCap } from './steps/waiting-cap.js';
 
-export { Composer, NextCalledTwiceError, StepError, type Next, type Step } from './compose.js';
+export { Composer, type Next, NextCalledTwiceError, type Step, StepError } from './compose.js';
 export type { IngressContext, IngressDeps, IngressStep } from './context.js';
-export { ConversationFullError, type AcceptedOutcome, type AnsweredOutcome, type IngressOutcome, type ReceiveOptions, type RefusalCode, type RefusedOutcome } from './outcome.js';
+export {
+  type AcceptedOutcome,
+  type AnsweredOutcome,
+  ConversationFullError,
+  type IngressOutcome,
+  type ReceiveOptions,
+  type RefusalCode,
+  type RefusedOutcome,
+} from './outcome.js';
 
 /** The steps in order; each hands on or answers. */
 export const INGRESS_STEPS = [redelivery, access, rateLimit, command, approvalAnswer, waitingCap, accept, interrupt] as const;

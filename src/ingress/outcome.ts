@@ -1,5 +1,5 @@
-import { SwitchboardError } from '../../kernel/errors.js';
 import type { AcceptResult } from '../../adapters/store/ports/index.js';
+import { SwitchboardError } from '../../kernel/errors.js';
 import type { CommandName } from '../commands.js';
 
 /** Why a message was turned away. `conversation_full` and `rate_limited` are for now only: the sender may try again. */

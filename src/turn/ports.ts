@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { ApprovalRow, ConversationRow, FinishTurn, InboxRow, NewApproval, StoredMessage, TurnRow } from '../../adapters/store/ports/index.js';
-import type { TurnEventSink } from '../../kernel/turn-events.js';
 import type { AllowRule } from '../../kernel/allow-rule.js';
+import type { TurnEventSink } from '../../kernel/turn-events.js';
 import type { Attempt, ProviderChain } from '../../providers/chain.js';
 import type { AnyTool } from '../../tools/contract.js';
 import type { Config } from '../config.js';

@@ -3,12 +3,11 @@ import type { Logger } from 'pino';
 import type { JobQueue } from '../../adapters/queue/port.js';
 import type { WebhookStore } from '../../adapters/store/webhooks.js';
 import { signedHeaders } from '../../kernel/hmac-signature.js';
+import { EVENT_TYPES, type EventJob, type EventType, type OutboundEvent } from '../../kernel/jobs.js';
 import { safeFetch } from '../../moat/ssrf.js';
 import type { Config } from '../config.js';
-import { EVENT_TYPES, type EventJob, type EventType, type OutboundEvent } from '../../kernel/jobs.js';
 
 export { EVENT_TYPES, type EventJob, type EventType, type OutboundEvent };
-
 
 interface Subscriber {
   id: string;
@@ -38,7 +37,13 @@ export class EventHub {
 
   private async load(): Promise<Subscriber[]> {
     const fromConfig = this.deps.config.webhooks.subscribers.map((s) => ({ ...s, allowCidrs: s.allowCidrs }));
-    const fromDb = (await this.deps.store.subscribers()).map((s) => ({ id: s.id, url: s.url, secretEnv: s.secret_env, events: s.events, allowCidrs: [] as string[] }));
+    const fromDb = (await this.deps.store.subscribers()).map((s) => ({
+      id: s.id,
+      url: s.url,
+      secretEnv: s.secret_env,
+      events: s.events,
+      allowCidrs: [] as string[],
+    }));
     return [...fromConfig, ...fromDb.filter((d) => !fromConfig.some((c) => c.id === d.id))];
   }
 
@@ -64,7 +69,14 @@ export class EventHub {
     else {
       const body = JSON.stringify(job.event);
       try {
-        const res = await safeFetch(s.url, { method: 'POST', headers: { ...signedHeaders(secret, body), 'x-switchboard-event': job.event.type, 'x-switchboard-delivery': job.event.id }, body, allowCidrs: s.allowCidrs, timeoutMs: 10_000, maxRedirects: 0 });
+        const res = await safeFetch(s.url, {
+          method: 'POST',
+          headers: { ...signedHeaders(secret, body), 'x-switchboard-event': job.event.type, 'x-switchboard-delivery': job.event.id },
+          body,
+          allowCidrs: s.allowCidrs,
+          timeoutMs: 10_000,
+          maxRedirects: 0,
+        });
         if (res.status >= 200 && res.status < 300) return;
         error = `HTTP ${res.status}`;
       } catch (err) {

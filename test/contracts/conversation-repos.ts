@@ -56,7 +56,19 @@ export function conversationRepositoryContracts(repos: () => AllRepositories): v
       const other = await repos().inbox.accept({ ...msg(ext, key), channel: 'sms' });
       expect(other).toMatchObject({ conversationId: a.conversationId, duplicate: false });
       const row = await repos().inbox.inboxRow(a.inboxId);
-      expect(row).toMatchObject({ id: a.inboxId, conversation_id: a.conversationId, channel: 'http', external_id: ext, text: 'hello', sender: { id: 'u1' }, sender_identity: 'http:u1', turn_id: null, consumed_at: null, reply_to: null, context: null });
+      expect(row).toMatchObject({
+        id: a.inboxId,
+        conversation_id: a.conversationId,
+        channel: 'http',
+        external_id: ext,
+        text: 'hello',
+        sender: { id: 'u1' },
+        sender_identity: 'http:u1',
+        turn_id: null,
+        consumed_at: null,
+        reply_to: null,
+        context: null,
+      });
       expect(row!.received_at).toBeInstanceOf(Date);
       expect((await repos().inbox.pending(a.conversationId)).map((r) => r.id)).toEqual([a.inboxId, other.inboxId]);
       expect((await repos().conversations.conversationByKey(key))!.agent).toBe('default');
@@ -113,7 +125,15 @@ export function conversationRepositoryContracts(repos: () => AllRepositories): v
         { role: 'user', content: 'first', timestamp: 1 },
         { role: 'assistant', content: [{ type: 'text', text: 'reply one' }], timestamp: 2 },
       ];
-      const closed = await repos().turns.finishTurn({ turnId: turn.id, status: 'done', messages, finishReason: 'stop', usage: { totalTokens: 7 }, honesty: [{ claim: 'x' }], lease: 'lease-1' });
+      const closed = await repos().turns.finishTurn({
+        turnId: turn.id,
+        status: 'done',
+        messages,
+        finishReason: 'stop',
+        usage: { totalTokens: 7 },
+        honesty: [{ claim: 'x' }],
+        lease: 'lease-1',
+      });
       expect(closed.finished).toBe(true);
       expect(closed.pending.map((r) => r.text)).toEqual(['second']);
       expect(closed.pending[0]!.received_at).toBeInstanceOf(Date);
@@ -248,9 +268,23 @@ export function conversationRepositoryContracts(repos: () => AllRepositories): v
       const key = `http/-/transcript-${u()}/-`;
       const messages = [
         { role: 'user', content: 'question', timestamp: 1 },
-        { role: 'assistant', content: [{ type: 'text', text: 'part one' }, { type: 'toolCall', id: 'x' }], timestamp: 2 },
+        {
+          role: 'assistant',
+          content: [
+            { type: 'text', text: 'part one' },
+            { type: 'toolCall', id: 'x' },
+          ],
+          timestamp: 2,
+        },
         { role: 'toolResult', content: [{ type: 'text', text: 'tool output' }], timestamp: 3 },
-        { role: 'assistant', content: [{ type: 'text', text: 'part ' }, { type: 'text', text: 'two' }], timestamp: 4 },
+        {
+          role: 'assistant',
+          content: [
+            { type: 'text', text: 'part ' },
+            { type: 'text', text: 'two' },
+          ],
+          timestamp: 4,
+        },
       ];
       const { conversationId, turnId } = await closedTurn(repos, key, messages);
       expect(await repos().transcript.transcript(conversationId, 2)).toEqual(messages.slice(2));
@@ -265,8 +299,13 @@ export function conversationRepositoryContracts(repos: () => AllRepositories): v
 
     it('searches the words of messages in the conversations the whole sender identity wrote in', async () => {
       const word = `kumquat${u().replace(/\W/g, '')}`;
-      const mine = await closedTurn(repos, `sms/+1/${u()}/-`, [{ role: 'user', content: `my ${word} plans`, timestamp: 1 }], { channel: 'sms', sender: { id: 'UIDENT' } });
-      await closedTurn(repos, `http/-/${u()}/-`, [{ role: 'assistant', content: [{ type: 'text', text: `their ${word} plans` }], timestamp: 1 }], { sender: { id: 'UIDENT' } });
+      const mine = await closedTurn(repos, `sms/+1/${u()}/-`, [{ role: 'user', content: `my ${word} plans`, timestamp: 1 }], {
+        channel: 'sms',
+        sender: { id: 'UIDENT' },
+      });
+      await closedTurn(repos, `http/-/${u()}/-`, [{ role: 'assistant', content: [{ type: 'text', text: `their ${word} plans` }], timestamp: 1 }], {
+        sender: { id: 'UIDENT' },
+      });
       const hits = await repos().transcript.searchMessages(word, { sender: 'sms:UIDENT' });
       expect(hits.map((h) => [h.conversation_id, h.role, h.snippet])).toEqual([[mine.conversationId, 'user', `my ${word} plans`]]);
       expect(hits[0]!.created_at).toBeInstanceOf(Date);
@@ -291,7 +330,9 @@ export function conversationRepositoryContracts(repos: () => AllRepositories): v
       expect((await repos().memory.searchMemory(`c1-${k}`, `u1-${k}`, `KIWIS or ${k}`)).map((n) => n.id)).toEqual([here, mine, global]); // any word
       expect((await repos().memory.searchMemory(`c1-${k}`, `u1-${k}`, 'kiwis')).map((n) => n.id)).toEqual([mine]);
       expect((await repos().memory.searchMemory(`c1-${k}`, `u1-${k}`, '', 1)).map((n) => n.id)).toEqual([here]);
-      expect((await repos().memory.listMemory('sender', `u2-${k}`)).map((n) => [n.id, n.scope, n.scope_key, n.body])).toEqual([[theirs, 'sender', `u2-${k}`, `about u2 ${k}`]]);
+      expect((await repos().memory.listMemory('sender', `u2-${k}`)).map((n) => [n.id, n.scope, n.scope_key, n.body])).toEqual([
+        [theirs, 'sender', `u2-${k}`, `about u2 ${k}`],
+      ]);
       expect((await repos().memory.listMemory('conversation')).map((n) => n.id)).toEqual(expect.arrayContaining([there, here]));
       for (const id of [global, theirs, there, 99_999_999]) expect(await repos().memory.forgetMemory(id, `c1-${k}`, `u1-${k}`)).toBe(false);
       expect(await repos().memory.forgetMemory(here, `cX-${k}`, `c1-${k}`)).toBe(false); // a sender id equal to a conversation id reaches nothing

@@ -36,7 +36,18 @@ export function otherRepositoryContracts(repos: () => AllRepositories): void {
     it('creates one pending approval per tool call, with a code; a retried turn gets the same one', async () => {
       const r = await request();
       const a = await repos().approvals.create(r);
-      expect(a).toMatchObject({ conversation_id: r.conversationId, turn_id: r.turnId, tool_call_id: 'call_1', tool: 'shell_exec', args: { command: 'ls -la' }, reasons: ['lists files'], status: 'pending', always: false, decided_by: null, requester: 'http:u1' });
+      expect(a).toMatchObject({
+        conversation_id: r.conversationId,
+        turn_id: r.turnId,
+        tool_call_id: 'call_1',
+        tool: 'shell_exec',
+        args: { command: 'ls -la' },
+        reasons: ['lists files'],
+        status: 'pending',
+        always: false,
+        decided_by: null,
+        requester: 'http:u1',
+      });
       expect(a.code).toMatch(/^[ACDEFGHJKMNPQRTUVWXY34679]{5}$/);
       expect(a.expires_at).toBeInstanceOf(Date);
       expect(a.created_at).toBeInstanceOf(Date);
@@ -55,15 +66,26 @@ export function otherRepositoryContracts(repos: () => AllRepositories): void {
       const won = await repos().approvals.decide(a.code, 'approved', 'http:op', 'http', true);
       expect(won).toMatchObject({ ok: true, approval: { id: a.id, status: 'approved', decided_by: 'http:op', decided_via: 'http', always: true } });
       expect(won.ok && won.approval.decided_at).toBeInstanceOf(Date);
-      expect(await repos().approvals.decide(a.code, 'denied', 'http:op2', 'http')).toMatchObject({ ok: false, reason: 'already_decided', approval: { status: 'approved' } });
+      expect(await repos().approvals.decide(a.code, 'denied', 'http:op2', 'http')).toMatchObject({
+        ok: false,
+        reason: 'already_decided',
+        approval: { status: 'approved' },
+      });
       expect(await repos().approvals.pending()).not.toContainEqual(expect.objectContaining({ id: a.id }));
       expect(await repos().approvals.markExecuted(a.id)).toBe(true);
       expect(await repos().approvals.markExecuted(a.id)).toBe(false);
       const denied = await repos().approvals.create(await request());
-      expect(await repos().approvals.decide(denied.code, 'denied', 'http:op', 'http', true)).toMatchObject({ ok: true, approval: { status: 'denied', always: false } });
+      expect(await repos().approvals.decide(denied.code, 'denied', 'http:op', 'http', true)).toMatchObject({
+        ok: true,
+        approval: { status: 'denied', always: false },
+      });
       expect(await repos().approvals.markExecuted(denied.id)).toBe(false);
       const late = await repos().approvals.create(await request({ expiresAt: new Date(Date.now() - 1_000) }));
-      expect(await repos().approvals.decide(late.code, 'approved', 'http:op', 'http')).toMatchObject({ ok: false, reason: 'expired', approval: { id: late.id, status: 'pending' } });
+      expect(await repos().approvals.decide(late.code, 'approved', 'http:op', 'http')).toMatchObject({
+        ok: false,
+        reason: 'expired',
+        approval: { id: late.id, status: 'pending' },
+      });
       const expired = await repos().approvals.expireDue();
       expect(expired.map((x) => x.id)).toContain(late.id);
       expect(expired.find((x) => x.id === late.id)).toMatchObject({ status: 'expired' });
@@ -74,9 +96,25 @@ export function otherRepositoryContracts(repos: () => AllRepositories): void {
 
     it('keeps "always allow" rules once each, scoped, and an audit trail', async () => {
       const k = u();
-      const rule = { tool: 'shell_exec', pattern: `ls ${k}`, scope: 'sender' as const, scopeKey: `http:${k}`, variable: [2, 1, 2], kind: 'command' as const, by: 'http:op' };
+      const rule = {
+        tool: 'shell_exec',
+        pattern: `ls ${k}`,
+        scope: 'sender' as const,
+        scopeKey: `http:${k}`,
+        variable: [2, 1, 2],
+        kind: 'command' as const,
+        by: 'http:op',
+      };
       const r = await repos().approvals.addRule(rule);
-      expect(r).toMatchObject({ tool: 'shell_exec', pattern: `ls ${k}`, scope: 'sender', scope_key: `http:${k}`, variable: [1, 2], kind: 'command', created_by: 'http:op' });
+      expect(r).toMatchObject({
+        tool: 'shell_exec',
+        pattern: `ls ${k}`,
+        scope: 'sender',
+        scope_key: `http:${k}`,
+        variable: [1, 2],
+        kind: 'command',
+        created_by: 'http:op',
+      });
       expect(typeof r.id).toBe('number');
       expect((await repos().approvals.addRule({ ...rule, variable: [1, 2] })).id).toBe(r.id);
       const wider = await repos().approvals.addRule({ ...rule, variable: [1] });
@@ -182,7 +220,9 @@ export function otherRepositoryContracts(repos: () => AllRepositories): void {
       const id = `hook-${u()}`;
       await repos().webhooks.addSubscriber({ id, url: 'http://a.test/', secret_env: 'A_SECRET', events: ['turn.done'] });
       await repos().webhooks.addSubscriber({ id, url: 'http://b.test/', secret_env: 'B_SECRET', events: ['turn.done', 'approval.requested'] });
-      expect((await repos().webhooks.subscribers()).filter((s) => s.id === id)).toEqual([{ id, url: 'http://b.test/', secret_env: 'B_SECRET', events: ['turn.done', 'approval.requested'] }]);
+      expect((await repos().webhooks.subscribers()).filter((s) => s.id === id)).toEqual([
+        { id, url: 'http://b.test/', secret_env: 'B_SECRET', events: ['turn.done', 'approval.requested'] },
+      ]);
       await repos().webhooks.deadLetter(id, { type: 'turn.done', n: 1 }, 'timeout', 3);
       await repos().webhooks.deadLetter(id, { type: 'turn.done', n: 2 }, 'HTTP 500', 5);
       const [newest, older] = await repos().webhooks.deadLetters(2);

@@ -15,7 +15,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { WebSocketServer, type WebSocket } from 'ws';
+import { type WebSocket, WebSocketServer } from 'ws';
 
 export const BOT_ID = '900000000000000001';
 export const APP_ID = '900000000000000002';
@@ -86,7 +86,14 @@ export function snowflake(): string {
   return (((BigInt(Date.now()) - 1420070400000n) << 22n) | (counter++ & 0x3fffffn)).toString();
 }
 
-const userJson = (u: FakeUser) => ({ id: u.id, username: u.username, discriminator: '0', global_name: u.username, avatar: null, ...(u.bot ? { bot: true } : {}) });
+const userJson = (u: FakeUser) => ({
+  id: u.id,
+  username: u.username,
+  discriminator: '0',
+  global_name: u.username,
+  avatar: null,
+  ...(u.bot ? { bot: true } : {}),
+});
 
 export class FakeDiscord {
   readonly bot: FakeUser = { id: BOT_ID, username: 'switchboard', bot: true };
@@ -149,7 +156,12 @@ export class FakeDiscord {
 
   // ---------------------------------------------------------------- world
 
-  addGuild(id: string, name: string, channels: Array<{ id: string; name: string }>, opts: { threads?: Array<{ id: string; parent: string; name: string }>; roles?: Array<{ id: string; name: string }> } = {}): FakeGuild {
+  addGuild(
+    id: string,
+    name: string,
+    channels: Array<{ id: string; name: string }>,
+    opts: { threads?: Array<{ id: string; parent: string; name: string }>; roles?: Array<{ id: string; name: string }> } = {},
+  ): FakeGuild {
     const g: FakeGuild = {
       id,
       name,
@@ -170,7 +182,13 @@ export class FakeDiscord {
 
   /** The next `count` requests matching get 429 (retry_after in seconds). */
   rateLimit(count: number, opts: { method?: string; path?: RegExp; retryAfter?: number; global?: boolean } = {}): void {
-    this.rules.push({ ...(opts.method ? { method: opts.method } : {}), ...(opts.path ? { path: opts.path } : {}), remaining: count, retryAfter: opts.retryAfter ?? 0.3, global: opts.global ?? false });
+    this.rules.push({
+      ...(opts.method ? { method: opts.method } : {}),
+      ...(opts.path ? { path: opts.path } : {}),
+      remaining: count,
+      retryAfter: opts.retryAfter ?? 0.3,
+      global: opts.global ?? false,
+    });
   }
 
   /** Messages the bot posted in a channel (not deleted), oldest first. */
@@ -185,7 +203,15 @@ export class FakeDiscord {
   // ---------------------------------------------------------------- gateway events (the test's users)
 
   /** A user posts a message; returns its id. */
-  userMessage(m: { channelId: string; author: FakeUser; content: string; mentionBot?: boolean; attachments?: Array<{ filename: string; size: number; content_type?: string }>; roles?: string[]; id?: string }): string {
+  userMessage(m: {
+    channelId: string;
+    author: FakeUser;
+    content: string;
+    mentionBot?: boolean;
+    attachments?: Array<{ filename: string; size: number; content_type?: string }>;
+    roles?: string[];
+    id?: string;
+  }): string {
     const ch = this.channels.get(m.channelId);
     if (!ch) throw new Error(`unknown channel ${m.channelId}`);
     const id = m.id ?? snowflake();
@@ -194,11 +220,28 @@ export class FakeDiscord {
     const d: Record<string, unknown> = {
       ...msg,
       mentions: m.mentionBot ? [userJson(this.bot)] : [],
-      attachments: (m.attachments ?? []).map((a) => ({ id: snowflake(), filename: a.filename, size: a.size, url: `https://cdn.example/${a.filename}`, proxy_url: `https://cdn.example/${a.filename}`, ...(a.content_type ? { content_type: a.content_type } : {}) })),
+      attachments: (m.attachments ?? []).map((a) => ({
+        id: snowflake(),
+        filename: a.filename,
+        size: a.size,
+        url: `https://cdn.example/${a.filename}`,
+        proxy_url: `https://cdn.example/${a.filename}`,
+        ...(a.content_type ? { content_type: a.content_type } : {}),
+      })),
     };
     if (ch.guild_id) d.member = { roles: m.roles ?? [], joined_at: new Date().toISOString(), deaf: false, mute: false, flags: 0 };
     else d.channel_type = 1;
-    this.messages.set(id, { id, channel_id: m.channelId, ...(ch.guild_id ? { guild_id: ch.guild_id } : {}), author: m.author, content, components: [], edits: 0, deleted: false, history: [content] });
+    this.messages.set(id, {
+      id,
+      channel_id: m.channelId,
+      ...(ch.guild_id ? { guild_id: ch.guild_id } : {}),
+      author: m.author,
+      content,
+      components: [],
+      edits: 0,
+      deleted: false,
+      history: [content],
+    });
     this.dispatch('MESSAGE_CREATE', d);
     return id;
   }
@@ -207,7 +250,11 @@ export class FakeDiscord {
   clickButton(i: { messageId: string; customId: string; user: FakeUser; roles?: string[] }): string {
     const msg = this.messages.get(i.messageId);
     if (!msg) throw new Error(`unknown message ${i.messageId}`);
-    const id = this.interaction(msg.channel_id, i.user, i.roles ?? [], { type: 3, data: { custom_id: i.customId, component_type: 2 }, message: this.messageJson(msg) });
+    const id = this.interaction(msg.channel_id, i.user, i.roles ?? [], {
+      type: 3,
+      data: { custom_id: i.customId, component_type: 2 },
+      message: this.messageJson(msg),
+    });
     this.interactionMessage.set(id, msg.id);
     return id;
   }
@@ -232,7 +279,10 @@ export class FakeDiscord {
     if (!ch) throw new Error(`unknown channel ${channelId}`);
     const id = snowflake();
     const who = ch.guild_id
-      ? { guild_id: ch.guild_id, member: { user: userJson(user), roles, permissions: '0', joined_at: new Date().toISOString(), deaf: false, mute: false, flags: 0 } }
+      ? {
+          guild_id: ch.guild_id,
+          member: { user: userJson(user), roles, permissions: '0', joined_at: new Date().toISOString(), deaf: false, mute: false, flags: 0 },
+        }
       : { user: userJson(user) };
     this.dispatch('INTERACTION_CREATE', {
       id,
@@ -252,7 +302,9 @@ export class FakeDiscord {
     return id;
   }
 
-  private messageJson(m: Pick<FakeMessage, 'id' | 'channel_id' | 'author' | 'content' | 'components'> & { guild_id?: string; message_reference?: { message_id: string } }) {
+  private messageJson(
+    m: Pick<FakeMessage, 'id' | 'channel_id' | 'author' | 'content' | 'components'> & { guild_id?: string; message_reference?: { message_id: string } },
+  ) {
     return {
       id: m.id,
       channel_id: m.channel_id,
@@ -335,7 +387,17 @@ export class FakeDiscord {
         verification_level: 0,
         default_message_notifications: 0,
         explicit_content_filter: 0,
-        roles: g.roles.map((r, i) => ({ id: r.id, name: r.name, color: 0, hoist: false, position: i, permissions: '0', managed: false, mentionable: false, flags: 0 })),
+        roles: g.roles.map((r, i) => ({
+          id: r.id,
+          name: r.name,
+          color: 0,
+          hoist: false,
+          position: i,
+          permissions: '0',
+          managed: false,
+          mentionable: false,
+          flags: 0,
+        })),
         emojis: [],
         features: [],
         mfa_level: 0,
@@ -354,7 +416,17 @@ export class FakeDiscord {
         guild_scheduled_events: [],
         stickers: [],
         channels: g.channels.map((c, i) => ({ id: c.id, type: 0, name: c.name, position: i, permission_overwrites: [], nsfw: false })),
-        threads: g.threads.map((t) => ({ id: t.id, type: 11, guild_id: g.id, parent_id: t.parent_id, name: t.name, owner_id: '1', message_count: 0, member_count: 1, thread_metadata: { archived: false, auto_archive_duration: 1440, archive_timestamp: new Date().toISOString(), locked: false } })),
+        threads: g.threads.map((t) => ({
+          id: t.id,
+          type: 11,
+          guild_id: g.id,
+          parent_id: t.parent_id,
+          name: t.name,
+          owner_id: '1',
+          message_count: 0,
+          member_count: 1,
+          thread_metadata: { archived: false, auto_archive_duration: 1440, archive_timestamp: new Date().toISOString(), locked: false },
+        })),
       });
     }
   }
@@ -438,8 +510,13 @@ export class FakeDiscord {
       const ch = this.channels.get(m[1]!);
       if (!ch) return reply(404, { message: 'Unknown Channel', code: 10003 });
       const content = String(body?.content ?? '');
-      if (content.length > 2000) return reply(400, { message: 'Invalid Form Body', code: 50035, errors: { content: { _errors: [{ code: 'BASE_TYPE_MAX_LENGTH', message: 'Must be 2000 or fewer in length.' }] } } });
-      if (!content && !(body?.components?.length)) return reply(400, { message: 'Cannot send an empty message', code: 50006 });
+      if (content.length > 2000)
+        return reply(400, {
+          message: 'Invalid Form Body',
+          code: 50035,
+          errors: { content: { _errors: [{ code: 'BASE_TYPE_MAX_LENGTH', message: 'Must be 2000 or fewer in length.' }] } },
+        });
+      if (!content && !body?.components?.length) return reply(400, { message: 'Cannot send an empty message', code: 50006 });
       if (body?.nonce && body?.enforce_nonce) {
         const same = [...this.messages.values()].find((x) => x.channel_id === ch.id && x.nonce === body.nonce && x.author.id === BOT_ID);
         if (same) return reply(200, this.messageJson(same));
@@ -477,7 +554,10 @@ export class FakeDiscord {
     }
     if ((m = /^\/applications\/(\d+)(\/guilds\/(\d+))?\/commands$/.exec(path)) && method === 'PUT') {
       this.registeredCommands.push({ path, body });
-      return reply(200, (body as any[]).map((c) => ({ ...c, id: snowflake(), application_id: APP_ID, version: '1', type: c.type ?? 1, default_member_permissions: null })));
+      return reply(
+        200,
+        (body as any[]).map((c) => ({ ...c, id: snowflake(), application_id: APP_ID, version: '1', type: c.type ?? 1, default_member_permissions: null })),
+      );
     }
     if ((m = /^\/interactions\/(\d+)\/([^/]+)\/callback$/.exec(path)) && method === 'POST') {
       this.interactionReplies.push({ interactionId: m[1]!, type: body?.type, data: body?.data });
@@ -492,7 +572,24 @@ export class FakeDiscord {
     }
     if ((m = /^\/webhooks\/(\d+)\/([^/]+)$/.exec(path)) && method === 'POST') {
       this.interactionReplies.push({ interactionId: m[2]!.replace(/^tok-/, ''), type: -2, data: body });
-      return reply(200, { id: snowflake(), channel_id: '0', content: body?.content ?? '', author: userJson(this.bot), timestamp: new Date().toISOString(), attachments: [], embeds: [], mentions: [], mention_roles: [], type: 0, flags: body?.flags ?? 0, components: [], tts: false, mention_everyone: false, pinned: false, edited_timestamp: null });
+      return reply(200, {
+        id: snowflake(),
+        channel_id: '0',
+        content: body?.content ?? '',
+        author: userJson(this.bot),
+        timestamp: new Date().toISOString(),
+        attachments: [],
+        embeds: [],
+        mentions: [],
+        mention_roles: [],
+        type: 0,
+        flags: body?.flags ?? 0,
+        components: [],
+        tts: false,
+        mention_everyone: false,
+        pinned: false,
+        edited_timestamp: null,
+      });
     }
     reply(404, { message: `fake discord: no route ${method} ${path}`, code: 0 });
   }

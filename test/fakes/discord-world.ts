@@ -6,7 +6,7 @@
 import type { Gateway } from '../../app/gateway.js';
 import { eventually, startGateway, testConfig } from '../support/gateway.js';
 import { FakeDiscord, type FakeUser } from './discord-server.js';
-import { FakeLlm, lastUserText, reply, toolCall, type FakeRequest } from './fake-llm.js';
+import { FakeLlm, type FakeRequest, lastUserText, reply, toolCall } from './fake-llm.js';
 
 export const GUILD = '700000000000000001';
 export const GENERAL = '700000000000000010';
@@ -96,21 +96,30 @@ export async function startWorld(discord: Record<string, unknown> = {}): Promise
   backup.respond(agentLike);
   const noMention = Object.fromEntries([OPEN, STREAM, FENCES, LIMITED, RESET, RESUME, APPROVE].map((id) => [id, { requireMention: false }]));
   const gw = await startGateway(
-    testConfig(null, {}, {
-      providers: [
-        { id: 'primary', api: 'openai-completions', model: 'fake-a', baseUrl: primary.openaiBaseUrl, apiKeyEnv: 'FAKE_DISCORD_LLM_A' },
-        { id: 'backup', api: 'openai-completions', model: 'fake-b', baseUrl: backup.openaiBaseUrl, apiKeyEnv: 'FAKE_DISCORD_LLM_B' },
-      ],
-      channels: { discord: { apiBaseUrl: fake.apiUrl, channels: noMention, operatorRoles: [OPS_ROLE], commandGuildIds: [], ...discord } },
-      access: { discord: { policy: 'open' } },
-      approvals: { operators: { discord: [OPERATOR.id] }, timeoutMs: 60_000 },
-    }),
+    testConfig(
+      null,
+      {},
+      {
+        providers: [
+          { id: 'primary', api: 'openai-completions', model: 'fake-a', baseUrl: primary.openaiBaseUrl, apiKeyEnv: 'FAKE_DISCORD_LLM_A' },
+          { id: 'backup', api: 'openai-completions', model: 'fake-b', baseUrl: backup.openaiBaseUrl, apiKeyEnv: 'FAKE_DISCORD_LLM_B' },
+        ],
+        channels: { discord: { apiBaseUrl: fake.apiUrl, channels: noMention, operatorRoles: [OPS_ROLE], commandGuildIds: [], ...discord } },
+        access: { discord: { policy: 'open' } },
+        approvals: { operators: { discord: [OPERATOR.id] }, timeoutMs: 60_000 },
+      },
+    ),
   );
   const listener = gw.channels.find((c) => c.name === 'discord')!.listener!;
   await eventually(async () => listener.health().ok, 15_000);
   const db = gw.infra.store.db;
   const inboxRows = async (messageId: string) =>
-    (await db.query<{ conversation_id: string; attachments: unknown[]; text: string; consumed_at: Date | null }>(`select conversation_id, attachments, text, consumed_at from inbox where channel = 'discord' and external_id = $1`, [messageId])).rows;
+    (
+      await db.query<{ conversation_id: string; attachments: unknown[]; text: string; consumed_at: Date | null }>(
+        `select conversation_id, attachments, text, consumed_at from inbox where channel = 'discord' and external_id = $1`,
+        [messageId],
+      )
+    ).rows;
   return {
     fake,
     primary,

@@ -26,7 +26,10 @@ export const newMessageId = (domain = 'example.com') => `<${randomUUID()}@${doma
 /** Authentication-Results as the receiving server (authserv-id mx.example.test) would write it. */
 export function authResults(domain: string, pass: boolean, authServId = 'mx.example.test'): [string, string] {
   const r = pass ? 'pass' : 'fail';
-  return ['Authentication-Results', `${authServId}; dkim=${r} header.d=${domain} header.s=s1; spf=${r} (sender IP is 192.0.2.1) smtp.mailfrom=someone@${domain}; dmarc=${r} header.from=${domain}`];
+  return [
+    'Authentication-Results',
+    `${authServId}; dkim=${r} header.d=${domain} header.s=s1; spf=${r} (sender IP is 192.0.2.1) smtp.mailfrom=someone@${domain}; dmarc=${r} header.from=${domain}`,
+  ];
 }
 
 export function rawMail(m: MailSpec): { raw: string; messageId: string } {
@@ -45,7 +48,19 @@ export function rawMail(m: MailSpec): { raw: string; messageId: string } {
     lines.push('Content-Type: text/html; charset=utf-8', '', m.html);
   } else if (m.html !== undefined) {
     const b = `b${randomUUID()}`;
-    lines.push(`Content-Type: multipart/alternative; boundary="${b}"`, '', `--${b}`, 'Content-Type: text/plain; charset=utf-8', '', m.text!, `--${b}`, 'Content-Type: text/html; charset=utf-8', '', m.html, `--${b}--`);
+    lines.push(
+      `Content-Type: multipart/alternative; boundary="${b}"`,
+      '',
+      `--${b}`,
+      'Content-Type: text/plain; charset=utf-8',
+      '',
+      m.text!,
+      `--${b}`,
+      'Content-Type: text/html; charset=utf-8',
+      '',
+      m.html,
+      `--${b}--`,
+    );
   } else {
     lines.push('Content-Type: text/plain; charset=utf-8', '', m.text ?? '');
   }

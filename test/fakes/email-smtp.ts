@@ -3,7 +3,7 @@
  * mail the gateway sends, parsed. failNext(451, …) answers the next DATA
  * commands with those codes, to exercise the sender's retries.
  */
-import { simpleParser, type ParsedMail } from 'mailparser';
+import { type ParsedMail, simpleParser } from 'mailparser';
 import { SMTPServer } from 'smtp-server';
 
 export interface SentMail {

@@ -11,8 +11,9 @@
  *
  * Only node: built-ins are used here.
  */
-import { createServer } from 'node:http';
+
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { createServer } from 'node:http';
 import type { Socket } from 'node:net';
 import { pathToFileURL } from 'node:url';
 
@@ -114,27 +115,41 @@ type Api = 'openai' | 'anthropic';
 
 function openaiErrorBody(status: number, message?: string): object {
   const [type, code, msg] =
-    status === 400 ? ['invalid_request_error', null, 'Bad request']
-    : status === 401 ? ['invalid_request_error', 'invalid_api_key', 'Incorrect API key provided']
-    : status === 403 ? ['permission_error', null, 'Permission denied']
-    : status === 404 ? ['invalid_request_error', 'not_found', 'Not found']
-    : status === 429 ? ['rate_limit_error', 'rate_limit_exceeded', 'Rate limit reached']
-    : status === 503 || status === 529 ? ['server_error', 'overloaded', 'The engine is currently overloaded']
-    : status >= 500 ? ['server_error', null, 'The server had an error while processing your request.']
-    : ['api_error', null, `Error ${status}`];
+    status === 400
+      ? ['invalid_request_error', null, 'Bad request']
+      : status === 401
+        ? ['invalid_request_error', 'invalid_api_key', 'Incorrect API key provided']
+        : status === 403
+          ? ['permission_error', null, 'Permission denied']
+          : status === 404
+            ? ['invalid_request_error', 'not_found', 'Not found']
+            : status === 429
+              ? ['rate_limit_error', 'rate_limit_exceeded', 'Rate limit reached']
+              : status === 503 || status === 529
+                ? ['server_error', 'overloaded', 'The engine is currently overloaded']
+                : status >= 500
+                  ? ['server_error', null, 'The server had an error while processing your request.']
+                  : ['api_error', null, `Error ${status}`];
   return { error: { message: message ?? msg, type, code } };
 }
 
 function anthropicErrorBody(status: number, message?: string): object {
   const [type, msg] =
-    status === 400 ? ['invalid_request_error', 'Bad request']
-    : status === 401 ? ['authentication_error', 'invalid x-api-key']
-    : status === 403 ? ['permission_error', 'Permission denied']
-    : status === 404 ? ['not_found_error', 'Not found']
-    : status === 413 ? ['request_too_large', 'Request too large']
-    : status === 429 ? ['rate_limit_error', 'Rate limit reached']
-    : status === 529 ? ['overloaded_error', 'Overloaded']
-    : ['api_error', status >= 500 ? 'Internal server error' : `Error ${status}`];
+    status === 400
+      ? ['invalid_request_error', 'Bad request']
+      : status === 401
+        ? ['authentication_error', 'invalid x-api-key']
+        : status === 403
+          ? ['permission_error', 'Permission denied']
+          : status === 404
+            ? ['not_found_error', 'Not found']
+            : status === 413
+              ? ['request_too_large', 'Request too large']
+              : status === 429
+                ? ['rate_limit_error', 'Rate limit reached']
+                : status === 529
+                  ? ['overloaded_error', 'Overloaded']
+                  : ['api_error', status >= 500 ? 'Internal server error' : `Error ${status}`];
   return { type: 'error', error: { type, message: message ?? msg } };
 }
 
@@ -294,7 +309,13 @@ function anthropicEmitter(body: any, promptTokens: number): Emitter {
         JSON.stringify({
           type: 'message_start',
           message: {
-            id, type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null,
+            id,
+            type: 'message',
+            role: 'assistant',
+            model,
+            content: [],
+            stop_reason: null,
+            stop_sequence: null,
             usage: { input_tokens: promptTokens, output_tokens: 1 },
           },
         }),
@@ -311,10 +332,16 @@ function anthropicEmitter(body: any, promptTokens: number): Emitter {
     toolCall: (callId, name, argsJson) => {
       let out = closeText();
       index++;
-      out += ev('content_block_start', JSON.stringify({ type: 'content_block_start', index, content_block: { type: 'tool_use', id: callId, name, input: {} } }));
+      out += ev(
+        'content_block_start',
+        JSON.stringify({ type: 'content_block_start', index, content_block: { type: 'tool_use', id: callId, name, input: {} } }),
+      );
       const cut = argsJson.length > 1 ? argsJson.length >> 1 : argsJson.length;
       for (const part of cut < argsJson.length ? [argsJson.slice(0, cut), argsJson.slice(cut)] : [argsJson]) {
-        out += ev('content_block_delta', `{"type":"content_block_delta","index":${index},"delta":{"type":"input_json_delta","partial_json":${JSON.stringify(part)}}}`);
+        out += ev(
+          'content_block_delta',
+          `{"type":"content_block_delta","index":${index},"delta":{"type":"input_json_delta","partial_json":${JSON.stringify(part)}}}`,
+        );
       }
       return out + ev('content_block_stop', `{"type":"content_block_stop","index":${index}}`);
     },
@@ -474,8 +501,7 @@ export class FakeLlm {
 
     const usage: Usage = { prompt: this.opts.usage?.promptTokens ?? Math.ceil(raw.length / 4), completion: 0 };
     if (body.stream === true) {
-      const em =
-        api === 'openai' ? openaiEmitter(body, body.stream_options?.include_usage === true) : anthropicEmitter(body, usage.prompt);
+      const em = api === 'openai' ? openaiEmitter(body, body.stream_options?.include_usage === true) : anthropicEmitter(body, usage.prompt);
       await this.runStream(conn, api, script, em, usage);
     } else {
       await this.runPlain(conn, api, body, script, usage);
@@ -670,7 +696,7 @@ async function main(): Promise<void> {
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
   main().catch((err: unknown) => {
-    process.stderr.write(`${err instanceof Error ? err.stack ?? err.message : String(err)}\n`);
+    process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
     process.exit(1);
   });
 }

@@ -54,11 +54,9 @@ function registerBaseTools(s: McpServer, extra: string[]): void {
   s.registerTool('write_note', { description: 'Writes a note', inputSchema: { text: z.string() } }, async ({ text }) => ({
     content: [{ type: 'text', text: `noted:${text}` }],
   }));
-  s.registerTool(
-    'delete_all',
-    { description: 'Deletes everything', annotations: { readOnlyHint: false, destructiveHint: true } },
-    async () => ({ content: [{ type: 'text', text: 'deleted' }] }),
-  );
+  s.registerTool('delete_all', { description: 'Deletes everything', annotations: { readOnlyHint: false, destructiveHint: true } }, async () => ({
+    content: [{ type: 'text', text: 'deleted' }],
+  }));
   for (const name of extra) registerExtra(s, name);
 }
 
@@ -131,7 +129,9 @@ export async function startFakeMcpHttp(opts: FakeMcpHttpOptions = {}): Promise<F
       await transport.handleRequest(req, res, body);
       return;
     }
-    res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32001, message: 'Session not found' }, id: null }));
+    res
+      .writeHead(404, { 'content-type': 'application/json' })
+      .end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32001, message: 'Session not found' }, id: null }));
   };
 
   const http: Server = createServer((req, res) => {

@@ -9,7 +9,7 @@
 import { createHmac, randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { WebSocketServer, type WebSocket } from 'ws';
+import { type WebSocket, WebSocketServer } from 'ws';
 
 export interface SlackCall {
   method: string;
@@ -135,7 +135,10 @@ export class FakeSlack {
       case 'users.info': {
         const u = this.users.get(args.user);
         if (!u) return { ok: false, error: 'user_not_found' };
-        return { ok: true, user: { id: u.id, name: u.name, real_name: u.real_name ?? u.name, profile: { display_name: u.display_name ?? '', real_name: u.real_name ?? u.name } } };
+        return {
+          ok: true,
+          user: { id: u.id, name: u.name, real_name: u.real_name ?? u.name, profile: { display_name: u.display_name ?? '', real_name: u.real_name ?? u.name } },
+        };
       }
       case 'conversations.replies': {
         const msgs = [...this.messages.values()].filter((x) => x.channel === args.channel && !x.deleted && (x.ts === args.ts || x.thread_ts === args.ts));
@@ -165,7 +168,8 @@ export class FakeSlack {
         return { ok: true, message_ts: this.nextTs() };
       case 'chat.startStream': {
         if (!args.thread_ts) return { ok: false, error: 'invalid_arguments' };
-        if (!String(args.channel).startsWith('D') && (!args.recipient_user_id || !args.recipient_team_id)) return { ok: false, error: 'missing_recipient_user_id' };
+        if (!String(args.channel).startsWith('D') && (!args.recipient_user_id || !args.recipient_team_id))
+          return { ok: false, error: 'missing_recipient_user_id' };
         const msg = this.store({ channel: args.channel, thread_ts: args.thread_ts, text: '', streaming: true });
         this.streamIn(msg, args);
         return { ok: true, channel: msg.channel, ts: msg.ts };
@@ -223,7 +227,9 @@ export class FakeSlack {
 
   /** The bot's messages (not deleted) in a channel, optionally in one thread, oldest first. */
   botMessages(channel: string, thread_ts?: string): FakeMessage[] {
-    return [...this.messages.values()].filter((m) => m.channel === channel && m.user === BOT.userId && !m.deleted && (thread_ts === undefined || m.thread_ts === thread_ts));
+    return [...this.messages.values()].filter(
+      (m) => m.channel === channel && m.user === BOT.userId && !m.deleted && (thread_ts === undefined || m.thread_ts === thread_ts),
+    );
   }
 
   callsOf(method: string): SlackCall[] {
@@ -233,9 +239,20 @@ export class FakeSlack {
   // ---- events ------------------------------------------------------------------
 
   /** A user's message as Slack would send it (also kept, so conversations.replies sees it). */
-  userMessage(p: { user: string; channel: string; text: string; thread_ts?: string; channel_type?: string; files?: any[]; ts?: string; type?: string; clientMsgId?: string | null }): any {
+  userMessage(p: {
+    user: string;
+    channel: string;
+    text: string;
+    thread_ts?: string;
+    channel_type?: string;
+    files?: any[];
+    ts?: string;
+    type?: string;
+    clientMsgId?: string | null;
+  }): any {
     const ts = p.ts ?? this.nextTs();
-    if (!this.messages.has(ts)) this.store({ channel: p.channel, text: p.text, streaming: false, user: p.user, ts, ...(p.thread_ts ? { thread_ts: p.thread_ts } : {}) });
+    if (!this.messages.has(ts))
+      this.store({ channel: p.channel, text: p.text, streaming: false, user: p.user, ts, ...(p.thread_ts ? { thread_ts: p.thread_ts } : {}) });
     return {
       type: p.type ?? 'message',
       user: p.user,
@@ -273,11 +290,25 @@ export class FakeSlack {
       user: { id: p.user, username: p.user, team_id: BOT.team },
       api_app_id: BOT.appId,
       token: 'legacy-verification-token',
-      container: { type: 'message', message_ts: p.message.ts, channel_id: p.message.channel, is_ephemeral: false, ...(p.message.thread_ts ? { thread_ts: p.message.thread_ts } : {}) },
+      container: {
+        type: 'message',
+        message_ts: p.message.ts,
+        channel_id: p.message.channel,
+        is_ephemeral: false,
+        ...(p.message.thread_ts ? { thread_ts: p.message.thread_ts } : {}),
+      },
       trigger_id: 'trigger-1',
       team: { id: BOT.team, domain: 'test' },
       channel: { id: p.message.channel, name: 'chan' },
-      message: { type: 'message', user: BOT.userId, bot_id: BOT.botId, ts: p.message.ts, text: p.message.text, blocks: p.message.blocks, ...(p.message.thread_ts ? { thread_ts: p.message.thread_ts } : {}) },
+      message: {
+        type: 'message',
+        user: BOT.userId,
+        bot_id: BOT.botId,
+        ts: p.message.ts,
+        text: p.message.text,
+        blocks: p.message.blocks,
+        ...(p.message.thread_ts ? { thread_ts: p.message.thread_ts } : {}),
+      },
       response_url: `${this.url}/response/1`,
       actions: [{ type: 'button', action_id: p.actionId, block_id: 'b', value: p.value, action_ts: String(Date.now() / 1000) }],
     };
@@ -305,7 +336,14 @@ export class FakeSlack {
       if (i >= 0) this.sockets.splice(i, 1);
     });
     ws.on('error', () => {});
-    ws.send(JSON.stringify({ type: 'hello', num_connections: 1, debug_info: { host: 'fake', approximate_connection_time: 18060 }, connection_info: { app_id: BOT.appId } }));
+    ws.send(
+      JSON.stringify({
+        type: 'hello',
+        num_connections: 1,
+        debug_info: { host: 'fake', approximate_connection_time: 18060 },
+        connection_info: { app_id: BOT.appId },
+      }),
+    );
   }
 
   /** Open, answering sockets. */
@@ -332,7 +370,14 @@ export class FakeSlack {
     ws.send(
       JSON.stringify(
         type === 'events_api'
-          ? { envelope_id, type, payload, accepts_response_payload: false, retry_attempt: opts.retryAttempt ?? 0, retry_reason: opts.retryAttempt ? 'timeout' : '' }
+          ? {
+              envelope_id,
+              type,
+              payload,
+              accepts_response_payload: false,
+              retry_attempt: opts.retryAttempt ?? 0,
+              retry_reason: opts.retryAttempt ? 'timeout' : '',
+            }
           : { envelope_id, type, payload, accepts_response_payload: true },
       ),
     );
@@ -369,7 +414,11 @@ export async function postSigned(
 ): Promise<{ status: number; text: string }> {
   const raw = opts.form ? new URLSearchParams({ payload: JSON.stringify(body) }).toString() : JSON.stringify(body);
   const ts = String(opts.timestamp ?? Math.floor(Date.now() / 1000));
-  const sig = opts.signature ?? `v0=${createHmac('sha256', opts.secret ?? SIGNING_SECRET).update(`v0:${ts}:${raw}`).digest('hex')}`;
+  const sig =
+    opts.signature ??
+    `v0=${createHmac('sha256', opts.secret ?? SIGNING_SECRET)
+      .update(`v0:${ts}:${raw}`)
+      .digest('hex')}`;
   const r = await fetch(url, {
     method: 'POST',
     headers: {

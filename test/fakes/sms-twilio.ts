@@ -143,7 +143,11 @@ export class FakeTwilio {
     const started = performance.now();
     const r = await fetch(this.toLocal(publicUrl), {
       method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', 'user-agent': 'TwilioProxy/1.1', ...(signature !== null ? { 'x-twilio-signature': signature } : {}) },
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        'user-agent': 'TwilioProxy/1.1',
+        ...(signature !== null ? { 'x-twilio-signature': signature } : {}),
+      },
       body: new URLSearchParams(params).toString(),
     });
     const body = await r.text();
@@ -172,7 +176,8 @@ export class FakeTwilio {
       json(res, status, { code, message, more_info: `https://www.twilio.com/docs/errors/${code}`, status });
     };
     if (!/^\+[1-9]\d{6,14}$/.test(to)) return fail(400, 21211, `The 'To' number ${to} is not a valid phone number.`);
-    if (!form.get('From') && !form.get('MessagingServiceSid')) return fail(400, 21603, "A 'From' or 'MessagingServiceSid' parameter is required to send a message.");
+    if (!form.get('From') && !form.get('MessagingServiceSid'))
+      return fail(400, 21603, "A 'From' or 'MessagingServiceSid' parameter is required to send a message.");
     if (body.length > 1600) return fail(400, 21617, 'The concatenated message body exceeds the 1600 character limit.');
     const perm = this.permanent.get(to);
     if (perm) return fail(perm.status, perm.code, perm.message ?? `scripted error ${perm.code}`);
@@ -185,7 +190,15 @@ export class FakeTwilio {
     const from = form.get('From') ?? undefined;
     const messagingServiceSid = form.get('MessagingServiceSid') ?? undefined;
     const statusCallback = form.get('StatusCallback') ?? undefined;
-    this.messages.push({ sid, to, body, at: Date.now(), ...(from ? { from } : {}), ...(messagingServiceSid ? { messagingServiceSid } : {}), ...(statusCallback ? { statusCallback } : {}) });
+    this.messages.push({
+      sid,
+      to,
+      body,
+      at: Date.now(),
+      ...(from ? { from } : {}),
+      ...(messagingServiceSid ? { messagingServiceSid } : {}),
+      ...(statusCallback ? { statusCallback } : {}),
+    });
     this.attempts.push({ to, body, status: 201 });
     json(res, 201, {
       sid,
@@ -218,7 +231,11 @@ export class FakeTwilio {
   }
 
   /** One status callback; exposed so tests can send failures (ErrorCode) or forged ones. */
-  async statusCallback(url: string, s: { sid: string; to: string; from: string; status: string; errorCode?: string }, opts: { signature?: string | null } = {}): Promise<number> {
+  async statusCallback(
+    url: string,
+    s: { sid: string; to: string; from: string; status: string; errorCode?: string },
+    opts: { signature?: string | null } = {},
+  ): Promise<number> {
     const params: Record<string, string> = {
       AccountSid: this.accountSid,
       ApiVersion: '2010-04-01',

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { TIER_ORDER, classifyCommand, loadCommandCorpus, type Tier } from '../../moat/command-classifier.js';
+import { classifyCommand, loadCommandCorpus, TIER_ORDER, type Tier } from '../../moat/command-classifier.js';
 import { loadLines } from '../../moat/corpus.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -90,7 +90,10 @@ describe('classifyCommand', () => {
     for (const line of [...corpus('blocked.txt'), ...corpus('dangerous.txt'), ...corpus('caution.txt')]) {
       const r = classifyCommand(line);
       expect(r.reasons.length, line).toBeGreaterThan(0);
-      expect(r.reasons.every((x) => typeof x === 'string' && x.trim().length > 3), line).toBe(true);
+      expect(
+        r.reasons.every((x) => typeof x === 'string' && x.trim().length > 3),
+        line,
+      ).toBe(true);
       // the top reason explains the tier
       expect(r.reasons[0]!.length, line).toBeGreaterThan(3);
     }
@@ -100,7 +103,10 @@ describe('classifyCommand', () => {
     for (const bad of ['echo "unterminated', 'if then fi (', 'for', 'ls; $(', 'echo $((', ')))', 'case', '{', '`']) {
       const r = classifyCommand(bad);
       expect(TIER_ORDER[r.tier], bad).toBeGreaterThanOrEqual(TIER_ORDER.caution);
-      expect(r.reasons.some((x) => x.startsWith('could not parse')), bad).toBe(true);
+      expect(
+        r.reasons.some((x) => x.startsWith('could not parse')),
+        bad,
+      ).toBe(true);
     }
     expect(classifyCommand('rm -rf / "').tier).toBe('blocked');
     expect(classifyCommand('rm -rf "/').tier).toBe('blocked');
@@ -180,7 +186,14 @@ describe('classifyCommand', () => {
   });
 
   it('is not fooled by data that merely mentions dangerous commands', () => {
-    for (const c of ['echo "rm -rf /"', "grep -r 'mkfs' docs/", 'ls # rm -rf /', "printf '%s\\n' 'shutdown -h now'", 'man shutdown', 'cat <<EOF\nreboot\nEOF']) {
+    for (const c of [
+      'echo "rm -rf /"',
+      "grep -r 'mkfs' docs/",
+      'ls # rm -rf /',
+      "printf '%s\\n' 'shutdown -h now'",
+      'man shutdown',
+      'cat <<EOF\nreboot\nEOF',
+    ]) {
       expect(classifyCommand(c).tier, c).toBe('safe');
     }
   });

@@ -8,12 +8,16 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { TraceEntry } from '../../moat/honesty.js';
 import { packageRoot } from '../../kernel/paths.js';
+import type { TraceEntry } from '../../moat/honesty.js';
 
 interface Out {
   code: number | null;
-  json: { findings: Array<{ sentence: string; action: string; verdict: string; reason: string; tool?: string; correction?: string; detail?: { kind: string } }>; text: string; undecided?: Array<{ claim: string }> };
+  json: {
+    findings: Array<{ sentence: string; action: string; verdict: string; reason: string; tool?: string; correction?: string; detail?: { kind: string } }>;
+    text: string;
+    undecided?: Array<{ claim: string }>;
+  };
   stderr: string;
 }
 
@@ -41,7 +45,12 @@ function claims(text: string, trace: TraceEntry[], args: string[] = ['--json']):
 }
 
 const ok = (tool: string, output: string, args?: unknown): TraceEntry => ({ tool, ok: true, output, ...(args === undefined ? {} : { args }) });
-const sh = (command: string, output: string, code = 0): TraceEntry => ({ tool: 'shell_exec', args: { command }, ok: true, output: `${output}\n[exit code ${code}]` });
+const sh = (command: string, output: string, code = 0): TraceEntry => ({
+  tool: 'shell_exec',
+  args: { command },
+  ok: true,
+  output: `${output}\n[exit code ${code}]`,
+});
 const without = (text: string) => text.replace(/ \[Correction: [^\]]*\]/g, '');
 
 /** The text came back with exactly these sentences corrected, each once, and every other byte as it was. */
@@ -52,9 +61,15 @@ function expectCorrected(r: Out, original: string, sentences: string[], verdict?
     const at = r.json.text.indexOf(s);
     expect(at, s).toBeGreaterThanOrEqual(0);
     expect(r.json.text.slice(at + s.length).startsWith(' [Correction: '), `${s} → ${r.json.text}`).toBe(true);
-    expect(r.json.findings.some((f) => f.sentence === s && (!verdict || f.verdict === verdict)), JSON.stringify(r.json.findings)).toBe(true);
+    expect(
+      r.json.findings.some((f) => f.sentence === s && (!verdict || f.verdict === verdict)),
+      JSON.stringify(r.json.findings),
+    ).toBe(true);
   }
-  expect(r.json.findings.every((f) => sentences.includes(f.sentence)), JSON.stringify(r.json.findings)).toBe(true);
+  expect(
+    r.json.findings.every((f) => sentences.includes(f.sentence)),
+    JSON.stringify(r.json.findings),
+  ).toBe(true);
   expect(r.json.text.match(/\[Correction:/g)?.length).toBe(r.json.findings.length);
 }
 
@@ -85,7 +100,9 @@ describe('switchboard moat claims', { timeout: 120_000 }, () => {
     // Plain output: the count, each finding, then the text.
     const plain = await claims(text, [], []);
     expect(plain.code).toBe(1);
-    expect(plain.json.text).toMatch(/^1 finding\(s\)\n {2}unsupported: I deleted `notes\.txt`\. \(no tool ran this turn\)\n\nI deleted `notes\.txt`\. \[Correction: /);
+    expect(plain.json.text).toMatch(
+      /^1 finding\(s\)\n {2}unsupported: I deleted `notes\.txt`\. \(no tool ran this turn\)\n\nI deleted `notes\.txt`\. \[Correction: /,
+    );
   });
 
   it('exits 2 on bad input', async () => {
@@ -143,15 +160,27 @@ describe('switchboard moat claims', { timeout: 120_000 }, () => {
     const r = await claims(two, []);
     expectCorrected(r, two, [two], 'unsupported');
     expect(r.json.findings.map((f) => f.action)).toEqual(['delete', 'send']);
-    const texts = ['I transferred $5000 to the vendor.', 'Note: I emailed the CFO.', 'I went ahead and nuked the prod database.', 'Done - fired off the reminder emails to the whole team.', 'The old backups were deleted and the bucket has been emptied.'];
+    const texts = [
+      'I transferred $5000 to the vendor.',
+      'Note: I emailed the CFO.',
+      'I went ahead and nuked the prod database.',
+      'Done - fired off the reminder emails to the whole team.',
+      'The old backups were deleted and the bucket has been emptied.',
+    ];
     const outs = await Promise.all(texts.map((t) => claims(t, [])));
     texts.forEach((t, i) => expectCorrected(outs[i]!, t, [t], 'unsupported'));
   });
 
   it('supported claims, in other words, are never changed (the dated file included)', async () => {
     const cases: Array<[string, TraceEntry[]]> = [
-      ['I saved your notes to notes/2026-11-30.md.', [ok('file_write', 'wrote 812 bytes to notes/2026-11-30.md', { path: 'notes/2026-11-30.md', content: '# 30 Nov' })]],
-      ['Your notes are saved in `./notes/2026-11-30.md`.', [ok('file_write', 'wrote 812 bytes to notes/2026-11-30.md', { path: 'notes/2026-11-30.md', content: '.' })]],
+      [
+        'I saved your notes to notes/2026-11-30.md.',
+        [ok('file_write', 'wrote 812 bytes to notes/2026-11-30.md', { path: 'notes/2026-11-30.md', content: '# 30 Nov' })],
+      ],
+      [
+        'Your notes are saved in `./notes/2026-11-30.md`.',
+        [ok('file_write', 'wrote 812 bytes to notes/2026-11-30.md', { path: 'notes/2026-11-30.md', content: '.' })],
+      ],
       ['I emailed the slides to Bob Chen.', [ok('gmail_send', 'sent', { to: 'Bob Chen <bchen@acme.com>' })]],
       ['I refunded the customer $49.99.', [ok('stripe_create_refund', 're_1 succeeded', { amount: 4999 })]],
       ['I ran the tests — 3 fail, all in the date parser. I have not changed anything yet.', [sh('npm test', 'Tests  3 failed | 37 passed', 1)]],

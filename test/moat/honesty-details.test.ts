@@ -1,10 +1,15 @@
 /** The honesty check on details, mixed texts, phrasings, failure output and the judge hook (in process). */
 import { describe, expect, it } from 'vitest';
-import { checkClaims, checkClaimsJudged, type ClaimJudge, type TraceEntry } from '../../moat/honesty.js';
+import { type ClaimJudge, checkClaims, checkClaimsJudged, type TraceEntry } from '../../moat/honesty.js';
 
 const ok = (tool: string, output = 'ok', args?: unknown): TraceEntry => ({ tool, ok: true, output, ...(args === undefined ? {} : { args }) });
 const failed = (tool: string, output: string, args?: unknown): TraceEntry => ({ tool, ok: false, output, ...(args === undefined ? {} : { args }) });
-const sh = (command: string, output = '', code = 0): TraceEntry => ({ tool: 'shell_exec', args: { command }, ok: true, output: `${output}${output ? '\n' : ''}[exit code ${code}]` });
+const sh = (command: string, output = '', code = 0): TraceEntry => ({
+  tool: 'shell_exec',
+  args: { command },
+  ok: true,
+  output: `${output}${output ? '\n' : ''}[exit code ${code}]`,
+});
 const without = (t: string) => t.replace(/ \[Correction: [^\]]*\]/g, '');
 const verdicts = (text: string, trace: TraceEntry[]) => checkClaims(text, trace).findings.map((f) => `${f.verdict}:${f.action}`);
 
@@ -19,7 +24,9 @@ describe('details the text commits to', () => {
     expect(verdicts('I texted Maria the code.', [ok('twilio_send_sms', 'queued', { to: '+15559876543' })])).toEqual([]); // a name and a number: nothing to compare
     expect(verdicts('I posted the notes in #eng.', [ok('slack_post_message', 'ok', { channel: '#general' })])).toEqual(['contradicted:send']);
     expect(verdicts('I posted the notes in #eng.', [ok('slack_post_message', 'ok', { channel: 'eng' })])).toEqual([]);
-    const partial = checkClaims('I sent the meeting invite to alice@example.com and bob@example.com.', [ok('calendar_create_event', 'ev_1', { attendees: ['alice@example.com'] })]);
+    const partial = checkClaims('I sent the meeting invite to alice@example.com and bob@example.com.', [
+      ok('calendar_create_event', 'ev_1', { attendees: ['alice@example.com'] }),
+    ]);
     expect(partial.findings[0]!.correction).toBe('the invite went to alice@example.com, not bob@example.com.');
   });
 
@@ -40,16 +47,22 @@ describe('details the text commits to', () => {
     expect(verdicts('I refunded the customer $49.99.', [ok('stripe_create_refund', 're_1', { amount: 4999 })])).toEqual([]);
     expect(verdicts('I deleted all 12 old log files.', [ok('delete_files', 'deleted 3 files', { paths: ['a', 'b', 'c'] })])).toEqual(['contradicted:delete']);
     expect(verdicts('I created 5 calendar events.', [ok('calendar_create_event', 'ev'), ok('calendar_create_event', 'ev')])).toEqual(['contradicted:book']);
-    expect(verdicts('I created the three calendar events.', [ok('calendar_create_event'), ok('calendar_create_event'), ok('calendar_create_event')])).toEqual([]);
+    expect(verdicts('I created the three calendar events.', [ok('calendar_create_event'), ok('calendar_create_event'), ok('calendar_create_event')])).toEqual(
+      [],
+    );
     expect(verdicts('I set your alarm for 6:30am.', [ok('set_alarm', 'set', { time: '07:30' })])).toEqual(['contradicted:book']);
     expect(verdicts('I moved your 1:1 with Dana to 4pm.', [ok('calendar_update_event', 'ok', { start: '2026-05-07T16:00:00-07:00' })])).toEqual([]);
-    expect(verdicts("I've updated your shipping address to 12 Elm St.", [ok('update_shipping_address', 'ok', { address: '21 Elm St' })])).toEqual(['contradicted:write']);
+    expect(verdicts("I've updated your shipping address to 12 Elm St.", [ok('update_shipping_address', 'ok', { address: '21 Elm St' })])).toEqual([
+      'contradicted:write',
+    ]);
   });
 });
 
 describe('outcomes', () => {
   it('a shell call succeeded only with exit code 0; failure output contradicts success claims', () => {
-    expect(verdicts('I removed the old Docker images.', [sh('docker image prune -a -f', 'Cannot connect to the Docker daemon', 1)])).toEqual(['contradicted:delete']);
+    expect(verdicts('I removed the old Docker images.', [sh('docker image prune -a -f', 'Cannot connect to the Docker daemon', 1)])).toEqual([
+      'contradicted:delete',
+    ]);
     expect(verdicts('I removed the old Docker images.', [sh('docker image prune -a -f', 'Total reclaimed space: 3.2GB')])).toEqual([]);
     expect(verdicts('I ran the tests and they all passed.', [sh('npm test', 'Tests  0 passed, 3 failed', 1)])).toEqual(['contradicted:run']);
     expect(verdicts('The migration ran successfully.', [sh('npm run migrate', 'Error: relation "users" already exists', 1)])).toEqual(['contradicted:run']);
@@ -80,12 +93,16 @@ describe('mixed texts', () => {
   it('a call one claim names does not support another claim of the same kind', () => {
     const r = checkClaims('I emailed the agenda to Bob. I also emailed the slides to Carol.', [ok('send_email', 'sent', { to: 'bob@acme.com' })]);
     expect(r.findings).toEqual([expect.objectContaining({ sentence: 'I also emailed the slides to Carol.', verdict: 'unsupported' })]);
-    const files = checkClaims('I saved the notes to notes/a.md. I also saved the plan to notes/b.md.', [ok('file_write', 'wrote', { path: 'notes/a.md', content: '.' }), failed('file_write', 'EACCES', { path: 'notes/b.md', content: '.' })]);
+    const files = checkClaims('I saved the notes to notes/a.md. I also saved the plan to notes/b.md.', [
+      ok('file_write', 'wrote', { path: 'notes/a.md', content: '.' }),
+      failed('file_write', 'EACCES', { path: 'notes/b.md', content: '.' }),
+    ]);
     expect(files.findings.map((f) => f.sentence)).toEqual(['I also saved the plan to notes/b.md.']);
   });
 
   it('corrects the claim among instructions and explanations and nothing else', () => {
-    const text = 'Here is how rotation works: keys expire after 90 days. I rotated the API key for billing. You will need to update it in CI. If that fails, ping me.';
+    const text =
+      'Here is how rotation works: keys expire after 90 days. I rotated the API key for billing. You will need to update it in CI. If that fails, ping me.';
     const r = checkClaims(text, []);
     expect(r.findings.map((f) => f.sentence)).toEqual(['I rotated the API key for billing.']);
     expect(without(r.text)).toBe(text);
@@ -93,9 +110,18 @@ describe('mixed texts', () => {
 
   it('finds claims in later clauses and after prefixes', () => {
     expect(checkClaims('The build failed because of a missing env var, so I added `DATABASE_URL` to the CI settings.', []).findings).toHaveLength(1);
-    expect(checkClaims("If the tests fail again, ping me. I've already checked the config, and I restarted the CI runner.", []).findings.map((f) => f.action)).toEqual(['run']);
+    expect(
+      checkClaims("If the tests fail again, ping me. I've already checked the config, and I restarted the CI runner.", []).findings.map((f) => f.action),
+    ).toEqual(['run']);
     expect(checkClaims('Done. The old feature flag is removed from the config.', []).findings).toHaveLength(1);
-    for (const t of ['Note: I emailed the CFO.', 'FYI, I wiped the staging bucket.', 'P.S. I unsubscribed you from the marketing emails.', 'Heads up: I rebooted the database server.', 'Done - paid $1,250 to Northwind.', 'Just wired the deposit to the landlord.']) {
+    for (const t of [
+      'Note: I emailed the CFO.',
+      'FYI, I wiped the staging bucket.',
+      'P.S. I unsubscribed you from the marketing emails.',
+      'Heads up: I rebooted the database server.',
+      'Done - paid $1,250 to Northwind.',
+      'Just wired the deposit to the landlord.',
+    ]) {
       expect(checkClaims(t, []).findings, t).toHaveLength(1);
     }
   });
@@ -107,7 +133,11 @@ describe('phrasings', () => {
     expect(r.findings.map((f) => f.action)).toEqual(['delete', 'send']);
     expect(r.text.match(/\[Correction:/g)).toHaveLength(2);
     // A run claim and its result contradicted by the same call: one correction.
-    expect(checkClaims('I upgraded the dependencies and the build passes.', [sh('npm update && npm run build', 'ERROR in ./src/index.js', 1)]).text.match(/\[Correction:/g)).toHaveLength(1);
+    expect(
+      checkClaims('I upgraded the dependencies and the build passes.', [sh('npm update && npm run build', 'ERROR in ./src/index.js', 1)]).text.match(
+        /\[Correction:/g,
+      ),
+    ).toHaveLength(1);
   });
 
   it('informal, passive and money verbs', () => {
@@ -175,7 +205,9 @@ describe('precision on prose that explains rather than reports', () => {
 describe('corrections', () => {
   it('never quote a secret from a tool call', () => {
     const token = 'ghp_' + 'Zq8vR2mXw4LpT7nKc9BsY3hJd6FgA1eUoQ5i';
-    const r = checkClaims('I pushed the fix to main.', [sh(`git push https://x:${token}@github.com/acme/app main`, `remote: Invalid username or password. ${token}`, 128)]);
+    const r = checkClaims('I pushed the fix to main.', [
+      sh(`git push https://x:${token}@github.com/acme/app main`, `remote: Invalid username or password. ${token}`, 128),
+    ]);
     expect(r.findings).toHaveLength(1);
     expect(r.text).not.toContain(token);
     expect(JSON.stringify(r.findings)).not.toContain(token);
@@ -203,7 +235,13 @@ describe('checkClaimsJudged', () => {
   });
 
   it('a judge that says supported, hedges or throws changes nothing; it cannot remove a rule correction', async () => {
-    for (const judge of [async () => 'supported' as const, async () => 'unsure' as const, async () => { throw new Error('down'); }] as ClaimJudge[]) {
+    for (const judge of [
+      async () => 'supported' as const,
+      async () => 'unsure' as const,
+      async () => {
+        throw new Error('down');
+      },
+    ] as ClaimJudge[]) {
       const r = await checkClaimsJudged(...cfo, judge);
       expect(r.text).toBe(cfo[0]);
       expect(r.findings).toEqual([]);

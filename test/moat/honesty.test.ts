@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { checkClaims, loadClaimsCorpus, type ClaimCase, type TraceEntry } from '../../moat/honesty.js';
+import { type ClaimCase, checkClaims, loadClaimsCorpus, type TraceEntry } from '../../moat/honesty.js';
 
 // Every claims/*.jsonl: the original cases, the detailed ones and the held-out batch.
 const corpus = loadClaimsCorpus(fileURLToPath(new URL('../corpora/claims/', import.meta.url)));
@@ -9,7 +9,11 @@ const by = (e: ClaimCase['expect']) => corpus.filter((c) => c.expect === e);
 /** The corrected text without the inserted " [Correction: …]" notes. */
 const uncorrected = (text: string) => text.replace(/ \[Correction: [^\]]*\]/g, '');
 /** Rough sentence split, for checking that non-claiming sentences come through unchanged. */
-const sentences = (text: string) => text.split(/(?<=[.!?][)"'”’\]*_]*)\s+|\n+/).map((s) => s.trim()).filter(Boolean);
+const sentences = (text: string) =>
+  text
+    .split(/(?<=[.!?][)"'”’\]*_]*)\s+|\n+/)
+    .map((s) => s.trim())
+    .filter(Boolean);
 
 const ok = (tool: string, output = 'ok', args?: unknown): TraceEntry => ({ tool, ok: true, output, ...(args === undefined ? {} : { args }) });
 const failed = (tool: string, output: string, args?: unknown): TraceEntry => ({ tool, ok: false, output, ...(args === undefined ? {} : { args }) });
@@ -38,10 +42,22 @@ describe('claims corpus', () => {
 
   it.each([...by('contradicted'), ...by('unsupported')].map((c) => [c.expect, c.text, c] as const))('corrects a %s claim: %j', (verdict, _t, c) => {
     const r = checkClaims(c.text, c.trace);
-    expect(r.findings.some((f) => f.verdict === verdict), JSON.stringify(r.findings)).toBe(true);
+    expect(
+      r.findings.some((f) => f.verdict === verdict),
+      JSON.stringify(r.findings),
+    ).toBe(true);
     // Flagged cases: each flagged sentence is corrected, nothing else is.
-    for (const f of c.flag ?? []) expect(r.findings.some((x) => x.sentence.includes(f) || f.includes(x.sentence)), `${f} ← ${JSON.stringify(r.findings)}`).toBe(true);
-    if (c.flag) for (const x of r.findings) expect(c.flag.some((f) => x.sentence.includes(f) || f.includes(x.sentence)), x.sentence).toBe(true);
+    for (const f of c.flag ?? [])
+      expect(
+        r.findings.some((x) => x.sentence.includes(f) || f.includes(x.sentence)),
+        `${f} ← ${JSON.stringify(r.findings)}`,
+      ).toBe(true);
+    if (c.flag)
+      for (const x of r.findings)
+        expect(
+          c.flag.some((f) => x.sentence.includes(f) || f.includes(x.sentence)),
+          x.sentence,
+        ).toBe(true);
     expect(r.text).toContain('[Correction:');
     // Only the correction notes were added: every other byte is the original.
     expect(uncorrected(r.text)).toBe(c.text);
@@ -58,12 +74,18 @@ describe('checkClaims', () => {
     const r = checkClaims('I deleted the file. Anything else?', []);
     expect(r.text).toBe('I deleted the file. [Correction: no tool call this turn deleted anything; the file was not deleted.] Anything else?');
     expect(r.findings).toEqual([
-      { sentence: 'I deleted the file.', action: 'delete', verdict: 'unsupported', reason: 'no tool ran this turn', correction: 'no tool call this turn deleted anything; the file was not deleted.' },
+      {
+        sentence: 'I deleted the file.',
+        action: 'delete',
+        verdict: 'unsupported',
+        reason: 'no tool ran this turn',
+        correction: 'no tool call this turn deleted anything; the file was not deleted.',
+      },
     ]);
   });
 
   it('quotes the first line of the failed tool output in a contradicted correction', () => {
-    const r = checkClaims('I deleted `a.txt`. Done.', [failed('delete_file', "ENOENT: no such file or directory\n    at unlink")]);
+    const r = checkClaims('I deleted `a.txt`. Done.', [failed('delete_file', 'ENOENT: no such file or directory\n    at unlink')]);
     expect(r.text).toBe('I deleted `a.txt`. [Correction: the delete failed: ENOENT: no such file or directory] Done.');
     expect(r.findings[0]).toMatchObject({ action: 'delete', verdict: 'contradicted', tool: 'delete_file' });
   });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_TOOLSETS, planTools, type PlannedTool } from '../../moat/planner.js';
+import { DEFAULT_TOOLSETS, type PlannedTool, planTools } from '../../moat/planner.js';
 
 const tool = (name: string, toolset: string | undefined, description: string, schemaChars = 0): PlannedTool => ({
   name,
@@ -19,8 +19,7 @@ const TOOLS: PlannedTool[] = [
   tool('shell', 'shell', 'Run a shell command in the workspace.', 200),
   tool('calendar_add', 'time', 'Add an event to the calendar.', 110),
 ];
-const cost = (names: string[]) =>
-  TOOLS.filter((t) => names.includes(t.name)).reduce((n, t) => n + t.description.length + (t.schemaChars ?? 0), 0);
+const cost = (names: string[]) => TOOLS.filter((t) => names.includes(t.name)).reduce((n, t) => n + t.description.length + (t.schemaChars ?? 0), 0);
 
 describe('planTools', () => {
   it('routes a web request to the web toolset plus the core', () => {
@@ -106,7 +105,10 @@ describe('planTools', () => {
   });
 
   it('offers a tool the request names', () => {
-    const p = planTools('use web_fetch on it', TOOLS.filter((t) => t.name !== 'web_search'));
+    const p = planTools(
+      'use web_fetch on it',
+      TOOLS.filter((t) => t.name !== 'web_search'),
+    );
     expect(p.tools).toContain('web_fetch');
   });
 

@@ -1,7 +1,7 @@
 /** The secret/PII guard: corpus recall and false positives, placeholders, restore, overlaps, formats. */
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { loadLines, loadSecretCorpus, Redactor, scanAndRedact, scanText, type Finding } from '../../moat/secrets.js';
+import { type Finding, loadLines, loadSecretCorpus, Redactor, scanAndRedact, scanText } from '../../moat/secrets.js';
 
 const corpusPath = (name: string) => fileURLToPath(new URL(`../corpora/secrets/${name}`, import.meta.url));
 
@@ -35,11 +35,36 @@ const fake = {
 };
 
 const SECRET_KINDS = [
-  'aws_access_key', 'aws_secret_key', 'gcp_service_account', 'gcp_api_key', 'google_ai_key', 'azure_storage_key',
-  'github_token', 'gitlab_token', 'bitbucket_app_password', 'slack_token', 'slack_webhook', 'discord_token',
-  'discord_webhook', 'telegram_bot_token', 'twilio_key', 'stripe_key', 'paypal_braintree', 'square_token',
-  'openai_key', 'anthropic_key', 'huggingface_token', 'groq_key', 'npm_token', 'pypi_token', 'sendgrid_key',
-  'mailgun_key', 'private_key', 'jwt', 'connection_string', 'generic_secret',
+  'aws_access_key',
+  'aws_secret_key',
+  'gcp_service_account',
+  'gcp_api_key',
+  'google_ai_key',
+  'azure_storage_key',
+  'github_token',
+  'gitlab_token',
+  'bitbucket_app_password',
+  'slack_token',
+  'slack_webhook',
+  'discord_token',
+  'discord_webhook',
+  'telegram_bot_token',
+  'twilio_key',
+  'stripe_key',
+  'paypal_braintree',
+  'square_token',
+  'openai_key',
+  'anthropic_key',
+  'huggingface_token',
+  'groq_key',
+  'npm_token',
+  'pypi_token',
+  'sendgrid_key',
+  'mailgun_key',
+  'private_key',
+  'jwt',
+  'connection_string',
+  'generic_secret',
 ];
 const PII_KINDS = ['card_number', 'iban', 'ssn'];
 const CONTACT_KINDS = ['phone', 'email'];
@@ -170,10 +195,14 @@ describe('scanText', () => {
     expect(f.map((x) => x.kind)).toEqual(['github_token']);
     expect(url.slice(f[0]!.start, f[0]!.end)).toBe(gh);
     // the service-account JSON wins over the PEM key inside it
-    const sa = JSON.stringify({ type: 'service_account', private_key: ['-----BEGIN PRIVATE KEY-----', ...fake.pemBody(6), '-----END PRIVATE KEY-----', ''].join('\n') });
+    const sa = JSON.stringify({
+      type: 'service_account',
+      private_key: ['-----BEGIN PRIVATE KEY-----', ...fake.pemBody(6), '-----END PRIVATE KEY-----', ''].join('\n'),
+    });
     expect(scanText(sa).map((x) => x.kind)).toEqual(['gcp_service_account']);
     // JWT as a bearer token: one jwt finding, not a generic one around it
-    const jwt = ['{"alg":"HS256","typ":"JWT"}', '{"sub":"42","iat":1718000000}'].map((s) => Buffer.from(s).toString('base64url')).join('.') + '.' + chars(ALNUM, 43);
+    const jwt =
+      ['{"alg":"HS256","typ":"JWT"}', '{"sub":"42","iat":1718000000}'].map((s) => Buffer.from(s).toString('base64url')).join('.') + '.' + chars(ALNUM, 43);
     expect(scanText(`Authorization: Bearer ${jwt}`).map((x) => x.kind)).toEqual(['jwt']);
   });
 
@@ -210,7 +239,14 @@ describe('scanText', () => {
     const crlf = pem.replace(/\n/g, '\r\n');
     expect(scanText(crlf).map((x) => [x.start, x.end])).toEqual([[0, crlf.length]]);
 
-    const enc = ['-----BEGIN RSA PRIVATE KEY-----', 'Proc-Type: 4,ENCRYPTED', 'DEK-Info: AES-128-CBC,3F2A9C1B0E7D6A5B4C3D2E1F0A9B8C7D', '', ...body, '-----END RSA PRIVATE KEY-----'].join('\n');
+    const enc = [
+      '-----BEGIN RSA PRIVATE KEY-----',
+      'Proc-Type: 4,ENCRYPTED',
+      'DEK-Info: AES-128-CBC,3F2A9C1B0E7D6A5B4C3D2E1F0A9B8C7D',
+      '',
+      ...body,
+      '-----END RSA PRIVATE KEY-----',
+    ].join('\n');
     expect(scanText(enc).map((x) => x.kind)).toEqual(['private_key']);
 
     const pgp = ['-----BEGIN PGP PRIVATE KEY BLOCK-----', '', ...body, '=' + chars(ALNUM, 4), '-----END PGP PRIVATE KEY BLOCK-----'].join('\n');
@@ -258,7 +294,10 @@ describe('scanText', () => {
     ];
     for (const url of cases) {
       const f = scanText(`DATABASE_URL=${url}`);
-      expect(f.map((x) => x.kind), url).toEqual(['connection_string']);
+      expect(
+        f.map((x) => x.kind),
+        url,
+      ).toEqual(['connection_string']);
       const pw = /:\/\/[^:]*:([^@]+)@/.exec(url)![1]!;
       expect(`DATABASE_URL=${url}`.slice(f[0]!.start, f[0]!.end)).toBe(pw);
       const r = new Redactor();
@@ -269,7 +308,12 @@ describe('scanText', () => {
     const [f] = scanText(raw);
     expect(raw.slice(f!.start, f!.end)).toBe('S3cr@t!xY9');
     // no password, placeholders, default credentials
-    for (const url of ['postgres://app@db:5432/app', 'postgres://USER:PASSWORD@HOST:5432/DB', 'redis://:${REDIS_PASSWORD}@redis:6379', 'amqp://guest:guest@localhost:5672/']) {
+    for (const url of [
+      'postgres://app@db:5432/app',
+      'postgres://USER:PASSWORD@HOST:5432/DB',
+      'redis://:${REDIS_PASSWORD}@redis:6379',
+      'amqp://guest:guest@localhost:5672/',
+    ]) {
       expect(scanText(url), url).toEqual([]);
     }
   });
@@ -310,7 +354,7 @@ describe('scanText', () => {
     let i = 0;
     while (text.length < 1_000_000) {
       text += filler[i % filler.length];
-      if (i % 2500 === 1000) text += `config: KEY=${planted[(i / 2500) % planted.length | 0]}\n`;
+      if (i % 2500 === 1000) text += `config: KEY=${planted[((i / 2500) % planted.length) | 0]}\n`;
       i++;
     }
     const t0 = performance.now();

@@ -9,21 +9,12 @@ import dgram from 'node:dgram';
 import dns from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
-import type { AddressInfo } from 'node:net';
-import type { Socket } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ipaddr from 'ipaddr.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  checkAddress,
-  checkUrl,
-  loadUrlCorpus,
-  safeFetch,
-  SsrfBlockedError,
-  staticResolver,
-  type Resolver,
-} from '../../moat/ssrf.js';
+import { checkAddress, checkUrl, loadUrlCorpus, type Resolver, SsrfBlockedError, safeFetch, staticResolver } from '../../moat/ssrf.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const corpus = (name: string) => join(here, '..', 'corpora', 'ssrf', name);
@@ -59,11 +50,7 @@ function listen(server: http.Server, host: string, port: number): Promise<void> 
   });
 }
 
-async function startServer(
-  host: string,
-  handler: (req: http.IncomingMessage, res: http.ServerResponse, hit: Hit) => void,
-  port = 0,
-): Promise<TestServer> {
+async function startServer(host: string, handler: (req: http.IncomingMessage, res: http.ServerResponse, hit: Hit) => void, port = 0): Promise<TestServer> {
   const hits: Hit[] = [];
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -239,19 +226,83 @@ describe('SSRF corpora', () => {
 
 describe('checkAddress', () => {
   const refused = [
-    '127.0.0.1', '127.1', '0177.0.0.1', '0x7f.0.0.1', '0x7f000001', '2130706433', '127.0.1', '0x7f.0.0x0.01',
-    '0.0.0.0', '0', '10.1.2.3', '100.64.0.1', '100.127.255.255', '169.254.169.254', '172.16.0.1', '172.31.0.1',
-    '192.0.0.8', '192.0.2.1', '192.88.99.2', '192.168.10.1', '198.18.0.1', '198.19.0.1', '198.51.100.1',
-    '203.0.113.1', '224.0.0.251', '239.1.1.1', '240.0.0.1', '255.255.255.255', '１２７.０.０.１', '127。0。0。1',
-    '::1', '::', '[::1]', '::ffff:127.0.0.1', '::ffff:7f00:1', '::127.0.0.1', '::ffff:0:7f00:1',
-    '64:ff9b::7f00:1', '64:ff9b::a9fe:a9fe', '64:ff9b:1::1', '2002:7f00:1::1', '2002:a00:1::', '2001::1',
-    '2001:0:4136:e378:8000:63bf:3fff:fdd2', 'fc00::1', 'fd00:ec2::254', 'fe80::1', 'fe80::1%eth0',
-    '[fe80::1%25eth0]', 'fec0::1', 'ff02::1', '2001:db8::1', '100::1', '3fff::1', '5f00::1', '2001:2::1',
-    '2001:10::1', 'not-an-ip', '', '1.2.3.4.5', '256.0.0.1', 'localhost',
+    '127.0.0.1',
+    '127.1',
+    '0177.0.0.1',
+    '0x7f.0.0.1',
+    '0x7f000001',
+    '2130706433',
+    '127.0.1',
+    '0x7f.0.0x0.01',
+    '0.0.0.0',
+    '0',
+    '10.1.2.3',
+    '100.64.0.1',
+    '100.127.255.255',
+    '169.254.169.254',
+    '172.16.0.1',
+    '172.31.0.1',
+    '192.0.0.8',
+    '192.0.2.1',
+    '192.88.99.2',
+    '192.168.10.1',
+    '198.18.0.1',
+    '198.19.0.1',
+    '198.51.100.1',
+    '203.0.113.1',
+    '224.0.0.251',
+    '239.1.1.1',
+    '240.0.0.1',
+    '255.255.255.255',
+    '１２７.０.０.１',
+    '127。0。0。1',
+    '::1',
+    '::',
+    '[::1]',
+    '::ffff:127.0.0.1',
+    '::ffff:7f00:1',
+    '::127.0.0.1',
+    '::ffff:0:7f00:1',
+    '64:ff9b::7f00:1',
+    '64:ff9b::a9fe:a9fe',
+    '64:ff9b:1::1',
+    '2002:7f00:1::1',
+    '2002:a00:1::',
+    '2001::1',
+    '2001:0:4136:e378:8000:63bf:3fff:fdd2',
+    'fc00::1',
+    'fd00:ec2::254',
+    'fe80::1',
+    'fe80::1%eth0',
+    '[fe80::1%25eth0]',
+    'fec0::1',
+    'ff02::1',
+    '2001:db8::1',
+    '100::1',
+    '3fff::1',
+    '5f00::1',
+    '2001:2::1',
+    '2001:10::1',
+    'not-an-ip',
+    '',
+    '1.2.3.4.5',
+    '256.0.0.1',
+    'localhost',
   ];
   const allowed = [
-    '8.8.8.8', '93.184.216.34', '1.1.1.1', '0x08080808', '134744072', '172.32.0.1', '100.128.0.1', '11.0.0.1',
-    '2606:4700:4700::1111', '[2a00:1450:4001:82a::200e]', '::ffff:8.8.8.8', '64:ff9b::808:808', '2002:5db8:d822::1',
+    '8.8.8.8',
+    '93.184.216.34',
+    '1.1.1.1',
+    '0x08080808',
+    '134744072',
+    '172.32.0.1',
+    '100.128.0.1',
+    '11.0.0.1',
+    '2606:4700:4700::1111',
+    '[2a00:1450:4001:82a::200e]',
+    '::ffff:8.8.8.8',
+    '64:ff9b::808:808',
+    '2002:5db8:d822::1',
   ];
   it.each(refused)('refuses %s', (a) => {
     const v = checkAddress(a);
@@ -295,7 +346,14 @@ describe('checkUrl', () => {
   });
 
   it('decides IP literals and blocked names without DNS', async () => {
-    for (const u of ['http://0x7f.1/', 'http://[::ffff:7f00:1]/', 'http://localhost./', 'http://ｌｏｃａｌｈｏｓｔ/', 'http://metadata.google.internal/', 'http://8.8.8.8/']) {
+    for (const u of [
+      'http://0x7f.1/',
+      'http://[::ffff:7f00:1]/',
+      'http://localhost./',
+      'http://ｌｏｃａｌｈｏｓｔ/',
+      'http://metadata.google.internal/',
+      'http://8.8.8.8/',
+    ]) {
       const r = await checkUrl(u, { resolve: mustNotResolve });
       expect(r.reason).not.toMatch(/resolver must not be called/);
     }
@@ -548,12 +606,26 @@ describe('safeFetch against loopback servers', () => {
   it('https: connects to the checked address and sends the hostname as SNI', async () => {
     const sni: string[] = [];
     const locals: string[] = [];
-    const server = https.createServer({ key: TLS_KEY, cert: TLS_CERT, SNICallback: (name, cb) => { sni.push(name); cb(null); } }, (_req, res) => res.end('tls'));
+    const server = https.createServer(
+      {
+        key: TLS_KEY,
+        cert: TLS_CERT,
+        SNICallback: (name, cb) => {
+          sni.push(name);
+          cb(null);
+        },
+      },
+      (_req, res) => res.end('tls'),
+    );
     server.on('connection', (s: Socket) => locals.push(s.localAddress ?? ''));
     await listen(server, '127.0.0.2', 0);
     try {
       const port = (server.address() as AddressInfo).port;
-      const err = await safeFetch(`https://tls.test:${port}/`, { resolve: staticResolver(['tls.test:127.0.0.2']), allowCidrs: ALLOW_TEST_HOST, timeoutMs: 5000 }).catch((e: unknown) => e);
+      const err = await safeFetch(`https://tls.test:${port}/`, {
+        resolve: staticResolver(['tls.test:127.0.0.2']),
+        allowCidrs: ALLOW_TEST_HOST,
+        timeoutMs: 5000,
+      }).catch((e: unknown) => e);
       // Self-signed certificate: verification must fail (it is on), and it is not an SSRF refusal.
       expect(err).toBeInstanceOf(Error);
       expect(err).not.toBeInstanceOf(SsrfBlockedError);

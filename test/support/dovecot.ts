@@ -9,7 +9,7 @@
  * processes drop to the package's `dovenull`/`dovecot` users; run as anyone
  * else, everything runs as that user.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createConnection, createServer } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
@@ -82,7 +82,9 @@ export async function startDovecot(opts: { user?: string; password?: string } = 
   }
   const version = spawnSync(bin, ['--version'], { encoding: 'utf8' }).stdout.trim();
   if (!/^2\.3\./.test(version)) {
-    throw new Error(`dovecot ${version || '(unknown version)'} found at ${bin}; this helper writes a Dovecot 2.3 configuration (Debian 12 "bookworm": apt-get install -y dovecot-imapd).`);
+    throw new Error(
+      `dovecot ${version || '(unknown version)'} found at ${bin}; this helper writes a Dovecot 2.3 configuration (Debian 12 "bookworm": apt-get install -y dovecot-imapd).`,
+    );
   }
   const user = opts.user ?? 'bot@example.test';
   const password = opts.password ?? 'bot-password-1';

@@ -1,13 +1,13 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import OpenAI from 'openai';
-import { configSchema, type Config } from '../../src/config.js';
 import { Gateway, type Roles } from '../../app/gateway.js';
-import { createLogger } from '../../src/log.js';
 import { packageRoot } from '../../kernel/paths.js';
+import { type Config, configSchema } from '../../src/config.js';
+import { createLogger } from '../../src/log.js';
 import type { FakeLlm } from '../fakes/fake-llm.js';
 
 export const API_KEY = 'sk-test-key-0001';
@@ -26,7 +26,14 @@ export function testConfig(fake: FakeLlm | null, backend: Backend, patch: Record
     dataDir: mkdtempSync(join(tmpdir(), 'sb-data-')),
     http: { port: 0, apiKeys: [API_KEY, OTHER_KEY], operatorKeys: [TEST_OPERATOR_KEY] },
     provider: fake ? { openaiBaseUrl: fake.openaiBaseUrl, openaiApiKey: 'fake-key', model: 'fake-model' } : {},
-    queue: { prefix: `sbt${Math.random().toString(36).slice(2, 8)}`, lockDurationMs: 3_000, stalledIntervalMs: 1_000, backoffMs: 100, recoverAfterMs: 2_000, recoverIntervalMs: 1_000 },
+    queue: {
+      prefix: `sbt${Math.random().toString(36).slice(2, 8)}`,
+      lockDurationMs: 3_000,
+      stalledIntervalMs: 1_000,
+      backoffMs: 100,
+      recoverAfterMs: 2_000,
+      recoverIntervalMs: 1_000,
+    },
     log: { level: process.env.SWITCHBOARD_TEST_LOG ?? 'silent' },
     ...(backend.redisUrl ? { redisUrl: backend.redisUrl } : {}),
     ...(backend.databaseUrl ? { databaseUrl: backend.databaseUrl } : {}),

@@ -46,7 +46,12 @@ export async function runLoad(o: LoadOptions): Promise<LoadResult> {
             try {
               const res = await fetch(`${url}/v1/chat/completions`, {
                 method: 'POST',
-                headers: { authorization: `Bearer ${o.apiKey}`, 'content-type': 'application/json', 'x-switchboard-conversation': `${o.prefix}-c${c}`, 'idempotency-key': text },
+                headers: {
+                  authorization: `Bearer ${o.apiKey}`,
+                  'content-type': 'application/json',
+                  'x-switchboard-conversation': `${o.prefix}-c${c}`,
+                  'idempotency-key': text,
+                },
                 body: JSON.stringify({ model: 'default', messages: [{ role: 'user', content: text }] }),
                 signal: AbortSignal.timeout(o.requestTimeoutMs ?? 60_000),
               });

@@ -40,7 +40,16 @@ export class PrivatePostgres {
   }
 
   private async startServer(): Promise<void> {
-    this.run('pg_ctl', ['-D', this.dir, '-o', `-p ${this.port} -k ${this.dir} -c listen_addresses=127.0.0.1 -c fsync=off`, '-l', join(this.dir, 'log'), '-w', 'start']);
+    this.run('pg_ctl', [
+      '-D',
+      this.dir,
+      '-o',
+      `-p ${this.port} -k ${this.dir} -c listen_addresses=127.0.0.1 -c fsync=off`,
+      '-l',
+      join(this.dir, 'log'),
+      '-w',
+      'start',
+    ]);
     for (let i = 0; i < 100; i++) {
       const c = new pg.Client({ connectionString: this.url });
       try {

@@ -19,7 +19,11 @@ export interface RawResponse {
 
 /** Builds the bytes of a request: request line, headers as given (repeats allowed), CRLF, body. */
 export function buildRequest(method: string, target: string | Buffer, headers: Array<[string, string | Buffer]>, body?: Buffer | string): Buffer {
-  const parts: Buffer[] = [Buffer.from(`${method} `, 'latin1'), Buffer.isBuffer(target) ? target : Buffer.from(target, 'latin1'), Buffer.from(' HTTP/1.1\r\n', 'latin1')];
+  const parts: Buffer[] = [
+    Buffer.from(`${method} `, 'latin1'),
+    Buffer.isBuffer(target) ? target : Buffer.from(target, 'latin1'),
+    Buffer.from(' HTTP/1.1\r\n', 'latin1'),
+  ];
   for (const [k, v] of headers) parts.push(Buffer.from(`${k}: `, 'latin1'), Buffer.isBuffer(v) ? v : Buffer.from(v, 'latin1'), Buffer.from('\r\n', 'latin1'));
   parts.push(Buffer.from('\r\n', 'latin1'));
   if (body !== undefined) parts.push(Buffer.isBuffer(body) ? body : Buffer.from(body, 'utf8'));
@@ -32,7 +36,11 @@ export function buildRequest(method: string, target: string | Buffer, headers: A
  * (text/event-stream) count as answered once their headers arrived and either
  * end or go quiet for `streamIdleMs`.
  */
-export function rawExchange(port: number, data: Buffer, opts: { timeoutMs?: number; head?: boolean; streamIdleMs?: number; halfClose?: boolean } = {}): Promise<RawResponse> {
+export function rawExchange(
+  port: number,
+  data: Buffer,
+  opts: { timeoutMs?: number; head?: boolean; streamIdleMs?: number; halfClose?: boolean } = {},
+): Promise<RawResponse> {
   return new Promise((resolve) => {
     const socket = connect({ host: '127.0.0.1', port });
     const chunks: Buffer[] = [];

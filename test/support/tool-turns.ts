@@ -5,7 +5,7 @@
  * tool handed the model.
  */
 import type { Gateway } from '../../app/gateway.js';
-import { reply, toolCall, type FakeLlm, type FakeRequest } from '../fakes/fake-llm.js';
+import { type FakeLlm, type FakeRequest, reply, toolCall } from '../fakes/fake-llm.js';
 import { API_KEY, eventually, openaiClient } from './gateway.js';
 
 type Msg = { role: string; content: unknown };
@@ -38,10 +38,17 @@ export interface ToolTurn {
 /** Sends the message and returns the tool result the model received for it. */
 export async function toolResultOf(gw: Gateway, fake: FakeLlm, t: ToolTurn): Promise<string> {
   const before = fake.requests.length;
-  const r = await openaiClient(gw.url!, t.key ?? API_KEY, { 'X-Switchboard-Conversation': t.conversation }).chat.completions.create({ model: 'default', messages: [{ role: 'user', content: t.text }] });
+  const r = await openaiClient(gw.url!, t.key ?? API_KEY, { 'X-Switchboard-Conversation': t.conversation }).chat.completions.create({
+    model: 'default',
+    messages: [{ role: 'user', content: t.text }],
+  });
   const approval = (r as unknown as { switchboard?: { approval?: { code: string } } }).switchboard?.approval;
   if (approval && t.approveWith) {
-    const res = await fetch(`${gw.url}/v1/approvals/${approval.code}`, { method: 'POST', headers: { authorization: `Bearer ${t.approveWith}`, 'content-type': 'application/json' }, body: JSON.stringify({ decision: 'approve' }) });
+    const res = await fetch(`${gw.url}/v1/approvals/${approval.code}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${t.approveWith}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ decision: 'approve' }),
+    });
     if (res.status !== 200) throw new Error(`approving ${approval.code} failed: ${res.status} ${await res.text()}`);
   }
   return eventually(async () => {

@@ -5,11 +5,11 @@
  * pi-agent-core's agent-loop tests script their stream), and a recording sink.
  */
 import {
-  createAssistantMessageEventStream,
   type Api,
   type AssistantMessage,
   type AssistantMessageEventStream,
   type Context,
+  createAssistantMessageEventStream,
   type Model,
   type ToolCall,
 } from '@mariozechner/pi-ai';
@@ -21,9 +21,9 @@ import type { ConversationRow, FinishTurn, InboxRow, TurnRow } from '../../adapt
 import type { TurnEvent } from '../../kernel/turn-events.js';
 import type { AllowRule } from '../../moat/approval-engine.js';
 import { FallbackChain } from '../../providers/chain.js';
-import { configSchema, type Config } from '../../src/config.js';
+import { type Config, configSchema } from '../../src/config.js';
 import { PromptComposer } from '../../src/prompt.js';
-import type { TurnApprovals, TurnApprovalStore, TurnDeps, TurnJob, TurnSink, TurnStore } from '../../src/turn/index.js';
+import type { TurnApprovalStore, TurnApprovals, TurnDeps, TurnJob, TurnSink, TurnStore } from '../../src/turn/index.js';
 import type { AnyTool, ToolDef } from '../../tools/contract.js';
 
 export const silentLog = pino({ level: 'silent' });

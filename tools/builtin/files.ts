@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { listTree, openForRead, pathComponents, writeWhole, type Owner } from '../confined-fs.js';
+import { listTree, type Owner, openForRead, pathComponents, writeWhole } from '../confined-fs.js';
 import { defineTool, ToolError } from '../contract.js';
 import { ensureWorkspace } from '../workspace.js';
 

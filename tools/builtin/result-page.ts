@@ -8,7 +8,16 @@ export function resultPageTool(store: Store) {
     name: 'tool_result_page',
     description: 'Read more of a tool result that was cut short: give its result id and a byte offset.',
     effect: 'read',
-    schema: z.object({ resultId: z.string(), offset: z.number().int().min(0).default(0), length: z.number().int().positive().max(64 * 1024).default(16 * 1024) }),
+    schema: z.object({
+      resultId: z.string(),
+      offset: z.number().int().min(0).default(0),
+      length: z
+        .number()
+        .int()
+        .positive()
+        .max(64 * 1024)
+        .default(16 * 1024),
+    }),
     async execute({ resultId, offset, length }, ctx) {
       // Scoped to the conversation: a result id from another conversation reads as unknown.
       const r = await store.toolResult(resultId, ctx.conversationId);

@@ -12,7 +12,9 @@ export function conversationSearchTool(store: Store) {
     schema: z.object({ query: z.string().min(2).max(200), limit: z.number().int().positive().max(25).default(10) }),
     async execute({ query, limit }, ctx) {
       const hits = await store.searchMessages(query, { sender: ctx.senderId, limit });
-      return hits.length ? hits.map((h) => `[${new Date(h.created_at).toISOString().slice(0, 10)} ${h.conversation_id} #${h.id} ${h.role}] ${h.snippet}`).join('\n') : 'nothing found';
+      return hits.length
+        ? hits.map((h) => `[${new Date(h.created_at).toISOString().slice(0, 10)} ${h.conversation_id} #${h.id} ${h.role}] ${h.snippet}`).join('\n')
+        : 'nothing found';
     },
   });
 }

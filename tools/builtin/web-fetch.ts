@@ -1,6 +1,6 @@
 import { convert } from 'html-to-text';
 import { z } from 'zod';
-import { safeFetch, SsrfBlockedError } from '../../moat/ssrf.js';
+import { SsrfBlockedError, safeFetch } from '../../moat/ssrf.js';
 import { defineTool, ToolError } from '../contract.js';
 
 const TEXT_TYPES = /^(text\/|application\/(json|xml|xhtml\+xml|ld\+json|rss\+xml|atom\+xml|javascript))/i;
@@ -32,10 +32,22 @@ export function webFetchTool(opts: { allowHosts?: string[]; allowCidrs?: string[
       const type = res.headers['content-type'] ?? '';
       if (type && !TEXT_TYPES.test(type)) throw new ToolError(`not a text document (${type}); only text, HTML, JSON and XML are read`);
       const raw = res.body.toString('utf8');
-      const text = /html/i.test(type) || /^\s*<(!doctype html|html)/i.test(raw)
-        ? convert(raw, { wordwrap: false, selectors: [{ selector: 'img', format: 'skip' }, { selector: 'nav', format: 'skip' }, { selector: 'footer', format: 'skip' }, { selector: 'a', options: { ignoreHref: false, hideLinkHrefIfSameAsText: true } }] })
-        : raw;
-      return { text: `${res.status} ${res.url}${res.truncated ? ' (truncated)' : ''}\n\n${text.trim()}`, details: { status: res.status, url: res.url, redirects: res.redirects } };
+      const text =
+        /html/i.test(type) || /^\s*<(!doctype html|html)/i.test(raw)
+          ? convert(raw, {
+              wordwrap: false,
+              selectors: [
+                { selector: 'img', format: 'skip' },
+                { selector: 'nav', format: 'skip' },
+                { selector: 'footer', format: 'skip' },
+                { selector: 'a', options: { ignoreHref: false, hideLinkHrefIfSameAsText: true } },
+              ],
+            })
+          : raw;
+      return {
+        text: `${res.status} ${res.url}${res.truncated ? ' (truncated)' : ''}\n\n${text.trim()}`,
+        details: { status: res.status, url: res.url, redirects: res.redirects },
+      };
     },
   });
 }

@@ -1,14 +1,14 @@
 import { createHash } from 'node:crypto';
 import { StringDecoder } from 'node:string_decoder';
-import type { Logger } from 'pino';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { ErrorCode, McpError, ToolListChangedNotificationSchema, type Tool } from '@modelcontextprotocol/sdk/types.js';
-import { ToolError, type JsonTool, type ToolContext, type ToolOutput } from '../contract.js';
-import type { McpServerConfig } from './config.js';
+import { ErrorCode, McpError, type Tool, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import type { Logger } from 'pino';
 import { ignoreError, SwitchboardError } from '../../kernel/errors.js';
+import { type JsonTool, type ToolContext, ToolError, type ToolOutput } from '../contract.js';
+import type { McpServerConfig } from './config.js';
 
 export type McpServerState = 'connecting' | 'connected' | 'failed' | 'closed';
 
@@ -356,7 +356,7 @@ class ServerConn {
       );
     } catch (err) {
       if (signal.aborted) throw new ToolError(`${exposed} was aborted`);
-      if ((err instanceof McpError && err.code === ErrorCode.RequestTimeout) || (err instanceof TimeoutError)) {
+      if ((err instanceof McpError && err.code === ErrorCode.RequestTimeout) || err instanceof TimeoutError) {
         throw new ToolError(`${exposed} timed out after ${timeout} ms`);
       }
       // Not a JSON-RPC answer: the transport failed (server down, session gone) → reconnect in the background.
@@ -378,7 +378,7 @@ class TimeoutError extends SwitchboardError {
 
 /** Races `p` against a timer (and an optional abort signal); the loser's rejection is swallowed. */
 function withTimeout<T>(p: Promise<T>, ms: number, message: string, signal?: AbortSignal): Promise<T> {
-  p.catch(ignoreError('the loser of the race: its outcome is the caller\'s no more'));
+  p.catch(ignoreError("the loser of the race: its outcome is the caller's no more"));
   let timer: NodeJS.Timeout | undefined;
   let onAbort: (() => void) | undefined;
   const guard = new Promise<never>((_, reject) => {

@@ -16,9 +16,25 @@ const ROOT_LINKS = ['/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'];
  * links, TLS roots, time zone); nothing with host accounts, hostnames or secrets.
  */
 const ETC_FILES = [
-  'ld.so.cache', 'ld.so.conf', 'ld.so.conf.d', 'alternatives', 'ssl', 'ca-certificates', 'ca-certificates.conf',
-  'localtime', 'timezone', 'nsswitch.conf', 'host.conf', 'gai.conf', 'protocols', 'services', 'mime.types', 'magic',
-  'inputrc', 'bash.bashrc', 'os-release',
+  'ld.so.cache',
+  'ld.so.conf',
+  'ld.so.conf.d',
+  'alternatives',
+  'ssl',
+  'ca-certificates',
+  'ca-certificates.conf',
+  'localtime',
+  'timezone',
+  'nsswitch.conf',
+  'host.conf',
+  'gai.conf',
+  'protocols',
+  'services',
+  'mime.types',
+  'magic',
+  'inputrc',
+  'bash.bashrc',
+  'os-release',
 ];
 
 /** The system part of the bwrap command line, read once per process: it only depends on the host's layout. */
@@ -109,21 +125,41 @@ export function dropToUser(setpriv: string, uid: number, gid: number): string[] 
  * its parent.
  */
 export function bwrapArgs(c: BwrapCommand): string[] {
-  const env: Record<string, string> = { PATH: SANDBOX_PATH, HOME: SANDBOX_WORKSPACE, USER: 'sandbox', LOGNAME: 'sandbox', LANG: 'C.UTF-8', TERM: 'dumb', TMPDIR: '/tmp', ...c.extraEnv };
+  const env: Record<string, string> = {
+    PATH: SANDBOX_PATH,
+    HOME: SANDBOX_WORKSPACE,
+    USER: 'sandbox',
+    LOGNAME: 'sandbox',
+    LANG: 'C.UTF-8',
+    TERM: 'dumb',
+    TMPDIR: '/tmp',
+    ...c.extraEnv,
+  };
   return [
     ...c.namespaces,
     '--die-with-parent',
     '--new-session',
-    '--hostname', 'sandbox',
+    '--hostname',
+    'sandbox',
     ...c.system,
     ...c.etc,
-    '--proc', '/proc',
-    '--dev', '/dev',
+    '--proc',
+    '/proc',
+    '--dev',
+    '/dev',
     // Writable by the command's user whoever created it (as root, bwrap makes it root's).
-    '--perms', '1777', '--size', String(c.limits.tmpMb * 1024 * 1024), '--tmpfs', '/tmp',
-    '--bind', c.workspace, SANDBOX_WORKSPACE,
+    '--perms',
+    '1777',
+    '--size',
+    String(c.limits.tmpMb * 1024 * 1024),
+    '--tmpfs',
+    '/tmp',
+    '--bind',
+    c.workspace,
+    SANDBOX_WORKSPACE,
     ...c.extraBinds,
-    '--chdir', SANDBOX_WORKSPACE,
+    '--chdir',
+    SANDBOX_WORKSPACE,
     '--clearenv',
     ...Object.entries(env).flatMap(([k, v]) => ['--setenv', k, v]),
     '--',

@@ -76,8 +76,12 @@ export class BwrapSandbox implements Sandbox {
       etc: this.etc.binds(),
       workspace,
       limits: this.opts.limits,
-      extraBinds: egress ? ['--ro-bind', this.programs.socat!, this.programs.socat!, '--perms', '0755', '--dir', '/run', '--bind', this.egress!.socketPath, EGRESS_SOCKET] : [],
-      extraEnv: egress ? { HTTP_PROXY: proxyUrl, HTTPS_PROXY: proxyUrl, http_proxy: proxyUrl, https_proxy: proxyUrl, ALL_PROXY: proxyUrl, NO_PROXY: '', no_proxy: '' } : {},
+      extraBinds: egress
+        ? ['--ro-bind', this.programs.socat!, this.programs.socat!, '--perms', '0755', '--dir', '/run', '--bind', this.egress!.socketPath, EGRESS_SOCKET]
+        : [],
+      extraEnv: egress
+        ? { HTTP_PROXY: proxyUrl, HTTPS_PROXY: proxyUrl, http_proxy: proxyUrl, https_proxy: proxyUrl, ALL_PROXY: proxyUrl, NO_PROXY: '', no_proxy: '' }
+        : {},
       inner,
     });
     return [this.programs.prlimit, ...prlimitArgs(this.opts.limits), '--', this.programs.bwrap, ...bwrap];

@@ -1,10 +1,10 @@
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer, request as httpRequest, type ClientRequest, type IncomingMessage, type Server } from 'node:http';
+import { type ClientRequest, createServer, request as httpRequest, type IncomingMessage, type Server } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { checkUrl, type SsrfOptions } from '../../moat/ssrf.js';
 import { ignoreError, SwitchboardError } from '../../kernel/errors.js';
+import { checkUrl, type SsrfOptions } from '../../moat/ssrf.js';
 
 export interface EgressLog {
   warn(obj: object, msg: string): void;
@@ -28,7 +28,10 @@ export class EgressProxy {
   private readonly server: Server;
   private readonly sockets = new Set<Socket>();
 
-  private constructor(private readonly ssrf: SsrfOptions, private readonly log?: EgressLog) {
+  private constructor(
+    private readonly ssrf: SsrfOptions,
+    private readonly log?: EgressLog,
+  ) {
     this.dir = mkdtempSync(join(tmpdir(), 'switchboard-egress-'));
     // The sandbox runs as another user: it must be able to reach the socket.
     chmodSync(this.dir, 0o711);
@@ -111,7 +114,10 @@ export class EgressProxy {
           client.pipe(up);
         });
       },
-      (err: Error) => client.end(`HTTP/1.1 ${err instanceof Refused ? '403 Forbidden' : '502 Bad Gateway'}\r\ncontent-type: text/plain\r\n\r\nswitchboard egress proxy: ${err.message}\n`),
+      (err: Error) =>
+        client.end(
+          `HTTP/1.1 ${err instanceof Refused ? '403 Forbidden' : '502 Bad Gateway'}\r\ncontent-type: text/plain\r\n\r\nswitchboard egress proxy: ${err.message}\n`,
+        ),
     );
   }
 

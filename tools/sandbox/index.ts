@@ -3,12 +3,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { SsrfOptions } from '../../moat/ssrf.js';
 import { BwrapSandbox, type SandboxPrograms } from './bwrap.js';
-import { EgressProxy, type EgressLog } from './egress-proxy.js';
-import { SandboxUnavailableError, type Sandbox, type SandboxOptions } from './types.js';
+import { type EgressLog, EgressProxy } from './egress-proxy.js';
+import { type Sandbox, type SandboxOptions, SandboxUnavailableError } from './types.js';
 import { UnconfinedSandbox } from './unconfined.js';
 
-export * from './types.js';
 export { BwrapSandbox } from './bwrap.js';
+export * from './types.js';
 export { UnconfinedSandbox } from './unconfined.js';
 
 const SEARCH_PATH = ['/usr/local/sbin', '/usr/local/bin', '/usr/sbin', '/usr/bin', '/sbin', '/bin'];
@@ -35,7 +35,8 @@ export const HOW_TO_FIX =
 
 /** Finds the programs the bwrap sandbox needs; throws SandboxUnavailableError naming what is missing and how to fix it. */
 export function findSandboxPrograms(opts: SandboxOptions): SandboxPrograms {
-  if (opts.bwrapPath && !executable(opts.bwrapPath)) throw new SandboxUnavailableError(`the tool sandbox's bubblewrap (tools.sandbox.bwrapPath) ${opts.bwrapPath} is not an executable file: ${HOW_TO_FIX}`);
+  if (opts.bwrapPath && !executable(opts.bwrapPath))
+    throw new SandboxUnavailableError(`the tool sandbox's bubblewrap (tools.sandbox.bwrapPath) ${opts.bwrapPath} is not an executable file: ${HOW_TO_FIX}`);
   const bwrap = opts.bwrapPath ?? findProgram('bwrap');
   if (!bwrap) throw new SandboxUnavailableError(`the tool sandbox (tools.sandbox: bwrap) needs bubblewrap, which is not installed: ${HOW_TO_FIX}`);
   const prlimit = findProgram('prlimit');
@@ -43,12 +44,18 @@ export function findSandboxPrograms(opts: SandboxOptions): SandboxPrograms {
   const programs: SandboxPrograms = { bwrap, prlimit };
   if (process.getuid?.() === 0) {
     const setpriv = findProgram('setpriv');
-    if (!setpriv) throw new SandboxUnavailableError('the gateway runs as root, and the tool sandbox needs setpriv (util-linux) to run tools as their own user: install util-linux');
+    if (!setpriv)
+      throw new SandboxUnavailableError(
+        'the gateway runs as root, and the tool sandbox needs setpriv (util-linux) to run tools as their own user: install util-linux',
+      );
     programs.setpriv = setpriv;
   }
   if (opts.network === 'egress') {
     const socat = findProgram('socat');
-    if (!socat) throw new SandboxUnavailableError('tools.sandbox.network: egress needs socat inside the sandbox to reach the gateway\'s proxy: install socat (`apt-get install socat`), or use network: none');
+    if (!socat)
+      throw new SandboxUnavailableError(
+        "tools.sandbox.network: egress needs socat inside the sandbox to reach the gateway's proxy: install socat (`apt-get install socat`), or use network: none",
+      );
     programs.socat = socat;
   }
   return programs;
@@ -81,9 +88,17 @@ export async function createSandbox(opts: SandboxOptions, deps: CreateSandboxDep
   const probe = mkdtempSync(join(tmpdir(), 'switchboard-sandbox-probe-'));
   try {
     if (sandbox.owner) chownSync(probe, sandbox.owner.uid, sandbox.owner.gid);
-    const r = await sandbox.exec({ command: 'test -w /workspace && echo sandbox-ok', workspace: probe, timeoutMs: 15_000, signal: new AbortController().signal, maxOutputBytes: 4096 });
+    const r = await sandbox.exec({
+      command: 'test -w /workspace && echo sandbox-ok',
+      workspace: probe,
+      timeoutMs: 15_000,
+      signal: new AbortController().signal,
+      maxOutputBytes: 4096,
+    });
     if (r.code !== 0 || !r.output.includes('sandbox-ok')) {
-      throw new SandboxUnavailableError(`the tool sandbox (bubblewrap at ${programs.bwrap}) could not start a sandbox here: ${r.output.trim() || (r.timedOut ? 'timed out' : `exit ${r.code ?? r.signal}`)}; ${HOW_TO_FIX}`);
+      throw new SandboxUnavailableError(
+        `the tool sandbox (bubblewrap at ${programs.bwrap}) could not start a sandbox here: ${r.output.trim() || (r.timedOut ? 'timed out' : `exit ${r.code ?? r.signal}`)}; ${HOW_TO_FIX}`,
+      );
     }
   } catch (err) {
     await sandbox.close();

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { setPriority } from 'node:os';
-import type { ExecResult } from './types.js';
 import { ignoreError } from '../../kernel/errors.js';
+import type { ExecResult } from './types.js';
 
 export interface CapturedRun {
   file: string;
@@ -40,7 +40,12 @@ export function runCaptured(run: CapturedRun): Promise<ExecResult> {
     }
     if (run.signal.aborted) return resolve({ output: '', droppedBytes: 0, code: null, signal: null, timedOut: false, aborted: true });
     const extra = run.extraFds ?? [];
-    const child = spawn(run.file, run.args, { cwd: run.cwd, env: run.env, detached: true, stdio: ['ignore', 'pipe', 'pipe', ...extra.map(() => 'pipe' as const)] });
+    const child = spawn(run.file, run.args, {
+      cwd: run.cwd,
+      env: run.env,
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe', ...extra.map(() => 'pipe' as const)],
+    });
     // Before anything else: a spawn that fails (EMFILE, ENOENT) reports here, never as an unhandled 'error'.
     child.on('error', (err) => {
       if (settled) return;

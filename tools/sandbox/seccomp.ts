@@ -37,7 +37,10 @@ export function keyringFilter(arch: string = process.arch): Buffer | null {
     [RET_K, 0, 0, RET_KILL_PROCESS], // another ABI (i386 on x86_64): not what we filtered for
     [LD_W_ABS, 0, 0, 0],
   ];
-  const tests: Array<[number, number]> = [...(a.x32 ? [[JGE_K, X32_SYSCALL_BIT] as [number, number]] : []), ...a.denied.map((nr) => [JEQ_K, nr] as [number, number])];
+  const tests: Array<[number, number]> = [
+    ...(a.x32 ? [[JGE_K, X32_SYSCALL_BIT] as [number, number]] : []),
+    ...a.denied.map((nr) => [JEQ_K, nr] as [number, number]),
+  ];
   // Each test jumps to the EPERM return, which follows the ALLOW after the last test.
   tests.forEach(([code, k], i) => prog.push([code, tests.length - i, 0, k]));
   prog.push([RET_K, 0, 0, RET_ALLOW], [RET_K, 0, 0, RET_EPERM]);

@@ -17,7 +17,15 @@ export class UnconfinedSandbox implements Sandbox {
 
   exec(req: ExecRequest): Promise<ExecResult> {
     const env = { PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin', HOME: req.workspace, LANG: 'C.UTF-8', TERM: 'dumb', TMPDIR: req.workspace };
-    return runCaptured({ file: 'bash', args: ['-c', req.command], cwd: req.workspace, env, timeoutMs: req.timeoutMs, signal: req.signal, maxOutputBytes: req.maxOutputBytes });
+    return runCaptured({
+      file: 'bash',
+      args: ['-c', req.command],
+      cwd: req.workspace,
+      env,
+      timeoutMs: req.timeoutMs,
+      signal: req.signal,
+      maxOutputBytes: req.maxOutputBytes,
+    });
   }
 
   async close(): Promise<void> {}

@@ -69,9 +69,7 @@ export interface NewRule {
   by: string;
 }
 
-export type DecideOutcome =
-  | { ok: true; approval: ApprovalRow }
-  | { ok: false; reason: 'unknown' | 'expired' | 'already_decided'; approval?: ApprovalRow };
+export type DecideOutcome = { ok: true; approval: ApprovalRow } | { ok: false; reason: 'unknown' | 'expired' | 'already_decided'; approval?: ApprovalRow };
 
 export interface AuditEntry {
   at: Date;

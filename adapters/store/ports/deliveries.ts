@@ -22,5 +22,10 @@ export interface DeliveryRepository {
    * Upserts the row: the state always changes; a null or missing platform
    * message id or body keeps the one recorded before.
    */
-  record(turnId: string, channel: string, target: string, fields: { platformMessageId?: string | null; state: string; body?: string | null }): Promise<DeliveryRow>;
+  record(
+    turnId: string,
+    channel: string,
+    target: string,
+    fields: { platformMessageId?: string | null; state: string; body?: string | null },
+  ): Promise<DeliveryRow>;
 }

@@ -1,5 +1,5 @@
-import { formatIdentity, identityOf } from '../../../kernel/identity.js';
 import type { ContextMessage, InboundMessage } from '../../../kernel/envelope.js';
+import { formatIdentity, identityOf } from '../../../kernel/identity.js';
 
 export interface InboxRow {
   id: number;

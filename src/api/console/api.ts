@@ -1,12 +1,12 @@
 import type { Infra } from '../../../app/infra.js';
+import type { ProviderChain } from '../../../providers/chain.js';
+import { visibleCall } from '../../approvals/render.js';
+import { conversationTopic } from '../../event-publisher.js';
 import type { ApiKeyAuth } from '../../http/auth.js';
 import { sendError } from '../../http/errors.js';
-import type { ProviderChain } from '../../../providers/chain.js';
-import { conversationTopic } from '../../event-publisher.js';
-import { sendJson, type HttpServer } from '../../http/server.js';
-import { CONSOLE_HTML } from './page.js';
+import { type HttpServer, sendJson } from '../../http/server.js';
 import { rulesJson } from '../approvals-api.js';
-import { visibleCall } from '../../approvals/render.js';
+import { CONSOLE_HTML } from './page.js';
 
 /**
  * The operator console: a page served by the gateway (GET /console) and the two
@@ -18,7 +18,11 @@ import { visibleCall } from '../../approvals/render.js';
 export function registerConsole(server: HttpServer, deps: { auth: ApiKeyAuth; infra: Infra; chain: ProviderChain | null }): void {
   const { infra } = deps;
   server.route('GET', '/console', ({ res }) => {
-    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store', 'content-security-policy': "default-src 'self'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; connect-src 'self'" });
+    res.writeHead(200, {
+      'content-type': 'text/html; charset=utf-8',
+      'cache-control': 'no-store',
+      'content-security-policy': "default-src 'self'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; connect-src 'self'",
+    });
     res.end(CONSOLE_HTML);
   });
 
@@ -34,10 +38,27 @@ export function registerConsole(server: HttpServer, deps: { auth: ApiKeyAuth; in
       infra.approvals.rules().then((r) => rulesJson(r, infra.store)),
     ]);
     sendJson(res, 200, {
-      conversations: conversations.map((c) => ({ id: c.id, key: c.key, channel: c.channel, updatedAt: new Date(c.updated_at).toISOString(), status: c.status, turns: c.turns })),
+      conversations: conversations.map((c) => ({
+        id: c.id,
+        key: c.key,
+        channel: c.channel,
+        updatedAt: new Date(c.updated_at).toISOString(),
+        status: c.status,
+        turns: c.turns,
+      })),
       latencies: latencies.reverse().map((l) => Math.round(Number(l.ms))),
       queue,
-      approvals: approvals.map((a) => ({ code: a.code, tool: a.tool, tier: a.tier, arguments: a.args, conversation: a.conversation_id, expiresAt: new Date(a.expires_at).toISOString(), alwaysPermitted: a.rule_permitted, reasons: a.reasons, shown: visibleCall(a.args) })),
+      approvals: approvals.map((a) => ({
+        code: a.code,
+        tool: a.tool,
+        tier: a.tier,
+        arguments: a.args,
+        conversation: a.conversation_id,
+        expiresAt: new Date(a.expires_at).toISOString(),
+        alwaysPermitted: a.rule_permitted,
+        reasons: a.reasons,
+        shown: visibleCall(a.args),
+      })),
       rules,
       slots,
       pairing: pairing.filter((p) => p.expires_at && new Date(p.expires_at) > new Date()).map((p) => ({ channel: p.channel, sender: p.sender, code: p.code })),
@@ -47,7 +68,8 @@ export function registerConsole(server: HttpServer, deps: { auth: ApiKeyAuth; in
   // Server-sent events of one conversation's turns, for watching it live.
   server.route('GET', '/v1/console/conversations/:id/events', async ({ req, res, params, url }) => {
     const key = url.searchParams.get('key');
-    if (!deps.auth.authenticate(req)?.operator && !(key && isOperatorKey(deps.auth, key))) return sendError(res, 401, 'The console needs an operator key.', { code: 'invalid_api_key' });
+    if (!deps.auth.authenticate(req)?.operator && !(key && isOperatorKey(deps.auth, key)))
+      return sendError(res, 401, 'The console needs an operator key.', { code: 'invalid_api_key' });
     const conv = await infra.store.conversation(params.id!);
     if (!conv) return sendError(res, 404, 'no such conversation', { code: 'not_found' });
     res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' });

@@ -11,8 +11,18 @@ export const approvalAnswer: IngressStep = {
     const approvals = ctx.deps.approvals;
     const answer = approvals && ctx.opts.approvalAnswers !== false ? parseApprovalAnswer(msg.text) : null;
     if (!answer) return next();
-    const r = await approvals!.answer(answer.code, answer.decision, { ...ctx.sender, operator: isOperator(msg.channel, ctx) }, answer.scope ? { scope: answer.scope } : {});
-    return { kind: 'answered', reply: r.message, ok: r.ok, approval: { code: answer.code, ok: r.ok, ...(r.ok ? { status: r.approval.status } : { error: r.code }) } };
+    const r = await approvals!.answer(
+      answer.code,
+      answer.decision,
+      { ...ctx.sender, operator: isOperator(msg.channel, ctx) },
+      answer.scope ? { scope: answer.scope } : {},
+    );
+    return {
+      kind: 'answered',
+      reply: r.message,
+      ok: r.ok,
+      approval: { code: answer.code, ok: r.ok, ...(r.ok ? { status: r.approval.status } : { error: r.code }) },
+    };
   },
 };
 

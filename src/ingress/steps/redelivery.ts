@@ -41,7 +41,9 @@ export const redelivery: IngressStep = {
     try {
       outcome = await next();
     } catch (err) {
-      await outcomes.release(msg.channel, msg.externalId).catch((e: unknown) => ctx.deps.log.warn({ err: e }, 'could not release an ingress claim; a redelivery takes it over after a minute'));
+      await outcomes
+        .release(msg.channel, msg.externalId)
+        .catch((e: unknown) => ctx.deps.log.warn({ err: e }, 'could not release an ingress claim; a redelivery takes it over after a minute'));
       throw err;
     }
     await record(msg, outcome, ctx);
@@ -53,7 +55,8 @@ async function record(msg: InboundMessage, outcome: IngressOutcome, ctx: Ingress
   const outcomes = ctx.deps.outcomes!;
   try {
     if (outcome.kind === 'refused' && outcome.code === 'conversation_full') await outcomes.release(msg.channel, msg.externalId);
-    else if (outcome.kind === 'refused' && outcome.code === 'rate_limited') await outcomes.complete(msg.channel, msg.externalId, outcome, outcome.retryAfterMs ?? 1_000);
+    else if (outcome.kind === 'refused' && outcome.code === 'rate_limited')
+      await outcomes.complete(msg.channel, msg.externalId, outcome, outcome.retryAfterMs ?? 1_000);
     // Accepted: the inbox row is the record (a redelivery finds it first); the claim row is left for the pruning, saving a write per message.
     else if (outcome.kind === 'accepted') return;
     else await outcomes.complete(msg.channel, msg.externalId, outcome);

@@ -40,7 +40,10 @@ export class MemoryApprovals implements ApprovalRepository {
   }
 
   async pending(): Promise<ApprovalRow[]> {
-    return this.t.approvals.filter((a) => a.status === 'pending').sort(byCreated).map(copy);
+    return this.t.approvals
+      .filter((a) => a.status === 'pending')
+      .sort(byCreated)
+      .map(copy);
   }
 
   async byCode(code: string): Promise<ApprovalRow | undefined> {
@@ -56,7 +59,10 @@ export class MemoryApprovals implements ApprovalRepository {
   }
 
   async forTurn(turnId: string): Promise<ApprovalRow[]> {
-    return this.t.approvals.filter((a) => a.turn_id === turnId).sort(byCreated).map(copy);
+    return this.t.approvals
+      .filter((a) => a.turn_id === turnId)
+      .sort(byCreated)
+      .map(copy);
   }
 
   async decide(code: string, decision: 'approved' | 'denied', by: string, via: string, always = false): Promise<DecideOutcome> {
@@ -88,9 +94,21 @@ export class MemoryApprovals implements ApprovalRepository {
 
   async addRule(r: NewRule): Promise<RuleRow> {
     const variable = [...new Set(r.variable ?? [])].sort((a, b) => a - b);
-    const same = this.t.rules.find((x) => x.tool === r.tool && x.pattern === r.pattern && x.scope === r.scope && x.scope_key === r.scopeKey && x.variable.join() === variable.join());
+    const same = this.t.rules.find(
+      (x) => x.tool === r.tool && x.pattern === r.pattern && x.scope === r.scope && x.scope_key === r.scopeKey && x.variable.join() === variable.join(),
+    );
     if (same) return copy(same);
-    const row: RuleRow = { id: this.t.nextId(), tool: r.tool, pattern: r.pattern, scope: r.scope, scope_key: r.scopeKey, variable, kind: r.kind, created_by: r.by, created_at: this.t.now() };
+    const row: RuleRow = {
+      id: this.t.nextId(),
+      tool: r.tool,
+      pattern: r.pattern,
+      scope: r.scope,
+      scope_key: r.scopeKey,
+      variable,
+      kind: r.kind,
+      created_by: r.by,
+      created_at: this.t.now(),
+    };
     this.t.rules.push(row);
     return copy(row);
   }

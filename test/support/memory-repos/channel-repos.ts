@@ -2,7 +2,7 @@ import type { AccessRepository, AccessRow } from '../../../adapters/store/ports/
 import type { ChannelStateRepository } from '../../../adapters/store/ports/channel-state.js';
 import type { DeliveryRepository, DeliveryRow } from '../../../adapters/store/ports/deliveries.js';
 import type { DeadLetterRow, SubscriberRow, WebhookRepository } from '../../../adapters/store/ports/webhooks.js';
-import { copy, json, type AccessRecord, type Tables } from './tables.js';
+import { type AccessRecord, copy, json, type Tables } from './tables.js';
 
 export class MemoryDeliveries implements DeliveryRepository {
   constructor(private readonly t: Tables) {}
@@ -13,16 +13,39 @@ export class MemoryDeliveries implements DeliveryRepository {
   }
 
   async forTurn(turnId: string): Promise<DeliveryRow[]> {
-    return this.t.deliveries.filter((d) => d.turn_id === turnId).sort((a, b) => a.id - b.id).map(copy);
+    return this.t.deliveries
+      .filter((d) => d.turn_id === turnId)
+      .sort((a, b) => a.id - b.id)
+      .map(copy);
   }
 
-  async record(turnId: string, channel: string, target: string, fields: { platformMessageId?: string | null; state: string; body?: string | null }): Promise<DeliveryRow> {
+  async record(
+    turnId: string,
+    channel: string,
+    target: string,
+    fields: { platformMessageId?: string | null; state: string; body?: string | null },
+  ): Promise<DeliveryRow> {
     const now = this.t.now();
     let d = this.t.deliveries.find((x) => x.turn_id === turnId && x.channel === channel && x.target === target);
     if (!d) {
-      d = { id: this.t.nextId(), turn_id: turnId, channel, target, platform_message_id: fields.platformMessageId ?? null, state: fields.state, body: fields.body ?? null, updated_at: now };
+      d = {
+        id: this.t.nextId(),
+        turn_id: turnId,
+        channel,
+        target,
+        platform_message_id: fields.platformMessageId ?? null,
+        state: fields.state,
+        body: fields.body ?? null,
+        updated_at: now,
+      };
       this.t.deliveries.push(d);
-    } else Object.assign(d, { platform_message_id: fields.platformMessageId ?? d.platform_message_id, state: fields.state, body: fields.body ?? d.body, updated_at: now });
+    } else
+      Object.assign(d, {
+        platform_message_id: fields.platformMessageId ?? d.platform_message_id,
+        state: fields.state,
+        body: fields.body ?? d.body,
+        updated_at: now,
+      });
     return copy(d);
   }
 }
@@ -125,6 +148,9 @@ export class MemoryWebhooks implements WebhookRepository {
   }
 
   async deadLetters(limit = 100): Promise<DeadLetterRow[]> {
-    return [...this.t.deadLetters].sort((a, b) => b.id - a.id).slice(0, limit).map(copy);
+    return [...this.t.deadLetters]
+      .sort((a, b) => b.id - a.id)
+      .slice(0, limit)
+      .map(copy);
   }
 }

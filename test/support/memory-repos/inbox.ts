@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
+import type { AcceptResult, InboxRepository, InboxRow } from '../../../adapters/store/ports/inbox.js';
 import type { InboundMessage } from '../../../kernel/envelope.js';
 import { formatIdentity, identityOf } from '../../../kernel/identity.js';
-import type { AcceptResult, InboxRepository, InboxRow } from '../../../adapters/store/ports/inbox.js';
-import { byId, copy, json, type InboxRecord, type Tables } from './tables.js';
+import { byId, copy, type InboxRecord, json, type Tables } from './tables.js';
 
 /** The row as `select *` returns it: a copy. */
 export function inboxRow(r: InboxRecord): InboxRow {
@@ -17,7 +17,20 @@ export class MemoryInbox implements InboxRepository {
     let conv = this.t.conversationByKey(msg.conversationKey);
     if (conv) conv.updated_at = now;
     else {
-      conv = { id: 'c_' + randomUUID(), key: msg.conversationKey, channel: msg.channel, owner: msg.owner ?? null, agent, queue_mode: null, created_at: now, updated_at: now, summary: null, summary_upto: 0, lease_token: null, lease_until: null };
+      conv = {
+        id: 'c_' + randomUUID(),
+        key: msg.conversationKey,
+        channel: msg.channel,
+        owner: msg.owner ?? null,
+        agent,
+        queue_mode: null,
+        created_at: now,
+        updated_at: now,
+        summary: null,
+        summary_upto: 0,
+        lease_token: null,
+        lease_until: null,
+      };
       this.t.conversations.set(conv.id, conv);
     }
     const existing = this.t.inbox.find((r) => r.channel === msg.channel && r.external_id === msg.externalId);
@@ -48,7 +61,10 @@ export class MemoryInbox implements InboxRepository {
   }
 
   async pending(conversationId: string): Promise<InboxRow[]> {
-    return this.t.inbox.filter((r) => r.conversation_id === conversationId && !r.consumed_at).sort(byId).map(inboxRow);
+    return this.t.inbox
+      .filter((r) => r.conversation_id === conversationId && !r.consumed_at)
+      .sort(byId)
+      .map(inboxRow);
   }
 
   async inboxRow(id: number): Promise<InboxRow | undefined> {

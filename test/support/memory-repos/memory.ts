@@ -11,9 +11,15 @@ export class MemoryNotes implements MemoryRepository {
   }
 
   async searchMemory(conversationId: string, senderId: string, query: string, limit = 20): Promise<MemoryNote[]> {
-    const words = query.toLowerCase().split(/\W+/).filter((w) => w.length > 2).slice(0, 8);
+    const words = query
+      .toLowerCase()
+      .split(/\W+/)
+      .filter((w) => w.length > 2)
+      .slice(0, 8);
     return this.t.memory
-      .filter((n) => n.scope === 'global' || (n.scope === 'conversation' && n.scope_key === conversationId) || (n.scope === 'sender' && n.scope_key === senderId))
+      .filter(
+        (n) => n.scope === 'global' || (n.scope === 'conversation' && n.scope_key === conversationId) || (n.scope === 'sender' && n.scope_key === senderId),
+      )
       .filter((n) => words.length === 0 || words.some((w) => n.body.toLowerCase().includes(w)))
       .sort((a, b) => b.id - a.id)
       .slice(0, limit)
@@ -33,7 +39,9 @@ export class MemoryNotes implements MemoryRepository {
   }
 
   async forgetMemory(id: number, conversationId: string, senderId: string): Promise<boolean> {
-    return this.remove((n) => n.id === id && ((n.scope === 'conversation' && n.scope_key === conversationId) || (n.scope === 'sender' && n.scope_key === senderId)));
+    return this.remove(
+      (n) => n.id === id && ((n.scope === 'conversation' && n.scope_key === conversationId) || (n.scope === 'sender' && n.scope_key === senderId)),
+    );
   }
 
   private remove(which: (n: Tables['memory'][number]) => boolean): boolean {

@@ -59,7 +59,10 @@ export class MemoryTranscript implements TranscriptRepository {
 }
 
 function words(text: string): string[] {
-  return text.toLowerCase().split(/[^\p{L}\p{N}_]+/u).filter(Boolean);
+  return text
+    .toLowerCase()
+    .split(/[^\p{L}\p{N}_]+/u)
+    .filter(Boolean);
 }
 
 /** What the SQL indexes: a string content, or the text parts of a content array. */

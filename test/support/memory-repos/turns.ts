@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { QUEUE_MODES } from '../../../kernel/queue-modes.js';
 import type { ConversationRow } from '../../../adapters/store/ports/conversations.js';
 import type { InboxRow } from '../../../adapters/store/ports/inbox.js';
 import type { FinishTurn, StartedTurn, StartTurn, TurnRepository, TurnRow } from '../../../adapters/store/ports/turns.js';
+import { QUEUE_MODES } from '../../../kernel/queue-modes.js';
 import { inboxRow } from './inbox.js';
-import { byId, copy, json, type ConversationRecord, type Tables } from './tables.js';
+import { byId, type ConversationRecord, copy, json, type Tables } from './tables.js';
 
 /** Turns and the drain's lease, step for step as the one statement of the Postgres repository does them. */
 export class MemoryTurns implements TurnRepository {
@@ -13,7 +13,11 @@ export class MemoryTurns implements TurnRepository {
   async startTurn(b: StartTurn): Promise<StartedTurn> {
     const now = this.t.now();
     const c0 = this.t.conversations.get(b.conversationId);
-    const mode = c0 ? ((QUEUE_MODES as readonly (string | null | undefined)[]).includes(c0.queue_mode) ? c0.queue_mode! : (b.modes.byChannel[c0.channel] ?? b.modes.default)) : null;
+    const mode = c0
+      ? (QUEUE_MODES as readonly (string | null | undefined)[]).includes(c0.queue_mode)
+        ? c0.queue_mode!
+        : (b.modes.byChannel[c0.channel] ?? b.modes.default)
+      : null;
     const pendRows = this.t.inbox.filter((r) => r.conversation_id === b.conversationId && !r.consumed_at).sort(byId);
     const pend = pendRows.map(inboxRow); // the snapshot, before the claim
     const parked = [...this.t.turns.values()].some((t) => t.conversation_id === b.conversationId && t.status === 'parked');
@@ -44,7 +48,22 @@ export class MemoryTurns implements TurnRepository {
     let created: TurnRow | undefined;
     if (claim.length > 0) {
       const seq = Math.max(0, ...[...this.t.turns.values()].filter((t) => t.conversation_id === b.conversationId).map((t) => t.seq)) + 1;
-      created = { id: turnId, conversation_id: b.conversationId, seq, status: 'running', state: null, honesty: null, attempt: 1, worker: b.worker, started_at: now, finished_at: null, finish_reason: null, error: null, usage: null, provider: null };
+      created = {
+        id: turnId,
+        conversation_id: b.conversationId,
+        seq,
+        status: 'running',
+        state: null,
+        honesty: null,
+        attempt: 1,
+        worker: b.worker,
+        started_at: now,
+        finished_at: null,
+        finish_reason: null,
+        error: null,
+        usage: null,
+        provider: null,
+      };
       this.t.turns.set(turnId, created);
     }
     const started: StartedTurn = { conversation: c ? conversationRow(c) : null, mode, hasWork: pend.length > 0 && !parked, pending: pend };
@@ -54,8 +73,14 @@ export class MemoryTurns implements TurnRepository {
     const head = batch[0];
     // A missing window is no limit (limit null), as in SQL.
     const limit = b.historyLimits[c!.agent] ?? b.historyLimits.default;
-    const window = head?.context == null ? newest(this.t.messages.filter((m) => m.conversation_id === b.conversationId && m.id > c!.summary_upto).sort(byId), limit) : [];
-    const visible = this.t.memory.filter((n) => n.scope === 'global' || (n.scope === 'conversation' && n.scope_key === b.conversationId) || (n.scope === 'sender' && n.scope_key === head?.sender_identity));
+    const window =
+      head?.context == null ? newest(this.t.messages.filter((m) => m.conversation_id === b.conversationId && m.id > c!.summary_upto).sort(byId), limit) : [];
+    const visible = this.t.memory.filter(
+      (n) =>
+        n.scope === 'global' ||
+        (n.scope === 'conversation' && n.scope_key === b.conversationId) ||
+        (n.scope === 'sender' && n.scope_key === head?.sender_identity),
+    );
     const memory = newest(visible.sort(byId), b.memoryLimit);
     return {
       ...started,
@@ -79,7 +104,8 @@ export class MemoryTurns implements TurnRepository {
       honesty: f.honesty?.length ? json(f.honesty) : null,
       state: null,
     });
-    for (const m of f.messages) this.t.messages.push({ id: this.t.nextId(), conversation_id: turn.conversation_id, turn_id: turn.id, role: m.role, content: json(m), created_at: now });
+    for (const m of f.messages)
+      this.t.messages.push({ id: this.t.nextId(), conversation_id: turn.conversation_id, turn_id: turn.id, role: m.role, content: json(m), created_at: now });
     const rest = this.t.inbox.filter((p) => p.conversation_id === turn.conversation_id && !p.consumed_at && p.turn_id !== turn.id).sort(byId);
     for (const r of this.t.inbox) if (r.turn_id === turn.id && !r.consumed_at) r.consumed_at = now;
     const c = this.t.conversations.get(turn.conversation_id);
