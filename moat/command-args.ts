@@ -1,7 +1,7 @@
 // The command classifier's vocabulary: evaluated arguments, what flows between pipeline stages,
 // the view a rule gets of one simple command, the context it reports through, and small helpers
 // to read options and operands. Shared by ./command-rules.ts and the tables beside it.
-import type { Tier } from './command-classifier.js';
+import type { Tier } from './command-tier.js';
 
 /** One argument after quote removal, parameter resolution, field splitting and brace expansion. */
 export interface Arg {

@@ -26,17 +26,12 @@ import { knowsReads, type ReadPath, readPaths } from './command-reads.js';
 import { interpreterKind, isShell, RULES, ruleFor, SAFE_COMMANDS } from './command-rules.js';
 import { count, gstr, isNil, items, litValue, nodeType, ParseFailure, parseShell, type Raw, walk } from './command-syntax.js';
 import { procSysWrite } from './command-system.js';
+import { type Classification, TIER_ORDER, type Tier } from './command-tier.js';
 import { ansiC, braceExpand, type Field, hasGlob, splitFields } from './command-words.js';
 import { loadLines } from './corpus.js';
 
-export type Tier = 'safe' | 'caution' | 'dangerous' | 'blocked';
-
-export interface Classification {
-  tier: Tier;
-  reasons: string[];
-}
-
-export const TIER_ORDER: Record<Tier, number> = { safe: 0, caution: 1, dangerous: 2, blocked: 3 };
+export type { Classification, Tier } from './command-tier.js';
+export { TIER_ORDER } from './command-tier.js';
 
 /** Reads a command corpus: one command per line, `#` comment lines and blank lines dropped. */
 export function loadCommandCorpus(path: string): string[] {

@@ -2,7 +2,7 @@
 // locations whose change wrecks the machine or persists, credential material, and the workspace
 // boundary (the shell runs in the conversation's workspace folder, so relative paths that do not
 // climb out are inside it; absolute, home-relative and climbing paths are not).
-import type { Tier } from './command-classifier.js';
+import type { Tier } from './command-tier.js';
 
 const HOME_RE = /^(?:~[A-Za-z0-9_.-]*|\$HOME|\$\{HOME\})(?=\/|$)/;
 const HOME_DIR_RE = /^\/(?:home|Users)\/[^/]+(?=\/|$)|^\/root(?=\/|$)/;

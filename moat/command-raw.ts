@@ -1,6 +1,6 @@
 // For text the parser rejects: patterns of the worst classes looked for in the raw text, and
 // the suffix that closes what the parser complained about so the rest can still be analysed.
-import type { Tier } from './command-classifier.js';
+import type { Tier } from './command-tier.js';
 
 /** Hard-block and dangerous patterns looked for in text that could not be parsed. */
 export const RAW_PATTERNS: { re: RegExp; tier: Tier; reason: string }[] = [

@@ -24,10 +24,10 @@ import {
 } from './command-args.js';
 import { daemonize, disown, dtach, screen, startStopDaemon, systemdRun, tmux } from './command-background.js';
 import { BUILTIN_RULES } from './command-builtins.js';
-import type { Tier } from './command-classifier.js';
 import { gitGlobals, gitSubcommandHelpers } from './command-git.js';
 import { isBlockDevice, isCriticalPath, isHistoryFile, isSecretPath, isStartupFile, isSystemPath, normPath, writeFinding } from './command-paths.js';
 import { auditctl, CRITICAL_SERVICES, crontab, dmesg, gpasswd, journalctl, kill, pkill, service, sysctl, useradd } from './command-system.js';
+import type { Tier } from './command-tier.js';
 
 function addWrite(ctx: RuleContext, a: Arg, verb: string): void {
   const f = writeFinding(a.text, verb, a.dynamic);

@@ -12,7 +12,8 @@
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadLines } from './corpus.js';
-import type { ClaimCase, ClaimCheck, TraceEntry } from './honesty.js';
+import type { TraceEntry } from './honesty-trace.js';
+import type { ClaimCase, ClaimCheck } from './honesty-types.js';
 
 const EXPECTS = ['contradicted', 'unsupported', 'supported', 'none'] as const;
 

@@ -38,58 +38,13 @@
 
 import { bracket, concernText, describe, type Insert, render } from './honesty-correct.js';
 import { buildLexicon, type Claim, extractClaims, type Lexicon, mask } from './honesty-extract.js';
-import { DEFAULT_ACTION_TOOLS, type DetailIssue, judgeAll, type TraceEntry, type Verdict, viewCalls } from './honesty-trace.js';
+import { DEFAULT_ACTION_TOOLS, judgeAll, type TraceEntry, type Verdict, viewCalls } from './honesty-trace.js';
 
 export { loadClaimsCorpus } from './honesty-corpus.js';
 export { DEFAULT_ACTION_TOOLS, type TraceEntry } from './honesty-trace.js';
+export type { ClaimCase, ClaimCheck, ClaimFinding, UndecidedClaim } from './honesty-types.js';
 
-export interface ClaimFinding {
-  sentence: string;
-  /** Normalized action class, e.g. 'delete', 'send', 'pay'. */
-  action: string;
-  verdict: 'contradicted' | 'unsupported';
-  reason: string;
-  tool?: string;
-  /** The words inside the inserted "[Correction: …]". */
-  correction?: string;
-  /** The clause that makes the claim, when it is not the whole sentence. */
-  claim?: string;
-  /** The detail the trace contradicts (recipient, path, amount, count, time, value). */
-  detail?: DetailIssue;
-  /** Added because a judge confirmed what the rules could not decide. */
-  judged?: boolean;
-}
-
-/** A plausible contradiction the rules cannot decide; a judge may confirm it. */
-export interface UndecidedClaim {
-  sentence: string;
-  claim: string;
-  action: string;
-  /** What the rules would say if it is a contradiction. */
-  reason: string;
-  correction: string;
-  tool?: string;
-  /** Where the correction would go (offset in the text). */
-  at: number;
-}
-
-export interface ClaimCheck {
-  findings: ClaimFinding[];
-  /** Corrected text; identical to the input when there are no findings. */
-  text: string;
-  /** Present when some claims could not be decided by the rules (see checkClaimsJudged). */
-  undecided?: UndecidedClaim[];
-}
-
-export interface ClaimCase {
-  text: string;
-  trace: TraceEntry[];
-  expect: 'contradicted' | 'unsupported' | 'supported' | 'none';
-  /** What the case tests (corpus bookkeeping). */
-  class?: string;
-  /** The sentences that must get a correction; every other sentence must come through unchanged. */
-  flag?: string[];
-}
+import type { ClaimCheck, ClaimFinding, UndecidedClaim } from './honesty-types.js';
 
 export interface ClaimOptions {
   /** Extra verb → tool-name keywords, merged into the built-in map (a new verb is recognized in its regular past form). */
