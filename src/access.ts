@@ -1,5 +1,5 @@
-import type { AccessStore } from '../adapters/store/access.js';
-import { newCode } from '../adapters/store/approvals.js';
+import type { AccessRepository } from '../adapters/store/ports/access.js';
+import { newCode } from '../kernel/approval-code.js';
 import { entryForms, entryNames, type Identity, localId } from '../kernel/identity.js';
 import type { AccessPolicy } from './access-config.js';
 import type { Config } from './config.js';
@@ -18,7 +18,7 @@ export type AccessVerdict = { allowed: true } | { allowed: false; reply?: string
  */
 export class AccessControl {
   constructor(
-    private readonly store: AccessStore,
+    private readonly store: AccessRepository,
     private readonly config: Config,
   ) {}
 

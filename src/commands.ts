@@ -1,5 +1,5 @@
 import { type Bus, type Topic, topic } from '../adapters/bus/port.js';
-import type { Store } from '../adapters/store/store.js';
+import type { GatewayStore } from '../adapters/store/ports/index.js';
 import { QUEUE_MODES, type QueueMode } from '../kernel/queue-modes.js';
 import type { ProviderStatus } from '../providers/slot.js';
 
@@ -38,7 +38,7 @@ export interface ControlEvent {
  */
 export class ConversationCommands {
   constructor(
-    private readonly store: Store,
+    private readonly store: GatewayStore,
     private readonly bus: Bus,
     private readonly provider: ProviderStatus,
   ) {}

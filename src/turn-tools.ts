@@ -7,7 +7,8 @@ import type {
   BeforeToolCallResult,
 } from '@mariozechner/pi-agent-core';
 import type { Logger } from 'pino';
-import { type ApprovalRow, argsHash } from '../adapters/store/approvals.js';
+import type { ApprovalRow } from '../adapters/store/ports/approvals.js';
+import { argsHash } from '../kernel/args-hash.js';
 import { type ApprovalPolicy, canonicalJson, decide, normalizePattern } from '../moat/approval-engine.js';
 import type { TraceEntry } from '../moat/honesty.js';
 import type { Redactor } from '../moat/secrets.js';

@@ -6,7 +6,7 @@ import type { LockService } from '../adapters/lock/port.js';
 import type { JobQueue } from '../adapters/queue/port.js';
 import { openTurnSlots } from '../adapters/ratelimit/open.js';
 import type { TurnSlots } from '../adapters/ratelimit/port.js';
-import { type InboxRow, type StartTurn, type Store, senderIdentity } from '../adapters/store/store.js';
+import { type GatewayStore, type InboxRow, type StartTurn, senderIdentity } from '../adapters/store/ports/index.js';
 import { parseIdentity } from '../kernel/identity.js';
 import type { DrainJob, EventJob, SlotScope, TimerJob } from '../kernel/jobs.js';
 import { linkedSignal } from '../kernel/linked-signal.js';
@@ -28,7 +28,7 @@ export type { DrainJob } from '../kernel/jobs.js';
 
 export interface WorkerDeps extends Omit<TurnDeps, 'store' | 'approvals'> {
   /** The whole store and approval service: the drain uses more of them than the turn's ports. */
-  store: Store;
+  store: GatewayStore;
   approvals: ApprovalService;
   /** Channel deliverers by channel name (the HTTP channel delivers through the bus alone). */
   deliverers: Map<string, TurnDeliverer>;

@@ -1,4 +1,4 @@
-import type { Store } from '../adapters/store/store.js';
+import type { GatewayStore } from '../adapters/store/ports/index.js';
 import { fileTools, type WriteScanner } from './builtin/files.js';
 import { memoryTools } from './builtin/memory.js';
 import { resultPageTool } from './builtin/result-page.js';
@@ -10,7 +10,7 @@ import type { AnyTool } from './contract.js';
 import type { Sandbox } from './sandbox/types.js';
 
 export interface BuiltinDeps {
-  store: Store;
+  store: GatewayStore;
   scanWrite: WriteScanner;
   /** Where shell commands run; file tools create files as its owner. */
   sandbox: Sandbox;

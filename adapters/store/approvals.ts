@@ -1,23 +1,12 @@
-import { createHash, randomInt, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { AllowRule } from '../../kernel/allow-rule.js';
+import { newCode } from '../../kernel/approval-code.js';
 import type { Db } from '../db/port.js';
 import type { ApprovalRepository, ApprovalRow, DecideOutcome, NewApproval, NewRule, RuleRow } from './ports/approvals.js';
 
+export { CODE_ALPHABET, CODE_LENGTH, newCode } from '../../kernel/approval-code.js';
+export { argsHash } from '../../kernel/args-hash.js';
 export type { ApprovalRepository, ApprovalRow, ApprovalStatus, DecideOutcome, NewApproval, NewRule, RuleRow, RuleScope } from './ports/approvals.js';
-
-/** Letters and digits nobody misreads: no 0/O, 1/I/L, 2/Z, 5/S, 8/B. */
-export const CODE_ALPHABET = 'ACDEFGHJKMNPQRTUVWXY34679';
-export const CODE_LENGTH = 5;
-
-export function newCode(): string {
-  let s = '';
-  for (let i = 0; i < CODE_LENGTH; i++) s += CODE_ALPHABET[randomInt(CODE_ALPHABET.length)];
-  return s;
-}
-
-export function argsHash(canonicalArgs: string): string {
-  return createHash('sha256').update(canonicalArgs).digest('hex');
-}
 
 function normalizeRule(r: RuleRow): RuleRow {
   return { ...r, id: Number(r.id), variable: (r.variable ?? []).map(Number) };

@@ -3,9 +3,9 @@ import { ConsoleQueryStore } from './console-queries.js';
 import { ConversationStore } from './conversations.js';
 import { InboxStore } from './inbox.js';
 import { MemoryNoteStore } from './memory.js';
-import type { ConsoleQueries } from './ports/console-queries.js';
 import type { ConversationRepository } from './ports/conversations.js';
 import type { InboxRepository } from './ports/inbox.js';
+import type { GatewayStore, StoreRepositories } from './ports/index.js';
 import type { MemoryRepository } from './ports/memory.js';
 import type { ToolResultRepository } from './ports/tool-results.js';
 import type { TranscriptRepository } from './ports/transcript.js';
@@ -17,21 +17,11 @@ import { TurnStore } from './turns.js';
 export type { ConversationRow, ConversationStats } from './ports/conversations.js';
 // The row types and helpers, where every importer of the store finds them.
 export type { AcceptResult, InboxRow } from './ports/inbox.js';
+export type { GatewayStore, StoreRepositories } from './ports/index.js';
 export type { MemoryScope } from './ports/memory.js';
 export type { MessageHit, StoredMessage, TranscriptEntry } from './ports/transcript.js';
 export type { FinishTurn, StartContext, StartedTurn, StartTurn, TurnRow } from './ports/turns.js';
 export { assistantText, senderIdentity } from './rows.js';
-
-/** The repositories behind the Store facade (the ports of adapters/store/ports/). */
-export interface StoreRepositories {
-  inbox: InboxRepository;
-  turns: TurnRepository;
-  transcript: TranscriptRepository;
-  memory: MemoryRepository;
-  conversations: ConversationRepository;
-  toolResults: ToolResultRepository;
-  console: ConsoleQueries;
-}
 
 /** The Postgres (and PGlite) implementation of every repository of the facade, over one database. */
 export function postgresRepositories(db: Db): StoreRepositories {
@@ -54,7 +44,7 @@ type Args<R, K extends keyof R> = R[K] extends (...a: infer A) => unknown ? A : 
  * move to the repositories (`store.repos.inbox`...) one at a time.
  * All SQL is in the repository files and runs unchanged on Postgres and PGlite.
  */
-export class Store {
+export class Store implements GatewayStore {
   readonly repos: StoreRepositories;
 
   constructor(

@@ -1,10 +1,10 @@
-import type { AccessStore } from '../../adapters/store/access.js';
+import type { AccessRepository } from '../../adapters/store/ports/access.js';
 import type { ApiKeyAuth } from '../http/auth.js';
 import { sendError } from '../http/errors.js';
 import { type HttpServer, sendJson } from '../http/server.js';
 
 /** Operators approve pairing codes and allow or deny senders (the CLI's `switchboard access`, and the console). */
-export function registerAccessApi(server: HttpServer, auth: ApiKeyAuth, store: AccessStore): void {
+export function registerAccessApi(server: HttpServer, auth: ApiKeyAuth, store: AccessRepository): void {
   const op = (req: Parameters<ApiKeyAuth['authenticate']>[0]) => auth.authenticate(req);
   server.route('GET', '/v1/access', async ({ req, res, url }) => {
     if (!op(req)?.operator) return sendError(res, 403, 'Access control needs an operator key.', { type: 'permission_error', code: 'not_operator' });

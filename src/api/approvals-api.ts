@@ -1,5 +1,5 @@
-import type { RuleRow } from '../../adapters/store/approvals.js';
-import type { Store } from '../../adapters/store/store.js';
+import type { RuleRow } from '../../adapters/store/ports/approvals.js';
+import type { GatewayStore } from '../../adapters/store/ports/index.js';
 import { visibleText } from '../../moat/approval-display.js';
 import { RULE_SCOPES, type RuleScope } from '../../moat/approval-engine.js';
 import { visibleCall } from '../approvals/render.js';
@@ -46,7 +46,7 @@ export function ruleJson(r: RuleRow, conversationKey?: string): Record<string, u
 }
 
 /** Rules with the key of the conversation a conversation-scoped rule belongs to. */
-export async function rulesJson(rules: RuleRow[], store: Store): Promise<Array<Record<string, unknown>>> {
+export async function rulesJson(rules: RuleRow[], store: GatewayStore): Promise<Array<Record<string, unknown>>> {
   const keys = new Map<string, string | undefined>();
   for (const r of rules)
     if (r.scope === 'conversation' && r.scope_key && !keys.has(r.scope_key)) keys.set(r.scope_key, (await store.conversation(r.scope_key))?.key);
@@ -60,7 +60,7 @@ export async function rulesJson(rules: RuleRow[], store: Store): Promise<Array<R
  *   GET    /v1/approvals/:code       one approval, its arguments in full (visible)
  * Registered before POST /v1/approvals/:code.
  */
-export function registerApprovalRoutes(server: HttpServer, deps: { auth: ApiKeyAuth; store: Store; approvals: ApprovalService }): void {
+export function registerApprovalRoutes(server: HttpServer, deps: { auth: ApiKeyAuth; store: GatewayStore; approvals: ApprovalService }): void {
   const operator = (ctx: RequestContext, what: string): boolean => {
     const p = deps.auth.authenticate(ctx.req);
     if (!p) {

@@ -3,7 +3,7 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { z } from 'zod';
 import type { Bus } from '../../adapters/bus/port.js';
-import type { Store } from '../../adapters/store/store.js';
+import type { GatewayStore } from '../../adapters/store/ports/index.js';
 import type { ApprovalService } from '../approvals/service.js';
 import { conversationTopic } from '../event-publisher.js';
 import type { ApiKeyAuth } from '../http/auth.js';
@@ -14,7 +14,7 @@ import type { Ingress } from '../ingress.js';
 
 export interface McpServerDeps {
   auth: ApiKeyAuth;
-  store: Store;
+  store: GatewayStore;
   bus: Bus;
   ingress: Ingress;
   approvals: ApprovalService;

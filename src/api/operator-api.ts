@@ -1,4 +1,4 @@
-import type { Store, StoredMessage } from '../../adapters/store/store.js';
+import type { GatewayStore, StoredMessage } from '../../adapters/store/ports/index.js';
 import { conversationKey } from '../../kernel/envelope.js';
 import { parseIdentity } from '../../kernel/identity.js';
 import { checkOperatorNote } from '../../moat/memory-guard.js';
@@ -12,7 +12,7 @@ import { answerOptions, registerApprovalRoutes, ruleJson } from './approvals-api
 
 export interface OperatorApiDeps {
   auth: ApiKeyAuth;
-  store: Store;
+  store: GatewayStore;
   approvals: ApprovalService;
 }
 

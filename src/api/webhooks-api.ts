@@ -1,11 +1,11 @@
-import type { WebhookStore } from '../../adapters/store/webhooks.js';
+import type { WebhookRepository } from '../../adapters/store/ports/webhooks.js';
 import type { ApiKeyAuth } from '../http/auth.js';
 import { sendError } from '../http/errors.js';
 import { type HttpServer, sendJson } from '../http/server.js';
 import { EVENT_TYPES } from '../webhooks/events.js';
 
 /** Operators manage event subscribers and see dead letters (what `switchboard webhooks` talks to). */
-export function registerWebhookApi(server: HttpServer, auth: ApiKeyAuth, store: WebhookStore): void {
+export function registerWebhookApi(server: HttpServer, auth: ApiKeyAuth, store: WebhookRepository): void {
   const operator = (req: Parameters<ApiKeyAuth['authenticate']>[0]) => auth.authenticate(req)?.operator === true;
   server.route('GET', '/v1/events/subscribers', async ({ req, res }) => {
     if (!operator(req)) return sendError(res, 403, 'Webhook subscribers need an operator key.', { type: 'permission_error', code: 'not_operator' });

@@ -1,4 +1,4 @@
-import { CODE_ALPHABET, CODE_LENGTH } from '../../adapters/store/approvals.js';
+import { CODE_ALPHABET, CODE_LENGTH } from '../../kernel/approval-code.js';
 import { NO_RULE_PREFIX, type RuleScope } from '../../moat/approval-engine.js';
 
 export type AnswerDecision = 'approve' | 'deny' | 'always';

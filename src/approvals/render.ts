@@ -1,4 +1,4 @@
-import type { ApprovalRow } from '../../adapters/store/approvals.js';
+import type { ApprovalRow } from '../../adapters/store/ports/approvals.js';
 import type { ApprovalInfo } from '../../kernel/turn-events.js';
 import { describeCall, fullTextAt, visibleCall } from '../../moat/approval-display.js';
 import { answerHint } from './parse.js';

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { JobQueue } from '../../adapters/queue/port.js';
-import type { ApprovalRow, ApprovalStore, NewApproval, RuleRow } from '../../adapters/store/approvals.js';
-import type { Store } from '../../adapters/store/store.js';
+import type { ApprovalRepository, ApprovalRow, NewApproval, RuleRow } from '../../adapters/store/ports/approvals.js';
+import type { GatewayStore } from '../../adapters/store/ports/index.js';
 import { entryNames, formatIdentity, type Identity } from '../../kernel/identity.js';
 import type { DrainJob, TimerJob } from '../../kernel/jobs.js';
 import { visibleText } from '../../moat/approval-display.js';
@@ -49,8 +49,8 @@ const SCOPE_PHRASE: Record<RuleScope, string> = {
 export class ApprovalService {
   constructor(
     private readonly deps: {
-      approvals: ApprovalStore;
-      store: Store;
+      approvals: ApprovalRepository;
+      store: GatewayStore;
       queue: JobQueue<DrainJob>;
       timers: JobQueue<TimerJob>;
       config: Config;

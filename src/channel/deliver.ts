@@ -1,14 +1,14 @@
 import type { Logger } from 'pino';
-import type { ChannelStateStore } from '../../adapters/store/channel-state.js';
-import type { DeliveryStore } from '../../adapters/store/deliveries.js';
-import type { ConversationRow, InboxRow } from '../../adapters/store/store.js';
+import type { ChannelStateRepository } from '../../adapters/store/ports/channel-state.js';
+import type { DeliveryRepository } from '../../adapters/store/ports/deliveries.js';
+import type { ConversationRow, InboxRow } from '../../adapters/store/ports/index.js';
 import type { ApprovalInfo, TurnEvent } from '../../kernel/turn-events.js';
 import type { Config } from '../config.js';
 
 export interface DeliverContext {
-  deliveries: DeliveryStore;
+  deliveries: DeliveryRepository;
   /** Durable per-channel key/value state (opt-outs, cursors...), shared by every process. */
-  state: ChannelStateStore;
+  state: ChannelStateRepository;
   config: Config;
   log: Logger;
 }

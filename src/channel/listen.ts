@@ -1,8 +1,8 @@
 import type { IncomingMessage } from 'node:http';
 import type { Logger } from 'pino';
 import type { LockService } from '../../adapters/lock/port.js';
-import type { ChannelStateStore } from '../../adapters/store/channel-state.js';
-import type { DeliveryStore } from '../../adapters/store/deliveries.js';
+import type { ChannelStateRepository } from '../../adapters/store/ports/channel-state.js';
+import type { DeliveryRepository } from '../../adapters/store/ports/deliveries.js';
 import type { InboundMessage } from '../../kernel/envelope.js';
 import type { Identity } from '../../kernel/identity.js';
 import type { TurnEvent } from '../../kernel/turn-events.js';
@@ -11,14 +11,14 @@ import type { AnswerDecision } from '../approvals/parse.js';
 import type { RequestContext } from '../http/server.js';
 
 export type { Lease } from '../../adapters/lock/port.js';
-export type { DeliveryRow as DeliveryRecord } from '../../adapters/store/deliveries.js';
+export type { DeliveryRow as DeliveryRecord } from '../../adapters/store/ports/deliveries.js';
 /** One HTTP request on a mounted route: req, res, url, params, body(), json(). */
 export type RouteContext = RequestContext;
 
 /** Durable key/value state per channel (opt-outs, cursors, generations), shared by every process. */
-export type ChannelState = Pick<ChannelStateStore, 'get' | 'set' | 'delete'>;
+export type ChannelState = Pick<ChannelStateRepository, 'get' | 'set' | 'delete'>;
 /** What turns posted on platforms, by (turn, channel, target); status callbacks land here too. */
-export type Deliveries = Pick<DeliveryStore, 'get' | 'record'>;
+export type Deliveries = Pick<DeliveryRepository, 'get' | 'record'>;
 /** Leases shared by every process (one poller per mailbox, a signature seen once): null when another holds it. */
 export type Leases = Pick<LockService, 'tryAcquire'>;
 

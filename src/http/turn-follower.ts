@@ -1,5 +1,5 @@
 import type { Bus, Subscription, Topic } from '../../adapters/bus/port.js';
-import type { Store } from '../../adapters/store/store.js';
+import type { GatewayStore } from '../../adapters/store/ports/index.js';
 import type { TurnEvent } from '../../kernel/turn-events.js';
 
 /**
@@ -20,11 +20,11 @@ export class TurnWaiter {
   private pollTimer?: NodeJS.Timeout;
 
   private constructor(
-    private readonly store: Store,
+    private readonly store: GatewayStore,
     private readonly pollMs: number,
   ) {}
 
-  static async open(bus: Bus, store: Store, topic: Topic<TurnEvent>, pollMs = 2_000): Promise<TurnWaiter> {
+  static async open(bus: Bus, store: GatewayStore, topic: Topic<TurnEvent>, pollMs = 2_000): Promise<TurnWaiter> {
     const w = new TurnWaiter(store, pollMs);
     w.sub = await bus.subscribe(topic, (e) => w.onEvent(e));
     return w;

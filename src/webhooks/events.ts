@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { JobQueue } from '../../adapters/queue/port.js';
-import type { WebhookStore } from '../../adapters/store/webhooks.js';
+import type { WebhookRepository } from '../../adapters/store/ports/webhooks.js';
 import { signedHeaders } from '../../kernel/hmac-signature.js';
 import { EVENT_TYPES, type EventJob, type EventType, type OutboundEvent } from '../../kernel/jobs.js';
 import { safeFetch } from '../../moat/ssrf.js';
@@ -24,7 +24,7 @@ interface Subscriber {
  */
 export class EventHub {
   constructor(
-    private readonly deps: { queue: JobQueue<EventJob>; store: WebhookStore; config: Config; log: Logger; env: Record<string, string | undefined> },
+    private readonly deps: { queue: JobQueue<EventJob>; store: WebhookRepository; config: Config; log: Logger; env: Record<string, string | undefined> },
   ) {}
 
   private cache?: { at: number; list: Promise<Subscriber[]> };
