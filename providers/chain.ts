@@ -9,7 +9,7 @@ import {
   type SimpleStreamOptions,
   streamSimple,
 } from '@mariozechner/pi-ai';
-import type { CooldownState, CooldownStore } from '../adapters/cooldowns/port.js';
+import type { CooldownState, CooldownStore } from '../kernel/cooldowns.js';
 import { linkedSignal } from '../kernel/linked-signal.js';
 import { type LogSink, logFailure } from '../kernel/log.js';
 import type { FallbackSettings } from './config.js';

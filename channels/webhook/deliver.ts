@@ -1,8 +1,15 @@
 import type { Logger } from 'pino';
 import { signedHeaders } from '../../kernel/hmac-signature.js';
 import type { TurnEvent } from '../../kernel/turn-events.js';
-import { safeFetch } from '../../moat/ssrf.js';
-import { type ChannelDeliverer, type DeliverContext, ReplyBuffer, type TurnDelivery, type TurnTarget, withApprovalsText } from '../../src/channel/index.js';
+import {
+  type ChannelDeliverer,
+  type DeliverContext,
+  ReplyBuffer,
+  safeFetch,
+  type TurnDelivery,
+  type TurnTarget,
+  withApprovalsText,
+} from '../../src/channel/index.js';
 import type { WebhookChannelConfig } from './config.js';
 
 /**

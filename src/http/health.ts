@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
-import type { Infra } from '../../app/infra.js';
 import type { ProviderStatus } from '../../providers/slot.js';
+import type { CoreInfra } from '../core-infra.js';
 import type { Metrics } from '../metrics.js';
 import { type HttpServer, sendJson } from './server.js';
 
@@ -11,7 +11,7 @@ export interface Check {
 
 /** Runs the readiness checks: store, queue, bus and the provider. */
 export async function readiness(
-  infra: Infra,
+  infra: CoreInfra,
   provider: ProviderStatus,
   channels: Array<{ name: string; ok: boolean; message?: string }> = [],
 ): Promise<{ ready: boolean; checks: Record<string, Check> }> {
@@ -44,7 +44,7 @@ export async function readiness(
  */
 export function registerHealth(
   server: HttpServer,
-  infra: Infra,
+  infra: CoreInfra,
   provider: ProviderStatus,
   mode: string,
   metrics?: Metrics,

@@ -1,6 +1,6 @@
-import type { Infra } from '../../../app/infra.js';
 import type { ProviderChain } from '../../../providers/chain.js';
 import { visibleCall } from '../../approvals/render.js';
+import type { CoreInfra } from '../../core-infra.js';
 import { conversationTopic } from '../../event-publisher.js';
 import type { ApiKeyAuth } from '../../http/auth.js';
 import { sendError } from '../../http/errors.js';
@@ -15,7 +15,7 @@ import { CONSOLE_HTML } from './page.js';
  * one conversation's turn events. Everything but the page needs an operator key.
  * The page answers approvals and deletes rules through the operator HTTP API.
  */
-export function registerConsole(server: HttpServer, deps: { auth: ApiKeyAuth; infra: Infra; chain: ProviderChain | null }): void {
+export function registerConsole(server: HttpServer, deps: { auth: ApiKeyAuth; infra: CoreInfra; chain: ProviderChain | null }): void {
   const { infra } = deps;
   server.route('GET', '/console', ({ res }) => {
     res.writeHead(200, {
