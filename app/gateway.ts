@@ -1,5 +1,7 @@
 import type { Logger } from 'pino';
+import { MemoryCooldowns } from '../adapters/cooldowns/memory.js';
 import type { DataLock } from '../adapters/db/data-lock.js';
+import { openTurnSlots } from '../adapters/ratelimit/open.js';
 import type { IngressOutcomeRepository } from '../adapters/store/ingress-outcomes.js';
 import { scanText } from '../moat/secrets.js';
 import { FallbackChain, type ProviderChain } from '../providers/chain.js';
@@ -277,6 +279,8 @@ export class Gateway {
           timers: infra.timers,
           bus: infra.bus,
           locks: infra.locks,
+          openSlots: openTurnSlots,
+          judgeCooldowns: new MemoryCooldowns(),
           chain,
           summarizer,
           prompts: new PromptComposer(undefined, skillsPromptBlock(skills)),

@@ -4,7 +4,6 @@ import type { Logger } from 'pino';
 import type { Bus } from '../adapters/bus/port.js';
 import type { LockService } from '../adapters/lock/port.js';
 import type { JobQueue } from '../adapters/queue/port.js';
-import { openTurnSlots } from '../adapters/ratelimit/open.js';
 import type { TurnSlots } from '../adapters/ratelimit/port.js';
 import { type GatewayStore, type InboxRow, type StartTurn, senderIdentity } from '../adapters/store/ports/index.js';
 import { parseIdentity } from '../kernel/identity.js';
@@ -43,8 +42,10 @@ export interface WorkerDeps extends Omit<TurnDeps, 'store' | 'approvals'> {
   log: Logger;
   /** The metrics sink counts turns, first tokens, fallbacks, approvals and provider attempts here. */
   metrics?: Metrics;
-  /** Counts running turns per API key and sender (limits.maxConcurrentTurnsPer*); by default the worker opens its own. */
+  /** Counts running turns per API key and sender (limits.maxConcurrentTurnsPer*); by default the worker opens its own with openSlots. */
   slots?: TurnSlots;
+  /** Opens the worker's own turn slots (in Redis when there is one), when a cap is on and no slots are given; the worker closes them. */
+  openSlots: (redisUrl: string | undefined, prefix: string) => TurnSlots;
 }
 
 /** Turns one drain job may run before it hands the conversation back to the queue (fairness). */
@@ -86,7 +87,7 @@ export class Worker {
     const { limits, redisUrl, queue } = deps.config;
     const capped = limits.maxConcurrentTurnsPerKey > 0 || limits.maxConcurrentTurnsPerSender > 0;
     this.ownSlots = capped && !deps.slots;
-    this.slots = capped ? (deps.slots ?? openTurnSlots(redisUrl, queue.prefix)) : undefined;
+    this.slots = capped ? (deps.slots ?? deps.openSlots(redisUrl, queue.prefix)) : undefined;
   }
 
   start(): void {

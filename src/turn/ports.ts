@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { ApprovalRow, ConversationRow, FinishTurn, InboxRow, NewApproval, StoredMessage, TurnRow } from '../../adapters/store/ports/index.js';
 import type { AllowRule } from '../../kernel/allow-rule.js';
+import type { CooldownStore } from '../../kernel/cooldowns.js';
 import type { TurnEventSink } from '../../kernel/turn-events.js';
 import type { Attempt, ProviderChain } from '../../providers/chain.js';
 import type { AnyTool } from '../../tools/contract.js';
@@ -45,6 +46,8 @@ export interface TurnDeps {
   chain: ProviderChain | null;
   /** The chain that writes summaries (compaction.summarizerSlot first); the main chain when unset. */
   summarizer?: ProviderChain | null;
+  /** Cooldowns of the honesty judge's slots (moat.honesty.judgeSlot), in process: apart from the chain's shared ones. */
+  judgeCooldowns: CooldownStore;
   prompts: PromptComposer;
   config: Config;
   approvals: TurnApprovals;

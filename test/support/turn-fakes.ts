@@ -354,6 +354,7 @@ export function turnDeps(o: { model?: ScriptedModel | null; tools?: AnyTool[]; c
     approvals,
     approvalStore: approvals,
     chain: o.model ? o.model.chain() : null,
+    judgeCooldowns: new MemoryCooldowns(),
     prompts: new PromptComposer(),
     config: testConfig(o.config),
     tools: () => o.tools ?? [],
