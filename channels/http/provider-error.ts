@@ -13,7 +13,8 @@ const BUSY = new Set(['rate_limit', 'overloaded']);
 export function providerError(e: Done, switchboard: Record<string, unknown>) {
   const attempts = (e.provider?.attempts ?? []).filter((a) => a.error !== 'ok');
   const status = attempts.length && attempts.every((a) => BUSY.has(a.error)) ? 503 : 502;
-  const why = attempts.map((a) => `${a.slot}: ${a.error}`).join(', ');
+  // A slot retried while busy is named once per error class.
+  const why = [...new Set(attempts.map((a) => `${a.slot}: ${a.error}`))].join(', ');
   return {
     status,
     body: {
