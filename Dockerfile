@@ -34,7 +34,7 @@ ENV NODE_ENV=production SWITCHBOARD_DATA=/app/data SWITCHBOARD_HTTP_HOST=0.0.0.0
 RUN mkdir -p /app/data && chown node:node /app/data
 USER node
 EXPOSE 8787
-# /healthz answers 200 while the process serves (workers open no port: see the README).
+# /healthz answers 200 while the process serves (a worker serves it on SWITCHBOARD_METRICS_PORT when set: compose checks it there).
 HEALTHCHECK --interval=15s --timeout=3s --start-period=20s --retries=3 \
   CMD node -e "fetch('http://127.0.0.1:'+(process.env.SWITCHBOARD_HTTP_PORT||8787)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
 ENTRYPOINT ["node", "bin/switchboard.js"]

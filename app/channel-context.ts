@@ -17,6 +17,7 @@ import type { HttpServer } from '../src/http/server.js';
 import { TurnWaiter } from '../src/http/turn-follower.js';
 import type { Ingress } from '../src/ingress.js';
 import type { RateLimits } from '../src/limits.js';
+import type { WorkerMonitor } from '../src/worker-heartbeat.js';
 
 /** The gateway's services a ListenContext is made of (one set per ingress process). */
 export interface ListenServices {
@@ -32,6 +33,7 @@ export interface ListenServices {
   state: ChannelStateStore;
   deliveries: DeliveryStore;
   locks: LockService;
+  workers: WorkerMonitor;
 }
 
 /**
@@ -120,6 +122,7 @@ export function listenContext(s: ListenServices, log: Logger): ListenContext {
       }
       return { ok: true, principal };
     },
+    workersAlive: () => s.workers.anyAlive(),
     follow: (conversationKey) => TurnWaiter.open(s.bus, s.store, conversationTopic(conversationKey)),
     state: s.state,
     deliveries: s.deliveries,

@@ -30,6 +30,7 @@ import { PromptComposer } from '../src/prompt.js';
 import { loadSkills, skillsPromptBlock, skillTools } from '../src/skills.js';
 import { EventHub } from '../src/webhooks/events.js';
 import { Worker } from '../src/worker.js';
+import { HeartbeatWriter, WorkerMonitor } from '../src/worker-heartbeat.js';
 import { McpManager } from '../tools/mcp/client.js';
 import { builtinTools } from '../tools/registry.js';
 import { createSandbox, type Sandbox, SandboxUnavailableError, sandboxOptions } from '../tools/sandbox/index.js';
@@ -37,6 +38,7 @@ import { listenContext } from './channel-context.js';
 import { checkSlices } from './config-check.js';
 import { type Infra, infraMode, lockDataDir, openInfra } from './infra.js';
 import { closingOnFailure, Lifecycle, once, service } from './lifecycle.js';
+import { openWorkerEndpoints } from './worker-endpoints.js';
 
 export interface Roles {
   /** Channel listeners and the HTTP server. */
@@ -145,6 +147,7 @@ export class Gateway {
             )
           : chain;
       const metrics = new Metrics();
+      const workers = new WorkerMonitor(infra.heartbeats);
       const events = new EventHub({ queue: infra.events, store: infra.webhooks, config, log, env });
       const opCh = config.approvals.operatorChannel;
       const opDeliverer = opCh ? channels.find((c) => c.name === opCh.channel)?.deliverer : undefined;
@@ -203,19 +206,19 @@ export class Gateway {
       if (roles.ingress && http) {
         const auth = new ApiKeyAuth(config.http.apiKeys, config.http.openAccess, config.http.operatorKeys);
         if (!auth.configured) log.warn('no API keys are configured (SWITCHBOARD_API_KEYS): every API request will be refused');
-        registerHealth(
-          http,
+        registerHealth(http, {
           infra,
           provider,
-          infra.mode,
+          mode: infra.mode,
           metrics,
-          () => ({
+          workers,
+          extra: () => ({
             ...(mcp ? { mcp: mcp.status() } : {}),
             channels: Object.fromEntries(channels.filter((c) => c.listener && !c.builtin).map((c) => [c.name, c.listener!.health()])),
           }),
-          () => channels.filter((c) => c.listener && !c.builtin).map((c) => ({ name: c.name, ...c.listener!.health() })),
-          (req) => auth.authenticate(req)?.operator === true,
-        );
+          channels: () => channels.filter((c) => c.listener && !c.builtin).map((c) => ({ name: c.name, ...c.listener!.health() })),
+          isOperator: (req) => auth.authenticate(req)?.operator === true,
+        });
         const access = new AccessControl(infra.access, config);
         const commands = new ConversationCommands(infra.store, infra.bus, provider);
         const limits = new RateLimits(infra.rateLimiter, config);
@@ -260,6 +263,7 @@ export class Gateway {
                     state: infra.channelState,
                     deliveries: infra.deliveries,
                     locks: infra.locks,
+                    workers,
                   };
                   await listener.start(listenContext(services, log.child({ channel: c.name })));
                 },
@@ -316,18 +320,33 @@ export class Gateway {
             ),
           );
         }
-        // Closing the queue first waits for the active jobs (turns finish, deliverers still open).
+        // The heartbeat is written before "started" and removed first on close (ingresses stop sending
+        // it requests); closing the queue then waits for the active jobs (turns finish, deliverers still open).
+        const heartbeat = new HeartbeatWriter(infra.heartbeats, w, log);
         await life.start(
           'worker',
           service(
-            () => {
+            async () => {
               w.start();
+              await heartbeat.start();
               log.info({ mode: infra.mode, concurrency: config.queue.concurrency, worker: w.id }, 'switchboard worker started');
             },
             async () => {
+              await heartbeat.stop();
               await infra.queue.close();
               await w.close();
             },
+          ),
+        );
+      }
+      // A worker-only process serves its metrics and health on metrics.port, when set.
+      if (roles.worker && !roles.ingress) {
+        let endpoints: HttpServer | undefined;
+        await life.start(
+          'metrics endpoint',
+          service(
+            async () => void (endpoints = await openWorkerEndpoints(config, { infra, provider, metrics, workers, log })),
+            () => endpoints?.close(),
           ),
         );
       }

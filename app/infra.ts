@@ -11,6 +11,9 @@ import { acquireDataLock, DataFolderInUseError, type DataLock } from '../adapter
 import { createPostgresDatabase, openPostgres, PostgresOpenError } from '../adapters/db/pg.js';
 import { openPglite } from '../adapters/db/pglite.js';
 import type { Db } from '../adapters/db/port.js';
+import { MemoryHeartbeats } from '../adapters/heartbeat/memory.js';
+import type { HeartbeatStore } from '../adapters/heartbeat/port.js';
+import { RedisHeartbeats } from '../adapters/heartbeat/redis.js';
 import { MemoryLocks } from '../adapters/lock/memory.js';
 import type { LockService } from '../adapters/lock/port.js';
 import { RedisLocks } from '../adapters/lock/redis.js';
@@ -68,6 +71,8 @@ export interface Infra {
   rateLimiter: RateLimiter;
   /** Provider slot cooldowns, shared by all workers on Redis. */
   cooldowns: CooldownStore;
+  /** Worker heartbeats: the ingress knows whether any worker is alive. */
+  heartbeats: HeartbeatStore;
   close(): Promise<void>;
 }
 
@@ -128,6 +133,7 @@ export async function openInfra(cfg: Config, log?: Logger): Promise<Infra> {
   let locks: LockService;
   let cooldowns: CooldownStore;
   let rateLimiter: RateLimiter;
+  let heartbeats: HeartbeatStore;
   if (cfg.redisUrl) {
     const bull = { prefix: q.prefix, attempts: q.attempts, backoffMs: q.backoffMs, lockDurationMs: q.lockDurationMs, stalledIntervalMs: q.stalledIntervalMs };
     const qlog = log?.child({ component: 'queue' });
@@ -138,6 +144,7 @@ export async function openInfra(cfg: Config, log?: Logger): Promise<Infra> {
     locks = new RedisLocks(cfg.redisUrl, q.prefix);
     cooldowns = new RedisCooldowns(cfg.redisUrl, q.prefix);
     rateLimiter = new RedisRateLimiter(cfg.redisUrl, q.prefix);
+    heartbeats = new RedisHeartbeats(cfg.redisUrl, q.prefix);
   } else {
     queue = new MemoryQueue<DrainJob>({ attempts: q.attempts, backoffMs: q.backoffMs, globalConcurrency: cfg.limits.globalConcurrentTurns });
     timers = new MemoryQueue<TimerJob>({ attempts: q.attempts, backoffMs: q.backoffMs });
@@ -146,6 +153,7 @@ export async function openInfra(cfg: Config, log?: Logger): Promise<Infra> {
     locks = new MemoryLocks();
     cooldowns = new MemoryCooldowns();
     rateLimiter = new MemoryRateLimiter();
+    heartbeats = new MemoryHeartbeats();
   }
   return {
     mode,
@@ -163,6 +171,7 @@ export async function openInfra(cfg: Config, log?: Logger): Promise<Infra> {
     locks,
     cooldowns,
     rateLimiter,
+    heartbeats,
     async close() {
       await queue.close();
       await timers.close();
@@ -171,6 +180,7 @@ export async function openInfra(cfg: Config, log?: Logger): Promise<Infra> {
       await locks.close();
       await cooldowns.close();
       await rateLimiter.close();
+      await heartbeats.close();
       await db.close();
     },
   };

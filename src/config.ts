@@ -17,6 +17,7 @@ import { conversationsSchema } from './conversations-config.js';
 import { HTTP_ENV, httpSchema } from './http/config.js';
 import { LIMITS_ENV, limitsSchema } from './limits-config.js';
 import { LOG_ENV, logSchema } from './log-config.js';
+import { METRICS_ENV, metricsSchema } from './metrics-config.js';
 import { QUEUE_ENV, queueSchema } from './queue-config.js';
 import { skillsSchema } from './skills-config.js';
 import { webhooksSchema } from './webhooks/config.js';
@@ -37,6 +38,7 @@ const configSlices = {
   databasePoolSize: z.number().int().min(1).max(200).default(10),
   dataDir: z.string().default('./data'),
   http: httpSchema,
+  metrics: metricsSchema,
   provider: providerEnvSchema,
   providers: providersSchema,
   fallback: fallbackSchema,
@@ -202,6 +204,7 @@ const SLICE_ENV: Array<[prefix: string[], bindings: EnvBinding[]]> = [
     ],
   ],
   [['http'], HTTP_ENV],
+  [['metrics'], METRICS_ENV],
   [['provider'], PROVIDER_ENV],
   [['queue'], QUEUE_ENV],
   [['log'], LOG_ENV],

@@ -1,6 +1,7 @@
 import type { Bus } from '../adapters/bus/port.js';
 import type { JobQueue } from '../adapters/queue/port.js';
 import type { AccessRepository, ApprovalRepository, GatewayStore } from '../adapters/store/ports/index.js';
+import type { CooldownStore } from '../kernel/cooldowns.js';
 import type { DrainJob } from '../kernel/jobs.js';
 
 /**
@@ -14,4 +15,6 @@ export interface CoreInfra {
   access: AccessRepository;
   queue: JobQueue<DrainJob>;
   bus: Bus;
+  /** The provider slots' cooldowns: /readyz reads them for provider health. */
+  cooldowns: CooldownStore;
 }

@@ -82,6 +82,11 @@ export class Worker {
   private readonly slots?: TurnSlots;
   private readonly ownSlots: boolean;
 
+  /** Turns running in this worker now (its heartbeat reports them). */
+  get runningTurns(): number {
+    return this.stoppers.size;
+  }
+
   constructor(private readonly deps: WorkerDeps) {
     this.historyLimits = Object.fromEntries(Object.entries(deps.config.agents).map(([name, a]) => [name, a.historyLimit]));
     const { limits, redisUrl, queue } = deps.config;

@@ -27,6 +27,7 @@ import { httpSchema } from '../src/http/config.js';
 import { limitsSchema } from '../src/limits-config.js';
 import { LOG_LEVELS } from '../src/log.js';
 import { logSchema } from '../src/log-config.js';
+import { metricsSchema } from '../src/metrics-config.js';
 import { queueSchema } from '../src/queue-config.js';
 import { skillsSchema } from '../src/skills-config.js';
 import { webhooksSchema } from '../src/webhooks/config.js';
@@ -89,6 +90,7 @@ function configFile(yaml: string): string {
 describe('configuration slices', () => {
   const slices: Record<string, z.ZodType> = {
     http: httpSchema,
+    metrics: metricsSchema,
     provider: providerEnvSchema,
     providers: providersSchema,
     fallback: fallbackSchema,

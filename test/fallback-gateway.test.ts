@@ -100,10 +100,21 @@ describe('fallback through the HTTP API', () => {
     a.enqueue(...Array.from({ length: 20 }, () => [{ kind: 'error' as const, status: 500 }]));
     b.enqueue(...Array.from({ length: 20 }, () => [{ kind: 'error' as const, status: 529 }]));
     const t0 = Date.now();
-    const r = await openaiClient(gw.url!).chat.completions.create({ model: 'default', messages: [{ role: 'user', content: 'four' }] });
+    const res = await fetch(`${gw.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'default', messages: [{ role: 'user', content: 'four' }] }),
+    });
     expect(Date.now() - t0).toBeLessThan(8_000);
-    expect(r.choices[0]!.message.content).toMatch(/could not get an answer.*All model providers failed \(primary: server, backup: overloaded\)/);
-    expect((r as any).switchboard.notices).toContain('The model providers are busy right now; still trying…');
+    // An OpenAI-style error, not 200 with an apology: each slot's error class, in the switchboard object too.
+    expect(res.status).toBe(502);
+    const r = (await res.json()) as any;
+    expect(r.error).toMatchObject({ type: 'api_error', code: 'provider_error' });
+    expect(r.error.message).toMatch(/Every model provider failed \(primary: server, backup: overloaded\)/);
+    expect(new Set(r.switchboard.attempts.map((x: { slot: string; error: string }) => `${x.slot}:${x.error}`))).toEqual(
+      new Set(['primary:server', 'backup:overloaded']),
+    );
+    expect(r.switchboard.notices).toContain('The model providers are busy right now; still trying…');
     a.reset();
     b.reset();
     a.respond((req) => reply(`A says ${lastUserText(req.body)}`));

@@ -222,7 +222,7 @@ describe.each(modes)('HTTP API (%s)', (mode) => {
     expect(r.status).toBe(200);
     const body = (await r.json()) as { ready: boolean; mode: string; checks: Record<string, { ok: boolean }> };
     expect(body).toMatchObject({ ready: true, mode });
-    expect(Object.keys(body.checks).sort()).toEqual(['bus', 'provider', 'queue', 'store']);
+    expect(Object.keys(body.checks).sort()).toEqual(['bus', 'provider', 'queue', 'store', 'workers']);
     // Anyone else (no key, a user's key) learns only whether it is ready: no models, mode or channels.
     for (const headers of [{}, { authorization: `Bearer ${API_KEY}` }] as Array<Record<string, string>>) {
       const anon = await fetch(`${gw.url}/readyz`, { headers });

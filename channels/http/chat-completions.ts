@@ -14,6 +14,7 @@ import {
   withApprovalsText,
 } from '../../src/channel/index.js';
 import type { HttpChannelConfig } from './config.js';
+import { providerError } from './provider-error.js';
 import { checkConversationName, parseChatRequest } from './request.js';
 import { approvalObject, ChunkWriter, finishReasonFor, SseReply, usageFor } from './sse.js';
 
@@ -53,6 +54,14 @@ export async function chatCompletions(cfg: HttpChannelConfig, ctx: ListenContext
     if (err instanceof RequestError) return sendError(res, err.status, err.message, { param: err.param, code: err.code });
     throw err;
   }
+
+  // No worker has beaten within the heartbeat TTL: nobody would answer, so say so now, before
+  // anything is written (rather than wait for the request timeout).
+  if (!(await ctx.workersAlive()))
+    return sendError(res, 503, 'No worker is alive to answer: start a `switchboard worker` process (or `switchboard start`), then retry.', {
+      type: 'server_error',
+      code: 'no_worker',
+    });
 
   // A named conversation keeps its history in the gateway and takes only the new
   // message; without a name the request's messages are a one-off conversation.
@@ -136,7 +145,13 @@ export async function chatCompletions(cfg: HttpChannelConfig, ctx: ListenContext
   if (chat.stream) {
     const out = new ChunkWriter(res, id, chat.model);
     out.open();
-    const reply = new SseReply(out, (e) => ({ switchboard: switchboardObject(conversation, e, notices) }), chat.includeUsage, notices);
+    const reply = new SseReply(
+      out,
+      (e) => ({ switchboard: switchboardObject(conversation, e, notices) }),
+      chat.includeUsage,
+      notices,
+      (e) => providerError(e, switchboardObject(conversation, e, notices)).body,
+    );
     for (;;) {
       const e = await follower.next(Math.max(0, deadline - Date.now()));
       if (closed) return;
@@ -160,6 +175,10 @@ export async function chatCompletions(cfg: HttpChannelConfig, ctx: ListenContext
     if (e.type === 'error') return sendError(res, 502, e.message, { type: 'server_error', code: e.code });
     if (e.type === 'notice') notices.push(e.text);
     if (e.type !== 'done') continue;
+    if (e.finishReason === 'error') {
+      const failed = providerError(e, switchboardObject(conversation, e, notices));
+      return sendJson(res, failed.status, failed.body);
+    }
     sendJson(res, 200, {
       id,
       object: 'chat.completion',

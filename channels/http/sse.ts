@@ -85,7 +85,12 @@ export class ChunkWriter {
   }
 
   error(message: string, code: string): void {
-    this.write({ error: { message, type: 'server_error', param: null, code } });
+    this.errorEvent({ error: { message, type: 'server_error', param: null, code } });
+  }
+
+  /** An error event of any shape ({ error, switchboard? }), then the end of the stream. */
+  errorEvent(body: Record<string, unknown>): void {
+    this.write(body);
     this.end();
   }
 
@@ -152,6 +157,8 @@ export class SseReply {
     private readonly extra: (e: Done) => Record<string, unknown>,
     private readonly includeUsage: boolean,
     private readonly notices: string[] = [],
+    /** The error event that ends a turn which failed on every provider (finishReason 'error'). */
+    private readonly failed?: (e: Done) => Record<string, unknown>,
   ) {}
 
   /** Returns true once the stream is finished (done or error). */
@@ -183,6 +190,11 @@ export class SseReply {
         case 'done':
           if (e.type !== 'done') break;
           out.show(shown());
+          // 200 is sent already: the stream ends with the error event instead of a finishing chunk.
+          if (e.finishReason === 'error' && this.failed) {
+            out.errorEvent(this.failed(e));
+            return true;
+          }
           out.finish(finishReasonFor(e.finishReason), usageFor(e.usage), this.extra(e), this.includeUsage);
           return true;
         default:

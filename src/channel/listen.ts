@@ -124,6 +124,12 @@ export interface ListenContext {
   mount(route: ChannelRoute): void;
   /** API-key authentication for channels that are HTTP APIs; rateLimit: requests per key (limits.apiKey) too. */
   authenticate(req: IncomingMessage, opts?: { rateLimit?: boolean }): Promise<Authentication>;
+  /**
+   * False when no worker process has beaten within the heartbeat TTL (read at most once a second):
+   * a channel that waits for the answer (the HTTP API) refuses at once instead of waiting for nobody.
+   * True when it cannot be known (the store does not answer). Must not throw.
+   */
+  workersAlive(): Promise<boolean>;
   /** A follower of the turns of one conversation, subscribed before the message is received. */
   follow(conversationKey: string): Promise<TurnFollower>;
   state: ChannelState;

@@ -1,6 +1,7 @@
 import type { Bus, Subscription, Topic } from '../../adapters/bus/port.js';
 import type { GatewayStore } from '../../adapters/store/ports/index.js';
 import type { TurnEvent } from '../../kernel/turn-events.js';
+import { PROVIDER_FAILED_TEXT } from '../turn/settle.js';
 
 /**
  * Follows the turn that answers one inbox row. Subscribe before the message is
@@ -75,7 +76,7 @@ export class TurnWaiter {
       this.push({
         type: 'done',
         turnId: turn.id,
-        text: turn.finish_reason === 'error' ? `Sorry, the model provider failed: ${turn.error ?? 'unknown error'}` : text,
+        text: turn.finish_reason === 'error' ? PROVIDER_FAILED_TEXT : text,
         finishReason: (turn.finish_reason ?? 'stop') as Extract<TurnEvent, { type: 'done' }>['finishReason'],
         usage,
         ...(turn.provider ? { provider: turn.provider } : {}),

@@ -9,6 +9,9 @@ import { appendText, noUsage } from './messages.js';
 import type { StoredMessage, TurnDeps, TurnJob, TurnOutcome } from './ports.js';
 import type { EarlyClose, Prepared } from './prepare.js';
 
+/** What a chat user is told when every provider failed: no upstream error text. */
+export const PROVIDER_FAILED_TEXT = 'Sorry, I could not get an answer from the model provider right now. Please try again in a moment.';
+
 /** A turn that ends before any model call (no provider, a refused secret): say why, close it. */
 export async function closeEarly(job: TurnJob, deps: Pick<TurnDeps, 'store'>, sink: TurnEventSink, c: EarlyClose): Promise<TurnOutcome> {
   const turnId = job.turn.id;
@@ -57,9 +60,15 @@ export async function settle(job: TurnJob, deps: TurnDeps, sink: TurnEventSink, 
   const finishReason = result.finishReason;
   let honesty: ClaimFinding[] = [];
   if (finishReason === 'error') {
-    // Withdraw any partial answer and say plainly what went wrong.
+    // Withdraw any partial answer and say plainly that it failed. The upstream's own words (which may
+    // name hosts, accounts or quotas) go to the log and the turn row, never to the people chatting;
+    // the HTTP API answers a 5xx with the slot errors from the done event's attempts.
     if (result.text) sink.push({ type: 'reset', turnId, reason: 'provider error' });
-    text = `Sorry, I could not get an answer from the model provider. ${result.error}. Please try again.`;
+    deps.log.warn(
+      { turn: turnId, conversation: job.conversation.id, error: result.error, attempts: s.provider.attempts },
+      'the turn failed on every model provider',
+    );
+    text = PROVIDER_FAILED_TEXT;
     sink.push({ type: 'text_delta', turnId, delta: text });
   } else {
     if (finishReason === 'budget')
