@@ -50,9 +50,15 @@ export function listenContext(s: ListenServices, log: Logger): ListenContext {
 
   // The ingress pipeline (src/ingress/) with the SDK's options; its outcome in the SDK's words.
   async function receive(msg: InboundMessage, opts: ReceiveOptions = {}): Promise<ReceiveOutcome> {
-    const withTurn = async (a: { inboxId: number; conversationId: string; duplicate: boolean }) => {
+    const withTurn = async (a: { inboxId: number; conversationId: string; duplicate: boolean; notice?: string }) => {
       const turnId = a.duplicate ? ((await s.store.inboxRow(a.inboxId))?.turn_id ?? undefined) : undefined;
-      return { inboxId: a.inboxId, conversationId: a.conversationId, duplicate: a.duplicate, ...(turnId ? { turnId } : {}) };
+      return {
+        inboxId: a.inboxId,
+        conversationId: a.conversationId,
+        duplicate: a.duplicate,
+        ...(turnId ? { turnId } : {}),
+        ...(a.notice ? { notice: a.notice } : {}),
+      };
     };
     const { onAccepted, ...flags } = opts;
     let accepted: Awaited<ReturnType<typeof withTurn>> | undefined;

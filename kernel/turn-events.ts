@@ -19,6 +19,12 @@ export interface ApprovalInfo {
   reasons: string[];
   /** Whether "always allow" may be offered (an exact rule can be made); absent means no. */
   alwaysPermitted?: boolean;
+  /**
+   * Whether the person who asked may answer it themselves (an operator, or a tier in
+   * approvals.requesterMay): false means "An operator must approve this"; absent means unknown
+   * (the request then says how to answer, as before).
+   */
+  selfApprovable?: boolean;
 }
 
 export interface TurnProvider {

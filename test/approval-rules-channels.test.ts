@@ -78,11 +78,11 @@ describe('over SMS', () => {
   };
 
   it('shows the chained command behind 300 spaces, offers no ALWAYS, and refuses one', async () => {
-    const ask = await exchange(ANN, `run: ${INCIDENT}`, /to refuse[\s\S]*\.$/);
+    const ask = await exchange(ANN, `run: ${INCIDENT}`, /An operator must approve this \(code [A-Z0-9]{5}\)\.$/);
     expect(ask).toContain('tar -czf backup.tgz *␠×300; truncate -s 0 notes.txt');
-    expect(ask).not.toMatch(/ALWAYS/);
-    expect(ask).toMatch(/"Always allow" is not offered for this call: it runs more than one command/);
-    const code = /YES ([A-Z0-9]{5})/.exec(ask)![1]!;
+    // Ann may not answer her own request: she is told who can, and offered no answer.
+    expect(ask).not.toMatch(/ALWAYS|Reply YES/);
+    const code = /An operator must approve this \(code ([A-Z0-9]{5})\)/.exec(ask)![1]!;
     const refused = await text(OPERATOR, `ALWAYS ${code}`);
     expect(refused.body).toContain(`"Always allow" is not possible for ${code}: it runs more than one command`);
     const no = await text(OPERATOR, `NO ${code}`);
@@ -91,21 +91,20 @@ describe('over SMS', () => {
   });
 
   it('ALWAYS on an exact command holds in that conversation only', async () => {
-    const ask = await exchange(ANN, `run: ${TAR}`, /widen it\)\.$/);
-    const code = /YES ([A-Z0-9]{5})/.exec(ask)![1]!;
-    expect(ask).toContain(`ALWAYS ${code} allows exactly this call from now on in this conversation`);
+    const ask = await exchange(ANN, `run: ${TAR}`, /An operator must approve this \(code [A-Z0-9]{5}\)\.$/);
+    const code = /An operator must approve this \(code ([A-Z0-9]{5})\)/.exec(ask)![1]!;
     const ok = await text(OPERATOR, `always ${code}`);
     expect(ok.body).toMatch(
       new RegExp(`${code} approved, and always allowed from now on in this conversation \\(rule #\\d+: exactly shell_exec tar -czf backup\\.tgz \\*\\)`),
     );
     await eventually(async () => received(ANN).at(-1)?.startsWith('tool said'));
     // Ann again: runs unasked.
-    const again = await exchange(ANN, `run: ${TAR}`, /tool said|YES/);
+    const again = await exchange(ANN, `run: ${TAR}`, /tool said|An operator must approve/);
     expect(again).toMatch(/^tool said/);
     // Ann, wider: asked.
-    expect(await exchange(ANN, `run: ${TAR} --checkpoint=1 --checkpoint-action=exec=sh`, /to refuse/)).toMatch(/Approval needed/);
+    expect(await exchange(ANN, `run: ${TAR} --checkpoint=1 --checkpoint-action=exec=sh`, /An operator must approve/)).toMatch(/Approval needed/);
     // Ben (another conversation): asked, the exact command too.
-    expect(await exchange(BEN, `run: ${TAR}`, /to refuse/)).toMatch(/Approval needed/);
+    expect(await exchange(BEN, `run: ${TAR}`, /An operator must approve/)).toMatch(/Approval needed/);
   });
 });
 
@@ -149,7 +148,8 @@ describe('on Discord', () => {
 
     const simple = await request('touch discord.txt');
     expect(simple.decisions).toEqual(['approve', 'deny', 'always']);
-    expect(simple.text).toContain(`ALWAYS ${simple.code} allows exactly this call`);
+    // Alice is no operator: the card says who answers; the buttons are for the operators who see it.
+    expect(simple.text).toContain(`An operator must approve this (code ${simple.code}).`);
     await simple.refuse();
   });
 });

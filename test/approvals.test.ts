@@ -82,7 +82,9 @@ describe('approvals (embedded)', () => {
     expect(sb.approval).toMatchObject({ tool: 'shell_exec', tier: 'caution' });
     expect(sb.approval.code).toMatch(/^[ACDEFGHJKMNPQRTUVWXY34679]{5}$/);
     expect(new Date(sb.approval.expiresAt).getTime()).toBeGreaterThan(Date.now());
-    expect(text).toContain(`YES ${sb.approval.code}`);
+    // The requester (a user key, approvals.requesterMay empty) may not answer it: told who can.
+    expect(text).toContain(`An operator must approve this (code ${sb.approval.code}).`);
+    expect(sb.approval.selfApprovable).toBe(false);
     const { dir, id } = await workspace('appr-yes');
     expect(existsSync(join(dir, 'out.txt'))).toBe(false); // not run before the answer
     const turn = await gw.infra.store.turn(sb.turn);
@@ -160,7 +162,7 @@ describe('approvals (embedded)', () => {
 
   it('asks again when a later call has other arguments; "always allow" then lets the same call through', async () => {
     const first = await ask('appr-always', 'touch one.txt');
-    expect(first.text).toContain(`ALWAYS ${first.sb.approval.code} allows exactly this call`);
+    expect(first.sb.approval.alwaysPermitted).toBe(true); // the card offers "always" to whoever may answer it
     const r = await post(gw.url!, `/v1/approvals/${first.sb.approval.code}`, OPERATOR_KEY, { decision: 'always' });
     expect(r.body.message).toMatch(/always allowed from now on in this conversation \(rule #\d+: exactly shell_exec touch one\.txt\)/);
     expect(r.body.rule).toMatchObject({ tool: 'shell_exec', pattern: 'touch one.txt', scope: 'conversation' });
@@ -178,7 +180,7 @@ describe('approvals (embedded)', () => {
     // A redirected command can never become a rule: no ALWAYS offered, and "always" is refused.
     const redirected = await ask('appr-always-redirect', 'echo one >> log.txt');
     expect(redirected.text).not.toMatch(/ALWAYS/);
-    expect(redirected.text).toMatch(/"Always allow" is not offered for this call: it redirects/);
+    expect(redirected.sb.approval.alwaysPermitted).toBe(false);
     const refused = await post(gw.url!, `/v1/approvals/${redirected.sb.approval.code}`, OPERATOR_KEY, { decision: 'always' });
     expect(refused.status).toBe(409);
     expect(refused.body.error.code).toBe('always_not_permitted');

@@ -273,9 +273,11 @@ describe('sms channel (Twilio)', () => {
   it('an approval answered by SMS: only the operator number decides', async () => {
     const u = USERS[11]!;
     await text(u, 'run: echo sms >> sms.txt');
-    const ask = await eventually(async () => bodies(u).find((b) => /YES [A-Z0-9]{5}/.test(b)));
-    const code = /YES ([A-Z0-9]{5})/.exec(ask)![1]!;
-    expect(ask).toMatch(new RegExp(`Reply YES ${code} to approve or NO ${code} to refuse`));
+    const ask = await eventually(async () => bodies(u).find((b) => /code [A-Z0-9]{5}/.test(b)));
+    const code = /code ([A-Z0-9]{5})/.exec(ask)![1]!;
+    // The requester is no operator and may not approve their own request: told who can, not "Reply YES".
+    expect(ask).toContain(`An operator must approve this (code ${code}).`);
+    expect(ask).not.toContain('Reply YES');
     expect(bodies(u)).toHaveLength(1); // asked once (the request is not rendered twice)
 
     const before = fake.requests.length;

@@ -57,6 +57,65 @@ describe('terminal chat', () => {
     expect(screen.match(/the command said: ok/g)).toHaveLength(2);
   });
 
+  /** The chat in a pseudo-terminal, with these arguments and environment; what it shows, and how to wait for it. */
+  const chat = (args: string, env: Record<string, string>) => {
+    const cmd = `${process.execPath} ${join(packageRoot, 'bin', 'switchboard.js')} chat ${args}`;
+    const child = spawn('script', ['-qfec', cmd, '/dev/null'], {
+      env: { PATH: process.env.PATH ?? '', TERM: 'dumb', SWITCHBOARD_URL: gw.url!, SWITCHBOARD_API_KEY: API_KEY, ...env },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    const t = { screen: '', child };
+    child.stdout.on('data', (d) => (t.screen += d.toString()));
+    const waitFor = (re: RegExp) =>
+      eventually(async () => re.exec(t.screen), 20_000, 50).catch(() => {
+        throw new Error(`screen never matched ${re}:\n${t.screen}`);
+      });
+    const quit = async () => {
+      child.stdin.write('/quit\n');
+      await new Promise((r) => child.once('exit', r));
+    };
+    return { t, waitFor, quit, type: (line: string) => child.stdin.write(`${line}\n`) };
+  };
+
+  it('answers with the operator key (--operator-key), never offers [a]lways for the dangerous tier, and sends a typed YES to the approvals API', async () => {
+    const c = chat(`--conversation tty-2 --operator-key ${OPERATOR_KEY}`, {});
+    await c.waitFor(/you> /);
+    c.type('run rm -rf scratch');
+    const prompt = await c.waitFor(/approval ([A-Z0-9]{5}) \(dangerous\) for shell_exec: ([^\n]*)\?/);
+    const code = prompt[1]!;
+    expect(prompt[2]).toBe('[y]es / [n]o / [s]kip');
+    c.type('s'); // left waiting: the chat says so and waits for the answer
+    await c.waitFor(new RegExp(`approval ${code} left waiting[\\s\\S]*waiting for the answer`));
+    const before = fake.requests.length;
+    c.type(`yes ${code}`); // typed: through the approvals API with the operator key, not into the conversation
+    await c.waitFor(new RegExp(`${code} approved by op:`));
+    await c.waitFor(/agent> the command said: ok/);
+    await c.quit();
+    const a = (await gw.infra.approvals.byCode(code))!;
+    expect(a.status).toBe('executed');
+    expect(a.decided_by).toMatch(/^http:op:/); // the operator key's principal, not the user's
+    expect(fake.requests.slice(before).map((r) => lastUserText(r.body))).not.toContain(`yes ${code}`);
+  });
+
+  it('without an operator key: says an operator must approve, keeps waiting, and shows the resumed answer', async () => {
+    const c = chat('--conversation tty-3', {});
+    await c.waitFor(/you> /);
+    c.type('run echo later >> later.txt');
+    const told = await c.waitFor(/An operator must approve this \(code ([A-Z0-9]{5})\)/);
+    const code = told[1]!;
+    await c.waitFor(new RegExp(`approval ${code} is waiting for an operator[\\s\\S]*waiting for the answer`));
+    expect(c.t.screen).not.toMatch(/\[y\]es/);
+    // Approved elsewhere (the console, another operator): the chat shows the resumed answer.
+    const r = await fetch(`${gw.url}/v1/approvals/${code}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${OPERATOR_KEY}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ decision: 'approve' }),
+    });
+    expect(r.status).toBe(200);
+    await c.waitFor(/agent> the command said: ok/);
+    await c.quit();
+  });
+
   it('lists playbook summaries in the prompt and gives the model a playbook through the tool', async () => {
     const before = fake.requests.length;
     const r = await openaiClient(gw.url!).chat.completions.create({

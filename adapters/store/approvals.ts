@@ -55,6 +55,19 @@ export class ApprovalStore implements ApprovalRepository {
     return (await this.db.query<ApprovalRow>(`select * from approvals where status = 'pending' order by created_at`)).rows;
   }
 
+  async pendingForConversation(conversationKey: string): Promise<ApprovalRow[]> {
+    return (
+      await this.db.query<ApprovalRow>(
+        `select a.* from approvals a
+           join conversations c on c.id = a.conversation_id
+           join turns t on t.id = a.turn_id
+         where c.key = $1 and t.status = 'parked' and a.status = 'pending' and a.expires_at > now()
+         order by a.created_at`,
+        [conversationKey],
+      )
+    ).rows;
+  }
+
   /** The newest approval with this code (codes are unique among pending ones only). */
   async byCode(code: string): Promise<ApprovalRow | undefined> {
     return (await this.db.query<ApprovalRow>(`select * from approvals where code = $1 order by (status = 'pending') desc, created_at desc limit 1`, [code]))

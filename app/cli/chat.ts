@@ -1,17 +1,25 @@
 import { randomBytes } from 'node:crypto';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
+import { parseApprovalAnswer } from '../../src/approvals/parse.js';
+import { alwaysOffered, answerApproval, type ChatApproval, followResumedTurn, latestMessageId } from './chat-gateway.js';
 
-export const CHAT_USAGE = `usage: switchboard chat [--conversation ID] [--model AGENT]
+export const CHAT_USAGE = `usage: switchboard chat [--conversation ID] [--model AGENT] [--operator-key KEY]
 
 Talks to a running gateway: SWITCHBOARD_URL (default http://127.0.0.1:8787) with a user key in
-SWITCHBOARD_API_KEY. With SWITCHBOARD_OPERATOR_KEY set, approval requests are answered inline.
-Type /quit to leave; /new, /status, /stop and /mode go to the gateway.`;
+SWITCHBOARD_API_KEY. With an operator key (--operator-key, SWITCHBOARD_OPERATOR_KEY, or the first of
+SWITCHBOARD_OPERATOR_KEYS) approval requests are answered inline, through the approvals API; a typed
+"YES K7Q4P" goes there too, never into the conversation. After an approval the chat waits for the
+resumed answer (type a line to stop waiting). Type /quit to leave; /new, /status, /stop and /mode go
+to the gateway.`;
 
 interface Io {
   input: NodeJS.ReadableStream;
   output: NodeJS.WritableStream;
 }
+
+/** How long after an approval's deadline the chat still waits for the resumed turn. */
+const AFTER_DEADLINE_MS = 30_000;
 
 /** `switchboard chat`: a terminal chat with streamed output, tool activity and inline approvals. */
 export async function runChat(
@@ -21,7 +29,7 @@ export async function runChat(
 ): Promise<number> {
   let parsed;
   try {
-    parsed = parseArgs({ args: argv, options: { conversation: { type: 'string' }, model: { type: 'string' } } });
+    parsed = parseArgs({ args: argv, options: { conversation: { type: 'string' }, model: { type: 'string' }, 'operator-key': { type: 'string' } } });
   } catch (e) {
     io.output.write(`switchboard chat: ${(e as Error).message}\n${CHAT_USAGE}\n`);
     return 2;
@@ -32,19 +40,62 @@ export async function runChat(
     io.output.write("switchboard chat: set SWITCHBOARD_API_KEY to one of the gateway's SWITCHBOARD_API_KEYS\n");
     return 2;
   }
-  const operatorKey = env.SWITCHBOARD_OPERATOR_KEY;
+  const operatorKey = parsed.values['operator-key'] || env.SWITCHBOARD_OPERATOR_KEY || firstKey(env.SWITCHBOARD_OPERATOR_KEYS);
   const conversation = parsed.values.conversation ?? `chat-${randomBytes(4).toString('hex')}`;
   const model = parsed.values.model ?? 'default';
   const say = (s: string) => io.output.write(s);
   const rl = createInterface({ input: io.input, output: io.output, terminal: false });
-  // Lines typed while an answer is still streaming are kept, not lost.
+  // Lines typed while an answer is still streaming are kept, not lost; a line typed while the
+  // chat waits for a resumed turn ends the wait and is the next message.
   const lines = rl[Symbol.asyncIterator]();
-  const ask = async (): Promise<string | null> => {
-    const r = await lines.next().catch(() => ({ done: true, value: undefined }));
-    return r.done ? null : (r.value as string);
+  let typedAhead: Promise<string | null> | undefined;
+  const nextLine = (): Promise<string | null> =>
+    lines.next().then(
+      (r) => (r.done ? null : (r.value as string)),
+      () => null,
+    );
+  const ask = (): Promise<string | null> => {
+    const p = typedAhead ?? nextLine();
+    typedAhead = undefined;
+    return p;
   };
   let lastMessageId = await latestMessageId(base, key, conversation);
   say(`conversation ${conversation} at ${base} — /quit to leave\n`);
+
+  /** Who may answer this request from here: the operator key, else the user's own key when the gateway lets the requester answer. */
+  const answerKeyFor = (a: ChatApproval) => operatorKey ?? (a.selfApprovable === true ? key : undefined);
+
+  /** A turn waits for approvals: answer inline where this chat may, then follow the conversation until the resumed turn answers. */
+  const whileParked = async (first: ChatApproval | undefined, turn: string | undefined, answered = false): Promise<void> => {
+    const seen = new Set<string>();
+    let approval = first;
+    while (approval) {
+      seen.add(approval.code);
+      const answerKey = answerKeyFor(approval);
+      if (answered) answered = false;
+      else if (answerKey) {
+        const always = alwaysOffered(approval);
+        say(`approval ${approval.code} (${approval.tier}) for ${approval.tool}: [y]es / [n]o${always ? ' / [a]lways' : ''} / [s]kip? `);
+        const a = ((await ask()) ?? 's').trim().toLowerCase();
+        const decision = a.startsWith('y') ? 'approve' : always && a.startsWith('a') ? 'always' : a.startsWith('n') ? 'deny' : null;
+        if (decision) say(`  [${(await answerApproval(base, answerKey, approval.code, decision)).message}]\n`);
+        else say(`  [approval ${approval.code} left waiting]\n`);
+      } else {
+        say(`  [approval ${approval.code} is waiting for an operator; answer it here with --operator-key or SWITCHBOARD_OPERATOR_KEY]\n`);
+      }
+      say('  [waiting for the answer; type a line to stop waiting]\n');
+      const line = nextLine();
+      const until = Math.max(Date.now(), Date.parse(approval.expiresAt) || 0) + AFTER_DEADLINE_MS;
+      const r = await followResumedTurn({ base, key, operatorKey, conversation, turn, after: lastMessageId, seen }, until, line);
+      // Whatever ended the wait, a line typed meanwhile is the next message.
+      typedAhead = line;
+      if (r.kind === 'answer') {
+        lastMessageId = r.lastId;
+        say(`agent> ${r.text}\n`);
+      } else if (r.kind === 'timeout') say('  [no answer yet; it will be in the conversation]\n');
+      approval = r.kind === 'approval' ? r.approval : undefined;
+    }
+  };
 
   for (;;) {
     say('you> ');
@@ -53,6 +104,15 @@ export async function runChat(
     const text = line.trim();
     if (!text) continue;
     if (text === '/quit' || text === '/exit') break;
+    // "YES K7Q4P" typed: an answer through the approvals API (the operator key, else the user's own), never a chat message.
+    const typed = parseApprovalAnswer(text);
+    if (typed) {
+      const r = await answerApproval(base, operatorKey ?? key, typed.code, typed.decision);
+      say(`  [${r.message}]\n`);
+      // Its turn resumes now (when this was its last request): follow it for a while.
+      if (r.ok) await whileParked({ code: typed.code, tool: '', tier: '', expiresAt: new Date(Date.now() + 90_000).toISOString() }, undefined, true);
+      continue;
+    }
     const res = await fetch(`${base}/v1/chat/completions`, {
       method: 'POST',
       headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'x-switchboard-conversation': conversation },
@@ -63,12 +123,14 @@ export async function runChat(
       continue;
     }
     say('agent> ');
-    let approval: { code: string; tool: string; tier: string; expiresAt: string; alwaysPermitted?: boolean } | undefined;
+    let approval: ChatApproval | undefined;
+    let turn: string | undefined;
     for await (const chunk of sse(res)) {
       const sb = chunk.switchboard as Record<string, unknown> | undefined;
       const delta = (chunk.choices as Array<{ delta?: { content?: string } }> | undefined)?.[0]?.delta?.content;
-      // A chunk with an approval card carries its text fallback: with an operator key the card is an inline prompt instead.
-      if (delta && !(sb?.approval && operatorKey)) say(delta);
+      // A chunk with an approval card carries its text fallback: where this chat may answer, the card is an inline prompt instead.
+      const card = sb?.approval as ChatApproval | undefined;
+      if (delta && !(card && answerKeyFor(card)) && !sb?.notice) say(delta);
       if (sb?.tool) {
         const t = sb.tool as { name: string; status: string };
         // "[tool shell_exec waiting for approval (code K7Q4P)]" for a parked call, never "failed".
@@ -76,41 +138,24 @@ export async function runChat(
       }
       if (sb?.reset) say('\n  [the answer restarts]\n');
       if (sb?.notice) say(`\n  [${String(sb.notice)}]\n`);
-      if (sb?.approval) approval = sb.approval as typeof approval;
+      if (card) approval = card;
+      if (typeof sb?.turn === 'string') turn = sb.turn;
       if (chunk.error) say(`\n[error] ${(chunk.error as { message: string }).message}`);
     }
     say('\n');
     lastMessageId = await latestMessageId(base, key, conversation);
-    // Approvals inline: answer, then show what the resumed turn said.
-    while (approval && operatorKey) {
-      // [a]lways only for a call that can become an exact rule (in this conversation).
-      const always = approval.alwaysPermitted === true;
-      say(`approval ${approval.code} (${approval.tier}) for ${approval.tool}: [y]es / [n]o${always ? ' / [a]lways' : ''} / [s]kip? `);
-      const a = ((await ask()) ?? 's').trim().toLowerCase();
-      const decision = a.startsWith('y') ? 'approve' : always && a.startsWith('a') ? 'always' : a.startsWith('n') ? 'deny' : null;
-      if (!decision) break;
-      const r = await fetch(`${base}/v1/approvals/${approval.code}`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${operatorKey}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ decision }),
-      });
-      const body = (await r.json().catch(() => ({}))) as { message?: string; error?: { message: string } };
-      say(`  [${body.message ?? body.error?.message ?? r.status}]\n`);
-      if (!r.ok) break;
-      approval = undefined;
-      const next = await waitForReply(base, key, conversation, lastMessageId);
-      if (!next) {
-        say('  [no reply yet; it will be in the conversation]\n');
-        break;
-      }
-      lastMessageId = next.lastId;
-      say(`agent> ${next.text}\n`);
-      approval = next.approval;
-    }
-    if (approval && !operatorKey) say(`  [approval ${approval.code} is waiting for an operator]\n`);
+    if (approval) await whileParked(approval, turn);
   }
   rl.close();
   return 0;
+}
+
+/** The first key of a comma-separated list (SWITCHBOARD_OPERATOR_KEYS, as the gateway reads it). */
+function firstKey(list: string | undefined): string | undefined {
+  return list
+    ?.split(',')
+    .map((k) => k.trim())
+    .find(Boolean);
 }
 
 async function* sse(res: Response): AsyncGenerator<Record<string, unknown>> {
@@ -140,33 +185,4 @@ async function* sse(res: Response): AsyncGenerator<Record<string, unknown>> {
 async function errorText(res: Response): Promise<string> {
   const b = (await res.json().catch(() => ({}))) as { error?: { message?: string } };
   return b.error?.message ?? `HTTP ${res.status}`;
-}
-
-async function latestMessageId(base: string, key: string, conversation: string): Promise<number> {
-  const r = await fetch(`${base}/v1/conversations/${encodeURIComponent(conversation)}/messages`, { headers: { authorization: `Bearer ${key}` } }).catch(
-    () => null,
-  );
-  if (!r?.ok) return 0;
-  const b = (await r.json()) as { data: Array<{ id: number }> };
-  return b.data.length ? b.data[b.data.length - 1]!.id : 0;
-}
-
-/** After an approval: the resumed turn's answer, read from the conversation. */
-async function waitForReply(base: string, key: string, conversation: string, after: number, timeoutMs = 120_000) {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    const r = await fetch(`${base}/v1/conversations/${encodeURIComponent(conversation)}/messages?after=${after}`, {
-      headers: { authorization: `Bearer ${key}` },
-    }).catch(() => null);
-    if (r?.ok) {
-      const b = (await r.json()) as { data: Array<{ id: number; role: string; content: string }> };
-      const last = b.data[b.data.length - 1];
-      // The turn is over when its last stored message is the assistant's.
-      if (last && last.role === 'assistant' && last.content) {
-        return { text: last.content, lastId: last.id, approval: undefined as undefined | { code: string; tool: string; tier: string; expiresAt: string } };
-      }
-    }
-    await new Promise((res) => setTimeout(res, 400));
-  }
-  return null;
 }

@@ -38,7 +38,8 @@ export interface ApprovalButtonSpec {
 
 /** A request in a reply: what would run, that it waits, and how to answer; the buttons come with it (cardRows). */
 export function approvalContent(c: ApprovalCard): string {
-  return `🔒 **${c.title}** ${c.call}\n⏳ waiting for approval (code ${c.code}) · answer with the buttons, or in words: ${c.hint}`;
+  const how = c.selfApprovable === false ? c.hint : `answer with the buttons, or in words: ${c.hint}`;
+  return `🔒 **${c.title}** ${c.call}\n⏳ waiting for approval (code ${c.code}) · ${how}`;
 }
 
 /** The buttons of the requests a reply carries. */

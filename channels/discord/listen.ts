@@ -151,7 +151,8 @@ export class DiscordListener implements ChannelListener {
       return r.message;
     }
     const outcome = await this.retrying(() => ctx.receive(msg));
-    return outcome.kind === 'accepted' ? undefined : outcome.reply;
+    // Accepted: nothing to say, unless its conversation waits for an approval (the notice, at once).
+    return outcome.kind === 'accepted' ? (outcome.replayed ? undefined : outcome.notice) : outcome.reply;
   }
 
   /** Discord does not redeliver a message: a store hiccup is retried (receive is idempotent on the message id). */

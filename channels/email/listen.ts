@@ -295,6 +295,8 @@ export class EmailListener implements ChannelListener {
     });
     const outcome = await this.ctx!.receive(msg);
     if (outcome.kind === 'answered') this.notify(mail, outcome.reply);
+    // Accepted, but its conversation waits for an approval: said at once, the answer follows later.
+    else if (outcome.kind === 'accepted' && outcome.notice && !outcome.replayed) this.notify(mail, outcome.notice);
     // No refusal notice to a From nobody vouched for: it may be forged (backscatter).
     else if (outcome.kind === 'refused' && outcome.reply && verified) this.notify(mail, outcome.reply);
   }

@@ -130,6 +130,13 @@ export async function chatCompletions(cfg: HttpChannelConfig, ctx: ListenContext
     return replyDirectly(res, chat, outcome.reply, { conversation: name, command: outcome.command });
   }
   const accepted = outcome;
+  // The conversation's turn waits for an approval: a plain request is answered with the notice at
+  // once (the message is kept; GET /v1/conversations/{name}/messages has its answer later); a
+  // streamed one shows it first and goes on waiting for its own answer.
+  if (accepted.notice && !chat.stream) {
+    dropFollower();
+    return replyDirectly(res, chat, accepted.notice, { conversation, queued: true, notice: accepted.notice, notices: [accepted.notice] });
+  }
   const follower = waiter!;
   if (accepted.duplicate) void follower.poll(true);
 
@@ -152,6 +159,7 @@ export async function chatCompletions(cfg: HttpChannelConfig, ctx: ListenContext
       notices,
       (e) => providerError(e, switchboardObject(conversation, e, notices)).body,
     );
+    if (accepted.notice) reply.notice(accepted.notice);
     for (;;) {
       const e = await follower.next(Math.max(0, deadline - Date.now()));
       if (closed) return;

@@ -130,7 +130,15 @@ type Done = Extract<TurnEvent, { type: 'done' }>;
 
 /** `switchboard.approval`: the request a Switchboard-aware client renders as a card (answer with POST /v1/approvals/{code}). */
 export function approvalObject(a: ApprovalInfo) {
-  return { code: a.code, tool: a.tool, tier: a.tier, expiresAt: a.expiresAt, alwaysPermitted: a.alwaysPermitted === true };
+  return {
+    code: a.code,
+    tool: a.tool,
+    tier: a.tier,
+    expiresAt: a.expiresAt,
+    alwaysPermitted: a.alwaysPermitted === true,
+    // false: the requester may not answer it with their own key (an operator must).
+    ...(a.selfApprovable !== undefined ? { selfApprovable: a.selfApprovable } : {}),
+  };
 }
 
 export function finishReasonFor(r: FinishReason): string {
@@ -160,6 +168,15 @@ export class SseReply {
     /** The error event that ends a turn which failed on every provider (finishReason 'error'). */
     private readonly failed?: (e: Done) => Record<string, unknown>,
   ) {}
+
+  /**
+   * Something to say before the answer (its conversation waits for an approval): as content, so
+   * any client shows it, and as `switchboard.notice`; the answer follows after a break.
+   */
+  notice(text: string): void {
+    this.notices.push(text);
+    this.out.show(text, { notice: text });
+  }
 
   /** Returns true once the stream is finished (done or error). */
   event(e: TurnEvent): boolean {

@@ -74,7 +74,7 @@ export class ApprovalClicks {
   ): Promise<void> {
     if (!ts) return;
     const blocks = decidedBlocks(body.message?.blocks, outcome.mrkdwn, by, at);
-    const text = `${(body.message?.text ?? 'Approval request').split('. Reply')[0]}: ${outcome.plain}${by ? ` by ${by.replace(/^slack:(?:[^:]+:)?/, '')}` : ''}.`;
+    const text = `${(body.message?.text ?? 'Approval request').split(/\. (?:Reply|An operator)/)[0]}: ${outcome.plain}${by ? ` by ${by.replace(/^slack:(?:[^:]+:)?/, '')}` : ''}.`;
     try {
       await this.client.chat.update({ channel, ts, text, blocks: blocks as never });
     } catch (err) {

@@ -54,9 +54,18 @@ export function approvalBlocks(info: ApprovalInfo): { text: string; blocks: Bloc
   blocks.push({
     type: 'context',
     block_id: 'sb_hint',
-    elements: [{ type: 'mrkdwn', text: `Code *${a.code}* · expires ${slackDate(expires)} · or reply \`approve ${a.code}\` / \`deny ${a.code}\`` }],
+    elements: [
+      {
+        type: 'mrkdwn',
+        text:
+          a.selfApprovable === false
+            ? `Code *${a.code}* · expires ${slackDate(expires)} · ${escapeText(a.hint)}`
+            : `Code *${a.code}* · expires ${slackDate(expires)} · or reply \`approve ${a.code}\` / \`deny ${a.code}\``,
+      },
+    ],
   });
-  return { text: `Approval needed (${a.tier}) to run ${a.tool}: code ${a.code}. Reply APPROVE ${a.code} or DENY ${a.code}.`, blocks };
+  const answer = a.selfApprovable === false ? a.hint : `Reply APPROVE ${a.code} or DENY ${a.code}.`;
+  return { text: `Approval needed (${a.tier}) to run ${a.tool}: code ${a.code}. ${answer}`, blocks };
 }
 
 /** The request as decided: the buttons and the hint give way to who decided, and when. */

@@ -44,6 +44,8 @@ export class InboundHandler {
         this.log.debug({ externalId: c.externalId, event: body.event_id, retry: retryNum, kind: r.kind }, 'slack message handled already; its outcome stands');
       } else if (r.kind === 'accepted') {
         this.log.debug({ externalId: c.externalId, duplicate: r.duplicate, conversation: r.conversationId, edited: c.edited }, 'slack message accepted');
+        // Its conversation waits for an approval: said at once (only to the sender in a channel), the answer follows.
+        if (r.notice) void this.tell(c, r.notice, !c.dm);
       } else if (r.kind === 'refused') {
         // Refusals (allowlist, pairing) go to the sender only where Slack allows it.
         if (r.reply) void this.tell(c, r.reply, !c.dm);

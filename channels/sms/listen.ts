@@ -139,7 +139,8 @@ export class SmsListener implements ChannelListener {
     switch (outcome.kind) {
       case 'accepted':
         if (outcome.duplicate) log.info({ sid }, 'sms: duplicate MessageSid; already in the inbox');
-        return null;
+        // The TwiML reply: the conversation waits for an approval (said at once; the answer follows).
+        return outcome.notice ?? null;
       case 'refused':
         return outcome.reply ?? null;
       case 'answered':

@@ -91,7 +91,13 @@ export class WebhookListener implements ChannelListener {
             return sendError(res, 429, outcome.reply ?? 'refused', { code: outcome.reason === 'rate_limit' ? 'rate_limit_exceeded' : 'refused' });
           return sendJson(res, 200, { accepted: false, conversation, reply: outcome.reply });
         }
-        sendJson(res, 202, { accepted: true, duplicate: outcome.duplicate, conversation, message: outcome.inboxId });
+        sendJson(res, 202, {
+          accepted: true,
+          duplicate: outcome.duplicate,
+          conversation,
+          message: outcome.inboxId,
+          ...(outcome.notice ? { notice: outcome.notice } : {}),
+        });
       },
     });
   }

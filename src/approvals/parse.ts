@@ -53,11 +53,18 @@ export function parseApprovalAnswer(text: string): { decision: AnswerDecision; c
   return scope ? { decision, code, scope } : null;
 }
 
+/** What a requester who may not answer their own request is told instead of how to answer. */
+export function operatorMustApprove(code: string): string {
+  return `An operator must approve this (code ${code}).`;
+}
+
 /**
  * How a channel without buttons asks: "Reply YES K7Q2P or NO K7Q2P", with ALWAYS
  * only when the call can become an exact rule; otherwise it says why not.
+ * selfApprovable false (the requester may not answer it): "An operator must approve this (code K7Q2P)."
  */
-export function answerHint(code: string, alwaysPermitted: boolean, reasons: string[] = []): string {
+export function answerHint(code: string, alwaysPermitted: boolean, reasons: string[] = [], selfApprovable?: boolean): string {
+  if (selfApprovable === false) return operatorMustApprove(code);
   const base = `Reply YES ${code} to approve or NO ${code} to refuse`;
   if (alwaysPermitted)
     return `${base} (ALWAYS ${code} allows exactly this call from now on in this conversation; ALWAYS ${code} sender or ALWAYS ${code} global to widen it).`;

@@ -4,7 +4,11 @@ import { describeCall, fullTextAt, visibleCall } from '../../moat/approval-displ
 import { answerHint } from './parse.js';
 
 /** What a request needs to be shown: a stored approval row or the event form of it. */
-type Shown = Pick<ApprovalRow, 'code' | 'tool' | 'tier' | 'args' | 'reasons' | 'rule_permitted'> & { conversation_id?: string };
+type Shown = Pick<ApprovalRow, 'code' | 'tool' | 'tier' | 'args' | 'reasons' | 'rule_permitted'> & {
+  conversation_id?: string;
+  /** Shown to the requester: false when they may not answer it themselves (see src/approvals/rights.ts). */
+  selfApprovable?: boolean;
+};
 
 /** How many characters of a call's arguments a request message shows before collapsing the rest. */
 export const REQUEST_ARGS_MAX = 500;
@@ -14,11 +18,15 @@ export const REQUEST_ARGS_MAX = 500;
  * conversation, e-mail, SMS, the operator channel's message): the whole call,
  * made visible (control and invisible characters as escapes, runs of spaces as
  * `␠×N`), long text collapsed around a marker that says where it is shown in
- * full, and ALWAYS offered only when the call can become an exact rule.
+ * full, and ALWAYS offered only when the call can become an exact rule. To a
+ * requester who may not answer it (selfApprovable false) it says that an
+ * operator must approve it instead of how to answer.
  */
 export function approvalRequestText(a: Shown, opts: { conversation?: boolean } = {}): string {
   const where = opts.conversation && a.conversation_id ? ` in conversation ${a.conversation_id}` : '';
   const call = describeCall(a.args, { max: REQUEST_ARGS_MAX, fullAt: fullTextAt(a.code) });
+  if (a.selfApprovable === false)
+    return `Approval needed (${a.tier}) to run ${a.tool} ${call}${where}. ${answerHint(a.code, a.rule_permitted, a.reasons, false)}`;
   return `Approval needed (${a.tier}) to run ${a.tool} ${call}${where} — code ${a.code}. ${answerHint(a.code, a.rule_permitted, a.reasons)}`;
 }
 

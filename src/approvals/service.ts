@@ -2,13 +2,14 @@ import type { Logger } from 'pino';
 import type { JobQueue } from '../../adapters/queue/port.js';
 import type { ApprovalRepository, ApprovalRow, NewApproval, RuleRow } from '../../adapters/store/ports/approvals.js';
 import type { GatewayStore } from '../../adapters/store/ports/index.js';
-import { entryNames, formatIdentity, type Identity } from '../../kernel/identity.js';
+import { formatIdentity, type Identity } from '../../kernel/identity.js';
 import type { DrainJob, TimerJob } from '../../kernel/jobs.js';
 import { visibleText } from '../../moat/approval-display.js';
 import { checkVariable, NO_RULE_PREFIX, RULE_SCOPES, type RuleScope, ruleTarget } from '../../moat/approval-engine.js';
 import type { Config } from '../config.js';
 import type { EventHub } from '../webhooks/events.js';
 import type { AnswerDecision } from './parse.js';
+import { isConfiguredOperator, requesterMayAnswer } from './rights.js';
 
 export type { TimerJob } from '../../kernel/jobs.js';
 
@@ -63,8 +64,12 @@ export class ApprovalService {
 
   /** A configured operator of the identity's own channel (`approvals.operators.<channel>`): an id listed for one channel is nobody on another. */
   isOperator(who: Identity): boolean {
-    const operators = this.deps.config.approvals.operators;
-    return Object.hasOwn(operators, who.channel) && operators[who.channel]!.some((e) => entryNames(e, who));
+    return isConfiguredOperator(this.deps.config.approvals, who);
+  }
+
+  /** Whether the person who asked may answer this request themselves (what answer() lets them do). */
+  requesterMayAnswer(a: Pick<ApprovalRow, 'requester' | 'tier'>): boolean {
+    return requesterMayAnswer(this.deps.config.approvals, a.requester, a.tier);
   }
 
   async request(a: Omit<NewApproval, 'expiresAt'>): Promise<ApprovalRow> {
@@ -257,6 +262,11 @@ export class ApprovalService {
 
   pending(): Promise<ApprovalRow[]> {
     return this.deps.approvals.pending();
+  }
+
+  /** The unexpired pending approvals of the conversation's parked turns (what its new messages wait for), oldest first. */
+  pendingForConversation(conversationKey: string): Promise<ApprovalRow[]> {
+    return this.deps.approvals.pendingForConversation(conversationKey);
   }
 }
 

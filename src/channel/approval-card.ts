@@ -26,8 +26,13 @@ export interface ApprovalCard {
   title: string;
   /** The call, all of it made visible (escapes for invisible characters), long text collapsed around a marker. */
   call: string;
-  /** How to answer in words, where there are no buttons ("Reply YES K7Q4P to approve or NO K7Q4P to refuse…"). */
+  /**
+   * How to answer in words, where there are no buttons ("Reply YES K7Q4P to approve or NO K7Q4P to refuse…"),
+   * or, when the requester may not answer it themselves, "An operator must approve this (code K7Q4P)."
+   */
   hint: string;
+  /** false: the person who asked may not answer it (an operator must); see ApprovalInfo.selfApprovable. */
+  selfApprovable: boolean | undefined;
   /** Approve and Deny always; Always allow only when the call can become an exact rule. */
   actions: ApprovalAction[];
   /** The whole request as text ("Approval needed (caution) to run … — code K7Q4P. Reply YES K7Q4P …"). */
@@ -50,9 +55,18 @@ export function approvalCard(a: ApprovalInfo): ApprovalCard {
     reasons: a.reasons,
     title: `Approval needed (${a.tier}) to run ${a.tool}`,
     call: describeCall(a.args, { max: REQUEST_ARGS_MAX, fullAt: fullTextAt(a.code) }),
-    hint: answerHint(a.code, a.alwaysPermitted === true, a.reasons),
+    hint: answerHint(a.code, a.alwaysPermitted === true, a.reasons, a.selfApprovable),
+    selfApprovable: a.selfApprovable,
     actions,
-    fallback: approvalRequestText({ code: a.code, tool: a.tool, tier: a.tier, args: a.args, reasons: a.reasons, rule_permitted: a.alwaysPermitted === true }),
+    fallback: approvalRequestText({
+      code: a.code,
+      tool: a.tool,
+      tier: a.tier,
+      args: a.args,
+      reasons: a.reasons,
+      rule_permitted: a.alwaysPermitted === true,
+      ...(a.selfApprovable !== undefined ? { selfApprovable: a.selfApprovable } : {}),
+    }),
   };
 }
 

@@ -59,6 +59,12 @@ export interface Accepted {
   duplicate: boolean;
   /** For a duplicate: the turn that took it, if one did. */
   turnId?: string;
+  /**
+   * Tell the sender this at once, before any answer: the conversation's turn waits for an approval
+   * ("Waiting for an operator to approve K7Q4P (tool shell_exec); your message will be answered after
+   * that."). The message is accepted all the same and answered once the turn goes on. Never on a duplicate.
+   */
+  notice?: string;
 }
 
 /** The approval as a channel shows it once answered. */

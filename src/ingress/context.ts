@@ -40,6 +40,8 @@ export interface IngressContext {
   sender: Identity;
   /** Set by the waiting-cap step: the conversation before this message. */
   before?: { waiting: number; running: boolean; mode: string | null };
+  /** Set by the parked step: what the sender is told at once when the message is accepted (its turn waits for approvals). */
+  notice?: string;
   /** Set by the accept step. */
   accepted?: AcceptResult;
 }

@@ -10,8 +10,12 @@ interface Replay {
   replayed?: true;
 }
 
-/** Durable in the inbox (a duplicate when the event was there already); a worker answers it. */
-export type AcceptedOutcome = { kind: 'accepted' } & AcceptResult & Replay;
+/**
+ * Durable in the inbox (a duplicate when the event was there already); a worker answers it.
+ * `notice`: what the channel tells the sender at once, before any answer (the conversation's
+ * turn is parked on an approval: "Waiting for an operator to approve K7Q4P …"). Never on a duplicate.
+ */
+export type AcceptedOutcome = { kind: 'accepted'; notice?: string } & AcceptResult & Replay;
 
 export type RefusedOutcome = { kind: 'refused'; code: RefusalCode; reply?: string; retryAfterMs?: number } & Replay;
 

@@ -2,6 +2,7 @@ import type { Message } from '@mariozechner/pi-ai';
 import type { ApprovalInfo, TurnEventSink, TurnProvider, TurnUsage } from '../../kernel/turn-events.js';
 import type { TraceEntry } from '../../moat/honesty.js';
 import type { Attempt } from '../../providers/chain.js';
+import { requesterMayAnswer } from '../approvals/rights.js';
 import type { ParkedCall, TurnTools } from '../turn-tools.js';
 import type { TurnDeps } from './ports.js';
 
@@ -37,7 +38,7 @@ export interface ParkInput {
  * joins the reply or the transcript), the loop state is kept on the turn row,
  * and the worker is free; the decision resumes the turn. Returns nothing to drain next.
  */
-export async function park(deps: Pick<TurnDeps, 'store' | 'approvals'>, sink: TurnEventSink, p: ParkInput): Promise<null> {
+export async function park(deps: Pick<TurnDeps, 'store' | 'approvals' | 'config'>, sink: TurnEventSink, p: ParkInput): Promise<null> {
   const { tools, turnId } = p;
   const waiting = new Set(tools.parked.map((c) => c.toolCallId));
   const state: ParkedState = {
@@ -58,6 +59,7 @@ export async function park(deps: Pick<TurnDeps, 'store' | 'approvals'>, sink: Tu
     args: a.args,
     reasons: a.reasons,
     alwaysPermitted: a.rule_permitted,
+    selfApprovable: requesterMayAnswer(deps.config.approvals, a.requester, a.tier),
   }));
   for (const approval of approvals) sink.push({ type: 'approval_requested', turnId, approval });
   await sink.flush?.();

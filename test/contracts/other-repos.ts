@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { NewApproval } from '../../adapters/store/ports/approvals.js';
 import type { AllRepositories } from '../support/memory-repos/index.js';
-import { msg } from './conversation-repos.js';
+import { msg, starter } from './conversation-repos.js';
 
 const u = () => randomUUID().slice(0, 8);
 
@@ -59,6 +59,27 @@ export function otherRepositoryContracts(repos: () => AllRepositories): void {
       expect(await repos().approvals.byCode(a.code)).toMatchObject({ id: a.id });
       expect((await repos().approvals.pending()).map((x) => x.id)).toEqual(expect.arrayContaining([a.id, second.id]));
       expect((await repos().conversations.conversationStats((await repos().conversations.conversation(r.conversationId))!.key))!.pendingApprovals).toBe(2);
+    });
+
+    it("lists a conversation's pending requests only while its turn is parked, and only unexpired, undecided ones", async () => {
+      const key = `http/-/parked-${u()}/-`;
+      const a = await repos().inbox.accept(msg(`pk-${u()}`, key));
+      const turn = (await starter(repos)(a.conversationId)).turn!;
+      const base = { ...(await request()), conversationId: a.conversationId, turnId: turn.id };
+      const first = await repos().approvals.create(base);
+      const second = await repos().approvals.create({ ...base, toolCallId: 'call_2' });
+      const late = await repos().approvals.create({ ...base, toolCallId: 'call_3', expiresAt: new Date(Date.now() - 1_000) });
+      // Asked, but the turn still runs (it parks right after): nothing to wait for yet.
+      expect(await repos().approvals.pendingForConversation(key)).toEqual([]);
+      expect(await repos().turns.parkTurn(turn.id, { parked: true })).toBe(true);
+      expect((await repos().approvals.pendingForConversation(key)).map((x) => x.code)).toEqual([first.code, second.code]);
+      expect((await repos().approvals.pendingForConversation(key)).map((x) => x.id)).not.toContain(late.id);
+      await repos().approvals.decide(first.code, 'approved', 'http:op', 'http');
+      expect((await repos().approvals.pendingForConversation(key)).map((x) => x.id)).toEqual([second.id]);
+      // Another conversation's request is not this one's.
+      expect(await repos().approvals.pendingForConversation(`http/-/other-${u()}/-`)).toEqual([]);
+      expect(await repos().turns.unparkTurn(turn.id)).toBe(a.conversationId);
+      expect(await repos().approvals.pendingForConversation(key)).toEqual([]);
     });
 
     it('is decided once; an expired or unknown code is refused; an approved call executes once', async () => {

@@ -88,6 +88,11 @@ export interface ApprovalRepository {
   create(a: NewApproval): Promise<ApprovalRow>;
   /** Every pending approval (expired or not), oldest first. */
   pending(): Promise<ApprovalRow[]>;
+  /**
+   * The pending, unexpired approvals of the parked turns of the conversation with this key,
+   * oldest first: what a message arriving there now waits for.
+   */
+  pendingForConversation(conversationKey: string): Promise<ApprovalRow[]>;
   /** The approval with this code: the pending one if any, else the newest. */
   byCode(code: string): Promise<ApprovalRow | undefined>;
   get(id: string): Promise<ApprovalRow | undefined>;

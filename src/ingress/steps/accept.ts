@@ -11,7 +11,7 @@ export const accept: IngressStep = {
   async run(msg, ctx, next) {
     const accepted = await ctx.deps.store.accept(msg, ctx.opts.agent ?? 'default');
     ctx.accepted = accepted;
-    const outcome: AcceptedOutcome = { kind: 'accepted', ...accepted };
+    const outcome: AcceptedOutcome = { kind: 'accepted', ...accepted, ...(ctx.notice && !accepted.duplicate ? { notice: ctx.notice } : {}) };
     // Before the worker is woken: a caller following the turn subscribes here.
     await ctx.opts.onAccepted?.(outcome);
     await next();

@@ -46,6 +46,15 @@ export class MemoryApprovals implements ApprovalRepository {
       .map(copy);
   }
 
+  async pendingForConversation(conversationKey: string): Promise<ApprovalRow[]> {
+    const conv = [...this.t.conversations.values()].find((c) => c.key === conversationKey);
+    const now = this.t.now();
+    return this.t.approvals
+      .filter((a) => a.conversation_id === conv?.id && a.status === 'pending' && a.expires_at > now && this.t.turns.get(a.turn_id)?.status === 'parked')
+      .sort(byCreated)
+      .map(copy);
+  }
+
   async byCode(code: string): Promise<ApprovalRow | undefined> {
     const found = this.t.approvals
       .filter((a) => a.code === code)
