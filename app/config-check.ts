@@ -2,7 +2,7 @@ import { slotsFromConfig } from '../providers/catalog.js';
 import type { ProviderSlot } from '../providers/slot.js';
 import type { ChannelInstance } from '../src/channel/index.js';
 import { type Config, ConfigError, type ConfigProblem, configError, didYouMean, parseConfig } from '../src/config.js';
-import { infraMode } from './infra.js';
+import { infraMode } from './infra-mode.js';
 import { validateChannels } from './register-builtin-channels.js';
 
 /**

@@ -1,18 +1,12 @@
 import { existsSync } from 'node:fs';
-import { MemoryCooldowns } from '../adapters/cooldowns/memory.js';
-import { RedisCooldowns } from '../adapters/cooldowns/redis.js';
-import { openPostgres } from '../adapters/db/pg.js';
-import { createRedis } from '../adapters/redis.js';
-import { Redactor } from '../moat/secrets.js';
-import { FallbackChain } from '../providers/chain.js';
-import { classifyError } from '../providers/errors.js';
 import { providerStatus } from '../providers/from-env.js';
 import type { ProviderStatus } from '../providers/slot.js';
 import { type Config, ConfigError, maskConfig, problemLine } from '../src/config.js';
-import { sendToProvider } from '../src/provider-request.js';
-import { createSandbox, SandboxUnavailableError, sandboxOptions } from '../tools/sandbox/index.js';
 import { type CheckedProblem, checkConfiguration, checkSlices } from './config-check.js';
-import { infraMode, pgliteDir } from './infra.js';
+import { infraMode, pgliteDir } from './infra-mode.js';
+
+// What only some checks need (Redis, Postgres, the probe's request path, the sandbox) is imported by
+// those checks: doctor on an embedded configuration loads neither ioredis nor pg nor the agent loop.
 
 export interface DoctorCheck {
   name: string;
@@ -111,6 +105,7 @@ export async function doctor(cfg: Config, opts: { probe?: boolean; env?: Record<
   if (named.length) checks.push({ name: 'channels', status: channelErrors ? 'warn' : 'ok', message: `configured: ${named.map((c) => c.name).join(', ')}` });
   const slotReports: SlotReport[] = provider.slots.map((s) => ({ ...s }));
   if (cfg.redisUrl && slots.length) {
+    const { RedisCooldowns } = await import('../adapters/cooldowns/redis.js');
     const cd = new RedisCooldowns(cfg.redisUrl, cfg.queue.prefix);
     try {
       const states = await withTimeout(cd.get(slots.map((s) => s.id)), 3_000);
@@ -131,6 +126,13 @@ export async function doctor(cfg: Config, opts: { probe?: boolean; env?: Record<
     }
   }
   if (opts.probe) {
+    const [{ MemoryCooldowns }, { Redactor }, { FallbackChain }, { classifyError }, { sendToProvider }] = await Promise.all([
+      import('../adapters/cooldowns/memory.js'),
+      import('../moat/secrets.js'),
+      import('../providers/chain.js'),
+      import('../providers/errors.js'),
+      import('../src/provider-request.js'),
+    ]);
     await Promise.all(
       slots.map(async (slot, i) => {
         const t0 = Date.now();
@@ -156,6 +158,7 @@ export async function doctor(cfg: Config, opts: { probe?: boolean; env?: Record<
     );
   }
   if (cfg.redisUrl) {
+    const { createRedis } = await import('../adapters/redis.js');
     const r = createRedis(cfg.redisUrl, { maxRetriesPerRequest: 1, retryStrategy: () => null, lazyConnect: true });
     try {
       await r.connect();
@@ -170,6 +173,7 @@ export async function doctor(cfg: Config, opts: { probe?: boolean; env?: Record<
   }
   if (cfg.databaseUrl) {
     try {
+      const { openPostgres } = await import('../adapters/db/pg.js');
       const db = await openPostgres(cfg.databaseUrl, { max: 1 });
       const v = await db.query<{ v: string }>('show server_version');
       const m = await db.query<{ n: number }>(`select count(*)::int as n from information_schema.tables where table_name = 'schema_migrations'`);
@@ -207,6 +211,7 @@ async function sandboxCheck(cfg: Config): Promise<DoctorCheck> {
       status: 'warn',
       message: "tools.sandbox is none: shell_exec runs commands as the gateway's own user, with access to everything that user can read",
     };
+  const { createSandbox, SandboxUnavailableError, sandboxOptions } = await import('../tools/sandbox/index.js');
   try {
     const sandbox = await createSandbox(sandboxOptions(c));
     await sandbox.close();

@@ -69,7 +69,7 @@ export class Gateway {
   static async start(
     config: Config,
     roles: Roles,
-    log: Logger = createLogger(config.log.level),
+    log: Logger = createLogger(config.log.level, { format: config.log.format }),
     env: Record<string, string | undefined> = process.env,
   ): Promise<Gateway> {
     const mode = infraMode(config);

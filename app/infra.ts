@@ -1,5 +1,5 @@
 import { mkdirSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import type { Logger } from 'pino';
 import { MemoryBus } from '../adapters/bus/memory.js';
 import type { Bus } from '../adapters/bus/port.js';
@@ -35,6 +35,9 @@ import { WebhookStore } from '../adapters/store/webhooks.js';
 import { SwitchboardError } from '../kernel/errors.js';
 import type { DrainJob, EventJob, TimerJob } from '../kernel/jobs.js';
 import { type Config, ConfigError } from '../src/config.js';
+import { type InfraMode, infraMode, pgliteDir } from './infra-mode.js';
+
+export { type InfraMode, infraMode, pgliteDir } from './infra-mode.js';
 
 /**
  * A failure at run time that the CLI reports in one line, without a stack trace unless --debug,
@@ -52,7 +55,7 @@ export class RuntimeFailure extends SwitchboardError {
 
 /** The infrastructure behind the ports: Redis + Postgres, or the embedded pair. */
 export interface Infra {
-  mode: 'embedded' | 'postgres' | 'redis+postgres';
+  mode: InfraMode;
   store: Store;
   approvals: ApprovalStore;
   access: AccessStore;
@@ -74,15 +77,6 @@ export interface Infra {
   /** Worker heartbeats: the ingress knows whether any worker is alive. */
   heartbeats: HeartbeatStore;
   close(): Promise<void>;
-}
-
-export function infraMode(cfg: Pick<Config, 'redisUrl' | 'databaseUrl'>): Infra['mode'] {
-  if (cfg.redisUrl && !cfg.databaseUrl)
-    throw new ConfigError(
-      'invalid configuration at "databaseUrl" (DATABASE_URL): REDIS_URL is set, so DATABASE_URL must be too (PGlite cannot be shared between processes)',
-    );
-  if (cfg.redisUrl) return 'redis+postgres';
-  return cfg.databaseUrl ? 'postgres' : 'embedded';
 }
 
 export async function openDb(cfg: Config, log?: Logger): Promise<Db> {
@@ -203,8 +197,4 @@ export function lockDataDir(cfg: Config, command: string, log?: Logger): DataLoc
     if (err instanceof DataFolderInUseError) throw new ConfigError(err.message);
     throw err;
   }
-}
-
-export function pgliteDir(cfg: Config): string {
-  return join(resolve(cfg.dataDir), 'pglite');
 }

@@ -1,5 +1,6 @@
 import { formatIdentity } from '../kernel/identity.js';
 import { type CommandShape, isPlainOperand, normalizeCommand } from './approval-command.js';
+import { type Autonomy, NO_RULE_PREFIX } from './approval-names.js';
 import { type Classification, classifyCommand, type Tier } from './command-classifier.js';
 
 /**
@@ -11,15 +12,8 @@ import { type Classification, classifyCommand, type Tier } from './command-class
 export type Effect = 'read' | 'write' | 'exec' | 'external_send';
 export type Decision = 'allow' | 'ask' | 'deny';
 
-/**
- * strict: only reads run unasked. supervised (default): reads and safe commands
- * run; writes, sends and anything riskier ask. trusted: writes and caution-tier
- * commands run too; sends and dangerous commands still ask.
- */
-export type Autonomy = 'strict' | 'supervised' | 'trusted';
-export const AUTONOMY_LEVELS: readonly Autonomy[] = ['strict', 'supervised', 'trusted'];
-/** Tiers at which the requester may be allowed to approve their own call (approvals.requesterMay); never dangerous. */
-export const SELF_APPROVABLE_TIERS = ['safe', 'caution'] as const satisfies readonly Tier[];
+// The names live in their own module: the configuration and the answer parser need them, not the classifier.
+export { AUTONOMY_LEVELS, type Autonomy, NO_RULE_PREFIX, SELF_APPROVABLE_TIERS } from './approval-names.js';
 
 export interface ToolCallRequest {
   tool: string;
@@ -108,9 +102,6 @@ export function decide(call: ToolCallRequest, policy: ApprovalPolicy): ApprovalV
   if (!target.ok) reasons.push(`${NO_RULE_PREFIX}${target.reason}`);
   return { decision: allowed ? 'allow' : 'ask', tier, reasons, rulePermitted: target.ok };
 }
-
-/** The reason saying why a call cannot become a rule starts with this. */
-export const NO_RULE_PREFIX = '"Always allow" is not offered: ';
 
 /** What a rule for this call would bind, or why no rule can. */
 export type RuleTarget =

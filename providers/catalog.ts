@@ -1,7 +1,8 @@
-import { type Api, getModel, type Model } from '@mariozechner/pi-ai';
+import type { Api, Model } from '@mariozechner/pi-ai';
 import type { ConfigProblem } from '../kernel/config-slice.js';
 import type { ProvidersConfig, SlotConfig } from './config.js';
 import { providerFromConfig } from './from-env.js';
+import { catalogModel } from './model-catalog.js';
 import type { ProviderSlot } from './slot.js';
 
 /** pi-ai provider whose catalog an API's models come from, when the slot names none. */
@@ -81,9 +82,5 @@ function slotModel(s: SlotConfig, at: string, problems: ConfigProblem[]): Model<
 }
 
 function lookup(provider: string, id: string): Model<Api> | undefined {
-  try {
-    return (getModel as (p: string, m: string) => Model<Api> | undefined)(provider, id);
-  } catch {
-    return undefined;
-  }
+  return catalogModel(provider, id);
 }

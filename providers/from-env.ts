@@ -1,5 +1,6 @@
-import { type Api, getModel, type Model } from '@mariozechner/pi-ai';
+import type { Api, Model } from '@mariozechner/pi-ai';
 import type { ProviderEnvConfig } from './config.js';
+import { catalogModel } from './model-catalog.js';
 import type { ProviderSlot, ProviderStatus } from './slot.js';
 
 export const DEFAULT_ANTHROPIC_MODEL = 'claude-sonnet-4-5';
@@ -46,11 +47,7 @@ export function providerFromConfig(cfg: ProviderEnvConfig): { slot?: ProviderSlo
 }
 
 function knownModel(provider: 'anthropic' | 'openai', id: string): Model<Api> | undefined {
-  try {
-    return (getModel as (p: string, m: string) => Model<Api> | undefined)(provider, id);
-  } catch {
-    return undefined;
-  }
+  return catalogModel(provider, id);
 }
 
 function withOverrides(m: Model<Api>, cfg: ProviderEnvConfig): Model<Api> {

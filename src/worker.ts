@@ -19,6 +19,7 @@ import { runTurn, type TurnDeps } from './turn/index.js';
 import { busSink } from './turn/sinks/bus-sink.js';
 import { deliverySink } from './turn/sinks/delivery-sink.js';
 import { fanOut } from './turn/sinks/fan-out.js';
+import { logSink } from './turn/sinks/log-sink.js';
 import { metricsSink } from './turn/sinks/metrics-sink.js';
 import { eventWebhookSink } from './turn/sinks/webhook-sink.js';
 import type { EventHub } from './webhooks/events.js';
@@ -241,9 +242,10 @@ export class Worker {
             const delivery = this.deps.deliverers
               .get(conv.channel)
               ?.open({ turnId: turn.id, attempt: turn.attempt, conversation: conv, batch }, this.deps.deliverContext);
-            // The turn's one sink: metrics, the bus, the channel's delivery, the event webhooks.
+            // The turn's one sink: the log line, metrics, the bus, the channel's delivery, the event webhooks.
             const sink = fanOut(
               [
+                { name: 'log', sink: logSink(turnLog, conv.channel) },
                 this.deps.metrics ? { name: 'metrics', sink: metricsSink(this.deps.metrics, conv.channel) } : undefined,
                 { name: 'bus', sink: busSink(publisher) },
                 delivery ? { name: `delivery:${conv.channel}`, sink: deliverySink(delivery) } : undefined,

@@ -123,7 +123,7 @@ describe('configuration slices', () => {
     expect(moatSchema.parse(undefined)).toEqual({ secrets: 'redact', honesty: {} });
     expect(agentsSchema.parse(undefined).default).toMatchObject({ maxIterations: 90, historyLimit: 200 });
     expect(queueSchema.parse(undefined)).toMatchObject({ prefix: 'sb', concurrency: 32 });
-    expect(logSchema.parse(undefined)).toEqual({ level: 'info' });
+    expect(logSchema.parse(undefined)).toEqual({ level: 'info', format: 'auto' });
     expect(providersSchema.parse(undefined)).toBeUndefined();
   });
 

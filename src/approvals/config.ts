@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { AUTONOMY_LEVELS, SELF_APPROVABLE_TIERS } from '../../moat/approval-engine.js';
+import { AUTONOMY_LEVELS, SELF_APPROVABLE_TIERS } from '../../moat/approval-names.js';
 import { recordKey } from '../config-record-key.js';
 
 /** The approvals' slice of the configuration: `approvals.*` (see src/approvals/service.ts). */

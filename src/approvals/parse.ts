@@ -1,5 +1,6 @@
 import { CODE_ALPHABET, CODE_LENGTH } from '../../kernel/approval-code.js';
-import { NO_RULE_PREFIX, type RuleScope } from '../../moat/approval-engine.js';
+import type { RuleScope } from '../../moat/approval-engine.js';
+import { NO_RULE_PREFIX } from '../../moat/approval-names.js';
 
 export type AnswerDecision = 'approve' | 'deny' | 'always';
 

@@ -1,0 +1,32 @@
+import type { Api, Model } from '@mariozechner/pi-ai';
+
+/**
+ * pi-ai's model catalog (getModel) without the rest of pi-ai: the package's entry also loads
+ * typebox, some 700 modules, which were most of what `switchboard doctor` spent starting up.
+ * The package exports no path for the catalog alone, so its file is imported by URL, beside the
+ * entry (the same file, so the same module, the entry itself uses); should that file not be there
+ * (another layout), the entry is imported instead.
+ */
+type GetModel = (provider: string, id: string) => Model<Api> | undefined;
+
+async function loadCatalog(): Promise<GetModel> {
+  try {
+    const entry = import.meta.resolve('@mariozechner/pi-ai');
+    const m = (await import(new URL('./models.js', entry).href)) as { getModel?: GetModel };
+    if (typeof m.getModel === 'function') return m.getModel;
+  } catch {
+    // Not resolvable this way (another layout, or a loader without import.meta.resolve): the whole package below.
+  }
+  return (await import('@mariozechner/pi-ai')).getModel as GetModel;
+}
+
+const catalogGetModel = await loadCatalog();
+
+/** The model pi-ai's catalog has under this provider and id, or undefined. */
+export function catalogModel(provider: string, id: string): Model<Api> | undefined {
+  try {
+    return catalogGetModel(provider, id);
+  } catch {
+    return undefined;
+  }
+}
