@@ -1,9 +1,14 @@
 import type { InboundMessage } from '../../../kernel/envelope.js';
+import { parseApprovalAnswer } from '../../approvals/parse.js';
+import { parseCommand } from '../../commands.js';
 import type { IngressContext, IngressStep } from '../context.js';
 import type { AcceptedOutcome, IngressOutcome } from '../outcome.js';
 
-/** A claim older than this is a dead process's: a redelivery takes it over. */
-const STALE_CLAIM_MS = 60_000;
+/**
+ * A claim older than this is a dead or failed delivery's (one whose database went away before it
+ * could let go): a redelivery takes it over. The steps a claim covers take milliseconds.
+ */
+const STALE_CLAIM_MS = 10_000;
 /** How long a redelivery waits for a concurrent delivery of the same event to finish. */
 const WAIT_MS = 15_000;
 const POLL_MS = 50;
@@ -13,10 +18,9 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /**
  * The first step: an event seen before gets its first outcome again, nothing
  * done twice. A message already in the inbox is a duplicate (no second write);
- * anything else is claimed by (channel, external id) before the later steps run,
- * so of two concurrent deliveries one handles it and the other waits for its
- * outcome. Refusals for now (conversation full, rate limited) are not kept
- * past their moment: the sender's retry is handled anew.
+ * a command or an approval answer is claimed by (channel, external id) before
+ * the later steps run, so of two concurrent deliveries one acts and the other
+ * waits for its outcome, and a later redelivery gets that outcome back.
  */
 export const redelivery: IngressStep = {
   name: 'redelivery',
@@ -25,7 +29,11 @@ export const redelivery: IngressStep = {
     const outcomes = ctx.deps.outcomes;
     const known = await ctx.deps.store.inboxByExternalId(msg.channel, msg.externalId);
     if (known) return duplicate({ kind: 'accepted', ...known, replayed: true }, ctx);
-    if (!outcomes) return next();
+    // Only what the gateway answers itself without the inbox (a command, an approval answer) acts
+    // outside the inbox's unique key: only that is claimed and recorded. Everything else is either
+    // accepted (the inbox row is its record) or refused, and a refusal is simply decided again
+    // (the same pairing code, a rate limit that may have lifted).
+    if (!outcomes || !answeredHere(msg, ctx)) return next();
     const deadline = Date.now() + WAIT_MS;
     for (;;) {
       const c = await outcomes.claim(msg.channel, msg.externalId, STALE_CLAIM_MS);
@@ -75,4 +83,10 @@ async function replay(stored: IngressOutcome, ctx: IngressContext): Promise<Ingr
 async function duplicate(r: AcceptedOutcome, ctx: IngressContext): Promise<AcceptedOutcome> {
   await ctx.opts.onAccepted?.(r);
   return r;
+}
+
+/** Whether the command or approval-answer step would answer this message. */
+function answeredHere(msg: InboundMessage, ctx: IngressContext): boolean {
+  if (ctx.deps.commands && ctx.opts.commands !== false && parseCommand(msg.text)) return true;
+  return !!ctx.deps.approvals && ctx.opts.approvalAnswers !== false && parseApprovalAnswer(msg.text) !== null;
 }
