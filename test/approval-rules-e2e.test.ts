@@ -106,7 +106,9 @@ describe('"always allow" rules that cannot generalize', () => {
     const first = await say('tar-a', `run: ${TAR}`);
     const code = first.sb.approval.code as string;
     expect(first.text).toContain('`tar -czf backup.tgz *`');
-    expect(first.text).toContain(`ALWAYS ${code} allows exactly this call from now on in this conversation`);
+    // The requester may not approve it (a user key): told who can; the exact rule is offered to the operator.
+    expect(first.text).toContain(`An operator must approve this (code ${code})`);
+    expect(first.sb.approval.alwaysPermitted).toBe(true);
     const dir = await workspace('tar-a');
     mkdirSync(dir, { recursive: true });
     writeFileSync(join(dir, 'notes.txt'), 'keep me\n');
@@ -130,7 +132,7 @@ describe('"always allow" rules that cannot generalize', () => {
     const incident = await askedAndRefused('tar-a', `run: ${INCIDENT}`);
     expect(incident.text).toContain('`tar -czf backup.tgz *␠×300; truncate -s 0 notes.txt`');
     expect(incident.text).not.toMatch(/ALWAYS/);
-    expect(incident.text).toMatch(/"Always allow" is not offered for this call: it runs more than one command/);
+    expect(incident.sb.approval.alwaysPermitted).toBe(false);
     for (const wider of [
       `${TAR} --checkpoint=1 --checkpoint-action=exec=sh\\ evil.sh`,
       'tar -czvf backup.tgz *',
@@ -139,9 +141,8 @@ describe('"always allow" rules that cannot generalize', () => {
       `${TAR} && truncate -s 0 notes.txt`,
     ]) {
       const r = await askedAndRefused('tar-a', `run: ${wider}`);
-      if (wider.includes('--checkpoint') || wider.includes('-czvf'))
-        expect(r.text).toMatch(/ALWAYS/); // exact rules possible for these, but they are new calls
-      else expect(r.text).not.toMatch(/ALWAYS/);
+      // Exact rules are possible for these, but they are new calls: asked again all the same.
+      expect(r.sb.approval.alwaysPermitted).toBe(wider.includes('--checkpoint') || wider.includes('-czvf'));
     }
     expect(readFileSync(join(dir, 'notes.txt'), 'utf8')).toBe('keep me\n');
 
