@@ -3,6 +3,7 @@ import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { parseApprovalAnswer } from '../../src/approvals/parse.js';
 import { alwaysOffered, answerApproval, type ChatApproval, followResumedTurn, latestMessageId } from './chat-gateway.js';
+import { operatorKeyFrom } from './http.js';
 
 export const CHAT_USAGE = `usage: switchboard chat [--conversation ID] [--model AGENT] [--operator-key KEY]
 
@@ -40,7 +41,7 @@ export async function runChat(
     io.output.write("switchboard chat: set SWITCHBOARD_API_KEY to one of the gateway's SWITCHBOARD_API_KEYS\n");
     return 2;
   }
-  const operatorKey = parsed.values['operator-key'] || env.SWITCHBOARD_OPERATOR_KEY || firstKey(env.SWITCHBOARD_OPERATOR_KEYS);
+  const operatorKey = parsed.values['operator-key'] || operatorKeyFrom(env);
   const conversation = parsed.values.conversation ?? `chat-${randomBytes(4).toString('hex')}`;
   const model = parsed.values.model ?? 'default';
   const say = (s: string) => io.output.write(s);
@@ -148,14 +149,6 @@ export async function runChat(
   }
   rl.close();
   return 0;
-}
-
-/** The first key of a comma-separated list (SWITCHBOARD_OPERATOR_KEYS, as the gateway reads it). */
-function firstKey(list: string | undefined): string | undefined {
-  return list
-    ?.split(',')
-    .map((k) => k.trim())
-    .find(Boolean);
 }
 
 async function* sse(res: Response): AsyncGenerator<Record<string, unknown>> {

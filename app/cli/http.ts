@@ -13,7 +13,7 @@ export function gatewayClient(
   env: Record<string, string | undefined>,
   io: { out: NodeJS.WritableStream; err: NodeJS.WritableStream; json?: boolean },
 ): GatewayClient | null {
-  const key = env.SWITCHBOARD_OPERATOR_KEY;
+  const key = operatorKeyFrom(env);
   if (!key) {
     io.err.write(`switchboard ${verb}: set SWITCHBOARD_OPERATOR_KEY to an operator key (SWITCHBOARD_OPERATOR_KEYS on the gateway)\n`);
     return null;
@@ -42,4 +42,17 @@ export function gatewayClient(
       return body as T;
     },
   };
+}
+
+/**
+ * The operator key a CLI verb uses from the environment: SWITCHBOARD_OPERATOR_KEY, else the first
+ * of SWITCHBOARD_OPERATOR_KEYS (the gateway's own list, comma-separated).
+ */
+export function operatorKeyFrom(env: Record<string, string | undefined>): string | undefined {
+  return (
+    env.SWITCHBOARD_OPERATOR_KEY ||
+    env.SWITCHBOARD_OPERATOR_KEYS?.split(',')
+      .map((k) => k.trim())
+      .find(Boolean)
+  );
 }

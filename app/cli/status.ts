@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import { operatorKeyFrom } from './http.js';
 
 export const STATUS_USAGE = `usage: switchboard status [--key OPERATOR_KEY] [--json]
 
@@ -38,7 +39,7 @@ export async function runStatus(argv: string[], env: Env = process.env, out = pr
   }
   const json = parsed.values.json === true;
   const { url, configKey } = await gatewayAddress(env);
-  const key = parsed.values.key ?? env.SWITCHBOARD_OPERATOR_KEY ?? firstOf(env.SWITCHBOARD_OPERATOR_KEYS) ?? configKey;
+  const key = parsed.values.key ?? operatorKeyFrom(env) ?? configKey;
   const status = await gatewayStatus(url, key);
   if ('error' in status) {
     // One line, whatever went wrong: nothing answers there.
@@ -58,13 +59,6 @@ async function gatewayAddress(env: Env): Promise<{ url: string; configKey?: stri
   const { host, port, operatorKeys } = loadConfig(env).http;
   const h = host === '0.0.0.0' || host === '::' || host === '' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
   return { url: `http://${h}:${port}`, ...(operatorKeys[0] ? { configKey: operatorKeys[0] } : {}) };
-}
-
-function firstOf(list: string | undefined): string | undefined {
-  return list
-    ?.split(',')
-    .map((s) => s.trim())
-    .find(Boolean);
 }
 
 /** The three questions at once: readiness (with details for an operator), queue counts, pending approvals. */
