@@ -1,3 +1,4 @@
+import type { ChannelSetup } from '../src/channel/index.js';
 import type { ChannelInstance, ChannelPlugin, Env } from '../src/channel/plugin.js';
 import { instantiate } from '../src/channel/plugin.js';
 import { type Config, ConfigError, didYouMean } from '../src/config.js';
@@ -12,6 +13,8 @@ export interface ChannelEntry {
    * channels.<name> section (the HTTP API): what its parseConfig gets.
    */
   builtin?(config: Config): unknown;
+  /** What `switchboard init` asks and prints for the channel (its setup.ts, which loads no platform SDK). */
+  setup?(): Promise<ChannelSetup>;
 }
 
 export type ChannelProblem = { name: string; error: ConfigError };
@@ -31,6 +34,13 @@ export class ChannelRegistry {
 
   names(): string[] {
     return [...this.entries.keys()];
+  }
+
+  /** The channels `switchboard init` can set up, with their setup modules loaded. */
+  async setups(): Promise<Array<{ name: string; setup: ChannelSetup }>> {
+    const out: Array<{ name: string; setup: ChannelSetup }> = [];
+    for (const e of this.entries.values()) if (e.setup) out.push({ name: e.name, setup: await e.setup() });
+    return out;
   }
 
   /** Configurable under channels.<name> (the built-in ones are not). */

@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { errorCode } from '../kernel/errors.js';
+import { loadEnvFile } from './env-file.js';
 
 /*
  * The CLI's entry: it parses the command line and imports only the verb it runs (each verb's module
@@ -10,6 +11,8 @@ import { errorCode } from '../kernel/errors.js';
 const USAGE = `usage: switchboard <command> [--json]
 
 commands:
+  init      set up: write a configuration file and .env (keys generated), test the provider, print each channel's
+            platform setup (interactive; --yes with flags for scripts; see switchboard init --help)
   start     run everything in one process (embedded queue and PGlite when REDIS_URL/DATABASE_URL are unset)
   ingress   run the channel listeners and the HTTP server only (needs REDIS_URL and DATABASE_URL)
   worker    run turn workers only (needs REDIS_URL and DATABASE_URL)
@@ -45,6 +48,7 @@ const OWN_OPTIONS: Record<string, () => Promise<Verb>> = {
   webhooks: async () => (await import('./cli/webhooks.js')).runWebhooks,
   access: async () => (await import('./cli/access.js')).runAccess,
   status: async () => (await import('./cli/status.js')).runStatus,
+  init: async () => (await import('./cli/init.js')).runInit,
 };
 
 export async function main(argv: string[]): Promise<number> {
@@ -52,6 +56,14 @@ export async function main(argv: string[]): Promise<number> {
   if (argv.includes('--debug')) {
     process.env.SWITCHBOARD_DEBUG = '1';
     argv = argv.filter((a) => a !== '--debug');
+  }
+  // `.env` (what `switchboard init` writes) before any verb reads the environment; init writes it instead.
+  if (argv[0] !== 'init') {
+    try {
+      loadEnvFile();
+    } catch (err) {
+      return reportFailure(err);
+    }
   }
   const own = argv[0] ? OWN_OPTIONS[argv[0]] : undefined;
   if (own) return (await own())(argv.slice(1));

@@ -20,10 +20,26 @@ export function registerBuiltinChannels(registry: ChannelRegistry): ChannelRegis
         applyLimits: config.limits.applyToHttp,
       }),
     })
-    .register({ name: 'slack', load: async () => (await import('../channels/slack/index.js')).plugin })
-    .register({ name: 'discord', load: async () => (await import('../channels/discord/index.js')).plugin })
-    .register({ name: 'sms', load: async () => (await import('../channels/sms/index.js')).plugin })
-    .register({ name: 'email', load: async () => (await import('../channels/email/index.js')).plugin })
+    .register({
+      name: 'slack',
+      load: async () => (await import('../channels/slack/index.js')).plugin,
+      setup: async () => (await import('../channels/slack/setup.js')).setup,
+    })
+    .register({
+      name: 'discord',
+      load: async () => (await import('../channels/discord/index.js')).plugin,
+      setup: async () => (await import('../channels/discord/setup.js')).setup,
+    })
+    .register({
+      name: 'sms',
+      load: async () => (await import('../channels/sms/index.js')).plugin,
+      setup: async () => (await import('../channels/sms/setup.js')).setup,
+    })
+    .register({
+      name: 'email',
+      load: async () => (await import('../channels/email/index.js')).plugin,
+      setup: async () => (await import('../channels/email/setup.js')).setup,
+    })
     .register({ name: 'webhook', load: async () => (await import('../channels/webhook/index.js')).plugin });
 }
 

@@ -43,3 +43,4 @@ export { type Draft, deliveriesRecord, type EditPlatform, type Part, PostAndEdit
 // The reply side every deliverer shares: the reply buffer, the post-and-edit engine, the approval card.
 export { callStatus, ReplyBuffer, type ReplyChange, type ReplyPart, type ToolCall, type ToolCallState } from './reply-buffer.js';
 export { optionalBoolean, optionalString, ReplyToError, replyToObject, stringArray, stringField } from './reply-to.js';
+export type { ChannelSetup, SetupCheck, SetupQuestion, SetupSecret } from './setup.js';

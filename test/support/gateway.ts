@@ -79,8 +79,9 @@ export class GatewayProcess {
     }
   }
 
-  static async spawn(role: 'start' | 'ingress' | 'worker', env: Record<string, string>): Promise<GatewayProcess> {
+  static async spawn(role: 'start' | 'ingress' | 'worker', env: Record<string, string>, opts: { cwd?: string } = {}): Promise<GatewayProcess> {
     const proc = spawn(process.execPath, [join(packageRoot, 'bin', 'switchboard.js'), role], {
+      ...(opts.cwd ? { cwd: opts.cwd } : {}),
       env: { PATH: process.env.PATH ?? '', SWITCHBOARD_LOG_LEVEL: 'debug', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
