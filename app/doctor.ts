@@ -157,6 +157,12 @@ export async function doctor(cfg: Config, opts: { probe?: boolean; env?: Record<
       }),
     );
   }
+  if (opts.probe) {
+    // Each channel's tokens and endpoints against its platform, then the gateway itself if one runs.
+    const probed = await Promise.all(channels.filter((c) => c.probe).map(async (c) => ({ name: c.name, results: await c.probe!() })));
+    for (const p of probed) for (const r of p.results) checks.push({ name: `probe ${p.name} ${r.name}`, status: r.ok ? 'ok' : 'fail', message: r.message });
+    checks.push(await gatewayCheck(cfg, env));
+  }
   if (cfg.redisUrl) {
     const { createRedis } = await import('../adapters/redis.js');
     const r = createRedis(cfg.redisUrl, { maxRetriesPerRequest: 1, retryStrategy: () => null, lazyConnect: true });
@@ -200,6 +206,28 @@ export async function doctor(cfg: Config, opts: { probe?: boolean; env?: Record<
   );
   checks.push(await sandboxCheck(cfg));
   return { mode, config: maskConfig(cfg), provider, slots: slotReports, checks, ok: checks.every((c) => c.status !== 'fail') };
+}
+
+/**
+ * doctor --probe: a running gateway's /readyz (SWITCHBOARD_URL, else http.host:http.port), with the
+ * operator key when there is one so its checks are shown. Nothing answering is a warning (not
+ * started yet); a gateway that answers not ready is a failure, with its failing checks.
+ */
+async function gatewayCheck(cfg: Config, env: Record<string, string | undefined>): Promise<DoctorCheck> {
+  const host = cfg.http.host === '0.0.0.0' || cfg.http.host === '::' ? '127.0.0.1' : cfg.http.host;
+  const url = (env.SWITCHBOARD_URL ?? `http://${host.includes(':') ? `[${host}]` : host}:${cfg.http.port}`).replace(/\/+$/, '');
+  const key = env.SWITCHBOARD_OPERATOR_KEY ?? cfg.http.operatorKeys[0];
+  try {
+    const r = await fetch(`${url}/readyz`, { ...(key ? { headers: { authorization: `Bearer ${key}` } } : {}), signal: AbortSignal.timeout(3_000) });
+    const body = (await r.json().catch(() => ({}))) as { checks?: Record<string, { ok?: boolean; message?: string; error?: string } | boolean> };
+    if (r.status === 200) return { name: 'gateway', status: 'ok', message: `${url} is ready` };
+    const failing = Object.entries(body.checks ?? {})
+      .filter(([, v]) => (typeof v === 'boolean' ? !v : v.ok === false))
+      .map(([k, v]) => (typeof v === 'object' && (v.message ?? v.error) ? `${k} (${v.message ?? v.error})` : k));
+    return { name: 'gateway', status: 'fail', message: `${url} answers ${r.status}: not ready${failing.length ? `: ${failing.join(', ')}` : ''}` };
+  } catch (err) {
+    return { name: 'gateway', status: 'warn', message: `no gateway answers at ${url} (${(err as Error).message}); start one, or set SWITCHBOARD_URL` };
+  }
 }
 
 /** The same probe start runs: doctor says fail exactly when start would refuse. */

@@ -17,4 +17,6 @@ export const plugin: ChannelPlugin<DiscordSettings, DiscordReplyTo | null> = {
   parseReplyTo: parseDiscordReplyTo,
   listener: (cfg) => new DiscordListener(cfg),
   deliverer: (cfg) => new DiscordDeliverer(cfg),
+  // Loaded only by doctor --probe.
+  probe: async (cfg) => (await import('./probe.js')).probeDiscord(cfg),
 };

@@ -15,4 +15,6 @@ export const plugin: ChannelPlugin<EmailConfig, EmailReplyTo | null> = {
   // poll: false sends only (another system reads the mailbox).
   listener: (cfg) => (cfg.poll ? new EmailListener(cfg) : undefined),
   deliverer: (cfg) => new EmailDeliverer(cfg),
+  // Loaded only by doctor --probe.
+  probe: async (cfg) => (await import('./probe.js')).probeEmail(cfg),
 };

@@ -16,4 +16,6 @@ export const plugin: ChannelPlugin<SlackConfig, SlackReplyTo | null> = {
   parseReplyTo: parseSlackReplyTo,
   listener: (cfg) => new SlackListener(cfg),
   deliverer: (cfg) => new SlackDeliverer(cfg),
+  // Loaded only by doctor --probe.
+  probe: async (cfg) => (await import('./probe.js')).probeSlack(cfg),
 };

@@ -28,4 +28,6 @@ export const plugin: ChannelPlugin<SmsConfig, SmsReplyTo | null> = {
     let sender: MessageSender | undefined;
     return new SmsDeliverer(cfg, storeFor(cfg), () => (sender ??= twilioSender(cfg)));
   },
+  // Loaded only by doctor --probe.
+  probe: async (cfg) => (await import('./probe.js')).probeSms(cfg),
 };

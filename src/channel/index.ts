@@ -38,7 +38,7 @@ export type {
   RouteContext,
   TurnFollower,
 } from './listen.js';
-export type { ChannelInstance, ChannelPlugin, Env } from './plugin.js';
+export type { ChannelInstance, ChannelPlugin, ChannelProbe, Env } from './plugin.js';
 export { type Draft, deliveriesRecord, type EditPlatform, type Part, PostAndEdit, type PostAndEditOptions, type PostedRecord } from './post-and-edit.js';
 // The reply side every deliverer shares: the reply buffer, the post-and-edit engine, the approval card.
 export { callStatus, ReplyBuffer, type ReplyChange, type ReplyPart, type ToolCall, type ToolCallState } from './reply-buffer.js';

@@ -32,6 +32,19 @@ export interface ChannelPlugin<Config = unknown, ReplyTo = unknown> {
   listener?(config: Config): ChannelListener | undefined;
   /** The worker side; absent for channels that answer in the request (the HTTP API). */
   deliverer?(config: Config): ChannelDeliverer<ReplyTo> | undefined;
+  /**
+   * `doctor --probe`: checks each token and endpoint against the platform (a read-only call such
+   * as Slack's auth.test), without starting a listener. Never throws: a failure is a ChannelProbe.
+   */
+  probe?(config: Config): Promise<ChannelProbe[]>;
+}
+
+/** One platform check of `doctor --probe`. */
+export interface ChannelProbe {
+  /** What was checked, e.g. "bot token". */
+  name: string;
+  ok: boolean;
+  message: string;
 }
 
 /** A plugin with its configuration parsed: what the gateway starts. */
@@ -42,6 +55,8 @@ export interface ChannelInstance<ReplyTo = unknown> {
   listener?: ChannelListener;
   deliverer?: ChannelDeliverer<ReplyTo>;
   parseReplyTo(raw: unknown): ReplyTo;
+  /** The plugin's probe with this configuration (doctor --probe). */
+  probe?(): Promise<ChannelProbe[]>;
 }
 
 /** parseConfig, then the halves this configuration asks for. Throws what parseConfig throws. */
@@ -53,6 +68,7 @@ export function instantiate<C, R>(plugin: ChannelPlugin<C, R>, raw: unknown, env
     name: plugin.name,
     ...(listener ? { listener } : {}),
     ...(deliverer ? { deliverer } : {}),
+    ...(plugin.probe ? { probe: () => plugin.probe!(config) } : {}),
     parseReplyTo: (r) => plugin.parseReplyTo(r),
   };
 }

@@ -109,6 +109,11 @@ export class FakeDiscord {
   resumes = 0;
   /** A token the fake refuses (401 on every authenticated route, as Discord does for a revoked token). */
   refuseToken: string | undefined;
+  /**
+   * The application's flags (GET /applications/@me): GATEWAY_MESSAGE_CONTENT_LIMITED (1 << 19) is
+   * what the portal's Message Content switch sets for an unverified bot. 0: the intent is off.
+   */
+  applicationFlags = 1 << 19;
   /** Close the socket with this code on IDENTIFY (4014: a privileged intent such as MessageContent is not enabled). */
   closeOnIdentify: number | undefined;
   /** On RESUME, also replay this many user messages the client already had (at-least-once; the channel must not answer twice). */
@@ -501,6 +506,16 @@ export class FakeDiscord {
       return reply(200, { url: this.gatewayUrl, shards: 1, session_start_limit: { total: 1000, remaining: 999, reset_after: 0, max_concurrency: 1 } });
     }
     if (method === 'GET' && path === '/users/@me') return reply(200, userJson(this.bot));
+    if (method === 'GET' && path === '/applications/@me') {
+      return reply(200, {
+        id: APP_ID,
+        name: 'Switchboard',
+        bot_public: false,
+        bot_require_code_grant: false,
+        flags: this.applicationFlags,
+        bot: userJson(this.bot),
+      });
+    }
     if ((m = /^\/channels\/(\d+)\/typing$/.exec(path)) && method === 'POST') return reply(204);
     if ((m = /^\/channels\/(\d+)$/.exec(path)) && method === 'GET') {
       const ch = this.channels.get(m[1]!);

@@ -29,6 +29,9 @@ export class SmtpSink {
   private server?: SMTPServer;
   port = 0;
 
+  /** With a password, AUTH (PLAIN/LOGIN, over the plain connection) accepts only it, as a real submission server would. */
+  constructor(private readonly opts: { password?: string } = {}) {}
+
   failNext(...codes: number[]): void {
     this.failures.push(...codes);
   }
@@ -38,7 +41,11 @@ export class SmtpSink {
       authOptional: true,
       disabledCommands: ['STARTTLS'],
       logger: false,
-      onAuth: (auth, _session, cb) => cb(null, { user: auth.username }),
+      ...(this.opts.password ? { allowInsecureAuth: true } : {}),
+      onAuth: (auth, _session, cb) =>
+        this.opts.password !== undefined && auth.password !== this.opts.password
+          ? cb(Object.assign(new Error('Authentication credentials invalid'), { responseCode: 535 }))
+          : cb(null, { user: auth.username }),
       onData: (stream, session, cb) => {
         const chunks: Buffer[] = [];
         stream.on('data', (c: Buffer) => chunks.push(c));

@@ -52,6 +52,8 @@ const hex = (n: number) => randomBytes(n).toString('hex');
 export class FakeTwilio {
   readonly accountSid = `AC${hex(16)}`;
   readonly authToken = hex(16);
+  /** The account's status as the REST API reports it: active, suspended or closed. */
+  accountStatus: 'active' | 'suspended' | 'closed' = 'active';
   /** Messages accepted (status 201), in the order they arrived. */
   readonly messages: SentMessage[] = [];
   /** Every REST call, accepted or not. */
@@ -164,7 +166,15 @@ export class FakeTwilio {
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
-    const m = /^\/2010-04-01\/Accounts\/([^/]+)\/Messages\.json$/.exec(new URL(req.url ?? '/', 'http://x').pathname);
+    const pathname = new URL(req.url ?? '/', 'http://x').pathname;
+    // The account resource (GET /2010-04-01/Accounts/<sid>.json), as doctor --probe reads it.
+    const account = /^\/2010-04-01\/Accounts\/([^/]+)\.json$/.exec(pathname);
+    if (req.method === 'GET' && account) {
+      const basic = `Basic ${Buffer.from(`${this.accountSid}:${this.authToken}`).toString('base64')}`;
+      if (req.headers.authorization !== basic || account[1] !== this.accountSid) return json(res, 401, { code: 20003, message: 'Authenticate', status: 401 });
+      return json(res, 200, { sid: this.accountSid, friendly_name: 'My first Twilio account', status: this.accountStatus, type: 'Full' });
+    }
+    const m = /^\/2010-04-01\/Accounts\/([^/]+)\/Messages\.json$/.exec(pathname);
     if (req.method !== 'POST' || !m) return json(res, 404, { code: 20404, message: 'The requested resource was not found', status: 404 });
     const auth = `Basic ${Buffer.from(`${this.accountSid}:${this.authToken}`).toString('base64')}`;
     if (req.headers.authorization !== auth || m[1] !== this.accountSid) return json(res, 401, { code: 20003, message: 'Authenticate', status: 401 });
