@@ -140,9 +140,10 @@ export async function openInfra(cfg: Config, log?: Logger): Promise<Infra> {
     rateLimiter = new RedisRateLimiter(cfg.redisUrl, q.prefix);
     heartbeats = new RedisHeartbeats(cfg.redisUrl, q.prefix);
   } else {
-    queue = new MemoryQueue<DrainJob>({ attempts: q.attempts, backoffMs: q.backoffMs, globalConcurrency: cfg.limits.globalConcurrentTurns });
-    timers = new MemoryQueue<TimerJob>({ attempts: q.attempts, backoffMs: q.backoffMs });
-    events = new MemoryQueue<EventJob>(eventRetry);
+    const qlog = log?.child({ component: 'queue' });
+    queue = new MemoryQueue<DrainJob>({ attempts: q.attempts, backoffMs: q.backoffMs, globalConcurrency: cfg.limits.globalConcurrentTurns }, qlog, 'drain');
+    timers = new MemoryQueue<TimerJob>({ attempts: q.attempts, backoffMs: q.backoffMs }, qlog, 'timers');
+    events = new MemoryQueue<EventJob>(eventRetry, qlog, 'events');
     bus = new MemoryBus();
     locks = new MemoryLocks();
     cooldowns = new MemoryCooldowns();

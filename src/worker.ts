@@ -12,6 +12,7 @@ import { linkedSignal } from '../kernel/linked-signal.js';
 import type { ApprovalService } from './approvals/service.js';
 import type { DeliverContext, TurnDeliverer } from './channel/deliver.js';
 import { CONTROL_TOPIC, type ControlEvent } from './commands.js';
+import { ConversationBusyError, StaleInboxError } from './drain-errors.js';
 import { conversationTopic, EventPublisher } from './event-publisher.js';
 import { turnScopes } from './limits.js';
 import type { Metrics } from './metrics.js';
@@ -180,7 +181,7 @@ export class Worker {
           if (!s.hasWork) return; // nothing waits, or a parked turn holds the conversation
           // A drain for fairness does not wait on a busy conversation (and hold a worker's slot meanwhile).
           if (opts.deferred) return void (await this.defer(conversationId));
-          if (Date.now() >= busyUntil || signal.aborted) throw new Error(`conversation ${conversationId} is busy elsewhere`);
+          if (Date.now() >= busyUntil || signal.aborted) throw new ConversationBusyError(conversationId);
           await new Promise((r) => setTimeout(r, delay));
           s = await start('auto');
         }
@@ -206,7 +207,7 @@ export class Worker {
             }
             // The statement read a snapshot from before the previous holder closed
             // its turn: read again, now holding the lease.
-            if (stale) throw new Error(`inbox rows of closed turn ${pending.find((r) => r.turn_id)?.turn_id ?? '?'} are unconsumed`);
+            if (stale) throw new StaleInboxError(pending.find((r) => r.turn_id)?.turn_id ?? '?');
             stale = true;
             s = await start('auto');
             continue;

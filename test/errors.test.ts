@@ -12,11 +12,14 @@ import { TransientSendError } from '../channels/sms/send.js';
 import { errorCode, ignoreError, isRetryable, SwitchboardError } from '../kernel/errors.js';
 import { SsrfBlockedError } from '../moat/ssrf.js';
 import type { ApprovalRefusal } from '../src/approvals/service.js';
+import { ReplyToError } from '../src/channel/index.js';
 import { ConfigError } from '../src/config.js';
+import { ConversationBusyError, StaleInboxError } from '../src/drain-errors.js';
 import { BodyTooLargeError, ClientGoneError, HTTP_STATUS_OF_CODE, HttpError, httpStatusOf, RequestError } from '../src/http/errors.js';
 import { HttpServer } from '../src/http/server.js';
 import { ConversationFullError } from '../src/ingress.js';
 import { createLogger } from '../src/log.js';
+import { EventDeliveryError } from '../src/webhooks/events.js';
 import { ToolError } from '../tools/contract.js';
 import { SandboxUnavailableError } from '../tools/sandbox/types.js';
 
@@ -39,6 +42,11 @@ describe('SwitchboardError', () => {
       [new BodyTooLargeError(10), 'request_too_large', false, 'BodyTooLargeError'],
       [new HttpError(503, 'The gateway is starting; retry shortly.', null, 'starting'), 'starting', true, 'HttpError'],
       [new RequestError(400, 'you must provide a model parameter', 'model', 'missing_required_parameter'), 'missing_required_parameter', false, 'RequestError'],
+      [new ReplyToError('slack', '"ts" is not a Slack message timestamp'), 'reply_to_invalid', false, 'ReplyToError'],
+      [new ConversationBusyError('c1'), 'conversation_busy', true, 'ConversationBusyError'],
+      [new StaleInboxError('t1'), 'inbox_stale', true, 'StaleInboxError'],
+      [new EventDeliveryError('audit', 'HTTP 410', false), 'event_delivery_failed', false, 'EventDeliveryError'],
+      [new EventDeliveryError('audit', 'HTTP 503', true), 'event_delivery_failed', true, 'EventDeliveryError'],
     ];
     for (const [err, code, retryable, name] of cases) {
       expect({ name: err.name, code: err.code, retryable: err.retryable }).toEqual({ name, code, retryable });

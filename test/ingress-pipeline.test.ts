@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Gateway } from '../app/gateway.js';
 import { sign } from '../kernel/hmac-signature.js';
 import { AccessControl } from '../src/access.js';
-import { Composer, Ingress, type IngressOutcome, NextCalledTwiceError, type Step, StepError } from '../src/ingress.js';
+import { Composer, INGRESS_STEPS, Ingress, type IngressOutcome, NextCalledTwiceError, type Step, StepError } from '../src/ingress.js';
 import { workspaceFor } from '../tools/workspace.js';
 import { FakeLlm, type FakeRequest, lastUserText, reply, toolCall } from './fakes/fake-llm.js';
 import { backendSetups } from './support/backends.js';
@@ -89,6 +89,55 @@ describe('the ingress composer', () => {
       throw new Error('no outcome');
     });
     await expect(c.run('x', [])).rejects.toThrow(/ingress step "end" failed: no outcome/);
+  });
+});
+
+describe('the ingress steps parse a message text once', () => {
+  /** The real redelivery, command and approval-answer steps, over stand-ins of their services. */
+  const pipeline = () => {
+    const seen: string[] = [];
+    const deps = {
+      store: { inboxByExternalId: async () => null },
+      outcomes: { claim: async () => ({ state: 'claimed' }), complete: async () => {}, release: async () => {}, prune: async () => 0 },
+      commands: { run: async (cmd: string) => (seen.push(`command ${cmd}`), `ran ${cmd}`) },
+      approvals: {
+        answer: async (code: string, decision: string) => (
+          seen.push(`answer ${decision} ${code}`), { ok: false, code: 'unknown_code', message: 'No such request' }
+        ),
+        isOperator: () => false,
+      },
+      log: { warn() {}, debug() {} },
+    };
+    const chain = new Composer<any, any, IngressOutcome>(async () => ({ kind: 'accepted' }) as never).use(
+      ...INGRESS_STEPS.filter((s) => ['redelivery', 'command', 'approval answer'].includes(s.name)),
+    );
+    return { seen, run: (msg: unknown) => chain.run(msg, { deps, opts: {}, sender: { channel: 'slack', id: 'U1' } }) };
+  };
+  /** A message whose text counts its reads (each parse reads it once). */
+  const counting = (text: string) => {
+    const reads = { n: 0 };
+    const msg = { channel: 'slack', externalId: `e-${text}`, conversationKey: 'slack/x', sender: { id: 'U1' } };
+    Object.defineProperty(msg, 'text', { get: () => (reads.n++, text), enumerable: true });
+    return { msg, reads };
+  };
+
+  it('an approval answer: read once as a command, once as an answer, though three steps ask', async () => {
+    const p = pipeline();
+    const { msg, reads } = counting('YES K7Q4P');
+    expect(await p.run(msg)).toMatchObject({ kind: 'answered', ok: false, approval: { code: 'K7Q4P', ok: false, error: 'unknown_code' } });
+    expect(p.seen).toEqual(['answer approve K7Q4P']);
+    expect(reads.n).toBe(2);
+  });
+
+  it('a command: read once; an ordinary message: once for each question, then handed on', async () => {
+    const p = pipeline();
+    const cmd = counting('/status');
+    expect(await p.run(cmd.msg)).toMatchObject({ kind: 'answered', command: 'status' });
+    expect(cmd.reads.n).toBe(1);
+    const plain = counting('hello there');
+    expect(await p.run(plain.msg)).toEqual({ kind: 'accepted' });
+    expect(plain.reads.n).toBe(2);
+    expect(p.seen).toEqual(['command status']);
   });
 });
 

@@ -25,6 +25,8 @@ import { migrate } from '../adapters/store/migrate.js';
 import { postgresRepositories, type StartTurn, Store } from '../adapters/store/store.js';
 import { WebhookStore } from '../adapters/store/webhooks.js';
 import type { InboundMessage } from '../kernel/envelope.js';
+import { SwitchboardError } from '../kernel/errors.js';
+import type { LogSink } from '../kernel/log.js';
 import { conversationRepositoryContracts } from './contracts/conversation-repos.js';
 import { otherRepositoryContracts } from './contracts/other-repos.js';
 import { eventually } from './support/gateway.js';
@@ -36,7 +38,7 @@ interface Backend {
   name: string;
   setup(): Promise<void>;
   teardown(): Promise<void>;
-  queue<T>(): JobQueue<T>;
+  queue<T>(log?: LogSink): JobQueue<T>;
   /** A subscriber-side and a publisher-side bus (two processes; one shared instance when embedded). */
   busPair(): [Bus, Bus];
   locks(): LockService;
@@ -55,7 +57,7 @@ const backends: Backend[] = [
     name: 'embedded',
     async setup() {},
     async teardown() {},
-    queue: () => new MemoryQueue(settings),
+    queue: (log) => new MemoryQueue(settings, log),
     busPair: () => {
       const b = new MemoryBus();
       return [b, b];
@@ -77,7 +79,7 @@ const backends: Backend[] = [
       await redis?.stop();
       await pgdb?.drop();
     },
-    queue: () => new BullQueue(`q${++n}`, redis!.url, { ...settings, prefix: 'ct', lockDurationMs: 5_000, stalledIntervalMs: 5_000 }),
+    queue: (log) => new BullQueue(`q${++n}`, redis!.url, { ...settings, prefix: 'ct', lockDurationMs: 5_000, stalledIntervalMs: 5_000 }, log),
     busPair: () => [new RedisStreamsBus(redis!.url, { prefix: 'ct' }), new RedisStreamsBus(redis!.url, { prefix: 'ct' })],
     locks: () => new RedisLocks(redis!.url, `ct${++n}`),
     db: () => openPostgres(pgdb!.url),
@@ -175,6 +177,39 @@ describe.each(backends)('ports contract: $name', (backend) => {
       await q.add({ v: 1 }, { dedupKey: 'retry-me' });
       await eventually(async () => attempts.length === 2, 5_000);
       expect(attempts).toEqual([1, 2]);
+      await q.close();
+    });
+
+    it('runs a job that failed permanently (a SwitchboardError with retryable false) once, and retries a transient one', async () => {
+      class Permanent extends SwitchboardError {
+        readonly code = 'test_permanent';
+      }
+      class Transient extends SwitchboardError {
+        readonly code = 'test_transient';
+        override readonly retryable = true;
+      }
+      const warnings: Array<{ fields: Record<string, unknown>; msg: string }> = [];
+      const log: LogSink = { debug() {}, info() {}, warn: (fields, msg) => void warnings.push({ fields: fields as Record<string, unknown>, msg }), error() {} };
+      const q = backend.queue<{ kind: 'permanent' | 'transient' | 'plain' }>(log);
+      const runs: Record<string, number[]> = { permanent: [], transient: [], plain: [] };
+      q.process(
+        async (job) => {
+          runs[job.data.kind]!.push(job.attempt);
+          if (job.attempt >= 3) return;
+          if (job.data.kind === 'permanent') throw new Permanent('the stored value is bad');
+          if (job.data.kind === 'transient') throw new Transient('busy, try later');
+          throw new Error('connect ECONNRESET'); // not ours: may be transient
+        },
+        { concurrency: 3 },
+      );
+      for (const kind of ['permanent', 'transient', 'plain'] as const) await q.add({ kind }, { dedupKey: kind });
+      await eventually(async () => runs.transient!.length === 3 && runs.plain!.length === 3, 5_000);
+      await eventually(async () => (await q.counts()).failed === 1, 5_000);
+      await sleep(300); // longer than the retries' backoff
+      expect(runs).toEqual({ permanent: [1], transient: [1, 2, 3], plain: [1, 2, 3] });
+      expect((await q.counts()).failed).toBe(1);
+      // Logged once, with its code; the transient failures are not reported as permanent.
+      expect(warnings.map((w) => [w.fields.code, w.msg])).toEqual([['test_permanent', 'job failed permanently; not retried']]);
       await q.close();
     });
 

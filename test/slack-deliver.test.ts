@@ -72,10 +72,11 @@ describe('slack deliverer', () => {
     ],
     replyTo: { channel, ...(thread ? { thread_ts: thread } : {}), ts: thread ?? '1.1', team: BOT.team, user: 'UALICE', dm: channel.startsWith('D') },
   });
-  const run = async (d: SlackDeliverer, t: TurnTarget, events: Array<Record<string, unknown> | number>, close = true) => {
+  const run = async (d: SlackDeliverer, t: TurnTarget, events: Array<Record<string, unknown> | number | (() => void)>, close = true) => {
     const del = d.open(t, ctx);
     for (const e of events) {
       if (typeof e === 'number') await new Promise((r) => setTimeout(r, e));
+      else if (typeof e === 'function') e();
       else del.event({ ...e, turnId: t.turnId } as TurnEvent);
     }
     if (close) await del.close();
@@ -101,8 +102,9 @@ describe('slack deliverer', () => {
     const thread = `${n}.000100`;
     const ch = `C${n}`;
     await run(d, target(ch, thread, `t${n}`), [{ type: 'text_delta', delta: 'first attempt, half' }, 200], false); // the worker died here
-    // The first post may land after the pause on a busy machine: wait for it, then check there is one.
-    await eventually(async () => (slack.botMessages(ch, thread).length > 0 ? true : null));
+    // The first post may land after the pause on a busy machine: wait for it (and its row, written
+    // just after Slack answered, which the retry reads), then check there is one.
+    await eventually(async () => (slack.botMessages(ch, thread).length > 0 && deliveries.rows.length > 0 ? true : null));
     expect(slack.botMessages(ch, thread)).toHaveLength(1);
     expect(slack.botMessages(ch, thread)[0]!.streaming).toBe(true);
     await run(d, target(ch, thread, `t${n}`, 2), [{ type: 'text_delta', delta: 'second attempt, whole answer' }]);
@@ -190,6 +192,35 @@ describe('slack deliverer', () => {
       ['k2', 'complete'],
     ]);
     expect(native.text).toBe('Fetched.');
+  });
+
+  it('a streamed reply that cannot go on streaming (a reset, a refused append) is edited in place, never posted twice', async () => {
+    const thread = `${n}.000100`;
+    const ch = `C${n}`;
+    // A reset withdraws streamed text: the stream stops and the same message is edited.
+    await run(deliverer(), target(ch, thread, `t${n}`), [
+      { type: 'text_delta', delta: 'a wrong start' },
+      200,
+      { type: 'reset', reason: 'provider error' },
+      { type: 'text_delta', delta: 'the **right** answer' },
+    ]);
+    let msgs = slack.botMessages(ch, thread);
+    expect(msgs).toHaveLength(1);
+    expect(msgs[0]!.history[0]).toBe('a wrong start'); // it was streamed, then withdrawn
+    expect(msgs[0]).toMatchObject({ text: 'the *right* answer', streaming: false });
+    expect(deliveries.rows.map((r) => [r.target, r.state])).toEqual([[`msg:${ch}:0`, 'done']]);
+    // Slack refuses an append mid-stream: the rest of the reply is edited into the same message.
+    const thread2 = `${n}.000200`;
+    await run(deliverer(), target(ch, thread2, `t${n}b`), [
+      { type: 'text_delta', delta: 'streamed part,' },
+      200,
+      () => slack.failing.set('chat.appendStream', 'internal_error'),
+      { type: 'text_delta', delta: ' edited part' },
+      300,
+    ]);
+    msgs = slack.botMessages(ch, thread2);
+    expect(msgs).toHaveLength(1);
+    expect(msgs[0]).toMatchObject({ text: 'streamed part, edited part', streaming: false });
   });
 
   it('falls back to posting and editing when native streaming is not available', async () => {

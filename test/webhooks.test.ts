@@ -38,7 +38,9 @@ describe('webhooks', () => {
   let callback: Awaited<ReturnType<typeof receiver>>;
   let flaky: Awaited<ReturnType<typeof receiver>>;
   let dead: Awaited<ReturnType<typeof receiver>>;
+  let gone: Awaited<ReturnType<typeof receiver>>;
   let flakyCalls = 0;
+  let goneCalls = 0;
   beforeAll(async () => {
     process.env.SB_HOOK_SECRET = SECRET;
     process.env.SB_EVENTS_SECRET = 'events-secret-0123456789';
@@ -48,6 +50,7 @@ describe('webhooks', () => {
     callback = await receiver(() => 200);
     flaky = await receiver(() => (++flakyCalls <= 3 ? 500 : 200));
     dead = await receiver(() => 503);
+    gone = await receiver(() => (++goneCalls, 410));
     gw = await startGateway(
       testConfig(
         fake,
@@ -69,6 +72,7 @@ describe('webhooks', () => {
             subscribers: [
               { id: 'flaky', url: flaky.url, secretEnv: 'SB_EVENTS_SECRET', events: ['turn.completed'], allowCidrs: ['127.0.0.1/32'] },
               { id: 'dead', url: dead.url, secretEnv: 'SB_EVENTS_SECRET', events: ['turn.completed'], allowCidrs: ['127.0.0.1/32'] },
+              { id: 'gone', url: gone.url, secretEnv: 'SB_EVENTS_SECRET', events: ['turn.completed'], allowCidrs: ['127.0.0.1/32'] },
             ],
           },
         },
@@ -78,7 +82,7 @@ describe('webhooks', () => {
   afterAll(async () => {
     await gw?.close();
     await fake?.close();
-    for (const r of [callback, flaky, dead]) r?.server.close();
+    for (const r of [callback, flaky, dead, gone]) r?.server.close();
   });
 
   const post = (name: string, body: unknown, opts: { ts?: number; secret?: string; headers?: Record<string, string> } = {}) => {
@@ -161,6 +165,19 @@ describe('webhooks', () => {
     }, 20_000);
     expect(letters).toMatchObject({ attempts: 4, error: 'HTTP 503' });
     expect(dead.got).toHaveLength(0);
+  });
+
+  it('dead-letters an event a subscriber refuses with a 4xx after one try (a 5xx is retried)', async () => {
+    const before = goneCalls;
+    await openaiClient(gw.url!).chat.completions.create({ model: 'default', messages: [{ role: 'user', content: 'refused event' }] });
+    const letter = await eventually(async () => {
+      const r = await fetch(`${gw.url}/v1/events/dead-letters`, { headers: { authorization: `Bearer ${OPERATOR_KEY}` } });
+      const b = (await r.json()) as { data: Array<{ subscriber: string; attempts: number; error: string; event: { data: { text?: string } } }> };
+      return b.data.find((d) => d.subscriber === 'gone' && d.event.data.text === 'hooked: refused event');
+    }, 20_000);
+    expect(letter).toMatchObject({ attempts: 1, error: 'HTTP 410' });
+    await new Promise((r) => setTimeout(r, 500)); // longer than the 50 ms backoff of a retry
+    expect(goneCalls - before).toBe(1);
   });
 
   it('operators add subscribers and read dead letters from the CLI', async () => {

@@ -1,8 +1,9 @@
-import { type Job, Queue, Worker } from 'bullmq';
+import { type Job, Queue, UnrecoverableError, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { LogSink } from '../../kernel/log.js';
 import { createRedis } from '../redis.js';
 import type { JobHandler, JobOptions, JobQueue, QueueSettings, WorkerOptions } from './port.js';
+import { isPermanentFailure } from './retry-policy.js';
 
 export interface BullSettings extends QueueSettings {
   prefix: string;
@@ -79,12 +80,19 @@ export class BullQueue<T> implements JobQueue<T> {
     this.worker = new Worker(
       this.name,
       async (job: Job, _token?: string, signal?: AbortSignal) => {
-        await handler({
-          data: job.data as T,
-          id: String(job.id),
-          attempt: job.attemptsMade + 1,
-          signal: signal ?? new AbortController().signal,
-        });
+        try {
+          await handler({
+            data: job.data as T,
+            id: String(job.id),
+            attempt: job.attemptsMade + 1,
+            signal: signal ?? new AbortController().signal,
+          });
+        } catch (err) {
+          if (!isPermanentFailure(err)) throw err;
+          this.log?.warn({ err, code: err.code, queue: this.name, job: job.id, attempt: job.attemptsMade + 1 }, 'job failed permanently; not retried');
+          // BullMQ moves a job that throws this to the failed set without retrying it.
+          throw new UnrecoverableError(`${err.code}: ${err.message}`);
+        }
       },
       {
         connection: this.conn(),

@@ -1,4 +1,6 @@
+import type { LogSink } from '../../kernel/log.js';
 import type { JobHandler, JobOptions, JobQueue, QueueSettings, WorkerOptions } from './port.js';
+import { isPermanentFailure } from './retry-policy.js';
 
 interface MemJob<T> {
   id: string;
@@ -27,7 +29,12 @@ export class MemoryQueue<T> implements JobQueue<T> {
   private idle: Array<() => void> = [];
   private readonly abort = new AbortController();
 
-  constructor(private readonly settings: QueueSettings) {}
+  constructor(
+    private readonly settings: QueueSettings,
+    /** Where a permanent job failure is reported (the gateway's logger; app/infra.ts). */
+    private readonly log?: LogSink,
+    private readonly name = 'memory',
+  ) {}
 
   async add(data: T, opts: JobOptions = {}): Promise<void> {
     if (this.closing) throw new Error('queue is closed');
@@ -77,8 +84,11 @@ export class MemoryQueue<T> implements JobQueue<T> {
       let retry = false;
       try {
         await handler({ data: job.data, id: job.id, attempt: job.attempt, signal: this.abort.signal });
-      } catch {
-        if (job.attempt < this.settings.attempts && !this.closing) retry = true;
+      } catch (err) {
+        if (isPermanentFailure(err)) {
+          this.log?.warn({ err, code: err.code, queue: this.name, job: job.id, attempt: job.attempt }, 'job failed permanently; not retried');
+          this.failed++;
+        } else if (job.attempt < this.settings.attempts && !this.closing) retry = true;
         else this.failed++;
       }
       this.active.delete(job);

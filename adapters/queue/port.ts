@@ -26,7 +26,11 @@ export interface WorkerOptions {
 
 export interface JobQueue<T> {
   add(data: T, opts?: JobOptions): Promise<void>;
-  /** Starts consuming; the handler throwing means retry with backoff, up to the configured attempts. */
+  /**
+   * Starts consuming. The handler throwing means retry with backoff, up to the configured attempts,
+   * unless the error is permanent (a SwitchboardError with retryable false, retry-policy.ts): that
+   * job is logged once with its code and counted failed at once.
+   */
   process(handler: JobHandler<T>, opts: WorkerOptions): void;
   counts(): Promise<{ waiting: number; active: number; delayed: number; failed: number }>;
   ping(): Promise<void>;

@@ -12,7 +12,7 @@ import {
   type TurnDelivery,
   type TurnTarget,
 } from '../../src/channel/index.js';
-import { approvalBlocks } from './approvals.js';
+import { SlackApprovalPoster } from './approval-post.js';
 import { isTransient, slackError } from './client.js';
 import type { SlackConfig } from './config.js';
 import { markdownToMrkdwn } from './format.js';
@@ -79,7 +79,7 @@ class SlackMessages implements EditPlatform {
  * `msg:<channel>:<index>`, state open / streaming / done / parked / deleted. A
  * turn resumed after parking numbers its messages on after the request's.
  */
-function slackRecord(ctx: DeliverContext, turnId: string, where: SlackWhere, messages: SlackMessages, log: Logger): PostedRecord {
+function slackRecord(ctx: DeliverContext, turnId: string, where: SlackWhere, messages: SlackMessages, log: Logger, seed?: EditSeed): PostedRecord {
   let base = 0;
   let last: string[] = [];
   const key = (i: number) => `msg:${where.channel}:${i}`;
@@ -89,6 +89,13 @@ function slackRecord(ctx: DeliverContext, turnId: string, where: SlackWhere, mes
       .catch((err: unknown) => log.warn({ err }, 'could not record the Slack message of this turn'));
   return {
     async load() {
+      if (seed) {
+        // Handed over by the streaming turn: what it posted, without reading the rows again.
+        for (const ts of seed.streaming) messages.streaming.add(ts);
+        base = seed.base;
+        last = [...seed.ids];
+        return { phase: 0, ids: [...seed.ids], parked: false };
+      }
       const rows = (await ctx.deliveries.forTurn(turnId)).filter((r) => r.channel === 'slack');
       const msgs = rows
         .flatMap((r) => {
@@ -114,9 +121,18 @@ function slackRecord(ctx: DeliverContext, turnId: string, where: SlackWhere, mes
   };
 }
 
+/** The messages a streaming turn posted before it handed the turn over: rows base, base + 1… */
+export interface EditSeed {
+  base: number;
+  ids: string[];
+  /** Those of them still streaming (a stop that failed): stopped before they are edited. */
+  streaming: string[];
+}
+
 /**
  * A Slack turn without native streaming (no thread to stream in, streaming:
- * 'edit', or an app without the streaming methods): the reply buffer into the
+ * 'edit', or an app without the streaming methods), and the fallback of a
+ * streaming turn (channels/slack/native-turn.ts): the reply buffer into the
  * post-and-edit engine, a status line under the text (the tool running, the
  * call waiting for approval), and each approval request as its own message with
  * buttons, once per turn.
@@ -124,22 +140,26 @@ function slackRecord(ctx: DeliverContext, turnId: string, where: SlackWhere, mes
 export class SlackEditTurn implements TurnDelivery {
   private readonly reply = new ReplyBuffer();
   private readonly engine: PostAndEdit;
-  private readonly posted = new Set<string>();
+  private readonly approvals: SlackApprovalPoster;
+  private readonly asked = new Set<string>();
   private asking: Promise<void> = Promise.resolve();
   private closed = false;
 
   constructor(
-    private readonly client: WebClient,
+    client: WebClient,
     cfg: SlackConfig,
-    private readonly target: TurnTarget,
-    private readonly ctx: DeliverContext,
-    private readonly where: SlackWhere,
+    target: TurnTarget,
+    ctx: DeliverContext,
+    where: SlackWhere,
     private readonly log: Logger,
+    /** From a streaming turn that falls back: what it posted, and the requests it asked. */
+    handover: { seed: EditSeed; approvals: SlackApprovalPoster } | undefined = undefined,
   ) {
     const messages = new SlackMessages(client, where);
+    this.approvals = handover?.approvals ?? new SlackApprovalPoster(client, where, ctx, target.turnId, log);
     this.engine = new PostAndEdit(
       messages,
-      slackRecord(ctx, target.turnId, where, messages, log),
+      slackRecord(ctx, target.turnId, where, messages, log, handover?.seed),
       {
         maxChars: cfg.maxMessageChars,
         editIntervalMs: cfg.updateIntervalMs,
@@ -147,7 +167,7 @@ export class SlackEditTurn implements TurnDelivery {
         render: (chunk, status) => [chunk.trim() ? markdownToMrkdwn(chunk) : '', status ? `_${status}_` : ''].filter(Boolean).join('\n\n') || '…',
         log,
       },
-      target.attempt > 1,
+      target.attempt > 1 || handover !== undefined,
     );
   }
 
@@ -178,25 +198,9 @@ export class SlackEditTurn implements TurnDelivery {
   /** The request with its buttons, after the reply so far; once per code across attempts. */
   private ask(a: ApprovalInfo): void {
     this.asking = this.asking.then(async () => {
-      if (this.posted.has(a.code)) return;
-      this.posted.add(a.code);
-      const prior = await this.ctx.deliveries.get(this.target.turnId, 'slack', `approval:${a.code}`).catch((err: unknown) => {
-        this.log.warn({ err, code: a.code }, 'could not read whether an earlier attempt posted this approval request; posting it');
-        return undefined;
-      });
-      if (prior) return; // asked already by an earlier attempt of this turn
-      const { text, blocks } = approvalBlocks(a);
-      try {
-        const r = await this.client.chat.postMessage({
-          channel: this.where.channel,
-          text,
-          blocks: blocks as never,
-          ...(this.where.thread_ts ? { thread_ts: this.where.thread_ts } : {}),
-        });
-        await this.ctx.deliveries.record(this.target.turnId, 'slack', `approval:${a.code}`, { platformMessageId: r.ts ?? null, state: 'posted', body: text });
-      } catch (err) {
-        this.log.warn({ error: slackError(err) }, 'chat.postMessage (approval) failed');
-      }
+      if (this.asked.has(a.code)) return;
+      this.asked.add(a.code);
+      await this.approvals.post(a).catch((err: unknown) => this.log.warn({ error: slackError(err) }, 'chat.postMessage (approval) failed'));
     });
   }
 }

@@ -24,6 +24,13 @@ const WORDS: Record<string, AnswerDecision> = {
   'always-allow': 'always',
 };
 
+/** A message that answers an approval request: the decision, the code, and an "always" rule's scope. */
+export interface ApprovalAnswer {
+  decision: AnswerDecision;
+  code: string;
+  scope?: RuleScope;
+}
+
 /** "ALWAYS K7Q2P sender" / "ALWAYS K7Q2P global": how far a rule reaches (default: the conversation). */
 const SCOPES: Record<string, RuleScope> = { conversation: 'conversation', here: 'conversation', sender: 'sender', global: 'global' };
 
@@ -37,7 +44,7 @@ const CODE_RE = new RegExp(`^[${CODE_ALPHABET}]{${CODE_LENGTH}}$`);
  * the conversation only. Only the first line counts (quoted replies follow it).
  * Returns null for anything else, so ordinary messages pass through.
  */
-export function parseApprovalAnswer(text: string): { decision: AnswerDecision; code: string; scope?: RuleScope } | null {
+export function parseApprovalAnswer(text: string): ApprovalAnswer | null {
   const first = text.trim().split(/\r?\n/)[0] ?? '';
   const words = first
     .toLowerCase()

@@ -1,5 +1,11 @@
-/** A stored reply target this channel could not have written (a bad row, a row of another version). */
-export class ReplyToError extends Error {
+import { SwitchboardError } from '../../kernel/errors.js';
+
+/**
+ * A stored reply target this channel could not have written (a bad row, a row of another version).
+ * Not retryable: the row reads the same on every attempt, so its drain job fails at once.
+ */
+export class ReplyToError extends SwitchboardError {
+  readonly code = 'reply_to_invalid';
   constructor(
     readonly channel: string,
     readonly problem: string,

@@ -6,8 +6,9 @@ import type { InboundMessage } from '../../kernel/envelope.js';
 import type { Identity } from '../../kernel/identity.js';
 import type { DrainJob } from '../../kernel/jobs.js';
 import type { AccessControl } from '../access.js';
+import type { ApprovalAnswer } from '../approvals/parse.js';
 import type { ApprovalService } from '../approvals/service.js';
-import type { ConversationCommands } from '../commands.js';
+import type { CommandName, ConversationCommands } from '../commands.js';
 import type { Config } from '../config.js';
 import type { RateLimits } from '../limits.js';
 import type { Step } from './compose.js';
@@ -44,6 +45,8 @@ export interface IngressContext {
   notice?: string;
   /** Set by the accept step. */
   accepted?: AcceptResult;
+  /** The text parsed as a command and as an approval answer, once each, on first ask (text-intent.ts). */
+  parsed?: { command?: CommandName | null; answer?: ApprovalAnswer | null };
 }
 
 export type IngressStep = Step<InboundMessage, IngressContext, IngressOutcome>;

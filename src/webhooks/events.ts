@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { JobQueue } from '../../adapters/queue/port.js';
 import type { WebhookRepository } from '../../adapters/store/ports/webhooks.js';
+import { SwitchboardError } from '../../kernel/errors.js';
 import { signedHeaders } from '../../kernel/hmac-signature.js';
 import { EVENT_TYPES, type EventJob, type EventType, type OutboundEvent } from '../../kernel/jobs.js';
 import { safeFetch } from '../../moat/ssrf.js';
@@ -57,15 +58,19 @@ export class EventHub {
     })().catch((err: unknown) => this.deps.log.warn({ err, type }, 'could not queue an outbound event'));
   }
 
-  /** The queue's handler: one delivery attempt; throws to retry; dead-letters on the last. */
+  /**
+   * The queue's handler: one delivery attempt; throws to retry. A failure that would repeat (the
+   * subscriber refusing the event with a 4xx, its secret unset, its URL blocked) is dead-lettered at
+   * once and thrown as permanent, so the queue does not retry it; any other is dead-lettered on the last attempt.
+   */
   async deliver(job: EventJob, attempt: number): Promise<void> {
     const s = (await this.subscribers()).find((x) => x.id === job.subscriber);
     if (!s) return;
     // Own variables only: a secretEnv of "constructor" (added over the API) names no secret.
     const secret = Object.hasOwn(this.deps.env, s.secretEnv) ? this.deps.env[s.secretEnv] : undefined;
     const max = this.deps.config.webhooks.maxAttempts;
-    let error = '';
-    if (!secret) error = `environment variable ${s.secretEnv} is not set`;
+    let failure: EventDeliveryError;
+    if (!secret) failure = new EventDeliveryError(s.id, `environment variable ${s.secretEnv} is not set`, false);
     else {
       const body = JSON.stringify(job.event);
       try {
@@ -78,16 +83,39 @@ export class EventHub {
           maxRedirects: 0,
         });
         if (res.status >= 200 && res.status < 300) return;
-        error = `HTTP ${res.status}`;
+        failure = new EventDeliveryError(s.id, `HTTP ${res.status}`, retryableStatus(res.status));
       } catch (err) {
-        error = (err as Error).message;
+        // A network error may pass; the SSRF guard's refusal (not retryable) will not.
+        failure = new EventDeliveryError(s.id, (err as Error).message, !(err instanceof SwitchboardError) || err.retryable, err);
       }
     }
-    if (attempt >= max) {
-      await this.deps.store.deadLetter(s.id, job.event, error, attempt);
-      this.deps.log.warn({ subscriber: s.id, event: job.event.type, error }, 'webhook event dead-lettered');
+    if (!failure.retryable || attempt >= max) {
+      await this.deps.store.deadLetter(s.id, job.event, failure.message, attempt);
+      if (!failure.retryable) throw failure; // the queue logs it once, with its code
+      this.deps.log.warn({ subscriber: s.id, event: job.event.type, error: failure.message }, 'webhook event dead-lettered');
       return;
     }
-    throw new Error(error);
+    throw failure;
   }
+}
+
+/** One failed delivery of an event to a subscriber; retryable unless trying again repeats it. */
+export class EventDeliveryError extends SwitchboardError {
+  readonly code = 'event_delivery_failed';
+  override readonly retryable: boolean;
+  constructor(
+    /** The subscriber's id (in the queue's log line). */
+    readonly subscriber: string,
+    message: string,
+    retryable: boolean,
+    cause?: unknown,
+  ) {
+    super(message, { cause });
+    this.retryable = retryable;
+  }
+}
+
+/** A subscriber's answer worth trying again: a 5xx, a timeout (408), too early (425) or too many (429). Other 4xx refuse the event itself. */
+function retryableStatus(status: number): boolean {
+  return !(status >= 400 && status < 500) || status === 408 || status === 425 || status === 429;
 }

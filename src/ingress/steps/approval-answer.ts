@@ -1,5 +1,5 @@
-import { parseApprovalAnswer } from '../../approvals/parse.js';
 import type { IngressContext, IngressStep } from '../context.js';
+import { approvalAnswerIn } from '../text-intent.js';
 
 /** Channels whose authenticated senders are API-key principals: an operator key's id starts "op:" (src/http/auth.ts). */
 const KEY_CHANNELS = new Set(['http', 'mcp']);
@@ -8,10 +8,9 @@ const KEY_CHANNELS = new Set(['http', 'mcp']);
 export const approvalAnswer: IngressStep = {
   name: 'approval answer',
   async run(msg, ctx, next) {
-    const approvals = ctx.deps.approvals;
-    const answer = approvals && ctx.opts.approvalAnswers !== false ? parseApprovalAnswer(msg.text) : null;
+    const answer = approvalAnswerIn(msg, ctx);
     if (!answer) return next();
-    const r = await approvals!.answer(
+    const r = await ctx.deps.approvals!.answer(
       answer.code,
       answer.decision,
       { ...ctx.sender, operator: isOperator(msg.channel, ctx) },

@@ -1,8 +1,7 @@
 import type { InboundMessage } from '../../../kernel/envelope.js';
-import { parseApprovalAnswer } from '../../approvals/parse.js';
-import { parseCommand } from '../../commands.js';
 import type { IngressContext, IngressStep } from '../context.js';
 import type { AcceptedOutcome, IngressOutcome } from '../outcome.js';
+import { approvalAnswerIn, commandIn } from '../text-intent.js';
 
 /**
  * A claim older than this is a dead or failed delivery's (one whose database went away before it
@@ -85,8 +84,7 @@ async function duplicate(r: AcceptedOutcome, ctx: IngressContext): Promise<Accep
   return r;
 }
 
-/** Whether the command or approval-answer step would answer this message. */
+/** Whether the command or approval-answer step would answer this message (they reuse the parse). */
 function answeredHere(msg: InboundMessage, ctx: IngressContext): boolean {
-  if (ctx.deps.commands && ctx.opts.commands !== false && parseCommand(msg.text)) return true;
-  return !!ctx.deps.approvals && ctx.opts.approvalAnswers !== false && parseApprovalAnswer(msg.text) !== null;
+  return commandIn(msg, ctx) !== null || approvalAnswerIn(msg, ctx) !== null;
 }
