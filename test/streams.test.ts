@@ -127,6 +127,13 @@ describe('streams clients can trust', () => {
     return body.data.filter((m) => m.role === 'assistant').at(-1)?.content ?? '';
   }
 
+  /** Every stored answer of the conversation, oldest first. */
+  async function storedAll(conversation: string): Promise<string[]> {
+    const res = await fetch(`${a.url}/v1/conversations/${conversation}/messages`, { headers: { authorization: `Bearer ${API_KEY}` } });
+    const body = (await res.json()) as { data: Array<{ role: string; content: string }> };
+    return body.data.filter((m) => m.role === 'assistant').map((m) => m.content);
+  }
+
   async function turnDone(conversation: string): Promise<void> {
     await eventually(async () => (await stored(conversation)) !== '', 30_000, 100);
   }
@@ -135,20 +142,26 @@ describe('streams clients can trust', () => {
     ['the same ingress', () => a],
     ['another ingress process', () => b],
   ])(
-    'a streamed request dropped mid-answer and retried on %s gets the whole stored answer, once',
+    'a streamed request dropped mid-answer and retried on %s that already follows the conversation gets the whole stored answer, once',
     async (_where, retryOn) => {
       const conversation = `join-${retryOn() === a ? 'a' : 'b'}`;
       const first = await chat(a.url!, { conversation, idem: `k-${conversation}`, text: 'q1', dropAfterChars: 40 });
       expect(first.content.length).toBeGreaterThanOrEqual(40);
       expect(first.finished).toBe(false);
+      // Another request of the conversation waits on the retry's ingress (its message is answered
+      // next), so that process already follows the conversation's topic when the retry arrives.
+      const waiting = chat(retryOn().url!, { conversation, idem: `k-${conversation}-next`, text: 'next' });
+      await new Promise((r) => setTimeout(r, 300));
       // The turn goes on without the client; the retry joins it midway.
       const retry = await chat(retryOn().url!, { conversation, idem: `k-${conversation}`, text: 'q1' });
       expect(retry.finished).toBe(true);
       expect(retry.content).toBe(answerFor('q1'));
-      expect(retry.content).toBe(await stored(conversation));
-      // Late in the turn too: a second retry while (or after) it ends.
+      const answers = await storedAll(conversation);
+      expect(retry.content).toBe(answers[0]);
+      // Late in the turn too: a second retry while (or after) it ends, not streamed.
       const again = await chat(retryOn().url!, { conversation, idem: `k-${conversation}`, text: 'q1', stream: false });
-      expect(again.content).toBe(await stored(conversation));
+      expect(again.content).toBe(answers[0]);
+      expect((await waiting).content).toBe(answerFor('next'));
     },
     90_000,
   );

@@ -1,8 +1,8 @@
 import { type Bus, HISTORY_LIMIT, type Subscription } from './port.js';
 
 /** Events a topic keeps for history(), and how many topics keep them (the least recently published go first). */
-const REPLAY_PER_TOPIC = 500;
-const REPLAY_TOPICS = 1000;
+const REPLAY_PER_TOPIC = 300;
+const REPLAY_TOPICS = 200;
 
 /** In-process bus for the embedded default. */
 export class MemoryBus implements Bus {
