@@ -9,6 +9,7 @@
  */
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ignoreError } from '../kernel/errors.js';
 import { FakeLlm, lastUserText, reply } from './fakes/fake-llm.js';
 import { API_KEY, eventually, GatewayProcess } from './support/gateway.js';
 import { createTestDatabase, type TestDatabase } from './support/postgres.js';
@@ -151,6 +152,8 @@ describe('streams clients can trust', () => {
       // Another request of the conversation waits on the retry's ingress (its message is answered
       // next), so that process already follows the conversation's topic when the retry arrives.
       const waiting = chat(retryOn().url!, { conversation, idem: `k-${conversation}-next`, text: 'next' });
+      // Awaited below; should an assertion fail first, its rejection (the processes are killed) is not news.
+      waiting.catch(ignoreError('awaited at the end of the test'));
       await new Promise((r) => setTimeout(r, 300));
       // The turn goes on without the client; the retry joins it midway.
       const retry = await chat(retryOn().url!, { conversation, idem: `k-${conversation}`, text: 'q1' });
