@@ -11,7 +11,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ignoreError } from '../kernel/errors.js';
 import { FakeLlm, lastUserText, reply } from './fakes/fake-llm.js';
-import { API_KEY, eventually, GatewayProcess } from './support/gateway.js';
+import { API_KEY, eventually, GatewayProcess, TEST_OPERATOR_KEY } from './support/gateway.js';
 import { createTestDatabase, type TestDatabase } from './support/postgres.js';
 import { TestRedis } from './support/redis.js';
 
@@ -296,6 +296,7 @@ describe('a database that refuses connections', () => {
       OPENAI_API_KEY: 'fake',
       SWITCHBOARD_MODEL: 'fake-model',
       SWITCHBOARD_DB_POOL_SIZE: '3',
+      SWITCHBOARD_OPERATOR_KEYS: TEST_OPERATOR_KEY,
     };
     procs.push(...(await Promise.all([GatewayProcess.spawn('ingress', env), GatewayProcess.spawn('worker', env)])));
   }, 120_000);
@@ -324,6 +325,11 @@ describe('a database that refuses connections', () => {
     const streamed = await chat(ingress.url!, { conversation: 'pg-down', idem: 'k-during', text: 'during' });
     expect(streamed.status).toBe(503);
     expect(streamed.retryAfter).not.toBeNull();
+    // The operator API says the same.
+    const approvals = await fetch(`${ingress.url}/v1/approvals`, { headers: { authorization: `Bearer ${TEST_OPERATOR_KEY}` } });
+    expect(approvals.status).toBe(503);
+    expect(approvals.headers.get('retry-after')).not.toBeNull();
+    expect(await approvals.json()).toMatchObject({ error: { code: 'store_unavailable' } });
 
     await admin.query(`alter database ${dbName} allow_connections true`);
     const retried = await eventually(
