@@ -68,6 +68,22 @@ export type FinishReason = 'stop' | 'length' | 'turn_cap' | 'error' | 'aborted' 
 export type TurnEventType = TurnEvent['type'];
 
 /**
+ * Where an event stands in its turn, as it crosses the bus: the publishing side numbers each
+ * turn's events (`seq` from 1, in order, per attempt and per publishing `run`: a parked turn
+ * resumed later is a new run). A subscriber drops a seq it has seen (the Redis client resends a
+ * write it got no answer for), reads the topic's history again when one is skipped, and lets a
+ * newer attempt replace an older one. Absent on events from an older gateway.
+ */
+export interface TurnEventOrder {
+  attempt: number;
+  seq: number;
+  run: string;
+}
+
+/** A turn event as the bus carries it. */
+export type BusTurnEvent = TurnEvent & Partial<TurnEventOrder>;
+
+/**
  * Where a turn's events go: the bus, the metrics, the event webhooks and the channel delivery are
  * each one sink. `push` must not throw and must not block (a sink that fails logs and drops);
  * `flush` resolves once what the sink buffered is delivered: the turn is closed or parked only after it.

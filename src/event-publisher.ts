@@ -1,21 +1,39 @@
+import { randomUUID } from 'node:crypto';
 import { type Bus, type Topic, topic } from '../adapters/bus/port.js';
-import type { TurnEvent } from '../kernel/turn-events.js';
+import type { BusTurnEvent, TurnEvent } from '../kernel/turn-events.js';
 
 /**
  * Publishes a turn's events to the bus in order. Events that pile up while a
  * publish is in flight go out together in the next write, with consecutive text
  * deltas merged, so a fast model costs a few bus writes per turn rather than one
  * per token, without delaying the first token.
+ *
+ * Each event leaves numbered (kernel/turn-events.ts TurnEventOrder): its turn's attempt, a
+ * sequence number from 1 per turn and attempt, assigned as it is written (after merging, so the
+ * numbers have no holes), and this publisher's run id. Subscribers drop a number they have seen:
+ * the Redis client resends a write whose answer it lost in a reconnect.
  */
 export class EventPublisher {
   private queue: TurnEvent[] = [];
   private flushing: Promise<void> | null = null;
   private failed?: unknown;
+  /** This publisher's run: a turn resumed by another drain numbers its events anew under another run. */
+  private readonly run = randomUUID().slice(0, 8);
+  /** Per turn id: its attempt (from turn_start) and the last seq given. */
+  private readonly order = new Map<string, { attempt: number; seq: number }>();
 
   constructor(
     private readonly bus: Bus,
-    private readonly topic: Topic<TurnEvent>,
+    private readonly topic: Topic<BusTurnEvent>,
   ) {}
+
+  private numbered(e: TurnEvent): BusTurnEvent {
+    let o = this.order.get(e.turnId);
+    if (e.type === 'turn_start' && (!o || o.attempt !== e.attempt)) this.order.set(e.turnId, (o = { attempt: e.attempt, seq: 0 }));
+    if (!o) this.order.set(e.turnId, (o = { attempt: 1, seq: 0 }));
+    o.seq++;
+    return { ...e, attempt: o.attempt, seq: o.seq, run: this.run };
+  }
 
   push(e: TurnEvent): void {
     const last = this.queue[this.queue.length - 1];
@@ -28,7 +46,7 @@ export class EventPublisher {
   private async flush(): Promise<void> {
     while (this.queue.length) {
       // Everything queued so far goes out in one write.
-      const batch = this.queue.splice(0);
+      const batch = this.queue.splice(0).map((e) => this.numbered(e));
       try {
         await this.bus.publish(this.topic, ...batch);
       } catch (err) {
@@ -50,6 +68,6 @@ export class EventPublisher {
   }
 }
 
-export function conversationTopic(conversationKey: string): Topic<TurnEvent> {
+export function conversationTopic(conversationKey: string): Topic<BusTurnEvent> {
   return topic(`conv:${conversationKey}`);
 }

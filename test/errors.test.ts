@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DataFolderInUseError } from '../adapters/db/data-lock.js';
 import { PostgresOpenError } from '../adapters/db/pg.js';
+import { QueueUnavailableError, StoreUnavailableError } from '../adapters/errors/types.js';
 import { RuntimeFailure } from '../app/infra.js';
 import { PermanentSmtpError } from '../channels/email/smtp.js';
 import { TransientSendError } from '../channels/sms/send.js';
@@ -17,6 +18,7 @@ import { ConfigError } from '../src/config.js';
 import { ConversationBusyError, StaleInboxError } from '../src/drain-errors.js';
 import { BodyTooLargeError, ClientGoneError, HTTP_STATUS_OF_CODE, HttpError, httpStatusOf, RequestError } from '../src/http/errors.js';
 import { HttpServer } from '../src/http/server.js';
+import { StepError } from '../src/ingress/compose.js';
 import { ConversationFullError } from '../src/ingress.js';
 import { createLogger } from '../src/log.js';
 import { EventDeliveryError } from '../src/webhooks/events.js';
@@ -39,6 +41,8 @@ describe('SwitchboardError', () => {
       [new TransientSendError({ message: 'socket hang up' }), 'sms_send_failed', true, 'TransientSendError'],
       [new PermanentSmtpError('550 no such user'), 'smtp_rejected', false, 'PermanentSmtpError'],
       [new ClientGoneError(), 'client_gone', false, 'ClientGoneError'],
+      [new StoreUnavailableError(new Error('connect ECONNREFUSED')), 'store_unavailable', true, 'StoreUnavailableError'],
+      [new QueueUnavailableError(new Error('Connection is closed.')), 'queue_unavailable', true, 'QueueUnavailableError'],
       [new BodyTooLargeError(10), 'request_too_large', false, 'BodyTooLargeError'],
       [new HttpError(503, 'The gateway is starting; retry shortly.', null, 'starting'), 'starting', true, 'HttpError'],
       [new RequestError(400, 'you must provide a model parameter', 'model', 'missing_required_parameter'), 'missing_required_parameter', false, 'RequestError'],
@@ -89,8 +93,10 @@ describe('code → HTTP status (src/http/errors.ts)', () => {
     };
     for (const [code, status] of Object.entries(refusals)) expect([code, httpStatusOf(code)]).toEqual([code, status]);
     expect(httpStatusOf('conversation_full')).toBe(429);
+    expect(httpStatusOf('store_unavailable')).toBe(503);
+    expect(httpStatusOf('queue_unavailable')).toBe(503);
     expect(httpStatusOf('no_such_code')).toBe(500);
-    expect(Object.keys(HTTP_STATUS_OF_CODE).sort()).toEqual([...Object.keys(refusals), 'conversation_full'].sort());
+    expect(Object.keys(HTTP_STATUS_OF_CODE).sort()).toEqual([...Object.keys(refusals), 'conversation_full', 'store_unavailable', 'queue_unavailable'].sort());
   });
 
   describe('the router answers a core error thrown under a handler', () => {
@@ -104,6 +110,16 @@ describe('code → HTTP status (src/http/errors.ts)', () => {
       });
       server.route('GET', '/unmapped', async () => {
         throw new Unmapped('a bug, as far as HTTP knows');
+      });
+      // What the ingress throws while Postgres refuses new connections: the driver's error inside a step's.
+      server.route('GET', '/pg-refusing', async () => {
+        const refused = Object.assign(new Error('database "sb" is not currently accepting connections'), { code: '55000' });
+        throw new StepError('redelivery', {}, refused);
+      });
+      server.route('GET', '/redis-down', async () => {
+        throw Object.assign(new Error('Reached the max retries per request limit (which is 20). Refer to "maxRetriesPerRequest" option for details.'), {
+          name: 'MaxRetriesPerRequestError',
+        });
       });
       await server.start();
     });
@@ -120,6 +136,20 @@ describe('code → HTTP status (src/http/errors.ts)', () => {
           code: 'conversation_full',
         },
       });
+    });
+
+    it('the store or queue unavailable, however wrapped, is a 503 with Retry-After naming the service, not the driver text', async () => {
+      for (const [path, code] of [
+        ['/pg-refusing', 'store_unavailable'],
+        ['/redis-down', 'queue_unavailable'],
+      ] as const) {
+        const res = await fetch(`${server.url}${path}`);
+        expect(res.status).toBe(503);
+        expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0);
+        const body = (await res.json()) as { error: { code: string; type: string; message: string } };
+        expect(body.error).toMatchObject({ code, type: 'server_error' });
+        expect(body.error.message).not.toMatch(/sb|maxRetriesPerRequest/);
+      }
     });
 
     it('a code the table does not know is an internal error, as before', async () => {

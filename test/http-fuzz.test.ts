@@ -708,7 +708,8 @@ function judge(res: RawResponse, route: string, clientHungUp = false): string | 
   if (res.status >= 500) {
     if (res.status !== 503) return `server error ${res.status}: ${res.body.toString('utf8').slice(0, 300)}`;
     const text = res.body.toString('utf8');
-    if (!/service_unavailable|not_ready/.test(text)) return `503 that is not a backing service or channel being unavailable: ${text.slice(0, 300)}`;
+    if (!/service_unavailable|store_unavailable|queue_unavailable|not_ready/.test(text))
+      return `503 that is not a backing service or channel being unavailable: ${text.slice(0, 300)}`;
   }
   if (res.status >= 400 && res.outcome !== 'complete') return `error answer cut short (${res.outcome}): ${JSON.stringify(res.head)}`;
   const channel = route.includes('/sms/') || route.includes('slack');

@@ -4,6 +4,9 @@
  * a subscriber sees every event published after subscribe() resolved, and
  * possibly a few from just before: consumers filter by the ids they wait for.
  * Events cross the bus as JSON: a subscriber gets a copy, never the object published.
+ * A topic keeps its recent events for a while (the Redis stream's entries, capped and expiring
+ * when idle; a small buffer in memory), which history() reads back: a consumer that joins late
+ * or missed some catches up from there.
  */
 export interface Subscription {
   close(): void;
@@ -31,6 +34,11 @@ export interface Bus {
   publish<S extends string>(topic: Untyped<S>, ...events: unknown[]): Promise<void>;
   subscribe<T>(topic: Topic<T>, handler: (event: T) => void): Promise<Subscription>;
   subscribe<S extends string>(topic: Untyped<S>, handler: (event: unknown) => void): Promise<Subscription>;
+  /** The events the topic still holds, oldest first (at most `limit`, the newest of them). */
+  history<T>(topic: Topic<T>, limit?: number): Promise<T[]>;
   ping(): Promise<void>;
   close(): Promise<void>;
 }
+
+/** How many events history() returns by default: the Redis stream's cap. */
+export const HISTORY_LIMIT = 1000;

@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import { ignoreError } from '../../kernel/errors.js';
 import { createRedis } from '../redis.js';
-import type { Bus, Subscription } from './port.js';
+import { type Bus, HISTORY_LIMIT, type Subscription } from './port.js';
 
 const SUBSCRIBE_LOOKBACK_MS = 10_000;
 /** How often a topic's idle expiry is pushed back; far below any sensible ttlSeconds. */
@@ -171,6 +171,22 @@ export class RedisStreamsBus implements Bus {
         await new Promise((r) => setTimeout(r, 100));
       }
     }
+  }
+
+  /** The stream's entries, newest `limit` of them, oldest first (XREVRANGE: one round trip). */
+  async history(topic: string, limit = HISTORY_LIMIT): Promise<never[]> {
+    const entries = (await this.cmd.xrevrange(this.key(topic), '+', '-', 'COUNT', limit)) as [string, string[]][];
+    const out: never[] = [];
+    for (let i = entries.length - 1; i >= 0; i--) {
+      const raw = entries[i]![1][1];
+      if (raw === undefined) continue;
+      try {
+        out.push(JSON.parse(raw) as never);
+      } catch (err) {
+        void err; // not one of ours (the reader skips such entries too)
+      }
+    }
+    return out;
   }
 
   async ping(): Promise<void> {

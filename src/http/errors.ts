@@ -18,6 +18,15 @@ export const HTTP_STATUS_OF_CODE: Readonly<Record<string, number>> = {
   already_decided: 409,
   expired: 410,
   too_many_attempts: 429,
+  // The store or queue is unavailable (adapters/errors/types.ts classifyUnavailable): answered with Retry-After.
+  store_unavailable: 503,
+  queue_unavailable: 503,
+};
+
+/** Seconds a client is told to wait (Retry-After) when a code's status is 503: the backing service is usually back within seconds. */
+export const RETRY_AFTER_SECONDS_OF_CODE: Readonly<Record<string, number>> = {
+  store_unavailable: 2,
+  queue_unavailable: 2,
 };
 
 /** The status for a core error code; 500 for a code the table does not know. */
@@ -90,8 +99,15 @@ export function sendError(
 }
 
 /** A core error whose code the table knows, answered with its status, message and code. False when the table does not know it. */
-export function sendCoreError(res: ServerResponse, err: unknown, opts: { type?: string } = {}): boolean {
+export function sendCoreError(res: ServerResponse, err: unknown, opts: { type?: string; message?: string } = {}): boolean {
   if (!(err instanceof SwitchboardError) || HTTP_STATUS_OF_CODE[err.code] === undefined) return false;
-  sendError(res, httpStatusOf(err.code), err.message, { ...opts, code: err.code });
+  const retryAfter = RETRY_AFTER_SECONDS_OF_CODE[err.code];
+  sendError(
+    res,
+    httpStatusOf(err.code),
+    opts.message ?? err.message,
+    { type: opts.type, code: err.code },
+    retryAfter ? { 'retry-after': String(retryAfter) } : {},
+  );
   return true;
 }

@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse, S
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
+import { classifyUnavailable } from '../../adapters/errors/types.js';
 import { BodyTooLargeError, ClientGoneError, HttpError, sendCoreError, sendError } from './errors.js';
 import { sendJson } from './json-response.js';
 
@@ -213,17 +214,14 @@ export class HttpServer {
       }
       // A core error (kernel/errors.ts) whose code the HTTP table knows: its status, message and code.
       if (!res.headersSent && sendCoreError(res, err)) return;
-      if (isUnavailable(err)) {
-        // The store or queue is restarting: say so, and when to try again (nothing was accepted).
-        this.opts.log.warn({ err: (err as Error).message, path }, 'a backing service is unavailable');
+      const unavailable = classifyUnavailable(err);
+      if (unavailable) {
+        // The store or queue is restarting or refusing: say so, and when to try again (nothing was accepted).
+        this.opts.log.warn({ err: unavailable.message, code: unavailable.code, path }, 'a backing service is unavailable');
+        // The client is told which service, not the host or the driver's text (those are in the log).
+        const what = unavailable.code === 'queue_unavailable' ? 'The queue (Redis)' : 'The database';
         if (!res.headersSent)
-          sendError(
-            res,
-            503,
-            'A backing service (database or queue) is unavailable right now; nothing was accepted. Retry shortly.',
-            { code: 'service_unavailable' },
-            { 'retry-after': '1' },
-          );
+          sendCoreError(res, unavailable, { type: 'server_error', message: `${what} is unavailable right now; nothing was accepted. Retry shortly.` });
         else res.end();
         return;
       }
@@ -375,16 +373,6 @@ function sanitizeJson(root: unknown): unknown {
     }
   }
   return root;
-}
-
-/** Connection-level failures of Postgres or Redis (restarting, unreachable), as opposed to bugs. */
-export function isUnavailable(err: unknown): boolean {
-  const e = err as { code?: string; message?: string };
-  if (e?.code && ['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', '57P01', '57P02', '57P03', '08000', '08001', '08003', '08006'].includes(e.code))
-    return true;
-  return /Connection terminated|connection is closed|Connection is closed|server closed the connection|the database system is (starting up|shutting down)/i.test(
-    e?.message ?? '',
-  );
 }
 
 export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {

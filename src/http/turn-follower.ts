@@ -1,7 +1,9 @@
 import type { Bus, Subscription, Topic } from '../../adapters/bus/port.js';
 import type { GatewayStore } from '../../adapters/store/ports/index.js';
-import type { TurnEvent } from '../../kernel/turn-events.js';
+import type { BusTurnEvent, TurnEvent } from '../../kernel/turn-events.js';
+import { ReplyBuffer } from '../channel/reply-buffer.js';
 import { PROVIDER_FAILED_TEXT } from '../turn/settle.js';
+import { TurnEventOrdering } from './turn-order.js';
 
 /**
  * Follows the turn that answers one inbox row. Subscribe before the message is
@@ -9,6 +11,13 @@ import { PROVIDER_FAILED_TEXT } from '../turn/settle.js';
  * that turn come out of next() in order, ending with 'done' or 'error'.
  * If the bus drops events (Redis restarted mid-turn), a slow poll of the store
  * still finds the finished turn and produces its 'done'.
+ *
+ * The bus events are numbered (TurnEventOrdering): a repeat is dropped, a newer attempt replaces
+ * an older one, and a skipped number is read again from the topic's history. Joining a turn that
+ * is running or finished (a retried request, any process, any time) reads that history first, so
+ * everything said so far comes out before the live rest. The text that comes out always adds up to
+ * the final answer: what the bus could not give (a hole the history no longer holds) is filled in
+ * from the finished turn's whole text just before its 'done'.
  */
 export class TurnWaiter {
   private sub?: Subscription;
@@ -19,14 +28,21 @@ export class TurnWaiter {
   private notify?: () => void;
   private finished = false;
   private pollTimer?: NodeJS.Timeout;
+  private readonly ordering = new TurnEventOrdering();
+  /** What has come out of next() for the turn so far: the text the final answer must extend. */
+  private said = new ReplyBuffer();
+  private refilling?: Promise<void>;
+  private refillAgain = false;
 
   private constructor(
+    private readonly bus: Bus,
+    private readonly topic: Topic<BusTurnEvent>,
     private readonly store: GatewayStore,
     private readonly pollMs: number,
   ) {}
 
-  static async open(bus: Bus, store: GatewayStore, topic: Topic<TurnEvent>, pollMs = 2_000): Promise<TurnWaiter> {
-    const w = new TurnWaiter(store, pollMs);
+  static async open(bus: Bus, store: GatewayStore, topic: Topic<BusTurnEvent>, pollMs = 2_000): Promise<TurnWaiter> {
+    const w = new TurnWaiter(bus, topic, store, pollMs);
     w.sub = await bus.subscribe(topic, (e) => w.onEvent(e));
     return w;
   }
@@ -35,27 +51,76 @@ export class TurnWaiter {
   bind(inboxId: number, knownTurnId?: string): void {
     this.inboxId = inboxId;
     if (knownTurnId) this.turnId = knownTurnId;
+    // Joining a turn that already began: what it said so far is in the topic's history.
+    if (knownTurnId) this.refill();
     for (const e of this.early.splice(0)) this.onEvent(e);
     this.pollTimer = setInterval(() => void this.poll(), this.pollMs);
     this.pollTimer.unref();
   }
 
-  private onEvent(e: TurnEvent): void {
+  private onEvent(e: BusTurnEvent): void {
     if (this.finished) return;
     if (this.inboxId === undefined) {
       this.early.push(e);
       return;
     }
-    if (e.type === 'turn_start' && e.inboxIds.includes(this.inboxId)) this.turnId = e.turnId;
+    if (e.type === 'turn_start' && e.inboxIds.includes(this.inboxId) && this.turnId !== e.turnId) {
+      this.turnId = e.turnId;
+      // Its first event seen is not its first: the turn began before this follower (a join).
+      if (e.seq !== undefined && e.seq > 1) this.refill();
+    }
     if (!this.turnId || e.turnId !== this.turnId) return;
-    this.push(e);
+    for (const ready of this.ordering.accept(e)) this.push(ready);
+    if (this.ordering.holes) this.refill();
   }
+
+  /** Reads the topic's history again for what was skipped (or, joining, everything said before). */
+  private refill(): void {
+    if (this.refilling) {
+      this.refillAgain = true;
+      return;
+    }
+    this.refilling = (async () => {
+      do {
+        this.refillAgain = false;
+        try {
+          const events = await this.bus.history(this.topic);
+          for (const e of events) if (!this.finished && e.turnId === this.turnId) for (const ready of this.ordering.accept(e)) this.push(ready);
+        } catch (err) {
+          // Redis is down: what the stream held is unreachable; the finished turn's text fills in.
+          this.refillError = err;
+        }
+      } while (this.refillAgain && !this.finished);
+      // What the history did not have, it will not get: go on without that text.
+      for (const ready of this.ordering.giveUp()) this.push(ready);
+    })().finally(() => {
+      this.refilling = undefined;
+    });
+  }
+
+  /** Why the last history read failed, if it did (kept for diagnostics: the follower has no logger, and the answer does not depend on it). */
+  refillError?: unknown;
 
   private push(e: TurnEvent): void {
     if (this.finished) return;
+    if (e.type === 'done') {
+      // The answer as a whole: the part the client has not been given yet comes first.
+      const have = this.said.text;
+      if (e.text.length > have.length && e.text.startsWith(have)) this.emit({ type: 'text_delta', turnId: e.turnId, delta: e.text.slice(have.length) });
+    }
+    this.emit(e);
+  }
+
+  private emit(e: TurnEvent): void {
+    this.said.push(e);
     this.queue.push(e);
     if (e.type === 'done' || e.type === 'error') this.finish();
     this.notify?.();
+  }
+
+  /** An event made up from the store: no numbering, but a newer attempt still replaces an older one. */
+  private pushStored(e: TurnEvent): void {
+    for (const ready of this.ordering.accept(e)) this.push(ready);
   }
 
   /** The store is the truth: a consumed inbox row means its turn is over. */
@@ -72,8 +137,8 @@ export class TurnWaiter {
       const text = await this.store.turnReply(turn.id);
       const usage = (turn.usage ?? { input: 0, output: 0, totalTokens: 0, cost: 0 }) as unknown as Extract<TurnEvent, { type: 'done' }>['usage'];
       this.turnId = turn.id;
-      this.push({ type: 'turn_start', turnId: turn.id, conversationId: turn.conversation_id, inboxIds: [this.inboxId], attempt: turn.attempt });
-      this.push({
+      this.pushStored({ type: 'turn_start', turnId: turn.id, conversationId: turn.conversation_id, inboxIds: [this.inboxId], attempt: turn.attempt });
+      this.pushStored({
         type: 'done',
         turnId: turn.id,
         text: turn.finish_reason === 'error' ? PROVIDER_FAILED_TEXT : text,

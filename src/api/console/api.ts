@@ -5,6 +5,7 @@ import { conversationTopic } from '../../event-publisher.js';
 import type { ApiKeyAuth } from '../../http/auth.js';
 import { sendError } from '../../http/errors.js';
 import { type HttpServer, sendJson } from '../../http/server.js';
+import { firstSighting } from '../../http/turn-order.js';
 import { rulesJson } from '../approvals-api.js';
 import { CONSOLE_HTML } from './page.js';
 
@@ -74,7 +75,9 @@ export function registerConsole(server: HttpServer, deps: { auth: ApiKeyAuth; in
     if (!conv) return sendError(res, 404, 'no such conversation', { code: 'not_found' });
     res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' });
     res.write(': live\n\n');
-    const sub = await infra.bus.subscribe(conversationTopic(conv.key), (e) => res.write(`data: ${JSON.stringify(e)}\n\n`));
+    // A write the Redis client resent after a reconnect is shown once.
+    const fresh = firstSighting();
+    const sub = await infra.bus.subscribe(conversationTopic(conv.key), (e) => fresh(e) && res.write(`data: ${JSON.stringify(e)}\n\n`));
     const ping = setInterval(() => res.write(': ping\n\n'), 15_000);
     res.on('close', () => {
       clearInterval(ping);
