@@ -154,6 +154,8 @@ export class FallbackChain implements ProviderChain {
         const fitted = hooks.fitToWindow ? hooks.fitToWindow(context, slot.model, options.maxTokens) : { context, maxTokens: options.maxTokens };
         if (!fitted) {
           // Not sent: it would not fit this slot's window, nor any slot's with the same or a smaller one.
+          // Reported as an attempt (0 ms) so the turn's ledger and its error name the slot and why.
+          hooks.onAttempt?.({ slot: slot.id, error: 'context_overflow', ms: 0 });
           failures.push(`${slot.id}: context too large for its window`);
           minWindow = Math.max(minWindow, slot.model.contextWindow);
           continue rounds;

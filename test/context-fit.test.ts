@@ -3,11 +3,16 @@
  * model slot receives exceeds that slot's window. Measured on the bodies the fake
  * LLM records, as a provider would: the body's characters / 4 plus the max_tokens asked.
  */
-import type { Message } from '@mariozechner/pi-ai';
+import type { Api, Message, Model } from '@mariozechner/pi-ai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MemoryCooldowns } from '../adapters/cooldowns/memory.js';
 import type { Gateway } from '../app/gateway.js';
+import { Redactor } from '../moat/secrets.js';
+import { type Attempt, FallbackChain } from '../providers/chain.js';
 import { capSummary, chunks, SUMMARY_CUT_MARKER, summaryCap } from '../src/compaction.js';
+import { configSchema } from '../src/config.js';
 import { answerTokens, dropOldest, fitToModel, inputBudget, SUMMARY_MESSAGE_HEADER } from '../src/context-fit.js';
+import { sendToProvider } from '../src/provider-request.js';
 import { requestTokens } from '../src/token-estimate.js';
 import { FakeLlm, type FakeRequest, type FakeScript, lastUserText, reply } from './fakes/fake-llm.js';
 import { openaiClient, startGateway, testConfig } from './support/gateway.js';
@@ -331,5 +336,71 @@ describe('fitting a request into a window', () => {
       100,
     ))
       expect(c.length).toBeLessThanOrEqual(100);
+  });
+});
+
+describe('the chain fits each attempt to its slot', () => {
+  let tiny: FakeLlm;
+  let big: FakeLlm;
+  beforeAll(async () => {
+    tiny = new FakeLlm();
+    big = new FakeLlm();
+    await Promise.all([tiny.start(), big.start()]);
+    tiny.respond(() => reply('tiny answers'));
+    big.respond(() => reply('big answers'));
+  });
+  afterAll(async () => {
+    await Promise.all([tiny?.close(), big?.close()]);
+  });
+  const model = (fake: FakeLlm, contextWindow: number) =>
+    ({
+      id: 'm',
+      name: 'm',
+      api: 'openai-completions',
+      provider: 'local',
+      baseUrl: fake.openaiBaseUrl,
+      reasoning: false,
+      input: ['text'],
+      cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+      contextWindow,
+      maxTokens: 1000,
+      compat: { supportsDeveloperRole: false, supportsStore: false, maxTokensField: 'max_tokens' },
+    }) as Model<Api>;
+  async function send(slots: Array<[FakeLlm, number]>, systemChars: number) {
+    const chain = new FallbackChain(
+      slots.map(([f, w], i) => ({ id: `slot${i}-${w}`, model: model(f, w), apiKey: 'k' })),
+      new MemoryCooldowns(),
+      { ...configSchema.parse({}).fallback, busyRetryMs: 0 },
+    );
+    const attempts: Attempt[] = [];
+    const s = sendToProvider(
+      chain,
+      { system: ['x'.repeat(systemChars)], messages: [user('hi')] },
+      { redactor: new Redactor(), policy: 'redact', hooks: { onAttempt: (a) => attempts.push(a) } },
+    );
+    const m = await s.result();
+    return { m, attempts };
+  }
+
+  it('a slot whose window the request cannot fit is not sent it; a larger one answers', async () => {
+    const before = tiny.requests.length;
+    const { m, attempts } = await send(
+      [
+        [tiny, 2_000],
+        [big, 100_000],
+      ],
+      20_000,
+    );
+    expect(m.content).toEqual([{ type: 'text', text: 'big answers' }]);
+    expect(tiny.requests.length).toBe(before);
+    expect(attempts.map((a) => `${a.slot}:${a.error}`)).toEqual(['slot0-2000:context_overflow', 'slot1-100000:ok']);
+  });
+
+  it('no slot can take it: nothing is sent, and the error says why', async () => {
+    const before = tiny.requests.length;
+    const { m } = await send([[tiny, 2_000]], 20_000);
+    expect(m.stopReason).toBe('error');
+    expect(m.errorMessage).toContain('no slot has a large enough context window');
+    expect(tiny.requests.length).toBe(before);
   });
 });
