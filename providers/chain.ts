@@ -34,6 +34,11 @@ export interface ChainHooks {
   onNotice?(text: string): void;
   /** The context is too large for the slot: return a smaller one (compaction) to retry with, or null. */
   onContextOverflow?(context: Context): Promise<Context | null>;
+  /**
+   * Before each attempt: the request as it may go to this slot's model (within its window,
+   * with the maxTokens to send), or null when it cannot fit: then only slots with a larger window are tried.
+   */
+  fitToWindow?(context: Context, model: Model<Api>, maxTokens: number | undefined): { context: Context; maxTokens: number } | null;
 }
 
 export interface SlotHealth {
@@ -146,8 +151,18 @@ export class FallbackChain implements ProviderChain {
       for (let i = 0; i < order.length; i++) {
         const { slot, state } = order[i]!;
         if (signal?.aborted) return void out.push({ type: 'error', reason: 'aborted', error: failure(slot.model, 'Request was aborted.', 'aborted') });
+        const fitted = hooks.fitToWindow ? hooks.fitToWindow(context, slot.model, options.maxTokens) : { context, maxTokens: options.maxTokens };
+        if (!fitted) {
+          // Not sent: it would not fit this slot's window, nor any slot's with the same or a smaller one.
+          // Reported as an attempt (0 ms) so the turn's ledger and its error name the slot and why.
+          hooks.onAttempt?.({ slot: slot.id, error: 'context_overflow', ms: 0 });
+          failures.push(`${slot.id}: context too large for its window`);
+          minWindow = Math.max(minWindow, slot.model.contextWindow);
+          continue rounds;
+        }
+        const sendOptions = fitted.maxTokens ? { ...options, maxTokens: fitted.maxTokens } : options;
         const t0 = Date.now();
-        const r = await this.attempt(slot, context, options, out, st);
+        const r = await this.attempt(slot, fitted.context, sendOptions, out, st);
         hooks.onAttempt?.({ slot: slot.id, error: r.cls ?? 'ok', ms: Date.now() - t0 });
         if (!r.cls) {
           if (state.strikes > 0)

@@ -4,7 +4,11 @@ import type { Message } from '@mariozechner/pi-ai';
 import { promptsDir } from '../kernel/paths.js';
 import { Redactor } from '../moat/secrets.js';
 import type { ProviderChain } from '../providers/chain.js';
+import { inputBudget, SUMMARY_MESSAGE_HEADER } from './context-fit.js';
 import { findSecrets, markAuthor, type SecretsPolicy, sendToProvider } from './provider-request.js';
+import { estimateTokens } from './token-estimate.js';
+
+export { estimateTokens };
 
 /** How the summarizer's request is guarded: the turn's Redactor and secrets policy. */
 export interface SummarySecrets {
@@ -24,25 +28,28 @@ export interface CompactionSettings {
   threshold: number;
   /** Share of the window kept as recent messages after compaction. */
   keepRecent: number;
+  /** The summarizer's maxTokens, and the most a summary may be (default 1024; never more than SUMMARY_SHARE of the window). */
+  summaryMaxTokens?: number;
 }
 
-/** A rough token estimate: ~4 characters a token, plus a little per message. */
-export function estimateTokens(messages: readonly Message[], system = ''): number {
-  let chars = system.length;
-  for (const m of messages) chars += messageChars(m) + 16;
-  return Math.ceil(chars / 4);
+/** A summary takes at most this share of the window it is carried in. */
+export const SUMMARY_SHARE = 0.15;
+/** What ends a summary cut to its cap (the summarizer wrote more than it was asked). */
+export const SUMMARY_CUT_MARKER = '[summary cut to fit]';
+
+/** The most tokens a summary may take in a request whose input budget is `window`. */
+export function summaryCap(window: number, settings: Pick<CompactionSettings, 'summaryMaxTokens'>): number {
+  return Math.max(64, Math.min(settings.summaryMaxTokens ?? 1024, Math.floor(window * SUMMARY_SHARE)));
 }
 
-function messageChars(m: Message): number {
-  if (typeof m.content === 'string') return m.content.length;
-  let n = 0;
-  for (const p of m.content as Array<{ type: string; text?: string; thinking?: string; arguments?: unknown; data?: string }>) {
-    if (p.type === 'text') n += p.text?.length ?? 0;
-    else if (p.type === 'thinking') n += p.thinking?.length ?? 0;
-    else if (p.type === 'toolCall') n += JSON.stringify(p.arguments ?? {}).length + 32;
-    else n += 1000; // images and others
-  }
-  return n;
+/** The summary within `maxTokens` (estimated like every request): cut at a word, and marked, when longer. */
+export function capSummary(summary: string, maxTokens: number): string {
+  const maxChars = maxTokens * 4;
+  if (summary.length <= maxChars) return summary;
+  let cut = summary.slice(0, Math.max(0, maxChars - SUMMARY_CUT_MARKER.length - 2));
+  const space = cut.search(/\s\S*$/);
+  if (space > cut.length - 200 && space > 0) cut = cut.slice(0, space);
+  return `${cut.trimEnd()}\n${SUMMARY_CUT_MARKER}`;
 }
 
 /**
@@ -65,11 +72,20 @@ export function safeCut(messages: readonly Message[], keepTokens: number): numbe
 
 let summarizerPrompt: string | undefined;
 
+/** Room in a summarizer request for the words around the transcript ("Previous summary:", "New messages:"...). */
+const WRAPPER_TOKENS = 64;
+/** Below this many tokens of transcript a chunk, summarizing is not worth a request: the transcript is kept. */
+const MIN_CHUNK_TOKENS = 128;
+
 /**
- * The summary of `old` (merged with `previous`), or null. The transcript goes
- * out through the request builder like every other request, redacted. Under
- * policy 'block' it is not sent when the same messages would refuse a turn
- * (a secret in anything but what the model wrote): the transcript is kept.
+ * The summary of `old` (merged with `previous`), at most `maxTokens`, or null.
+ * The transcript goes out through the request builder like every other
+ * request, redacted; when it is too large for the summarizer's window (the
+ * smallest of its chain's slots), it is summarized chunk by chunk, each request
+ * within the window, the running summary folded into the next. Whatever the
+ * model writes is cut to `maxTokens` (capSummary). Under policy 'block' it is
+ * not sent when the same messages would refuse a turn (a secret in anything
+ * but what the model wrote): the transcript is kept.
  */
 export async function summarize(
   chain: ProviderChain,
@@ -77,26 +93,36 @@ export async function summarize(
   previous: string | null,
   signal?: AbortSignal,
   secrets: SummarySecrets = { redactor: new Redactor(), policy: 'redact' },
+  maxTokens = 1024,
 ): Promise<string | null> {
   summarizerPrompt ??= readFileSync(join(promptsDir, 'summarizer.md'), 'utf8');
   // One user message carries the whole transcript, so who wrote each line is decided here, per message.
   if (secrets.policy === 'block' && findSecrets({ messages: old }, secrets.redactor)) return null;
-  const transcript = old
-    .map((m) => {
-      const role = m.role === 'toolResult' ? `tool ${m.toolName}` : m.role;
-      const text =
-        typeof m.content === 'string'
-          ? m.content
-          : (m.content as Array<{ type: string; text?: string; name?: string; arguments?: unknown }>)
-              .map((p) => (p.type === 'text' ? p.text : p.type === 'toolCall' ? `[calls ${p.name} ${JSON.stringify(p.arguments)}]` : ''))
-              .join(' ');
-      return `${role}: ${text}`;
-    })
-    .join('\n');
+  const budget = Math.min(...chain.slots.map((s) => inputBudget(s.model, maxTokens)));
+  const chunkTokens = budget - estimateTokens([], summarizerPrompt) - maxTokens - WRAPPER_TOKENS;
+  if (chunkTokens < MIN_CHUNK_TOKENS) return null; // the summarizer's window is too small to be of use
+  let running = previous ? capSummary(previous, maxTokens) : null;
+  for (const chunk of chunks(transcriptLines(old), chunkTokens * 4)) {
+    const next = await summarizeOnce(chain, chunk, running, maxTokens, secrets.redactor, signal);
+    if (!next) return null; // one chunk failed: keep the whole transcript
+    running = capSummary(next, maxTokens);
+  }
+  return running;
+}
+
+/** One summarizer request: the running summary and one chunk of transcript. */
+async function summarizeOnce(
+  chain: ProviderChain,
+  transcript: string,
+  previous: string | null,
+  maxTokens: number,
+  redactor: Redactor,
+  signal?: AbortSignal,
+): Promise<string | null> {
   const s = sendToProvider(
     chain,
     {
-      system: [summarizerPrompt],
+      system: [summarizerPrompt!],
       messages: [
         {
           role: 'user',
@@ -105,7 +131,7 @@ export async function summarize(
         },
       ],
     },
-    { redactor: secrets.redactor, policy: 'redact', options: { ...(signal ? { signal } : {}), maxTokens: 1024 } },
+    { redactor, policy: 'redact', options: { ...(signal ? { signal } : {}), maxTokens } },
   );
   const msg = await s.result();
   if (msg.stopReason !== 'stop') return null; // an error, a cut-off or an abort is not a summary
@@ -117,9 +143,42 @@ export async function summarize(
   return text || null;
 }
 
+/** One line per message: who wrote it, and what (tool calls shown by name and arguments). */
+function transcriptLines(old: readonly Message[]): string[] {
+  return old.map((m) => {
+    const role = m.role === 'toolResult' ? `tool ${m.toolName}` : m.role;
+    const text =
+      typeof m.content === 'string'
+        ? m.content
+        : (m.content as Array<{ type: string; text?: string; name?: string; arguments?: unknown }>)
+            .map((p) => (p.type === 'text' ? p.text : p.type === 'toolCall' ? `[calls ${p.name} ${JSON.stringify(p.arguments)}]` : ''))
+            .join(' ');
+    return `${role}: ${text}`;
+  });
+}
+
+/** The lines packed into chunks of at most `maxChars` (a longer line is split across chunks). */
+export function chunks(lines: readonly string[], maxChars: number): string[] {
+  const out: string[] = [];
+  let cur = '';
+  for (const line of lines) {
+    const pieces: string[] = [];
+    for (let i = 0; i < line.length; i += maxChars) pieces.push(line.slice(i, i + maxChars));
+    for (const piece of pieces.length ? pieces : ['']) {
+      if (cur && cur.length + 1 + piece.length > maxChars) {
+        out.push(cur);
+        cur = '';
+      }
+      cur = cur ? `${cur}\n${piece}` : piece;
+    }
+  }
+  if (cur) out.push(cur);
+  return out;
+}
+
 /** The summary as the model sees it. */
 export function summaryMessage(summary: string): Message {
-  return markAuthor({ role: 'user', content: `[Summary of the earlier conversation, which is no longer shown]\n${summary}`, timestamp: 0 }, 'model');
+  return markAuthor({ role: 'user', content: `${SUMMARY_MESSAGE_HEADER}\n${summary}`, timestamp: 0 }, 'model');
 }
 
 /**
@@ -135,6 +194,7 @@ export class InTurnCompactor {
 
   constructor(
     private readonly chain: ProviderChain,
+    /** The input budget of the model's window (src/context-fit.ts inputBudget, less the tool definitions). */
     private readonly window: number,
     private readonly settings: CompactionSettings,
     initialSummary: string | null,
@@ -160,7 +220,7 @@ export class InTurnCompactor {
     // Forced (the provider said the context overflowed): keep half as much.
     const n = safeCut(rest, Math.floor((this.settings.keepRecent * this.window) / (force ? 2 : 1)));
     if (n <= 0) return current;
-    const summary = await summarize(this.chain, rest.slice(0, n), this.summary, signal, this.secrets);
+    const summary = await summarize(this.chain, rest.slice(0, n), this.summary, signal, this.secrets, summaryCap(this.window, this.settings));
     if (!summary) return current; // keep everything; try again at the next call
     this.summary = summary;
     this.cut += n;

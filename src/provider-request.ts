@@ -19,6 +19,10 @@
  * write, and refusing would lock the conversation for good, so they are
  * redacted in both modes. A one-off request's own assistant messages are the
  * user's words: mark them with markAuthor(m, 'user') and they block.
+ *
+ * And every request fits the window of the slot it goes to: the chain asks
+ * fitToModel (src/context-fit.ts) before each attempt, which drops the oldest
+ * verbatim messages of a request too large for that slot, or refuses to send it.
  */
 import {
   type AssistantMessage,
@@ -30,6 +34,7 @@ import {
 } from '@mariozechner/pi-ai';
 import { type MessageSecretPolicy, Redactor } from '../moat/secrets.js';
 import type { ChainHooks, ProviderChain } from '../providers/chain.js';
+import { fitToModel } from './context-fit.js';
 
 export type SecretsPolicy = MessageSecretPolicy;
 
@@ -308,7 +313,8 @@ export function sendToProvider(chain: ProviderChain, req: ProviderRequest, opts:
     opts.onBlocked?.(first.blocking);
     return refused(chain, refusalText(first.blocking));
   }
-  const hooks: ChainHooks = { ...opts.hooks };
+  // Whatever the caller built, each slot gets a request that fits its window (src/context-fit.ts).
+  const hooks: ChainHooks = { ...opts.hooks, fitToWindow: (context, model, maxTokens) => fitToModel(context, model, maxTokens) };
   const overflow = opts.hooks?.onContextOverflow;
   if (overflow) {
     hooks.onContextOverflow = async (sent) => {

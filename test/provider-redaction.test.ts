@@ -259,10 +259,11 @@ describe.each(['redact', 'block'] as const)('no secret reaches a provider (moat.
     const r = await ask(gw, 'what now?', { conversation: 'long-model' });
     expect(textOf(r)).toBe('ok: what now?');
     const sent = fake.requests.slice(before);
+    // The old part is larger than the 4,000-token window: summarized in chunks, the first folding in the stored summary.
     const summarizer = sent.filter(isSummarizer);
-    expect(summarizer).toHaveLength(1);
+    expect(summarizer.length).toBeGreaterThanOrEqual(1);
     expect(bodyOf(summarizer[0]!)).toMatch(/Previous summary:\\n\s*The user once used \[REDACTED:[a-z_]+#\d\]/);
-    expect(bodyOf(summarizer[0]!)).toMatch(/Here is one: \[REDACTED:[a-z_]+#\d\]/);
+    expect(summarizer.some((q) => /Here is one: \[REDACTED:[a-z_]+#\d\]/.test(bodyOf(q)))).toBe(true);
     expect(bodyOf(sent.find((q) => !isSummarizer(q))!)).toContain('SUMMARY: the user talked about keys.');
 
     // ...a user's secret in the stored history too (redact); block refuses the turn before any request, summarizer included.
@@ -277,7 +278,12 @@ describe.each(['redact', 'block'] as const)('no secret reaches a provider (moat.
     const r2 = await ask(gw, 'and now?', { conversation: 'long-user' });
     if (policy === 'redact') {
       expect(textOf(r2)).toBe('ok: and now?');
-      expect(bodyOf(fake.requests.slice(before2).find(isSummarizer)!)).toMatch(/use \[REDACTED:[a-z_]+#1\] for the deploy/);
+      expect(
+        fake.requests
+          .slice(before2)
+          .filter(isSummarizer)
+          .some((q) => /use \[REDACTED:[a-z_]+#1\] for the deploy/.test(bodyOf(q))),
+      ).toBe(true);
     } else {
       expect(textOf(r2)).toMatch(
         /^This request was not sent to the model: what looks like a secret \([a-z_]+\) is in its earlier messages of this conversation/,
@@ -309,8 +315,8 @@ describe.each(['redact', 'block'] as const)('no secret reaches a provider (moat.
     const r = await ask(slots, 'please set the port to 8080', { conversation: 'slots' });
     expect(textOf(r)).toMatch(/^I updated the config to use port 8080\./);
     const summaries = cheap.requests.filter(isSummarizer);
-    expect(summaries).toHaveLength(1);
-    expect(bodyOf(summaries[0]!)).toMatch(/Try \[REDACTED:[a-z_]+#\d\]/);
+    expect(summaries.length).toBeGreaterThanOrEqual(1); // in chunks when the old part outgrows the window
+    expect(summaries.some((q) => /Try \[REDACTED:[a-z_]+#\d\]/.test(bodyOf(q)))).toBe(true);
     expect(main.requests.some(isSummarizer)).toBe(false);
     // The main model put a secret in its tool call; the judge reads the call's summary.
     expect(cheap.requests.filter(isJudge)).toHaveLength(1);

@@ -5,8 +5,9 @@ import { planTools } from '../../moat/planner.js';
 import { Redactor } from '../../moat/secrets.js';
 import type { ProviderChain } from '../../providers/chain.js';
 import { type AnyTool, schemaCharsOf } from '../../tools/contract.js';
-import { estimateTokens, InTurnCompactor, safeCut, summarize } from '../compaction.js';
+import { capSummary, estimateTokens, InTurnCompactor, safeCut, summarize, summaryCap } from '../compaction.js';
 import type { Config } from '../config.js';
+import { inputBudget } from '../context-fit.js';
 import { findSecrets, refusalText, type SecretsPolicy, type SystemPart, userRefusal } from '../provider-request.js';
 import { contextToMessages, toUserMessage } from './messages.js';
 import type { ParkedState } from './park.js';
@@ -88,16 +89,22 @@ export async function prepare(job: TurnJob, deps: TurnDeps, parked: ParkedState 
       return { kind: 'close', text: refusal, finishReason: 'blocked_secret', messages: [] };
     }
   }
-  const window = chain.primary.contextWindow;
   const compaction = deps.config.compaction;
+  const all = deps.tools();
+  // What compaction works against: the primary's window less the answer's room, the estimate's margin and
+  // every tool definition (src/context-fit.ts fits each request to its slot again, dropping the oldest messages).
+  const window = Math.max(0, inputBudget(chain.primary, agent.maxTokens) - toolDefinitionTokens(all));
+  const summaryTokens = summaryCap(window, compaction);
+  // A summary stored before summaries were capped is cut like a new one.
+  if (summary) summary = capSummary(summary, summaryTokens);
 
   // Compaction at the start of the turn: the oldest part of the history becomes the running summary.
   const baseSystem = systemParts.map((p) => p.text).join('\n\n');
-  if (!parked && estimateTokens([...history, ...contextMessages.messages, ...prompts], baseSystem) > compaction.threshold * window) {
+  if (!parked && estimateTokens([...history, ...contextMessages.messages, ...prompts], `${baseSystem}${summary ?? ''}`) > compaction.threshold * window) {
     const n = safeCut(history, Math.floor(compaction.keepRecent * window));
     const upto = context.historyIds?.[n - 1];
     if (n > 0 && upto !== undefined) {
-      const s = await summarize(deps.summarizer ?? chain, history.slice(0, n), summary, signal, secrets);
+      const s = await summarize(deps.summarizer ?? chain, history.slice(0, n), summary, signal, secrets, summaryTokens);
       if (s) {
         await deps.store.saveSummary(conv.id, upto, s);
         summary = s;
@@ -121,7 +128,6 @@ export async function prepare(job: TurnJob, deps: TurnDeps, parked: ParkedState 
   );
 
   // Tools: the planner offers only those the request needs (the full set when unsure).
-  const all = deps.tools();
   let offered = all;
   if (deps.config.tools.planner && all.length) {
     const plan = planTools(
@@ -147,4 +153,11 @@ export async function prepare(job: TurnJob, deps: TurnDeps, parked: ParkedState 
     compactor,
     offered,
   };
+}
+
+/** The tool definitions' share of a request, estimated as src/token-estimate.ts does (name, description, schema). */
+function toolDefinitionTokens(tools: readonly AnyTool[]): number {
+  let chars = 0;
+  for (const t of tools) chars += t.name.length + t.description.length + schemaCharsOf(t) + 32;
+  return Math.ceil(chars / 4);
 }
