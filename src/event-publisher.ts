@@ -15,6 +15,8 @@ export class EventPublisher {
   constructor(
     private readonly bus: Bus,
     private readonly topic: Topic<TurnEvent>,
+    /** Asked before each write: false drops what is queued (the drain's lease is lost: src/turn/lease-guard.ts). */
+    private readonly mayPublish: () => boolean = () => true,
   ) {}
 
   push(e: TurnEvent): void {
@@ -29,6 +31,7 @@ export class EventPublisher {
     while (this.queue.length) {
       // Everything queued so far goes out in one write.
       const batch = this.queue.splice(0);
+      if (!this.mayPublish()) continue;
       try {
         await this.bus.publish(this.topic, ...batch);
       } catch (err) {
