@@ -15,11 +15,12 @@ export class EventPublisher {
   constructor(
     private readonly bus: Bus,
     private readonly topic: Topic<TurnEvent>,
-    /** Asked before each write: false drops what is queued (the drain's lease is lost: src/turn/lease-guard.ts). */
+    /** Asked at each push and after each write: false drops the events (the drain's lease is lost: src/turn/lease-guard.ts). */
     private readonly mayPublish: () => boolean = () => true,
   ) {}
 
   push(e: TurnEvent): void {
+    if (!this.mayPublish()) return;
     const last = this.queue[this.queue.length - 1];
     if (e.type === 'text_delta' && last?.type === 'text_delta' && last.turnId === e.turnId) {
       this.queue[this.queue.length - 1] = { ...last, delta: last.delta + e.delta };
@@ -31,7 +32,6 @@ export class EventPublisher {
     while (this.queue.length) {
       // Everything queued so far goes out in one write.
       const batch = this.queue.splice(0);
-      if (!this.mayPublish()) continue;
       try {
         await this.bus.publish(this.topic, ...batch);
       } catch (err) {
@@ -39,6 +39,8 @@ export class EventPublisher {
         // waiting requests fall back to reading it from there.
         this.failed = err;
       }
+      // Asked again after each write: what was queued meanwhile (the process may have been frozen) is dropped once it says no.
+      if (!this.mayPublish()) this.queue.length = 0;
     }
     this.flushing = null;
   }

@@ -166,16 +166,10 @@ export class Worker {
       () => {
         // A missed renewal is retried at the next tick; the lease outlives two of them, and
         // the guard's deadline (the last renewal that succeeded + ttl) stops the turn before it expires.
-        if (held && guard.check()) {
-          const sentAt = Date.now();
-          store.renewLease(conversationId, lease, ttl).then(
-            (mine) => {
-              if (mine) guard.renewed(sentAt);
-              else guard.lose('a renewal found another token');
-            },
-            (err: unknown) => this.deps.log.debug({ err, conversation: conversationId }, 'renewing the conversation lease failed'),
-          );
-        }
+        if (held)
+          guard
+            .renew(() => store.renewLease(conversationId, lease, ttl))
+            .catch((err: unknown) => this.deps.log.debug({ err, conversation: conversationId }, 'renewing the conversation lease failed'));
         if (slots.length)
           this.slots
             ?.renew(slots, lease, ttl)

@@ -22,34 +22,54 @@ function clock(start = 1_000_000) {
 const delta = (d: string): TurnEvent => ({ type: 'text_delta', turnId: 't1', delta: d });
 
 describe('the lease guard', () => {
-  it('holds while renewed in time; a renewal that says "not yours" aborts its signal with lease_lost, for good', () => {
+  it('holds while renewed in time; a renewal that says "not yours" aborts its signal with lease_lost, for good', async () => {
     const c = clock();
     const g = new LeaseGuard('tok', 3_000, c.now);
     c.t += 2_000;
-    g.renewed(c.t);
+    await g.renew(async () => true);
     c.t += 2_500; // 4.5 s after the start, 2.5 s after the renewal
     expect(g.check()).toBe(true);
     expect(g.signal.aborted).toBe(false);
 
-    g.lose('a renewal found another token');
+    await g.renew(async () => false);
     expect(g.signal.aborted).toBe(true);
     expect(errorCode(g.signal.reason)).toBe('lease_lost');
     expect(g.check()).toBe(false);
-    g.renewed(c.t); // a renewal answered late does not bring it back
+    // Nothing brings it back, and a lost lease is not renewed any more.
+    let asked = 0;
+    await g.renew(async () => ++asked > 0);
+    g.renewed(c.t);
+    expect(asked).toBe(0);
     expect(g.check()).toBe(false);
     expect(g.lost).toBe(true);
   });
 
-  it('is lost once the clock passes the last successful renewal + the lease duration (a frozen process), before anything else is done', () => {
+  it('a renewal that fails with an error keeps the lease until its deadline, and the next one succeeding extends it', async () => {
+    const c = clock();
+    const g = new LeaseGuard('tok', 3_000, c.now);
+    c.t += 1_000;
+    await expect(g.renew(async () => Promise.reject(new Error('connection reset')))).rejects.toThrow('connection reset');
+    expect(g.check()).toBe(true);
+    expect(g.until).toBe(c.t + 2_000);
+    c.t += 1_000;
+    await g.renew(async () => true);
+    expect(g.until).toBe(c.t + 3_000);
+  });
+
+  it('is lost once the clock passes the last successful renewal + the lease duration (a frozen process), before anything else is done', async () => {
     const c = clock();
     const g = new LeaseGuard('tok', 3_000, c.now);
     let aborted: unknown;
     g.signal.addEventListener('abort', () => (aborted = g.signal.reason));
-    g.renewed(c.t + 1_000);
-    c.t += 4_000; // exactly at the deadline: still valid
+    c.t += 1_000;
+    await g.renew(async () => true);
+    c.t += 3_000; // exactly at the deadline: still valid
     expect(g.check()).toBe(true);
-    // Renewals failed with errors (not renewed) and the clock jumped: the next check loses it.
+    // The process was frozen past the deadline: the next check (or renewal tick) loses it, before anything else.
     c.t += 1;
+    let asked = 0;
+    await g.renew(async () => ++asked > 0);
+    expect(asked).toBe(0);
     expect(g.check()).toBe(false);
     expect(errorCode(aborted)).toBe('lease_lost');
   });

@@ -44,6 +44,19 @@ export class LeaseGuard {
     if (!this.lost) this.validUntil = Math.max(this.validUntil, sentAt + this.durationMs);
   }
 
+  /**
+   * One renewal: `renewal` asks the store to extend the lease and answers
+   * whether it is still this drain's. True moves the deadline; false loses the
+   * lease; an error leaves the deadline where it was (the caller retries at its
+   * next tick) and is thrown. Nothing is asked once the lease is lost.
+   */
+  async renew(renewal: () => Promise<boolean>): Promise<void> {
+    if (!this.check()) return;
+    const sentAt = this.now();
+    if (await renewal()) this.renewed(sentAt);
+    else this.lose('a renewal found another token');
+  }
+
   /** The store said the lease is another drain's now. */
   lose(why: string): void {
     if (!this.lost) this.controller.abort(new LeaseLostError(`the conversation lease is no longer this drain's: ${why}`));
