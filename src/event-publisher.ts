@@ -25,6 +25,8 @@ export class EventPublisher {
   constructor(
     private readonly bus: Bus,
     private readonly topic: Topic<BusTurnEvent>,
+    /** Asked at each push and after each write: false drops the events (the drain's lease is lost: src/turn/lease-guard.ts). */
+    private readonly mayPublish: () => boolean = () => true,
   ) {}
 
   private numbered(e: TurnEvent): BusTurnEvent {
@@ -36,6 +38,7 @@ export class EventPublisher {
   }
 
   push(e: TurnEvent): void {
+    if (!this.mayPublish()) return;
     const last = this.queue[this.queue.length - 1];
     if (e.type === 'text_delta' && last?.type === 'text_delta' && last.turnId === e.turnId) {
       this.queue[this.queue.length - 1] = { ...last, delta: last.delta + e.delta };
@@ -45,6 +48,11 @@ export class EventPublisher {
 
   private async flush(): Promise<void> {
     while (this.queue.length) {
+      // A process frozen with events queued asks again before it writes them (its lease may be gone).
+      if (!this.mayPublish()) {
+        this.queue.length = 0;
+        break;
+      }
       // Everything queued so far goes out in one write.
       const batch = this.queue.splice(0).map((e) => this.numbered(e));
       try {
@@ -54,6 +62,8 @@ export class EventPublisher {
         // waiting requests fall back to reading it from there.
         this.failed = err;
       }
+      // Asked again after each write: what was queued meanwhile (the process may have been frozen) is dropped once it says no.
+      if (!this.mayPublish()) this.queue.length = 0;
     }
     this.flushing = null;
   }

@@ -14,12 +14,15 @@ import type { DeliverContext, TurnDeliverer } from './channel/deliver.js';
 import { CONTROL_TOPIC, type ControlEvent } from './commands.js';
 import { ConversationBusyError, StaleInboxError } from './drain-errors.js';
 import { conversationTopic, EventPublisher } from './event-publisher.js';
+import { fencedDeliveries } from './fenced-deliveries.js';
 import { turnScopes } from './limits.js';
 import type { Metrics } from './metrics.js';
 import { runTurn, type TurnDeps } from './turn/index.js';
+import { LeaseGuard } from './turn/lease-guard.js';
 import { busSink } from './turn/sinks/bus-sink.js';
 import { deliverySink } from './turn/sinks/delivery-sink.js';
 import { fanOut } from './turn/sinks/fan-out.js';
+import { leaseGate } from './turn/sinks/lease-gate.js';
 import { logSink } from './turn/sinks/log-sink.js';
 import { metricsSink } from './turn/sinks/metrics-sink.js';
 import { eventWebhookSink } from './turn/sinks/webhook-sink.js';
@@ -140,10 +143,13 @@ export class Worker {
     // row, taken in the same statement that opens the turn) lets one drain run.
     const lease = randomUUID();
     let held = false;
+    // What this drain knows of its lease; the turn asks it before it acts (src/turn/lease-guard.ts).
+    const guard = new LeaseGuard(lease, ttl);
     // The concurrency slots this drain holds (under its lease token) for the turn it runs.
     let slots: SlotScope[] = [];
-    const start = (claim: StartTurn['claim']) =>
-      store.startTurn({
+    const start = async (claim: StartTurn['claim']) => {
+      const sentAt = Date.now();
+      const s = await store.startTurn({
         conversationId,
         worker: this.id,
         lease,
@@ -153,12 +159,17 @@ export class Worker {
         historyLimits: this.historyLimits,
         memoryLimit: 20,
       });
+      // The statement took or renewed the lease.
+      if (s.conversation) guard.renewed(sentAt);
+      return s;
+    };
     const renew = setInterval(
       () => {
-        // A missed renewal is retried at the next tick; the lease outlives two of them.
+        // A missed renewal is retried at the next tick; the lease outlives two of them, and
+        // the guard's deadline (the last renewal that succeeded + ttl) stops the turn before it expires.
         if (held)
-          store
-            .renewLease(conversationId, lease, ttl)
+          guard
+            .renew(() => store.renewLease(conversationId, lease, ttl))
             .catch((err: unknown) => this.deps.log.debug({ err, conversation: conversationId }, 'renewing the conversation lease failed'));
         if (slots.length)
           this.slots
@@ -187,10 +198,12 @@ export class Worker {
         }
         held = true;
         const conv = s.conversation;
-        const publisher = new EventPublisher(this.deps.bus, conversationTopic(conv.key));
+        // A batch still queued when the lease is lost is dropped, not published.
+        const publisher = new EventPublisher(this.deps.bus, conversationTopic(conv.key), () => guard.check());
         let stale = false;
         for (let n = 0; ; ) {
           if (!s.conversation) return; // nothing left (the lease is given back below)
+          if (guard.lost) return;
           if (!s.turn || !s.batch || !s.context) {
             const pending = s.pending;
             if (s.mode === 'collect' && !pending.some((r) => r.turn_id)) {
@@ -238,13 +251,17 @@ export class Worker {
           const stop = new AbortController();
           this.stoppers.set(conv.key, stop);
           const control = { close: () => this.stoppers.get(conv.key) === stop && this.stoppers.delete(conv.key) };
-          const turnSignal = linkedSignal(signal, stop.signal);
+          const turnSignal = linkedSignal(signal, stop.signal, guard.signal);
           try {
             const delivery = this.deps.deliverers
               .get(conv.channel)
-              ?.open({ turnId: turn.id, attempt: turn.attempt, conversation: conv, batch }, this.deps.deliverContext);
-            // The turn's one sink: the log line, metrics, the bus, the channel's delivery, the event webhooks.
-            const sink = fanOut(
+              ?.open(
+                { turnId: turn.id, attempt: turn.attempt, conversation: conv, batch },
+                { ...this.deps.deliverContext, deliveries: fencedDeliveries(this.deps.deliverContext.deliveries, turn.id, turn.attempt, guard) },
+              );
+            // The turn's one sink: the log line, metrics, the bus, the channel's delivery, the event
+            // webhooks, behind the lease gate: once the lease is lost nothing more leaves.
+            const fanned = fanOut(
               [
                 { name: 'log', sink: logSink(turnLog, conv.channel) },
                 this.deps.metrics ? { name: 'metrics', sink: metricsSink(this.deps.metrics, conv.channel) } : undefined,
@@ -254,8 +271,9 @@ export class Worker {
               ],
               turnLog,
             );
+            const sink = leaseGate(fanned, guard, turnLog);
             next = await runTurn({
-              job: { conversation: conv, turn, batch, context: { ...context, lease } },
+              job: { conversation: conv, turn, batch, context: { ...context, lease }, leaseGuard: guard },
               deps: this.deps,
               sink,
               signal: turnSignal.signal,
@@ -269,6 +287,12 @@ export class Worker {
           // Closing the turn with nothing else waiting gave the lease back.
           if (next?.length === 0) {
             held = false;
+            return;
+          }
+          if (guard.lost) {
+            // Another drain may hold the turn now and finishes it; if none took the lease, it is
+            // given back below (only while it is still this token) and the recovery sweep re-drains.
+            turnLog.warn({ err: guard.signal.reason }, 'the conversation lease was lost mid-turn: the turn was stopped and nothing more of it was published');
             return;
           }
           if (++n >= TURNS_PER_JOB) break;

@@ -1,7 +1,8 @@
+import { LeaseLostError } from '../../kernel/lease-lost.js';
 import type { Db } from '../db/port.js';
-import type { DeliveryRepository, DeliveryRow } from './ports/deliveries.js';
+import type { DeliveryFields, DeliveryRepository, DeliveryRow } from './ports/deliveries.js';
 
-export type { DeliveryRepository, DeliveryRow } from './ports/deliveries.js';
+export type { DeliveryFields, DeliveryRepository, DeliveryRow } from './ports/deliveries.js';
 
 /**
  * What a turn posted on a platform. A retried turn finds its row and edits the
@@ -19,21 +20,21 @@ export class DeliveryStore implements DeliveryRepository {
     return (await this.db.query<DeliveryRow>('select * from deliveries where turn_id = $1 order by id', [turnId])).rows;
   }
 
-  async record(
-    turnId: string,
-    channel: string,
-    target: string,
-    fields: { platformMessageId?: string | null; state: string; body?: string | null },
-  ): Promise<DeliveryRow> {
-    return (
+  async record(turnId: string, channel: string, target: string, fields: DeliveryFields): Promise<DeliveryRow> {
+    // With an attempt, the row is written only while the turn is still at it (the fence).
+    const row = (
       await this.db.query<DeliveryRow>(
-        `insert into deliveries (turn_id, channel, target, platform_message_id, state, body) values ($1, $2, $3, $4, $5, $6)
+        `insert into deliveries (turn_id, channel, target, platform_message_id, state, body)
+         select $1, $2, $3, $4, $5, $6
+         where $7::int is null or exists (select 1 from turns where id = $1 and attempt = $7::int)
          on conflict (turn_id, channel, target) do update set
            platform_message_id = coalesce(excluded.platform_message_id, deliveries.platform_message_id),
            state = excluded.state, body = coalesce(excluded.body, deliveries.body), updated_at = now()
          returning *`,
-        [turnId, channel, target, fields.platformMessageId ?? null, fields.state, fields.body ?? null],
+        [turnId, channel, target, fields.platformMessageId ?? null, fields.state, fields.body ?? null, fields.attempt ?? null],
       )
-    ).rows[0]!;
+    ).rows[0];
+    if (!row) throw new LeaseLostError(`delivery ${channel}/${target} of turn ${turnId} not recorded: attempt ${fields.attempt} was overtaken`);
+    return row;
   }
 }

@@ -138,6 +138,8 @@ export class TurnStore implements TurnRepository {
       `with t as (
          update turns set status = $2, finished_at = now(), finish_reason = $3, error = $4, usage = $5, provider = $6, honesty = $8, state = null
          where id = $1 and status = 'running'
+           -- Fenced: only the drain that holds the conversation's lease closes the turn.
+           and ($9::text is null or exists (select 1 from conversations c where c.id = turns.conversation_id and c.lease_token = $9::text))
          returning id, conversation_id
        ), m as (
          insert into messages (conversation_id, turn_id, role, content)
@@ -173,11 +175,13 @@ export class TurnStore implements TurnRepository {
   }
 
   /** Parks a running turn: its loop state waits here for approvals; the conversation waits with it. */
-  async parkTurn(turnId: string, state: unknown): Promise<boolean> {
-    return (
-      (await this.db.query(`update turns set status = 'parked', state = $2 where id = $1 and status = 'running'`, [turnId, JSON.stringify(state)])).rowCount ===
-      1
+  async parkTurn(turnId: string, state: unknown, lease?: string): Promise<boolean> {
+    const r = await this.db.query(
+      `update turns set status = 'parked', state = $2 where id = $1 and status = 'running'
+         and ($3::text is null or exists (select 1 from conversations c where c.id = turns.conversation_id and c.lease_token = $3::text))`,
+      [turnId, JSON.stringify(state), lease ?? null],
     );
+    return r.rowCount === 1;
   }
 
   /** Makes a parked turn runnable again; returns its conversation (to drain), or undefined if it was not parked. */

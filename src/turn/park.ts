@@ -30,6 +30,8 @@ export interface ParkInput {
   usage: TurnUsage;
   attempts: Attempt[];
   provider: TurnProvider;
+  /** The drain's lease token: the park is fenced on it. */
+  lease?: string;
 }
 
 /**
@@ -63,7 +65,7 @@ export async function park(deps: Pick<TurnDeps, 'store' | 'approvals' | 'config'
   }));
   for (const approval of approvals) sink.push({ type: 'approval_requested', turnId, approval });
   await sink.flush?.();
-  if (!(await deps.store.parkTurn(turnId, state))) return null;
+  if (!(await deps.store.parkTurn(turnId, state, p.lease))) return null;
   await deps.approvals.resumeIfReady(turnId); // answered before we parked?
   sink.push({ type: 'done', turnId, text: p.text, finishReason: 'approval_pending', usage: p.usage, provider: p.provider, approvals });
   return null;

@@ -7,6 +7,7 @@ import type { Attempt, ProviderChain } from '../../providers/chain.js';
 import type { AnyTool } from '../../tools/contract.js';
 import type { Config } from '../config.js';
 import type { PromptComposer } from '../prompt.js';
+import type { LeaseGuard } from './lease-guard.js';
 
 /**
  * The narrow ports a turn needs: exactly the methods of Store, ApprovalStore and
@@ -18,8 +19,8 @@ export type { ApprovalRow, ConversationRow, InboxRow, StoredMessage, TurnRow };
 export interface TurnStore {
   /** Closes the turn with its transcript in one statement; `pending` are the conversation's other waiting rows. */
   finishTurn(f: FinishTurn): Promise<{ finished: boolean; pending: InboxRow[] }>;
-  /** Keeps the loop state of a turn that waits for approvals; false when the turn was not running. */
-  parkTurn(turnId: string, state: unknown): Promise<boolean>;
+  /** Keeps the loop state of a turn that waits for approvals; false when the turn was not running (or `lease` is no longer the conversation's). */
+  parkTurn(turnId: string, state: unknown, lease?: string): Promise<boolean>;
   saveSummary(conversationId: string, uptoId: number, summary: string): Promise<boolean>;
   /** steer: claims the rows that arrived meanwhile into the running turn. */
   claimInto(turnId: string, conversationId: string): Promise<InboxRow[]>;
@@ -75,6 +76,12 @@ export interface TurnJob {
   turn: TurnRow;
   batch: InboxRow[];
   context: TurnContext;
+  /**
+   * The drain's lease, as the worker knows it: asked before each model call and
+   * tool call (and by the worker's sink gate before each event); once lost, its
+   * signal has aborted the turn and the turn writes nothing more.
+   */
+  leaseGuard?: LeaseGuard;
 }
 
 /**

@@ -32,7 +32,9 @@ export async function runTurn({ job, deps, sink, signal }: RunTurn): Promise<Tur
   sink.push({ type: 'turn_start', turnId, conversationId: conv.id, inboxIds: batch.map((r) => r.id), attempt: turn.attempt });
   const parked = isParkedState(turn.state) ? turn.state : null;
 
+  const lease = job.leaseGuard;
   const p = await prepare(job, deps, parked, signal);
+  if (lease && !lease.check()) return null; // another attempt may be running: this one does nothing more
   if (p.kind === 'close') return closeEarly(job, deps, sink, p);
 
   const t = turnTools(job, deps, p, parked, sink, signal);
@@ -55,13 +57,19 @@ export async function runTurn({ job, deps, sink, signal }: RunTurn): Promise<Tur
       ...(signal ? { signal } : {}),
       sessionId: conv.id,
       ...(resumed ? { resumed } : {}),
-      beforeToolCall: t.beforeToolCall,
+      beforeToolCall: lease
+        ? async (c) => (lease.check() ? t.beforeToolCall(c) : { block: true, reason: 'Stopped: the conversation lease was lost.' })
+        : t.beforeToolCall,
       afterToolCall: t.tools.afterToolCall,
       ...(t.getSteeringMessages ? { getSteeringMessages: t.getSteeringMessages } : {}),
       stopWhen: () => t.tools.parked.length > 0,
       parkedCall: (id) => t.tools.parkedCode(id),
       secrets: p.secrets,
-      transformContext: (messages, sig) => p.compactor.transform(messages, p.systemPrompt, sig),
+      // Called before each model call: a lost lease aborts the turn's signal here, so the call is not made.
+      transformContext: (messages, sig) => {
+        lease?.check();
+        return p.compactor.transform(messages, p.systemPrompt, sig);
+      },
       budget: { tokens: deps.config.limits.turnTokens, costUsd: deps.config.limits.turnCostUsd, ...(parked ? { spent: parked.usage } : {}) },
     },
     {
@@ -78,6 +86,7 @@ export async function runTurn({ job, deps, sink, signal }: RunTurn): Promise<Tur
       },
     },
   );
+  if (lease && !lease.check()) return null; // stopped by the lost lease: neither parked nor settled here
   const usage = addUsage(parked?.usage, result.usage);
   const text = parked?.text ? (result.text ? `${parked.text}\n\n${result.text}` : parked.text) : result.text;
   const provider: TurnProvider = { slot: slot ?? null, fallbackActivated: slot !== undefined && slot !== chain.slots[0]!.id, attempts };
@@ -88,6 +97,7 @@ export async function runTurn({ job, deps, sink, signal }: RunTurn): Promise<Tur
       !(result.finishReason === 'blocked_secret' && m.role === 'user' && findSecrets({ messages: [m] }, p.secrets.redactor)),
   );
 
-  if (t.tools.parked.length) return park(deps, sink, { turnId, tools: t.tools, messages: [...(resumed ?? []), ...kept], text, usage, attempts, provider });
+  if (t.tools.parked.length)
+    return park(deps, sink, { turnId, tools: t.tools, messages: [...(resumed ?? []), ...kept], text, usage, attempts, provider, lease: job.context.lease });
   return settle(job, deps, sink, { prepared: p, result, tools: t.tools, resumed: resumed ?? [], kept, text, usage, provider }, signal);
 }

@@ -201,6 +201,29 @@ export function conversationRepositoryContracts(repos: () => AllRepositories): v
       expect((await start(conv, { claim: 'none', modes: { default: 'followup', byChannel: { http: 'steer' } } })).mode).toBe('steer');
     });
 
+    it("closes or parks a turn only while the lease is still the drain's (fencing): an overtaken attempt writes nothing", async () => {
+      const key = `http/-/fence-${u()}/-`;
+      const a = await repos().inbox.accept(msg(`f-1-${u()}`, key, 'a'));
+      const conv = a.conversationId;
+      const first = (await start(conv, { lease: 'frozen', leaseMs: 1 })).turn!;
+      await sleep(20); // the frozen drain's lease expires; another takes the turn over
+      const second = await start(conv, { lease: 'fresh' });
+      expect(second.turn).toMatchObject({ id: first.id, attempt: 2 });
+      const stale = await repos().turns.finishTurn({
+        turnId: first.id,
+        status: 'done',
+        messages: [{ role: 'assistant', content: [] } as never],
+        finishReason: 'stop',
+        lease: 'frozen',
+      });
+      expect(stale).toEqual({ finished: false, pending: [] });
+      expect(await repos().turns.parkTurn(first.id, { parked: 'by the frozen drain' }, 'frozen')).toBe(false);
+      expect(await repos().turns.turn(first.id)).toMatchObject({ status: 'running', attempt: 2 });
+      expect(await repos().transcript.transcript(conv)).toEqual([]);
+      expect(await repos().turns.parkTurn(first.id, { parked: true }, 'fresh')).toBe(true);
+      expect(await repos().turns.turn(first.id)).toMatchObject({ status: 'parked', state: { parked: true } });
+    });
+
     it('defers a turn: an opened one disappears and its rows are free again; a resumed one gets its attempt back', async () => {
       const key = `http/-/defer-${u()}/-`;
       const a = await repos().inbox.accept(msg(`d-1-${u()}`, key, 'a'));

@@ -184,6 +184,23 @@ export function otherRepositoryContracts(repos: () => AllRepositories): void {
       expect(await repos().deliveries.get(turn, 'sms', 'C1')).toBeUndefined();
       expect(await repos().deliveries.forTurn(`t_${u()}`)).toEqual([]);
     });
+
+    it('fences a record on its attempt: once a newer attempt runs the turn, the older one writes nothing (lease_lost)', async () => {
+      const key = `http/-/fence-d-${u()}/-`;
+      const a = await repos().inbox.accept(msg(`fd-1-${u()}`, key, 'a'));
+      const start = starter(repos);
+      const t = (await start(a.conversationId)).turn!;
+      await repos().deliveries.record(t.id, 'slack', 'msg:C1:0', { state: 'streaming', body: 'first', attempt: 1 });
+      expect((await start(a.conversationId)).turn).toMatchObject({ id: t.id, attempt: 2 });
+      await expect(repos().deliveries.record(t.id, 'slack', 'msg:C1:0', { state: 'delivered', body: 'stale', attempt: 1 })).rejects.toMatchObject({
+        code: 'lease_lost',
+      });
+      await expect(repos().deliveries.record(t.id, 'slack', 'msg:C1:1', { state: 'streaming', attempt: 1 })).rejects.toMatchObject({ code: 'lease_lost' });
+      expect(await repos().deliveries.get(t.id, 'slack', 'msg:C1:0')).toMatchObject({ state: 'streaming', body: 'first' });
+      expect(await repos().deliveries.get(t.id, 'slack', 'msg:C1:1')).toBeUndefined();
+      await repos().deliveries.record(t.id, 'slack', 'msg:C1:0', { state: 'delivered', body: 'second', attempt: 2 });
+      expect(await repos().deliveries.get(t.id, 'slack', 'msg:C1:0')).toMatchObject({ state: 'delivered', body: 'second' });
+    });
   });
 
   describe('channel state', () => {

@@ -9,6 +9,14 @@ export interface DeliveryRow {
   updated_at: Date;
 }
 
+export interface DeliveryFields {
+  platformMessageId?: string | null;
+  state: string;
+  body?: string | null;
+  /** The turn attempt that writes: a newer attempt of the turn fences this write out. */
+  attempt?: number;
+}
+
 /**
  * What a turn posted on a platform, one row per (turn, channel, target). A
  * retried turn finds its row and edits the message it already posted instead
@@ -20,12 +28,9 @@ export interface DeliveryRepository {
   forTurn(turnId: string): Promise<DeliveryRow[]>;
   /**
    * Upserts the row: the state always changes; a null or missing platform
-   * message id or body keeps the one recorded before.
+   * message id or body keeps the one recorded before. With `attempt`, the write
+   * is fenced: it happens only while the turn row is at that attempt, else
+   * nothing is written and it throws LeaseLostError (kernel/lease-lost.ts).
    */
-  record(
-    turnId: string,
-    channel: string,
-    target: string,
-    fields: { platformMessageId?: string | null; state: string; body?: string | null },
-  ): Promise<DeliveryRow>;
+  record(turnId: string, channel: string, target: string, fields: DeliveryFields): Promise<DeliveryRow>;
 }

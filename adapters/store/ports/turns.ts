@@ -67,7 +67,7 @@ export interface FinishTurn {
   provider?: Record<string, unknown>;
   /** Claims the honesty check corrected. */
   honesty?: unknown[];
-  /** The drain's lease: released in the same statement when nothing else waits. */
+  /** The drain's lease: the turn is closed only while the conversation's lease is still this token (the fence), and released in the same statement when nothing else waits. */
   lease?: string;
 }
 
@@ -102,8 +102,8 @@ export interface TurnRepository {
    * is released in the same step.
    */
   finishTurn(f: FinishTurn): Promise<{ finished: boolean; pending: InboxRow[] }>;
-  /** Parks a running turn with its loop state; false unless it was running. The conversation waits while a turn is parked. */
-  parkTurn(turnId: string, state: unknown): Promise<boolean>;
+  /** Parks a running turn with its loop state; false unless it was running (and, given `lease`, the conversation's lease is still it). The conversation waits while a turn is parked. */
+  parkTurn(turnId: string, state: unknown, lease?: string): Promise<boolean>;
   /** Makes a parked turn running again; returns its conversation id, or undefined if it was not parked. */
   unparkTurn(turnId: string): Promise<string | undefined>;
   /**

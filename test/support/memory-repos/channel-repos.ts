@@ -1,7 +1,8 @@
 import type { AccessRepository, AccessRow } from '../../../adapters/store/ports/access.js';
 import type { ChannelStateRepository } from '../../../adapters/store/ports/channel-state.js';
-import type { DeliveryRepository, DeliveryRow } from '../../../adapters/store/ports/deliveries.js';
+import type { DeliveryFields, DeliveryRepository, DeliveryRow } from '../../../adapters/store/ports/deliveries.js';
 import type { DeadLetterRow, SubscriberRow, WebhookRepository } from '../../../adapters/store/ports/webhooks.js';
+import { LeaseLostError } from '../../../kernel/lease-lost.js';
 import { type AccessRecord, copy, json, type Tables } from './tables.js';
 
 export class MemoryDeliveries implements DeliveryRepository {
@@ -19,12 +20,9 @@ export class MemoryDeliveries implements DeliveryRepository {
       .map(copy);
   }
 
-  async record(
-    turnId: string,
-    channel: string,
-    target: string,
-    fields: { platformMessageId?: string | null; state: string; body?: string | null },
-  ): Promise<DeliveryRow> {
+  async record(turnId: string, channel: string, target: string, fields: DeliveryFields): Promise<DeliveryRow> {
+    if (fields.attempt !== undefined && this.t.turns.get(turnId)?.attempt !== fields.attempt)
+      throw new LeaseLostError(`delivery ${channel}/${target} of turn ${turnId} not recorded: attempt ${fields.attempt} was overtaken`);
     const now = this.t.now();
     let d = this.t.deliveries.find((x) => x.turn_id === turnId && x.channel === channel && x.target === target);
     if (!d) {

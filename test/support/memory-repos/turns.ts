@@ -92,7 +92,7 @@ export class MemoryTurns implements TurnRepository {
 
   async finishTurn(f: FinishTurn): Promise<{ finished: boolean; pending: InboxRow[] }> {
     const turn = this.t.turns.get(f.turnId);
-    if (turn?.status !== 'running') return { finished: false, pending: [] };
+    if (turn?.status !== 'running' || !this.holds(turn.conversation_id, f.lease)) return { finished: false, pending: [] };
     const now = this.t.now();
     Object.assign(turn, {
       status: f.status,
@@ -113,9 +113,14 @@ export class MemoryTurns implements TurnRepository {
     return { finished: true, pending: rest.map(inboxRow) };
   }
 
-  async parkTurn(turnId: string, state: unknown): Promise<boolean> {
+  /** The fence of finishTurn and parkTurn: no lease given, or the conversation's lease is still it. */
+  private holds(conversationId: string, lease: string | undefined): boolean {
+    return lease === undefined || this.t.conversations.get(conversationId)?.lease_token === lease;
+  }
+
+  async parkTurn(turnId: string, state: unknown, lease?: string): Promise<boolean> {
     const turn = this.t.turns.get(turnId);
-    if (turn?.status !== 'running') return false;
+    if (turn?.status !== 'running' || !this.holds(turn.conversation_id, lease)) return false;
     turn.status = 'parked';
     turn.state = json(state);
     return true;
