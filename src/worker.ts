@@ -5,7 +5,7 @@ import type { Bus } from '../adapters/bus/port.js';
 import type { LockService } from '../adapters/lock/port.js';
 import type { JobQueue } from '../adapters/queue/port.js';
 import type { TurnSlots } from '../adapters/ratelimit/port.js';
-import { type GatewayStore, type InboxRow, type StartTurn, senderIdentity } from '../adapters/store/ports/index.js';
+import { type GatewayStore, type InboxMessage, type StartTurn, senderIdentity } from '../adapters/store/ports/index.js';
 import { parseIdentity } from '../kernel/identity.js';
 import type { DrainJob, EventJob, SlotScope, TimerJob } from '../kernel/jobs.js';
 import { linkedSignal } from '../kernel/linked-signal.js';
@@ -192,21 +192,21 @@ export class Worker {
           if (!s.conversation) return; // nothing left (the lease is given back below)
           if (!s.turn || !s.batch || !s.context) {
             const pending = s.pending;
-            if (s.mode === 'collect' && !pending.some((r) => r.turn_id)) {
+            if (s.mode === 'collect' && !pending.some((r) => r.turnId)) {
               // Wait for a pause: answer the burst together.
-              const newest = Math.max(...pending.map((r) => r.received_at.getTime()));
+              const newest = Math.max(...pending.map((r) => r.receivedAt.getTime()));
               const wait = config.conversations.collectQuietMs - (Date.now() - newest);
               if (wait > 0) {
                 await new Promise((r) => setTimeout(r, wait));
                 s = await start('none');
-                if (s.conversation && Math.max(...s.pending.map((r) => r.received_at.getTime())) > newest) continue;
+                if (s.conversation && Math.max(...s.pending.map((r) => r.receivedAt.getTime())) > newest) continue;
               }
               s = await start('all');
               continue;
             }
             // The statement read a snapshot from before the previous holder closed
             // its turn: read again, now holding the lease.
-            if (stale) throw new Error(`inbox rows of closed turn ${pending.find((r) => r.turn_id)?.turn_id ?? '?'} are unconsumed`);
+            if (stale) throw new Error(`inbox rows of closed turn ${pending.find((r) => r.turnId)?.turnId ?? '?'} are unconsumed`);
             stale = true;
             s = await start('auto');
             continue;
@@ -232,7 +232,7 @@ export class Worker {
           }
           const turnLog = log.child({ conversation: conversationId, turn: turn.id, attempt: turn.attempt });
           turnLog.debug('turn start');
-          let next: InboxRow[] | null;
+          let next: InboxMessage[] | null;
           // /stop (or an interrupting message) from any process aborts this turn.
           const stop = new AbortController();
           this.stoppers.set(conv.key, stop);

@@ -14,8 +14,8 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DeliveryRow, DeliveryStore } from '../adapters/store/deliveries.js';
-import type { InboxRow } from '../adapters/store/store.js';
+import type { DeliveryRecord, DeliveryStore } from '../adapters/store/deliveries.js';
+import type { InboxMessage } from '../adapters/store/store.js';
 import { parseDiscordConfig } from '../channels/discord/config.js';
 import { DiscordDeliverer } from '../channels/discord/deliver.js';
 import { parseEmailConfig } from '../channels/email/config.js';
@@ -72,20 +72,20 @@ function script(form: 'pending' | 'legacy'): { before: Ev[]; done: Ev } {
 }
 
 class MemoryDeliveries {
-  rows: DeliveryRow[] = [];
+  rows: DeliveryRecord[] = [];
   async get(turnId: string, channel: string, target: string) {
-    return this.rows.find((r) => r.turn_id === turnId && r.channel === channel && r.target === target);
+    return this.rows.find((r) => r.turnId === turnId && r.channel === channel && r.target === target);
   }
   async forTurn(turnId: string) {
-    return this.rows.filter((r) => r.turn_id === turnId);
+    return this.rows.filter((r) => r.turnId === turnId);
   }
   async record(turnId: string, channel: string, target: string, f: { platformMessageId?: string | null; state: string; body?: string | null }) {
     let r = await this.get(turnId, channel, target);
     if (!r)
       this.rows.push(
-        (r = { id: this.rows.length + 1, turn_id: turnId, channel, target, platform_message_id: null, state: f.state, body: null, updated_at: new Date() }),
+        (r = { id: this.rows.length + 1, turnId: turnId, channel, target, platformMessageId: null, state: f.state, body: null, updatedAt: new Date() }),
       );
-    r.platform_message_id = f.platformMessageId ?? r.platform_message_id;
+    r.platformMessageId = f.platformMessageId ?? r.platformMessageId;
     r.state = f.state;
     r.body = f.body ?? r.body;
     return r;
@@ -100,23 +100,23 @@ function target(turnId: string, channel: string, replyTo: Record<string, unknown
   return {
     turnId,
     attempt: 1,
-    conversation: { id: 'c1', key: `${channel}/x`, channel, owner: null, agent: 'default', created_at: new Date() },
+    conversation: { id: 'c1', key: `${channel}/x`, channel, owner: null, agent: 'default', createdAt: new Date() },
     batch: [
       {
         id: 1,
-        conversation_id: 'c1',
+        conversationId: 'c1',
         channel,
-        external_id: 'x',
+        externalId: 'x',
         sender: { id: sender },
-        sender_identity: `${channel}:${sender}`,
+        senderIdentity: `${channel}:${sender}`,
         text: 'q',
         attachments: [],
-        reply_to: replyTo,
+        replyTo: replyTo,
         context: null,
-        received_at: new Date(),
-        turn_id: turnId,
-        consumed_at: null,
-      } as unknown as InboxRow,
+        receivedAt: new Date(),
+        turnId: turnId,
+        consumedAt: null,
+      } as unknown as InboxMessage,
     ],
     // As the worker's bindDeliverer gives it: the stored reply target, parsed by the channel.
     replyTo,

@@ -116,7 +116,7 @@ describe('http parseReplyTo', () => {
 });
 
 describe('a deliverer gets the reply target parsed once (bindDeliverer)', () => {
-  const row = (reply_to: unknown, id = 1) => ({ id, reply_to, sender: { id: `U${id}` } }) as never;
+  const row = (replyTo: unknown, id = 1) => ({ id, replyTo, sender: { id: `U${id}` } }) as never;
   const stored = (batch: unknown[]) => ({
     turnId: 't1',
     attempt: 1,

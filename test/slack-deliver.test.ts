@@ -6,8 +6,8 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { ChannelStateStore } from '../adapters/store/channel-state.js';
-import type { DeliveryRow, DeliveryStore } from '../adapters/store/deliveries.js';
-import type { InboxRow } from '../adapters/store/store.js';
+import type { DeliveryRecord, DeliveryStore } from '../adapters/store/deliveries.js';
+import type { InboxMessage } from '../adapters/store/store.js';
 import { parseSlackConfig } from '../channels/slack/config.js';
 import { SlackDeliverer } from '../channels/slack/deliver.js';
 import type { TurnEvent } from '../kernel/turn-events.js';
@@ -18,20 +18,20 @@ import { BOT, BOT_TOKEN, FakeSlack } from './fakes/slack-api.js';
 import { eventually } from './support/gateway.js';
 
 class MemoryDeliveries {
-  rows: DeliveryRow[] = [];
+  rows: DeliveryRecord[] = [];
   async get(turnId: string, channel: string, target: string) {
-    return this.rows.find((r) => r.turn_id === turnId && r.channel === channel && r.target === target);
+    return this.rows.find((r) => r.turnId === turnId && r.channel === channel && r.target === target);
   }
   async forTurn(turnId: string) {
-    return this.rows.filter((r) => r.turn_id === turnId);
+    return this.rows.filter((r) => r.turnId === turnId);
   }
   async record(turnId: string, channel: string, target: string, f: { platformMessageId?: string | null; state: string; body?: string | null }) {
     let r = await this.get(turnId, channel, target);
     if (!r) {
-      r = { id: this.rows.length + 1, turn_id: turnId, channel, target, platform_message_id: null, state: f.state, body: null, updated_at: new Date() };
+      r = { id: this.rows.length + 1, turnId: turnId, channel, target, platformMessageId: null, state: f.state, body: null, updatedAt: new Date() };
       this.rows.push(r);
     }
-    r.platform_message_id = f.platformMessageId ?? r.platform_message_id;
+    r.platformMessageId = f.platformMessageId ?? r.platformMessageId;
     r.state = f.state;
     r.body = f.body ?? r.body;
     return r;
@@ -52,23 +52,23 @@ describe('slack deliverer', () => {
   const target = (channel: string, thread: string | undefined, turnId: string, attempt = 1): TurnTarget => ({
     turnId,
     attempt,
-    conversation: { id: 'c1', key: `slack/${BOT.team}/${channel}/${thread ?? '-'}`, channel: 'slack', owner: null, agent: 'default', created_at: new Date() },
+    conversation: { id: 'c1', key: `slack/${BOT.team}/${channel}/${thread ?? '-'}`, channel: 'slack', owner: null, agent: 'default', createdAt: new Date() },
     batch: [
       {
         id: 1,
-        conversation_id: 'c1',
+        conversationId: 'c1',
         channel: 'slack',
-        external_id: 'x',
+        externalId: 'x',
         sender: { id: 'UALICE', workspace: BOT.team },
-        sender_identity: `slack:${BOT.team}:UALICE`,
+        senderIdentity: `slack:${BOT.team}:UALICE`,
         text: 'q',
         attachments: [],
-        reply_to: { channel, ...(thread ? { thread_ts: thread } : {}), ts: thread ?? '1.1', team: BOT.team, user: 'UALICE', dm: channel.startsWith('D') },
+        replyTo: { channel, ...(thread ? { thread_ts: thread } : {}), ts: thread ?? '1.1', team: BOT.team, user: 'UALICE', dm: channel.startsWith('D') },
         context: null,
-        received_at: new Date(),
-        turn_id: null,
-        consumed_at: null,
-      } as InboxRow,
+        receivedAt: new Date(),
+        turnId: null,
+        consumedAt: null,
+      } as InboxMessage,
     ],
     replyTo: { channel, ...(thread ? { thread_ts: thread } : {}), ts: thread ?? '1.1', team: BOT.team, user: 'UALICE', dm: channel.startsWith('D') },
   });

@@ -1,22 +1,26 @@
 import type { Db } from '../db/port.js';
-import type { DeliveryRepository, DeliveryRow } from './ports/deliveries.js';
+import type { DeliveryRecord, DeliveryRepository } from './ports/deliveries.js';
 
-export type { DeliveryRepository, DeliveryRow } from './ports/deliveries.js';
+export type { DeliveryRecord, DeliveryRepository } from './ports/deliveries.js';
 
 /**
  * What a turn posted on a platform. A retried turn finds its row and edits the
  * message it already posted instead of posting a second one.
  */
+/** The deliveries columns as a DeliveryRecord: every statement selects (or returns) these. */
+const RECORD = 'id, turn_id as "turnId", channel, target, platform_message_id as "platformMessageId", state, body, updated_at as "updatedAt"';
+
 export class DeliveryStore implements DeliveryRepository {
   constructor(private readonly db: Db) {}
 
-  async get(turnId: string, channel: string, target: string): Promise<DeliveryRow | undefined> {
-    return (await this.db.query<DeliveryRow>('select * from deliveries where turn_id = $1 and channel = $2 and target = $3', [turnId, channel, target]))
-      .rows[0];
+  async get(turnId: string, channel: string, target: string): Promise<DeliveryRecord | undefined> {
+    return (
+      await this.db.query<DeliveryRecord>(`select ${RECORD} from deliveries where turn_id = $1 and channel = $2 and target = $3`, [turnId, channel, target])
+    ).rows[0];
   }
 
-  async forTurn(turnId: string): Promise<DeliveryRow[]> {
-    return (await this.db.query<DeliveryRow>('select * from deliveries where turn_id = $1 order by id', [turnId])).rows;
+  async forTurn(turnId: string): Promise<DeliveryRecord[]> {
+    return (await this.db.query<DeliveryRecord>(`select ${RECORD} from deliveries where turn_id = $1 order by id`, [turnId])).rows;
   }
 
   async record(
@@ -24,14 +28,14 @@ export class DeliveryStore implements DeliveryRepository {
     channel: string,
     target: string,
     fields: { platformMessageId?: string | null; state: string; body?: string | null },
-  ): Promise<DeliveryRow> {
+  ): Promise<DeliveryRecord> {
     return (
-      await this.db.query<DeliveryRow>(
+      await this.db.query<DeliveryRecord>(
         `insert into deliveries (turn_id, channel, target, platform_message_id, state, body) values ($1, $2, $3, $4, $5, $6)
          on conflict (turn_id, channel, target) do update set
            platform_message_id = coalesce(excluded.platform_message_id, deliveries.platform_message_id),
            state = excluded.state, body = coalesce(excluded.body, deliveries.body), updated_at = now()
-         returning *`,
+         returning ${RECORD}`,
         [turnId, channel, target, fields.platformMessageId ?? null, fields.state, fields.body ?? null],
       )
     ).rows[0]!;

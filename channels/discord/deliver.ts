@@ -59,7 +59,7 @@ export class DiscordDeliverer implements ChannelDeliverer {
 }
 
 export function readReplyTo(target: TurnTarget): DiscordReplyTo | null {
-  const r = target.batch[target.batch.length - 1]?.reply_to as Partial<DiscordReplyTo> | null | undefined;
+  const r = target.batch[target.batch.length - 1]?.replyTo as Partial<DiscordReplyTo> | null | undefined;
   if (!r || typeof r.channelId !== 'string' || typeof r.messageId !== 'string') return null;
   return { channelId: r.channelId, messageId: r.messageId, guildId: typeof r.guildId === 'string' ? r.guildId : null };
 }

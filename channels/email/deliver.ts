@@ -49,7 +49,7 @@ class EmailTurnDelivery implements TurnDelivery {
   private async send(part: string, body: string): Promise<void> {
     const { turnId } = this.target;
     const row = this.target.batch[this.target.batch.length - 1];
-    const parent = row?.reply_to;
+    const parent = row?.replyTo;
     if (!isEmailReplyTo(parent)) {
       this.log.warn({ turn: turnId }, 'no email reply target on the turn; nothing sent');
       return;
@@ -60,7 +60,7 @@ class EmailTurnDelivery implements TurnDelivery {
       return;
     }
     const hint = `${turnId}.${createHash('sha256').update(part).digest('hex').slice(0, 10)}`;
-    const messageId = existing?.platform_message_id ?? this.mailer.newMessageId(hint);
+    const messageId = existing?.platformMessageId ?? this.mailer.newMessageId(hint);
     await this.ctx.deliveries.record(turnId, CHANNEL, part, { platformMessageId: messageId, state: 'sending', body });
     const mail = composeReply({ from: this.mailer.from, parent, markdown: body, messageId, tag: `turn=${turnId}` });
     try {

@@ -507,7 +507,7 @@ class SlackTurn implements TurnDelivery {
       for (const r of rows) {
         if (r.target.startsWith('approval:')) this.postedApprovals.add(r.target.slice('approval:'.length));
         const m = /^msg:(.+):(\d+)$/.exec(r.target);
-        if (m) msgs.push({ index: Number(m[2]), state: r.state, ts: r.platform_message_id, body: r.body });
+        if (m) msgs.push({ index: Number(m[2]), state: r.state, ts: r.platformMessageId, body: r.body });
       }
       msgs.sort((a, b) => a.index - b.index);
       this.nextIndex = msgs.length ? msgs[msgs.length - 1]!.index + 1 : 0;

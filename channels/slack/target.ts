@@ -16,7 +16,7 @@ export interface SlackWhere {
  */
 export function whereFor(target: TurnTarget): SlackWhere | null {
   for (let i = target.batch.length - 1; i >= 0; i--) {
-    const r = target.batch[i]!.reply_to as Partial<SlackReplyTo> | null;
+    const r = target.batch[i]!.replyTo as Partial<SlackReplyTo> | null;
     if (r && typeof r.channel === 'string') {
       return {
         channel: r.channel,

@@ -14,7 +14,7 @@ import type { SmsStore } from './store.js';
 export function replyTarget(target: TurnTarget): { to: string; from?: string } | null {
   const row = target.batch[0];
   if (!row) return null;
-  const r = row.reply_to ?? {};
+  const r = row.replyTo ?? {};
   const to = typeof r.to === 'string' ? r.to : row.sender.id;
   const from = typeof r.from === 'string' ? r.from : undefined;
   return to ? { to, ...(from ? { from } : {}) } : null;
@@ -123,7 +123,7 @@ class SmsTurnDelivery implements TurnDelivery {
       const prior = await deliveries.get(turnId, 'sms', key);
       if (prior?.state === 'sent') {
         this.log.debug({ part: i + 1, of: parts.length }, 'sms: already sent by an earlier attempt of this turn');
-        lastSid = prior.platform_message_id;
+        lastSid = prior.platformMessageId;
         continue;
       }
       if (await this.optOuts.isOptedOut(dest.to)) {

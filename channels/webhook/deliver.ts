@@ -24,7 +24,7 @@ export class WebhookDeliverer implements ChannelDeliverer {
   ) {}
 
   open(target: TurnTarget, ctx: DeliverContext): TurnDelivery {
-    const replyTo = (target.batch[0]?.reply_to ?? {}) as { hook?: string; callbackUrl?: string };
+    const replyTo = (target.batch[0]?.replyTo ?? {}) as { hook?: string; callbackUrl?: string };
     const hook = this.cfg.hooks.find((h) => h.name === replyTo.hook);
     const reply = new ReplyBuffer();
     return {

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { ChannelStateRepository } from '../../adapters/store/ports/channel-state.js';
 import type { DeliveryRepository } from '../../adapters/store/ports/deliveries.js';
-import type { ConversationRow, InboxRow } from '../../adapters/store/ports/index.js';
+import type { ConversationRecord, InboxMessage } from '../../adapters/store/ports/index.js';
 import type { ApprovalInfo, TurnEvent } from '../../kernel/turn-events.js';
 import type { Config } from '../config.js';
 
@@ -26,14 +26,14 @@ export interface StoredTurnTarget {
   turnId: string;
   attempt: number;
   /** @deprecated the row; read the Conversation fields (id, key, channel, agent) only. */
-  conversation: ConversationRow;
+  conversation: ConversationRecord;
   /** @deprecated the inbox rows the turn answers; use replyTo (and conversation.key). */
-  batch: InboxRow[];
+  batch: InboxMessage[];
 }
 
 /** What a deliverer knows about the turn it delivers. */
 export interface TurnTarget<ReplyTo = unknown> extends StoredTurnTarget {
-  conversation: ConversationRow & Conversation;
+  conversation: ConversationRecord & Conversation;
   /** The newest reply target of the turn's messages, parsed once by the channel's parseReplyTo. */
   replyTo: ReplyTo;
   /** The sender of the newest message the turn answers. */
@@ -74,9 +74,9 @@ export function bindDeliverer<R>(deliverer: ChannelDeliverer<R>, parseReplyTo: (
     ...(deliverer.notifyApproval ? { notifyApproval: (t, a, text, ctx) => deliverer.notifyApproval!(t, a, text, ctx) } : {}),
     ...(deliverer.close ? { close: () => deliverer.close!() } : {}),
     open(stored, ctx) {
-      const newest = [...stored.batch].reverse().find((r) => r.reply_to !== null && r.reply_to !== undefined);
+      const newest = [...stored.batch].reverse().find((r) => r.replyTo !== null && r.replyTo !== undefined);
       const last = stored.batch[stored.batch.length - 1];
-      return deliverer.open({ ...stored, replyTo: parseReplyTo(newest?.reply_to ?? null), ...(last ? { sender: last.sender } : {}) }, ctx);
+      return deliverer.open({ ...stored, replyTo: parseReplyTo(newest?.replyTo ?? null), ...(last ? { sender: last.sender } : {}) }, ctx);
     },
   };
 }

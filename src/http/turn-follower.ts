@@ -63,8 +63,8 @@ export class TurnWaiter {
     if (this.finished || this.inboxId === undefined) return;
     try {
       const row = await this.store.inboxRow(this.inboxId);
-      if (!row?.consumed_at || !row.turn_id || this.finished) return;
-      const turn = await this.store.turn(row.turn_id);
+      if (!row?.consumedAt || !row.turnId || this.finished) return;
+      const turn = await this.store.turn(row.turnId);
       if (!turn || turn.status === 'running' || this.finished) return;
       // Give the bus a moment: its 'done' carries the same facts and usually wins.
       if (!immediate) await new Promise((r) => setTimeout(r, 200));
@@ -72,12 +72,12 @@ export class TurnWaiter {
       const text = await this.store.turnReply(turn.id);
       const usage = (turn.usage ?? { input: 0, output: 0, totalTokens: 0, cost: 0 }) as unknown as Extract<TurnEvent, { type: 'done' }>['usage'];
       this.turnId = turn.id;
-      this.push({ type: 'turn_start', turnId: turn.id, conversationId: turn.conversation_id, inboxIds: [this.inboxId], attempt: turn.attempt });
+      this.push({ type: 'turn_start', turnId: turn.id, conversationId: turn.conversationId, inboxIds: [this.inboxId], attempt: turn.attempt });
       this.push({
         type: 'done',
         turnId: turn.id,
-        text: turn.finish_reason === 'error' ? PROVIDER_FAILED_TEXT : text,
-        finishReason: (turn.finish_reason ?? 'stop') as Extract<TurnEvent, { type: 'done' }>['finishReason'],
+        text: turn.finishReason === 'error' ? PROVIDER_FAILED_TEXT : text,
+        finishReason: (turn.finishReason ?? 'stop') as Extract<TurnEvent, { type: 'done' }>['finishReason'],
         usage,
         ...(turn.provider ? { provider: turn.provider } : {}),
         replayed: true,

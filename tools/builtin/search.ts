@@ -13,7 +13,7 @@ export function conversationSearchTool(store: GatewayStore) {
     async execute({ query, limit }, ctx) {
       const hits = await store.searchMessages(query, { sender: ctx.senderId, limit });
       return hits.length
-        ? hits.map((h) => `[${new Date(h.created_at).toISOString().slice(0, 10)} ${h.conversation_id} #${h.id} ${h.role}] ${h.snippet}`).join('\n')
+        ? hits.map((h) => `[${new Date(h.createdAt).toISOString().slice(0, 10)} ${h.conversationId} #${h.id} ${h.role}] ${h.snippet}`).join('\n')
         : 'nothing found';
     },
   });

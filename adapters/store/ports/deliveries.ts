@@ -1,12 +1,13 @@
-export interface DeliveryRow {
+/** What a turn posted to one target on a platform. */
+export interface DeliveryRecord {
   id: number;
-  turn_id: string;
+  turnId: string;
   channel: string;
   target: string;
-  platform_message_id: string | null;
+  platformMessageId: string | null;
   state: string;
   body: string | null;
-  updated_at: Date;
+  updatedAt: Date;
 }
 
 /**
@@ -15,9 +16,9 @@ export interface DeliveryRow {
  * of posting a second one.
  */
 export interface DeliveryRepository {
-  get(turnId: string, channel: string, target: string): Promise<DeliveryRow | undefined>;
+  get(turnId: string, channel: string, target: string): Promise<DeliveryRecord | undefined>;
   /** A turn's deliveries, in the order they were first recorded. */
-  forTurn(turnId: string): Promise<DeliveryRow[]>;
+  forTurn(turnId: string): Promise<DeliveryRecord[]>;
   /**
    * Upserts the row: the state always changes; a null or missing platform
    * message id or body keeps the one recorded before.
@@ -27,5 +28,5 @@ export interface DeliveryRepository {
     channel: string,
     target: string,
     fields: { platformMessageId?: string | null; state: string; body?: string | null },
-  ): Promise<DeliveryRow>;
+  ): Promise<DeliveryRecord>;
 }
