@@ -10,7 +10,7 @@ import { parseIdentity } from '../kernel/identity.js';
 import type { DrainJob, EventJob, SlotScope, TimerJob } from '../kernel/jobs.js';
 import { linkedSignal } from '../kernel/linked-signal.js';
 import type { ApprovalService } from './approvals/service.js';
-import type { DeliverContext, TurnDeliverer } from './channel/deliver.js';
+import { type DeliverContext, storedTurnTarget, type TurnDeliverer } from './channel/deliver.js';
 import { CONTROL_TOPIC, type ControlEvent } from './commands.js';
 import { conversationTopic, EventPublisher } from './event-publisher.js';
 import { turnScopes } from './limits.js';
@@ -239,9 +239,7 @@ export class Worker {
           const control = { close: () => this.stoppers.get(conv.key) === stop && this.stoppers.delete(conv.key) };
           const turnSignal = linkedSignal(signal, stop.signal);
           try {
-            const delivery = this.deps.deliverers
-              .get(conv.channel)
-              ?.open({ turnId: turn.id, attempt: turn.attempt, conversation: conv, batch }, this.deps.deliverContext);
+            const delivery = this.deps.deliverers.get(conv.channel)?.open(storedTurnTarget(turn, conv, batch), this.deps.deliverContext);
             // The turn's one sink: the log line, metrics, the bus, the channel's delivery, the event webhooks.
             const sink = fanOut(
               [

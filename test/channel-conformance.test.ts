@@ -15,7 +15,6 @@ import type { AddressInfo } from 'node:net';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DeliveryRecord, DeliveryStore } from '../adapters/store/deliveries.js';
-import type { InboxMessage } from '../adapters/store/store.js';
 import { parseDiscordConfig } from '../channels/discord/config.js';
 import { DiscordDeliverer } from '../channels/discord/deliver.js';
 import { parseEmailConfig } from '../channels/email/config.js';
@@ -30,7 +29,6 @@ import { SmsStore } from '../channels/sms/store.js';
 import { WebhookDeliverer } from '../channels/webhook/deliver.js';
 import type { ApprovalInfo, TurnEvent } from '../kernel/turn-events.js';
 import type { ChannelDeliverer, DeliverContext, TurnTarget } from '../src/channel/index.js';
-import type { Config } from '../src/config.js';
 import { FakeDiscord } from './fakes/discord-server.js';
 import { SmtpSink } from './fakes/email-smtp.js';
 import { BOT, BOT_TOKEN, FakeSlack } from './fakes/slack-api.js';
@@ -93,31 +91,14 @@ class MemoryDeliveries {
 }
 
 const log = pino({ level: 'silent' });
-const ctx = (): DeliverContext => ({ deliveries: new MemoryDeliveries() as unknown as DeliveryStore, state: {} as never, config: {} as Config, log });
+const ctx = (): DeliverContext => ({ deliveries: new MemoryDeliveries() as unknown as DeliveryStore, state: {} as never, log });
 const count = (s: string, what: string) => s.split(what).length - 1;
 
 function target(turnId: string, channel: string, replyTo: Record<string, unknown>, sender = 'U1'): TurnTarget {
   return {
     turnId,
     attempt: 1,
-    conversation: { id: 'c1', key: `${channel}/x`, channel, owner: null, agent: 'default', createdAt: new Date() },
-    batch: [
-      {
-        id: 1,
-        conversationId: 'c1',
-        channel,
-        externalId: 'x',
-        sender: { id: sender },
-        senderIdentity: `${channel}:${sender}`,
-        text: 'q',
-        attachments: [],
-        replyTo: replyTo,
-        context: null,
-        receivedAt: new Date(),
-        turnId: turnId,
-        consumedAt: null,
-      } as unknown as InboxMessage,
-    ],
+    conversation: { id: 'c1', key: `${channel}/x`, channel, agent: 'default' },
     // As the worker's bindDeliverer gives it: the stored reply target, parsed by the channel.
     replyTo,
     sender: { id: sender },

@@ -165,28 +165,11 @@ describe('discord: streaming delivery', () => {
 });
 
 describe('discord: a retried turn', () => {
-  const ctx = (): DeliverContext => ({ deliveries: w.gw.infra.deliveries, state: w.gw.infra.channelState, config: w.gw.config, log: w.gw.log });
+  const ctx = (): DeliverContext => ({ deliveries: w.gw.infra.deliveries, state: w.gw.infra.channelState, log: w.gw.log });
   const target = (turnId: string, attempt: number, messageId: string, channelId = RETRY): TurnTarget => ({
     turnId,
     attempt,
-    conversation: { id: 'c-retry', key: 'discord/x/y/-', channel: 'discord', owner: null, agent: 'default', createdAt: new Date() },
-    batch: [
-      {
-        id: 1,
-        conversationId: 'c-retry',
-        channel: 'discord',
-        externalId: messageId,
-        sender: { id: ALICE.id },
-        senderIdentity: `discord:${ALICE.id}`,
-        text: 'x',
-        attachments: [],
-        replyTo: { channelId, messageId, guildId: GUILD },
-        context: null,
-        receivedAt: new Date(),
-        turnId: turnId,
-        consumedAt: null,
-      },
-    ],
+    conversation: { id: 'c-retry', key: 'discord/x/y/-', channel: 'discord', agent: 'default' },
     replyTo: { channelId, messageId, guildId: GUILD },
   });
   const deliverer = () => w.gw.channels.find((c) => c.name === 'discord')!.deliverer!;

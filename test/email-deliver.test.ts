@@ -7,12 +7,11 @@
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DeliveryRecord, DeliveryStore } from '../adapters/store/deliveries.js';
-import type { InboxMessage } from '../adapters/store/store.js';
+import type { EmailReplyTo } from '../channels/email/compose.js';
 import { parseEmailConfig } from '../channels/email/config.js';
 import { EmailDeliverer } from '../channels/email/deliver.js';
 import type { TurnEvent } from '../kernel/turn-events.js';
 import type { DeliverContext, TurnTarget } from '../src/channel/index.js';
-import type { Config } from '../src/config.js';
 import { SmtpSink } from './fakes/email-smtp.js';
 
 /** A turn event without its turn id (distributes over the union). */
@@ -61,7 +60,7 @@ describe('email deliverer', () => {
     );
     store = new MemoryDeliveries();
     const log = pino({ level: 'silent' });
-    ctx = { deliveries: store as unknown as DeliveryStore, state: undefined as never, config: {} as Config, log };
+    ctx = { deliveries: store as unknown as DeliveryStore, state: undefined as never, log };
     deliverer = new EmailDeliverer(cfg);
     await deliverer.start(ctx);
   });
@@ -70,11 +69,10 @@ describe('email deliverer', () => {
     await sink?.close();
   });
 
-  const target = (turnId: string, attempt: number): TurnTarget => ({
+  const target = (turnId: string, attempt: number): TurnTarget<EmailReplyTo> => ({
     turnId,
     attempt,
-    conversation: { id: 'c1', key: 'k', channel: 'email', owner: null, agent: 'default', createdAt: new Date() },
-    batch: [{ replyTo: { to: 'ann@example.com', subject: 'Question', messageId: `<q-${turnId}@example.com>`, references: [] } } as unknown as InboxMessage],
+    conversation: { id: 'c1', key: 'k', channel: 'email', agent: 'default' },
     replyTo: { to: 'ann@example.com', subject: 'Question', messageId: `<q-${turnId}@example.com>`, references: [] },
   });
   const run = async (turnId: string, attempt: number, events: Array<Ev>) => {

@@ -7,12 +7,11 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { ChannelStateStore } from '../adapters/store/channel-state.js';
 import type { DeliveryRecord, DeliveryStore } from '../adapters/store/deliveries.js';
-import type { InboxMessage } from '../adapters/store/store.js';
 import { parseSlackConfig } from '../channels/slack/config.js';
 import { SlackDeliverer } from '../channels/slack/deliver.js';
+import type { SlackReplyTo } from '../channels/slack/reply-to.js';
 import type { TurnEvent } from '../kernel/turn-events.js';
 import type { DeliverContext, TurnTarget } from '../src/channel/index.js';
-import type { Config } from '../src/config.js';
 import { createLogger } from '../src/log.js';
 import { BOT, BOT_TOKEN, FakeSlack } from './fakes/slack-api.js';
 import { eventually } from './support/gateway.js';
@@ -49,30 +48,13 @@ describe('slack deliverer', () => {
     );
     return d;
   };
-  const target = (channel: string, thread: string | undefined, turnId: string, attempt = 1): TurnTarget => ({
+  const target = (channel: string, thread: string | undefined, turnId: string, attempt = 1): TurnTarget<SlackReplyTo> => ({
     turnId,
     attempt,
-    conversation: { id: 'c1', key: `slack/${BOT.team}/${channel}/${thread ?? '-'}`, channel: 'slack', owner: null, agent: 'default', createdAt: new Date() },
-    batch: [
-      {
-        id: 1,
-        conversationId: 'c1',
-        channel: 'slack',
-        externalId: 'x',
-        sender: { id: 'UALICE', workspace: BOT.team },
-        senderIdentity: `slack:${BOT.team}:UALICE`,
-        text: 'q',
-        attachments: [],
-        replyTo: { channel, ...(thread ? { thread_ts: thread } : {}), ts: thread ?? '1.1', team: BOT.team, user: 'UALICE', dm: channel.startsWith('D') },
-        context: null,
-        receivedAt: new Date(),
-        turnId: null,
-        consumedAt: null,
-      } as InboxMessage,
-    ],
+    conversation: { id: 'c1', key: `slack/${BOT.team}/${channel}/${thread ?? '-'}`, channel: 'slack', agent: 'default' },
     replyTo: { channel, ...(thread ? { thread_ts: thread } : {}), ts: thread ?? '1.1', team: BOT.team, user: 'UALICE', dm: channel.startsWith('D') },
   });
-  const run = async (d: SlackDeliverer, t: TurnTarget, events: Array<Record<string, unknown> | number>, close = true) => {
+  const run = async (d: SlackDeliverer, t: TurnTarget<SlackReplyTo>, events: Array<Record<string, unknown> | number>, close = true) => {
     const del = d.open(t, ctx);
     for (const e of events) {
       if (typeof e === 'number') await new Promise((r) => setTimeout(r, e));
@@ -88,7 +70,7 @@ describe('slack deliverer', () => {
   });
   beforeEach(() => {
     deliveries = new MemoryDeliveries();
-    ctx = { deliveries: deliveries as unknown as DeliveryStore, state: {} as ChannelStateStore, config: {} as Config, log: createLogger('silent') };
+    ctx = { deliveries: deliveries as unknown as DeliveryStore, state: {} as ChannelStateStore, log: createLogger('silent') };
     slack.failing.clear();
     n++;
   });

@@ -16,6 +16,7 @@ import type { SlackConfig } from './config.js';
 import { SlackEditTurn } from './edit-turn.js';
 import { markdownToMrkdwn } from './format.js';
 import { slackReplyText, statusLine } from './reply-text.js';
+import type { SlackReplyTo } from './reply-to.js';
 import { splitMessage } from './split.js';
 import { type SlackWhere, whereFor } from './target.js';
 
@@ -39,7 +40,7 @@ const NATIVE_UNAVAILABLE = new Set([
  * the SDK's engine (chat.postMessage + chat.update at most once per
  * updateIntervalMs per message).
  */
-export class SlackDeliverer implements ChannelDeliverer {
+export class SlackDeliverer implements ChannelDeliverer<SlackReplyTo | null> {
   client?: WebClient;
   /** Slack said the streaming methods are not available: every turn edits instead. */
   nativeOff = false;
@@ -57,7 +58,7 @@ export class SlackDeliverer implements ChannelDeliverer {
     await this.client.chat.postMessage({ channel: target, ...approvalBlocks(approval) });
   }
 
-  open(target: TurnTarget, ctx: DeliverContext): TurnDelivery {
+  open(target: TurnTarget<SlackReplyTo | null>, ctx: DeliverContext): TurnDelivery {
     this.client ??= webClient(this.cfg, ctx.log);
     const log = ctx.log.child({ channel: 'slack', turn: target.turnId, attempt: target.attempt });
     const where = whereFor(target);

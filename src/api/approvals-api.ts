@@ -1,5 +1,5 @@
 import type { AllowRuleRecord } from '../../adapters/store/ports/approvals.js';
-import type { GatewayStore } from '../../adapters/store/ports/index.js';
+import type { ConversationRepository } from '../../adapters/store/ports/index.js';
 import { visibleText } from '../../moat/approval-display.js';
 import { RULE_SCOPES, type RuleScope } from '../../moat/approval-engine.js';
 import { visibleCall } from '../approvals/render.js';
@@ -46,7 +46,7 @@ export function ruleJson(r: AllowRuleRecord, conversationKey?: string): Record<s
 }
 
 /** Rules with the key of the conversation a conversation-scoped rule belongs to. */
-export async function rulesJson(rules: AllowRuleRecord[], store: GatewayStore): Promise<Array<Record<string, unknown>>> {
+export async function rulesJson(rules: AllowRuleRecord[], store: Pick<ConversationRepository, 'conversation'>): Promise<Array<Record<string, unknown>>> {
   const keys = new Map<string, string | undefined>();
   for (const r of rules)
     if (r.scope === 'conversation' && r.scopeKey && !keys.has(r.scopeKey)) keys.set(r.scopeKey, (await store.conversation(r.scopeKey))?.key);
@@ -60,7 +60,10 @@ export async function rulesJson(rules: AllowRuleRecord[], store: GatewayStore): 
  *   GET    /v1/approvals/:code       one approval, its arguments in full (visible)
  * Registered before POST /v1/approvals/:code.
  */
-export function registerApprovalRoutes(server: HttpServer, deps: { auth: ApiKeyAuth; store: GatewayStore; approvals: ApprovalService }): void {
+export function registerApprovalRoutes(
+  server: HttpServer,
+  deps: { auth: ApiKeyAuth; store: Pick<ConversationRepository, 'conversation'>; approvals: ApprovalService },
+): void {
   const operator = (ctx: RequestContext, what: string): boolean => {
     const p = deps.auth.authenticate(ctx.req);
     if (!p) {

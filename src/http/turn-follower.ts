@@ -1,5 +1,9 @@
 import type { Bus, Subscription, Topic } from '../../adapters/bus/port.js';
-import type { GatewayStore } from '../../adapters/store/ports/index.js';
+import type { InboxRepository, TranscriptRepository, TurnRepository } from '../../adapters/store/ports/index.js';
+
+/** The store as the follower reads it: the inbox message, its turn, and the turn's reply. */
+type FollowedStore = Pick<InboxRepository, 'inboxRow'> & Pick<TurnRepository, 'turn'> & Pick<TranscriptRepository, 'turnReply'>;
+
 import type { TurnEvent } from '../../kernel/turn-events.js';
 import { PROVIDER_FAILED_TEXT } from '../turn/settle.js';
 
@@ -21,11 +25,11 @@ export class TurnWaiter {
   private pollTimer?: NodeJS.Timeout;
 
   private constructor(
-    private readonly store: GatewayStore,
+    private readonly store: FollowedStore,
     private readonly pollMs: number,
   ) {}
 
-  static async open(bus: Bus, store: GatewayStore, topic: Topic<TurnEvent>, pollMs = 2_000): Promise<TurnWaiter> {
+  static async open(bus: Bus, store: FollowedStore, topic: Topic<TurnEvent>, pollMs = 2_000): Promise<TurnWaiter> {
     const w = new TurnWaiter(store, pollMs);
     w.sub = await bus.subscribe(topic, (e) => w.onEvent(e));
     return w;
