@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { Bus } from '../adapters/bus/port.js';
 import type { LockService } from '../adapters/lock/port.js';
-import type { ApprovalRow } from '../adapters/store/approvals.js';
+import type { ApprovalRecord } from '../adapters/store/approvals.js';
 import type { ChannelStateStore } from '../adapters/store/channel-state.js';
 import type { DeliveryStore } from '../adapters/store/deliveries.js';
 import type { Store } from '../adapters/store/store.js';
@@ -51,7 +51,7 @@ export function listenContext(s: ListenServices, log: Logger): ListenContext {
   // The ingress pipeline (src/ingress/) with the SDK's options; its outcome in the SDK's words.
   async function receive(msg: InboundMessage, opts: ReceiveOptions = {}): Promise<ReceiveOutcome> {
     const withTurn = async (a: { inboxId: number; conversationId: string; duplicate: boolean; notice?: string }) => {
-      const turnId = a.duplicate ? ((await s.store.inboxRow(a.inboxId))?.turn_id ?? undefined) : undefined;
+      const turnId = a.duplicate ? ((await s.store.inboxRow(a.inboxId))?.turnId ?? undefined) : undefined;
       return {
         inboxId: a.inboxId,
         conversationId: a.conversationId,
@@ -137,8 +137,8 @@ export function listenContext(s: ListenServices, log: Logger): ListenContext {
   };
 }
 
-function summary(a: ApprovalRow): ApprovalSummary {
-  return { code: a.code, status: a.status, always: a.always, decidedBy: a.decided_by, decidedAt: a.decided_at ? new Date(a.decided_at) : null };
+function summary(a: ApprovalRecord): ApprovalSummary {
+  return { code: a.code, status: a.status, always: a.always, decidedBy: a.decidedBy, decidedAt: a.decidedAt ? new Date(a.decidedAt) : null };
 }
 
 /** The approval service's answer without its row and HTTP status. */

@@ -169,7 +169,6 @@ export class Gateway {
                 opDeliverer.notifyApproval!(opCh.target, approvalInfo(a), approvalRequestText(a, { conversation: true }), {
                   deliveries: infra.deliveries,
                   state: infra.channelState,
-                  config,
                   log,
                 }),
             }
@@ -295,7 +294,7 @@ export class Gateway {
           tools: () => (mcp ? [...tools, ...mcp.tools()] : tools),
           metrics,
           deliverers: new Map(channels.filter((c) => c.deliverer).map((c) => [c.name, bindDeliverer(c.deliverer!, c.parseReplyTo)])),
-          deliverContext: { deliveries: infra.deliveries, state: infra.channelState, config, log },
+          deliverContext: { deliveries: infra.deliveries, state: infra.channelState, log },
           events,
           eventQueue: infra.events,
         });
@@ -312,7 +311,7 @@ export class Gateway {
                 name,
                 log,
                 async () => {
-                  await deliverer.start?.({ deliveries: infra.deliveries, state: infra.channelState, config, log: log.child({ channel: c.name }) });
+                  await deliverer.start?.({ deliveries: infra.deliveries, state: infra.channelState, log: log.child({ channel: c.name }) });
                 },
                 close,
               ),

@@ -41,7 +41,7 @@ export class AccessControl {
     if (policy === 'allowlist') return { allowed: false, reply: 'Sorry, this assistant only answers people on its allowlist.' };
     const cfg = this.config.pairing;
     if (
-      !(row?.status === 'pending' && row.expires_at && new Date(row.expires_at) > new Date()) &&
+      !(row?.status === 'pending' && row.expiresAt && new Date(row.expiresAt) > new Date()) &&
       (await this.store.pendingCount(channel)) >= cfg.maxPendingPerChannel
     ) {
       return { allowed: false, reply: 'Sorry, too many pairing requests are waiting; please try again later.' };

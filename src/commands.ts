@@ -1,5 +1,5 @@
 import { type Bus, type Topic, topic } from '../adapters/bus/port.js';
-import type { GatewayStore } from '../adapters/store/ports/index.js';
+import type { ConversationRepository } from '../adapters/store/ports/index.js';
 import { QUEUE_MODES, type QueueMode } from '../kernel/queue-modes.js';
 import type { ProviderStatus } from '../providers/slot.js';
 
@@ -38,7 +38,7 @@ export interface ControlEvent {
  */
 export class ConversationCommands {
   constructor(
-    private readonly store: GatewayStore,
+    private readonly store: Pick<ConversationRepository, 'archiveConversation' | 'conversationStats' | 'setQueueMode'>,
     private readonly bus: Bus,
     private readonly provider: ProviderStatus,
   ) {}

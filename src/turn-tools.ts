@@ -7,7 +7,7 @@ import type {
   BeforeToolCallResult,
 } from '@mariozechner/pi-agent-core';
 import type { Logger } from 'pino';
-import type { ApprovalRow } from '../adapters/store/ports/approvals.js';
+import type { ApprovalRecord } from '../adapters/store/ports/approvals.js';
 import { argsHash } from '../kernel/args-hash.js';
 import { type ApprovalPolicy, canonicalJson, decide, normalizePattern } from '../moat/approval-engine.js';
 import type { TraceEntry } from '../moat/honesty.js';
@@ -35,7 +35,7 @@ export const PARKED_REASON = 'Waiting for an operator to approve this call.';
  */
 export class TurnTools {
   readonly parked: ParkedCall[] = [];
-  readonly requested: ApprovalRow[] = [];
+  readonly requested: ApprovalRecord[] = [];
   readonly trace: TraceEntry[] = [];
   private readonly byName: Map<string, AnyTool>;
   private rules?: Promise<ApprovalPolicy['rules']>;

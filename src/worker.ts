@@ -5,12 +5,12 @@ import type { Bus } from '../adapters/bus/port.js';
 import type { LockService } from '../adapters/lock/port.js';
 import type { JobQueue } from '../adapters/queue/port.js';
 import type { TurnSlots } from '../adapters/ratelimit/port.js';
-import { type GatewayStore, type InboxRow, type StartTurn, senderIdentity } from '../adapters/store/ports/index.js';
+import { type GatewayStore, type InboxMessage, type StartTurn, senderIdentity } from '../adapters/store/ports/index.js';
 import { parseIdentity } from '../kernel/identity.js';
 import type { DrainJob, EventJob, SlotScope, TimerJob } from '../kernel/jobs.js';
 import { linkedSignal } from '../kernel/linked-signal.js';
 import type { ApprovalService } from './approvals/service.js';
-import type { DeliverContext, TurnDeliverer } from './channel/deliver.js';
+import { type DeliverContext, storedTurnTarget, type TurnDeliverer } from './channel/deliver.js';
 import { CONTROL_TOPIC, type ControlEvent } from './commands.js';
 import { ConversationBusyError, StaleInboxError } from './drain-errors.js';
 import { conversationTopic, EventPublisher } from './event-publisher.js';
@@ -206,21 +206,21 @@ export class Worker {
           if (guard.lost) return;
           if (!s.turn || !s.batch || !s.context) {
             const pending = s.pending;
-            if (s.mode === 'collect' && !pending.some((r) => r.turn_id)) {
+            if (s.mode === 'collect' && !pending.some((r) => r.turnId)) {
               // Wait for a pause: answer the burst together.
-              const newest = Math.max(...pending.map((r) => r.received_at.getTime()));
+              const newest = Math.max(...pending.map((r) => r.receivedAt.getTime()));
               const wait = config.conversations.collectQuietMs - (Date.now() - newest);
               if (wait > 0) {
                 await new Promise((r) => setTimeout(r, wait));
                 s = await start('none');
-                if (s.conversation && Math.max(...s.pending.map((r) => r.received_at.getTime())) > newest) continue;
+                if (s.conversation && Math.max(...s.pending.map((r) => r.receivedAt.getTime())) > newest) continue;
               }
               s = await start('all');
               continue;
             }
             // The statement read a snapshot from before the previous holder closed
             // its turn: read again, now holding the lease.
-            if (stale) throw new StaleInboxError(pending.find((r) => r.turn_id)?.turn_id ?? '?');
+            if (stale) throw new StaleInboxError(pending.find((r) => r.turnId)?.turnId ?? '?');
             stale = true;
             s = await start('auto');
             continue;
@@ -246,7 +246,7 @@ export class Worker {
           }
           const turnLog = log.child({ conversation: conversationId, turn: turn.id, attempt: turn.attempt });
           turnLog.debug('turn start');
-          let next: InboxRow[] | null;
+          let next: InboxMessage[] | null;
           // /stop (or an interrupting message) from any process aborts this turn.
           const stop = new AbortController();
           this.stoppers.set(conv.key, stop);
@@ -255,10 +255,10 @@ export class Worker {
           try {
             const delivery = this.deps.deliverers
               .get(conv.channel)
-              ?.open(
-                { turnId: turn.id, attempt: turn.attempt, conversation: conv, batch },
-                { ...this.deps.deliverContext, deliveries: fencedDeliveries(this.deps.deliverContext.deliveries, turn.id, turn.attempt, guard) },
-              );
+              ?.open(storedTurnTarget(turn, conv, batch), {
+                ...this.deps.deliverContext,
+                deliveries: fencedDeliveries(this.deps.deliverContext.deliveries, turn.id, turn.attempt, guard),
+              });
             // The turn's one sink: the log line, metrics, the bus, the channel's delivery, the event
             // webhooks, behind the lease gate: once the lease is lost nothing more leaves.
             const fanned = fanOut(

@@ -200,7 +200,7 @@ describe('the request an operator reads', () => {
   const row = (command: string, code = 'K7Q4P') => {
     const call = shell(command);
     const v = decide(call, policy([], A));
-    return { code, tool: 'shell_exec', tier: v.tier, args: call.args, reasons: v.reasons, rule_permitted: v.rulePermitted, conversation_id: A.conversationId };
+    return { code, tool: 'shell_exec', tier: v.tier, args: call.args, reasons: v.reasons, rulePermitted: v.rulePermitted, conversationId: A.conversationId };
   };
 
   it('shows the chained command hidden behind 300 spaces, and no ALWAYS', () => {
@@ -243,7 +243,7 @@ describe('the request an operator reads', () => {
 
   it('Slack and Discord offer "Always allow" only when permitted', () => {
     const now = new Date(Date.now() + 60_000);
-    const info = (command: string) => approvalInfo({ ...row(command), expires_at: now } as never);
+    const info = (command: string) => approvalInfo({ ...row(command), expiresAt: now } as never);
     const slackActions = (command: string) =>
       (approvalBlocks(info(command)).blocks.find((b) => b.type === 'actions') as { elements: Array<{ action_id: string }> }).elements.map((e) => e.action_id);
     expect(slackActions(TAR)).toEqual(['sb_approve', 'sb_deny', 'sb_always']);
@@ -331,7 +331,7 @@ describe.each(backends)('allow rules in the store: $name', (backend) => {
 
     const store = new ApprovalStore(db);
     const rules = await store.rules();
-    expect(rules.map((r) => [r.pattern, r.scope, r.scope_key])).toEqual([
+    expect(rules.map((r) => [r.pattern, r.scope, r.scopeKey])).toEqual([
       [TAR, 'conversation', 'conv-A'],
       ['*', 'conversation', ''],
       ['echo one >> log.txt', 'conversation', ''],

@@ -96,7 +96,7 @@ describe('approvals (embedded)', () => {
     expect(await finalReply('appr-yes')).toContain('exit code 0');
     expect(readFileSync(join(dir, 'out.txt'), 'utf8')).toBe('hi\n');
     const row = await gw.infra.approvals.byCode(sb.approval.code);
-    expect(row).toMatchObject({ status: 'executed', decided_via: 'http' });
+    expect(row).toMatchObject({ status: 'executed', decidedVia: 'http' });
     expect((await gw.infra.store.turns(id)).map((t) => t.status)).toEqual(['done']);
     // Replaying the code is refused, and nothing runs again.
     const again = await post(gw.url!, `/v1/approvals/${sb.approval.code}`, OPERATOR_KEY, { decision: 'approve' });

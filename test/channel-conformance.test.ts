@@ -14,8 +14,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DeliveryRow, DeliveryStore } from '../adapters/store/deliveries.js';
-import type { InboxRow } from '../adapters/store/store.js';
+import type { DeliveryRecord, DeliveryStore } from '../adapters/store/deliveries.js';
 import { parseDiscordConfig } from '../channels/discord/config.js';
 import { DiscordDeliverer } from '../channels/discord/deliver.js';
 import { parseEmailConfig } from '../channels/email/config.js';
@@ -30,7 +29,6 @@ import { SmsStore } from '../channels/sms/store.js';
 import { WebhookDeliverer } from '../channels/webhook/deliver.js';
 import type { ApprovalInfo, TurnEvent } from '../kernel/turn-events.js';
 import type { ChannelDeliverer, DeliverContext, TurnTarget } from '../src/channel/index.js';
-import type { Config } from '../src/config.js';
 import { FakeDiscord } from './fakes/discord-server.js';
 import { SmtpSink } from './fakes/email-smtp.js';
 import { BOT, BOT_TOKEN, FakeSlack } from './fakes/slack-api.js';
@@ -72,20 +70,20 @@ function script(form: 'pending' | 'legacy'): { before: Ev[]; done: Ev } {
 }
 
 class MemoryDeliveries {
-  rows: DeliveryRow[] = [];
+  rows: DeliveryRecord[] = [];
   async get(turnId: string, channel: string, target: string) {
-    return this.rows.find((r) => r.turn_id === turnId && r.channel === channel && r.target === target);
+    return this.rows.find((r) => r.turnId === turnId && r.channel === channel && r.target === target);
   }
   async forTurn(turnId: string) {
-    return this.rows.filter((r) => r.turn_id === turnId);
+    return this.rows.filter((r) => r.turnId === turnId);
   }
   async record(turnId: string, channel: string, target: string, f: { platformMessageId?: string | null; state: string; body?: string | null }) {
     let r = await this.get(turnId, channel, target);
     if (!r)
       this.rows.push(
-        (r = { id: this.rows.length + 1, turn_id: turnId, channel, target, platform_message_id: null, state: f.state, body: null, updated_at: new Date() }),
+        (r = { id: this.rows.length + 1, turnId: turnId, channel, target, platformMessageId: null, state: f.state, body: null, updatedAt: new Date() }),
       );
-    r.platform_message_id = f.platformMessageId ?? r.platform_message_id;
+    r.platformMessageId = f.platformMessageId ?? r.platformMessageId;
     r.state = f.state;
     r.body = f.body ?? r.body;
     return r;
@@ -93,31 +91,14 @@ class MemoryDeliveries {
 }
 
 const log = pino({ level: 'silent' });
-const ctx = (): DeliverContext => ({ deliveries: new MemoryDeliveries() as unknown as DeliveryStore, state: {} as never, config: {} as Config, log });
+const ctx = (): DeliverContext => ({ deliveries: new MemoryDeliveries() as unknown as DeliveryStore, state: {} as never, log });
 const count = (s: string, what: string) => s.split(what).length - 1;
 
 function target(turnId: string, channel: string, replyTo: Record<string, unknown>, sender = 'U1'): TurnTarget {
   return {
     turnId,
     attempt: 1,
-    conversation: { id: 'c1', key: `${channel}/x`, channel, owner: null, agent: 'default', created_at: new Date() },
-    batch: [
-      {
-        id: 1,
-        conversation_id: 'c1',
-        channel,
-        external_id: 'x',
-        sender: { id: sender },
-        sender_identity: `${channel}:${sender}`,
-        text: 'q',
-        attachments: [],
-        reply_to: replyTo,
-        context: null,
-        received_at: new Date(),
-        turn_id: turnId,
-        consumed_at: null,
-      } as unknown as InboxRow,
-    ],
+    conversation: { id: 'c1', key: `${channel}/x`, channel, agent: 'default' },
     // As the worker's bindDeliverer gives it: the stored reply target, parsed by the channel.
     replyTo,
     sender: { id: sender },

@@ -5,6 +5,7 @@ import { plugin as http } from '../channels/http/index.js';
 import { plugin as slack } from '../channels/slack/index.js';
 import { plugin as sms } from '../channels/sms/index.js';
 import { plugin as webhook } from '../channels/webhook/index.js';
+import { bindDeliverer, storedTurnTarget } from '../src/channel/deliver.js';
 import { ReplyToError } from '../src/channel/index.js';
 
 /** Values no listener writes: each must be refused with a ReplyToError naming the channel. */
@@ -116,27 +117,22 @@ describe('http parseReplyTo', () => {
 });
 
 describe('a deliverer gets the reply target parsed once (bindDeliverer)', () => {
-  const row = (reply_to: unknown, id = 1) => ({ id, reply_to, sender: { id: `U${id}` } }) as never;
-  const stored = (batch: unknown[]) => ({
-    turnId: 't1',
-    attempt: 1,
-    conversation: { id: 'c1', key: 'sms/+1555/+1666/-', channel: 'sms', agent: 'default' } as never,
-    batch: batch as never,
-  });
+  const row = (replyTo: unknown, id = 1) => ({ replyTo, sender: { id: `U${id}` } });
+  const stored = (messages: Array<ReturnType<typeof row>>) =>
+    storedTurnTarget({ id: 't1', attempt: 1 }, { id: 'c1', key: 'sms/+1555/+1666/-', channel: 'sms', agent: 'default' }, messages);
   const seen: unknown[] = [];
   const deliverer = { open: (t: { replyTo: unknown; sender?: unknown }) => (seen.push(t), { event() {}, close: async () => {} }) };
 
   it('takes the newest message that has a target, and its sender', async () => {
-    const { bindDeliverer } = await import('../src/channel/deliver.js');
     const bound = bindDeliverer(deliverer as never, (raw) => sms.parseReplyTo(raw));
     bound.open(stored([row({ to: '+15550000001', from: '+15559990000' }, 1), row({ to: '+15550000002', from: '+15559990000' }, 2), row(null, 3)]), {} as never);
     expect(seen.at(-1)).toMatchObject({ replyTo: { to: '+15550000002', from: '+15559990000' }, sender: { id: 'U3' } });
+    expect(seen.at(-1)).not.toHaveProperty('storedReplyTo');
     bound.open(stored([row(null)]), {} as never);
     expect(seen.at(-1)).toMatchObject({ replyTo: null });
   });
 
   it('a stored value the channel refuses fails the delivery with its error', async () => {
-    const { bindDeliverer } = await import('../src/channel/deliver.js');
     const bound = bindDeliverer(deliverer as never, (raw) => sms.parseReplyTo(raw));
     expect(() => bound.open(stored([row({ to: '+1555 0000\nBcc: all', from: '+15559990000' })]), {} as never)).toThrow(ReplyToError);
   });

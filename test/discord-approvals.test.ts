@@ -80,7 +80,7 @@ describe('discord approvals', () => {
     const replies = repliesTo(APPROVE, userMessage);
     expect(replies).toHaveLength(2);
     expect(replies[1]!.content).toMatch(/tool said: .*exit code 0/);
-    expect(await w.gw.infra.approvals.byCode(code)).toMatchObject({ status: 'executed', decided_via: 'discord', decided_by: `discord:${OPERATOR.id}` });
+    expect(await w.gw.infra.approvals.byCode(code)).toMatchObject({ status: 'executed', decidedVia: 'discord', decidedBy: `discord:${OPERATOR.id}` });
 
     // A late click on the decided request only restates the decision.
     const late = fake.clickButton({ messageId: request.id, customId: deny, user: OPERATOR });

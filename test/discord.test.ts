@@ -165,28 +165,11 @@ describe('discord: streaming delivery', () => {
 });
 
 describe('discord: a retried turn', () => {
-  const ctx = (): DeliverContext => ({ deliveries: w.gw.infra.deliveries, state: w.gw.infra.channelState, config: w.gw.config, log: w.gw.log });
+  const ctx = (): DeliverContext => ({ deliveries: w.gw.infra.deliveries, state: w.gw.infra.channelState, log: w.gw.log });
   const target = (turnId: string, attempt: number, messageId: string, channelId = RETRY): TurnTarget => ({
     turnId,
     attempt,
-    conversation: { id: 'c-retry', key: 'discord/x/y/-', channel: 'discord', owner: null, agent: 'default', created_at: new Date() },
-    batch: [
-      {
-        id: 1,
-        conversation_id: 'c-retry',
-        channel: 'discord',
-        external_id: messageId,
-        sender: { id: ALICE.id },
-        sender_identity: `discord:${ALICE.id}`,
-        text: 'x',
-        attachments: [],
-        reply_to: { channelId, messageId, guildId: GUILD },
-        context: null,
-        received_at: new Date(),
-        turn_id: turnId,
-        consumed_at: null,
-      },
-    ],
+    conversation: { id: 'c-retry', key: 'discord/x/y/-', channel: 'discord', agent: 'default' },
     replyTo: { channelId, messageId, guildId: GUILD },
   });
   const deliverer = () => w.gw.channels.find((c) => c.name === 'discord')!.deliverer!;

@@ -6,20 +6,19 @@
  */
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DeliveryRow, DeliveryStore } from '../adapters/store/deliveries.js';
-import type { InboxRow } from '../adapters/store/store.js';
+import type { DeliveryRecord, DeliveryStore } from '../adapters/store/deliveries.js';
+import type { EmailReplyTo } from '../channels/email/compose.js';
 import { parseEmailConfig } from '../channels/email/config.js';
 import { EmailDeliverer } from '../channels/email/deliver.js';
 import type { TurnEvent } from '../kernel/turn-events.js';
 import type { DeliverContext, TurnTarget } from '../src/channel/index.js';
-import type { Config } from '../src/config.js';
 import { SmtpSink } from './fakes/email-smtp.js';
 
 /** A turn event without its turn id (distributes over the union). */
 type Ev = TurnEvent extends infer E ? (E extends TurnEvent ? Omit<E, 'turnId'> : never) : never;
 
 class MemoryDeliveries {
-  rows = new Map<string, DeliveryRow>();
+  rows = new Map<string, DeliveryRecord>();
   private id = 0;
   async get(turnId: string, channel: string, target: string) {
     return this.rows.get(`${turnId}|${channel}|${target}`);
@@ -27,15 +26,15 @@ class MemoryDeliveries {
   async record(turnId: string, channel: string, target: string, f: { platformMessageId?: string | null; state: string; body?: string | null }) {
     const key = `${turnId}|${channel}|${target}`;
     const prev = this.rows.get(key);
-    const row: DeliveryRow = {
+    const row: DeliveryRecord = {
       id: prev?.id ?? ++this.id,
-      turn_id: turnId,
+      turnId: turnId,
       channel,
       target,
-      platform_message_id: f.platformMessageId ?? prev?.platform_message_id ?? null,
+      platformMessageId: f.platformMessageId ?? prev?.platformMessageId ?? null,
       state: f.state,
       body: f.body ?? prev?.body ?? null,
-      updated_at: new Date(),
+      updatedAt: new Date(),
     };
     this.rows.set(key, row);
     return row;
@@ -61,7 +60,7 @@ describe('email deliverer', () => {
     );
     store = new MemoryDeliveries();
     const log = pino({ level: 'silent' });
-    ctx = { deliveries: store as unknown as DeliveryStore, state: undefined as never, config: {} as Config, log };
+    ctx = { deliveries: store as unknown as DeliveryStore, state: undefined as never, log };
     deliverer = new EmailDeliverer(cfg);
     await deliverer.start(ctx);
   });
@@ -70,11 +69,10 @@ describe('email deliverer', () => {
     await sink?.close();
   });
 
-  const target = (turnId: string, attempt: number): TurnTarget => ({
+  const target = (turnId: string, attempt: number): TurnTarget<EmailReplyTo> => ({
     turnId,
     attempt,
-    conversation: { id: 'c1', key: 'k', channel: 'email', owner: null, agent: 'default', created_at: new Date() },
-    batch: [{ reply_to: { to: 'ann@example.com', subject: 'Question', messageId: `<q-${turnId}@example.com>`, references: [] } } as unknown as InboxRow],
+    conversation: { id: 'c1', key: 'k', channel: 'email', agent: 'default' },
     replyTo: { to: 'ann@example.com', subject: 'Question', messageId: `<q-${turnId}@example.com>`, references: [] },
   });
   const run = async (turnId: string, attempt: number, events: Array<Ev>) => {
@@ -125,7 +123,7 @@ describe('email deliverer', () => {
     await run('t3', 2, [{ type: 'text_delta', delta: 'eventually' }]);
     const mails = mailsFor('t3');
     expect(mails).toHaveLength(1);
-    expect(mails[0]!.messageId).toBe(row!.platform_message_id);
+    expect(mails[0]!.messageId).toBe(row!.platformMessageId);
     expect((await store.get('t3', 'email', 'reply'))!.state).toBe('sent');
   });
 

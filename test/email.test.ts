@@ -218,7 +218,7 @@ describe('email channel (Dovecot + SMTP sink)', () => {
     const done = await eventually(async () => repliesTo(ask.messageId).find((m) => m.text.includes('tool said')));
     expect(done.text).toContain('exit code 0');
     expect(done.references).toEqual([ask.messageId]);
-    expect(await approvals.byCode(code!)).toMatchObject({ status: 'executed', decided_via: 'email' });
+    expect(await approvals.byCode(code!)).toMatchObject({ status: 'executed', decidedVia: 'email' });
     expect(repliesTo(ask.messageId)).toHaveLength(2); // the request, then the answer
   });
 

@@ -71,7 +71,7 @@ describe('fallback through the HTTP API', () => {
     // The transcript keeps only the clean answer; the turn row records the ledger.
     const turn = await gw.infra.store.turn(sb.turn);
     expect(turn!.provider).toMatchObject({ slot: 'backup', fallbackActivated: true });
-    const transcript = JSON.stringify(await gw.infra.store.transcript(turn!.conversation_id));
+    const transcript = JSON.stringify(await gw.infra.store.transcript(turn!.conversationId));
     expect(transcript).toContain('B says two');
     expect(transcript).not.toContain('half1');
   });

@@ -84,7 +84,7 @@ describe.each(modes)('HTTP API (%s)', (mode) => {
     const sb = (r as unknown as { switchboard: { conversation: string; turn: string } }).switchboard;
     expect(sb.turn).toMatch(/^t_/);
     const turn = await gw.infra.store.turn(sb.turn);
-    expect(turn).toMatchObject({ status: 'done', finish_reason: 'stop' });
+    expect(turn).toMatchObject({ status: 'done', finishReason: 'stop' });
     expect(turn!.provider).toMatchObject({ slot: 'openai-compatible' });
   });
 

@@ -178,7 +178,7 @@ describe.each(setups)('identities are tied to their channel: $name', (setup) => 
     expect(await replyOf('slack', said.externalId)).toMatch(/remembered \(#\d+, sender\)/);
     aliceConversation = await said.conversationId();
     const notes = await store().listMemory('sender');
-    expect(notes.find((n) => n.body === NOTE)?.scope_key).toBe(`slack:${BOT.team}:${ALICE}`);
+    expect(notes.find((n) => n.body === NOTE)?.scopeKey).toBe(`slack:${BOT.team}:${ALICE}`);
     const rows = (await store().db.query<{ sender_identity: string }>('select sender_identity from inbox where external_id = $1', [said.externalId])).rows;
     expect(rows[0]!.sender_identity).toBe(`slack:${BOT.team}:${ALICE}`);
     const found = await aliceSays(`search: ${SECRET_WORD}`);
@@ -267,12 +267,12 @@ describe.each(setups)('identities are tied to their channel: $name', (setup) => 
     // She, as herself, may (requesterMay: caution); the turn resumes.
     await slackSays(ALICE, 'D5', `yes ${code}`);
     await eventually(async () => slack.botMessages('D5').find((m) => m.text.includes(`${code} approved by ${ALICE}`)), 20_000);
-    expect((await gw.infra.approvals.byCode(code))!.decided_by).toBe(`slack:${BOT.team}:${ALICE}`);
+    expect((await gw.infra.approvals.byCode(code))!.decidedBy).toBe(`slack:${BOT.team}:${ALICE}`);
 
     // The operator, on Slack, is an operator.
     const second = await ask('second.txt');
     await slackSays(OPERATOR, 'D5', `approve ${second.code}`);
     await eventually(async () => slack.botMessages('D5').find((m) => m.text.includes(`${second.code} approved by ${OPERATOR}`)), 20_000);
-    expect((await gw.infra.approvals.byCode(second.code))!.decided_by).toBe(`slack:${BOT.team}:${OPERATOR}`);
+    expect((await gw.infra.approvals.byCode(second.code))!.decidedBy).toBe(`slack:${BOT.team}:${OPERATOR}`);
   });
 });

@@ -224,7 +224,7 @@ for (const setup of backendSetups()) {
         const t = await gw.infra.store.turns(conv.id);
         return t.length === 3 && t.every((x) => x.status === 'done') ? t : null;
       }, 20_000);
-      expect(turns.map((t) => t.finish_reason)).toEqual(['stop', 'aborted', 'stop']);
+      expect(turns.map((t) => t.finishReason)).toEqual(['stop', 'aborted', 'stop']);
     });
 
     it('a redelivered command gets its first reply, and is not run again', async () => {

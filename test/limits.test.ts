@@ -82,7 +82,7 @@ describe('limits', () => {
     expect(calls).toBeGreaterThan(1);
     expect(calls).toBeLessThan(20);
     const turn = await gw.infra.store.turn((r as any).switchboard.turn);
-    expect(turn!.finish_reason).toBe('budget');
+    expect(turn!.finishReason).toBe('budget');
   });
 
   it('runs at most the global number of turns at once', async () => {
@@ -290,7 +290,7 @@ describe('Store.deferTurn: a turn refused by a cap is put back as it was', () =>
       expect(first.turn).toMatchObject({ attempt: 1, seq: 1 });
       await store.deferTurn(first.turn!.id, conversationId, 'L1');
       expect(await store.turns(conversationId)).toEqual([]);
-      expect(await store.pending(conversationId)).toMatchObject([{ text: 'hello', turn_id: null, consumed_at: null }]);
+      expect(await store.pending(conversationId)).toMatchObject([{ text: 'hello', turnId: null, consumedAt: null }]);
       const opened = await start('L2');
       expect(opened.conversation).not.toBeNull();
       expect(opened.turn).toMatchObject({ attempt: 1, seq: 1 });
@@ -300,7 +300,7 @@ describe('Store.deferTurn: a turn refused by a cap is put back as it was', () =>
       expect(resumed.turn).toMatchObject({ id: opened.turn!.id, attempt: 2 });
       await store.deferTurn(resumed.turn!.id, conversationId, 'L3');
       expect(await store.turns(conversationId)).toMatchObject([{ id: opened.turn!.id, status: 'running', attempt: 1 }]);
-      expect(await store.pending(conversationId)).toMatchObject([{ turn_id: opened.turn!.id, consumed_at: null }]);
+      expect(await store.pending(conversationId)).toMatchObject([{ turnId: opened.turn!.id, consumedAt: null }]);
       // The next drain resumes it and finishes it, once.
       const last = await start('L4');
       expect(last.turn).toMatchObject({ id: opened.turn!.id, attempt: 2 });

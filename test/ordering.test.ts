@@ -73,7 +73,7 @@ describe.each(['embedded', 'redis+postgres'] as const)('ordering and isolation (
     expect(turns).toHaveLength(20);
     expect(turns.every((t) => t.status === 'done' && t.attempt === 1)).toBe(true);
     // Never two turns of the conversation at once: each starts after the previous finished.
-    for (let k = 1; k < turns.length; k++) expect(turns[k]!.started_at.getTime()).toBeGreaterThanOrEqual(turns[k - 1]!.finished_at!.getTime());
+    for (let k = 1; k < turns.length; k++) expect(turns[k]!.startedAt.getTime()).toBeGreaterThanOrEqual(turns[k - 1]!.finishedAt!.getTime());
     // In arrival order: turn k consumed the k-th message to reach the inbox.
     const inbox = (
       await store.db.query<{ id: number; turn_id: string; consumed_at: Date | null }>(

@@ -341,8 +341,8 @@ describe.each(backends)('ports contract: $name', (backend) => {
       const other = await store.accept({ ...msg('dup-1'), channel: 'sms' });
       expect(other.duplicate).toBe(false);
       const rows = await store.pending(a.conversationId);
-      expect(rows.filter((r) => r.external_id === 'dup-1' && r.channel === 'http')).toHaveLength(1);
-      expect(rows.find((r) => r.external_id === 'dup-1')!.text).toBe('hello');
+      expect(rows.filter((r) => r.externalId === 'dup-1' && r.channel === 'http')).toHaveLength(1);
+      expect(rows.find((r) => r.externalId === 'dup-1')!.text).toBe('hello');
     });
 
     const start = (conversationId: string, extra: Partial<StartTurn> = {}) =>
@@ -365,14 +365,14 @@ describe.each(backends)('ports contract: $name', (backend) => {
       const conv = m1.conversationId;
       const begun = await start(conv);
       expect(begun.conversation).toMatchObject({ id: conv, key, channel: 'http' });
-      expect(begun.conversation!.created_at).toBeInstanceOf(Date);
+      expect(begun.conversation!.createdAt).toBeInstanceOf(Date);
       const turn = begun.turn!;
       expect(turn).toMatchObject({ seq: 1, status: 'running', attempt: 1, worker: 'w1' });
-      expect(turn.started_at).toBeInstanceOf(Date);
-      expect(begun.batch!.map((r) => [r.id, r.text, r.turn_id])).toEqual([[m1.inboxId, 'first', turn.id]]); // followup: the oldest only
+      expect(turn.startedAt).toBeInstanceOf(Date);
+      expect(begun.batch!.map((r) => [r.id, r.text, r.turnId])).toEqual([[m1.inboxId, 'first', turn.id]]); // followup: the oldest only
       expect(begun.context!.history).toEqual([]);
       expect(begun.pending.map((r) => r.id)).toEqual([m1.inboxId, m2.inboxId]);
-      expect(begun.pending[0]!.received_at).toBeInstanceOf(Date);
+      expect(begun.pending[0]!.receivedAt).toBeInstanceOf(Date);
       // Another drain finds the lease taken: nothing is claimed or begun for it.
       const other = await start(conv, { lease: 'lease-2', worker: 'w2' });
       expect(other).toMatchObject({ conversation: null, hasWork: true });
@@ -518,7 +518,7 @@ describe.each(backends)('ports contract: $name', (backend) => {
       expect(stored.rows.map((r) => r.sender_identity)).toEqual(['slack:T1:UIDENT', 'slack:T2:UIDENT', 'sms:UIDENT', 'webhook:slack:T1:UIDENT']);
       // conversation_search: each identity finds its own conversation only.
       const ids = ['slack:T1:UIDENT', 'slack:T2:UIDENT', 'sms:UIDENT', 'webhook:slack:T1:UIDENT'];
-      for (const [i, who] of ids.entries()) expect((await store.searchMessages('kumquat', { sender: who })).map((h) => h.conversation_id)).toEqual([convs[i]]);
+      for (const [i, who] of ids.entries()) expect((await store.searchMessages('kumquat', { sender: who })).map((h) => h.conversationId)).toEqual([convs[i]]);
       for (const who of ['UIDENT', 'slack:UIDENT', 'slack:-:UIDENT', 'webhook:UIDENT', ''])
         expect(await store.searchMessages('kumquat', { sender: who })).toEqual([]);
       // Memory: a note of one identity is seen (and forgotten) by that identity only, and reaches only its turns.

@@ -6,7 +6,7 @@
  */
 import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { DeliveryRow, DeliveryStore } from '../adapters/store/deliveries.js';
+import type { DeliveryRecord, DeliveryStore } from '../adapters/store/deliveries.js';
 import { deliveriesRecord, type EditPlatform, type Part, PostAndEdit } from '../src/channel/post-and-edit.js';
 
 const log = pino({ level: 'silent' });
@@ -47,17 +47,17 @@ class FakeChat implements EditPlatform {
 }
 
 class MemoryDeliveries {
-  rows: DeliveryRow[] = [];
+  rows: DeliveryRecord[] = [];
   async get(turnId: string, channel: string, target: string) {
-    return this.rows.find((r) => r.turn_id === turnId && r.channel === channel && r.target === target);
+    return this.rows.find((r) => r.turnId === turnId && r.channel === channel && r.target === target);
   }
   async record(turnId: string, channel: string, target: string, f: { platformMessageId?: string | null; state: string; body?: string | null }) {
     let r = await this.get(turnId, channel, target);
     if (!r)
       this.rows.push(
-        (r = { id: this.rows.length + 1, turn_id: turnId, channel, target, platform_message_id: null, state: f.state, body: null, updated_at: new Date() }),
+        (r = { id: this.rows.length + 1, turnId: turnId, channel, target, platformMessageId: null, state: f.state, body: null, updatedAt: new Date() }),
       );
-    r.platform_message_id = f.platformMessageId ?? r.platform_message_id;
+    r.platformMessageId = f.platformMessageId ?? r.platformMessageId;
     r.state = f.state;
     r.body = f.body ?? r.body;
     return r;
@@ -171,7 +171,7 @@ describe('post-and-edit engine', () => {
     first.show({ text: 'the first attempt got this far before its worker died, mid-sentence' });
     await vi.advanceTimersByTimeAsync(20);
     expect(chat.shown()).toHaveLength(2);
-    expect(store.rows[0]).toMatchObject({ state: 'streaming', platform_message_id: 'm1' });
+    expect(store.rows[0]).toMatchObject({ state: 'streaming', platformMessageId: 'm1' });
     // The worker dies: never closed. The retry answers shorter, in one message.
     const second = new PostAndEdit(chat, record(), opts({ maxChars: 50 }), true);
     second.show({ text: 'the second attempt, in full' });

@@ -88,8 +88,8 @@ describe('queue modes', () => {
       const t = await turnsOf('in');
       return t.length === 3 && t.every((x) => x.status === 'done') ? t : null;
     }, 20_000);
-    expect(turns[1]!.finish_reason).toBe('aborted');
-    expect(turns[2]!.finish_reason).toBe('stop');
+    expect(turns[1]!.finishReason).toBe('aborted');
+    expect(turns[2]!.finishReason).toBe('stop');
     expect(await gw.infra.store.turnReply(turns[2]!.id)).toBe('re: actually, just say hi');
     script = (req) => reply(`re: ${lastUserText(req.body)}`, 20);
   });

@@ -6,32 +6,31 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { ChannelStateStore } from '../adapters/store/channel-state.js';
-import type { DeliveryRow, DeliveryStore } from '../adapters/store/deliveries.js';
-import type { InboxRow } from '../adapters/store/store.js';
+import type { DeliveryRecord, DeliveryStore } from '../adapters/store/deliveries.js';
 import { parseSlackConfig } from '../channels/slack/config.js';
 import { SlackDeliverer } from '../channels/slack/deliver.js';
+import type { SlackReplyTo } from '../channels/slack/reply-to.js';
 import type { TurnEvent } from '../kernel/turn-events.js';
 import type { DeliverContext, TurnTarget } from '../src/channel/index.js';
-import type { Config } from '../src/config.js';
 import { createLogger } from '../src/log.js';
 import { BOT, BOT_TOKEN, FakeSlack } from './fakes/slack-api.js';
 import { eventually } from './support/gateway.js';
 
 class MemoryDeliveries {
-  rows: DeliveryRow[] = [];
+  rows: DeliveryRecord[] = [];
   async get(turnId: string, channel: string, target: string) {
-    return this.rows.find((r) => r.turn_id === turnId && r.channel === channel && r.target === target);
+    return this.rows.find((r) => r.turnId === turnId && r.channel === channel && r.target === target);
   }
   async forTurn(turnId: string) {
-    return this.rows.filter((r) => r.turn_id === turnId);
+    return this.rows.filter((r) => r.turnId === turnId);
   }
   async record(turnId: string, channel: string, target: string, f: { platformMessageId?: string | null; state: string; body?: string | null }) {
     let r = await this.get(turnId, channel, target);
     if (!r) {
-      r = { id: this.rows.length + 1, turn_id: turnId, channel, target, platform_message_id: null, state: f.state, body: null, updated_at: new Date() };
+      r = { id: this.rows.length + 1, turnId: turnId, channel, target, platformMessageId: null, state: f.state, body: null, updatedAt: new Date() };
       this.rows.push(r);
     }
-    r.platform_message_id = f.platformMessageId ?? r.platform_message_id;
+    r.platformMessageId = f.platformMessageId ?? r.platformMessageId;
     r.state = f.state;
     r.body = f.body ?? r.body;
     return r;
@@ -49,30 +48,13 @@ describe('slack deliverer', () => {
     );
     return d;
   };
-  const target = (channel: string, thread: string | undefined, turnId: string, attempt = 1): TurnTarget => ({
+  const target = (channel: string, thread: string | undefined, turnId: string, attempt = 1): TurnTarget<SlackReplyTo> => ({
     turnId,
     attempt,
-    conversation: { id: 'c1', key: `slack/${BOT.team}/${channel}/${thread ?? '-'}`, channel: 'slack', owner: null, agent: 'default', created_at: new Date() },
-    batch: [
-      {
-        id: 1,
-        conversation_id: 'c1',
-        channel: 'slack',
-        external_id: 'x',
-        sender: { id: 'UALICE', workspace: BOT.team },
-        sender_identity: `slack:${BOT.team}:UALICE`,
-        text: 'q',
-        attachments: [],
-        reply_to: { channel, ...(thread ? { thread_ts: thread } : {}), ts: thread ?? '1.1', team: BOT.team, user: 'UALICE', dm: channel.startsWith('D') },
-        context: null,
-        received_at: new Date(),
-        turn_id: null,
-        consumed_at: null,
-      } as InboxRow,
-    ],
+    conversation: { id: 'c1', key: `slack/${BOT.team}/${channel}/${thread ?? '-'}`, channel: 'slack', agent: 'default' },
     replyTo: { channel, ...(thread ? { thread_ts: thread } : {}), ts: thread ?? '1.1', team: BOT.team, user: 'UALICE', dm: channel.startsWith('D') },
   });
-  const run = async (d: SlackDeliverer, t: TurnTarget, events: Array<Record<string, unknown> | number | (() => void)>, close = true) => {
+  const run = async (d: SlackDeliverer, t: TurnTarget<SlackReplyTo>, events: Array<Record<string, unknown> | number | (() => void)>, close = true) => {
     const del = d.open(t, ctx);
     for (const e of events) {
       if (typeof e === 'number') await new Promise((r) => setTimeout(r, e));
@@ -89,7 +71,7 @@ describe('slack deliverer', () => {
   });
   beforeEach(() => {
     deliveries = new MemoryDeliveries();
-    ctx = { deliveries: deliveries as unknown as DeliveryStore, state: {} as ChannelStateStore, config: {} as Config, log: createLogger('silent') };
+    ctx = { deliveries: deliveries as unknown as DeliveryStore, state: {} as ChannelStateStore, log: createLogger('silent') };
     slack.failing.clear();
     n++;
   });

@@ -295,7 +295,7 @@ describe('sms channel (Twilio)', () => {
     const done = await eventually(async () => bodies(u).find((b) => b.startsWith('tool said')));
     expect(done).toContain('exit code 0');
     expect(bodies(u)).toHaveLength(2);
-    expect((await gw.infra.approvals.byCode(code))!).toMatchObject({ status: 'executed', decided_via: 'sms', decided_by: `sms:${OPERATOR}` });
+    expect((await gw.infra.approvals.byCode(code))!).toMatchObject({ status: 'executed', decidedVia: 'sms', decidedBy: `sms:${OPERATOR}` });
     expect(fake.requests.length).toBe(before + 1); // answers never reached the model; the resumed turn did
   });
 });

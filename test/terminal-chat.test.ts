@@ -93,7 +93,7 @@ describe('terminal chat', () => {
     await c.quit();
     const a = (await gw.infra.approvals.byCode(code))!;
     expect(a.status).toBe('executed');
-    expect(a.decided_by).toMatch(/^http:op:/); // the operator key's principal, not the user's
+    expect(a.decidedBy).toMatch(/^http:op:/); // the operator key's principal, not the user's
     expect(fake.requests.slice(before).map((r) => lastUserText(r.body))).not.toContain(`yes ${code}`);
   });
 

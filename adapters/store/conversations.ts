@@ -1,16 +1,19 @@
 import type { Db } from '../db/port.js';
-import type { ConversationRepository, ConversationRow } from './ports/conversations.js';
+import type { ConversationRecord, ConversationRepository } from './ports/conversations.js';
+import { type ConversationColumns, conversationFromRow } from './rows.js';
 
 /** Conversations in plain SQL (Postgres and PGlite). */
 export class ConversationStore implements ConversationRepository {
   constructor(private readonly db: Db) {}
 
-  async conversationByKey(key: string): Promise<ConversationRow | undefined> {
-    return (await this.db.query<ConversationRow>('select * from conversations where key = $1', [key])).rows[0];
+  async conversationByKey(key: string): Promise<ConversationRecord | undefined> {
+    const row = (await this.db.query<ConversationColumns>('select * from conversations where key = $1', [key])).rows[0];
+    return row && conversationFromRow(row);
   }
 
-  async conversation(id: string): Promise<ConversationRow | undefined> {
-    return (await this.db.query<ConversationRow>('select * from conversations where id = $1', [id])).rows[0];
+  async conversation(id: string): Promise<ConversationRecord | undefined> {
+    const row = (await this.db.query<ConversationColumns>('select * from conversations where id = $1', [id])).rows[0];
+    return row && conversationFromRow(row);
   }
 
   /**
@@ -59,12 +62,12 @@ export class ConversationStore implements ConversationRepository {
   }
 
   /** Recently active conversations, newest first. */
-  async listConversations(limit = 50): Promise<Array<ConversationRow & { updated_at: Date; turns: number }>> {
+  async listConversations(limit = 50): Promise<Array<ConversationRecord & { updatedAt: Date; turns: number }>> {
     return (
-      await this.db.query<ConversationRow & { updated_at: Date; turns: number }>(
+      await this.db.query<ConversationColumns & { updated_at: Date; turns: number }>(
         `select c.*, (select count(*)::int from turns t where t.conversation_id = c.id) as turns from conversations c order by c.updated_at desc limit $1`,
         [limit],
       )
-    ).rows;
+    ).rows.map((r) => ({ ...conversationFromRow(r), updatedAt: r.updated_at, turns: r.turns }));
   }
 }

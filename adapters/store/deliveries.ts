@@ -1,36 +1,40 @@
 import { LeaseLostError } from '../../kernel/lease-lost.js';
 import type { Db } from '../db/port.js';
-import type { DeliveryFields, DeliveryRepository, DeliveryRow } from './ports/deliveries.js';
+import type { DeliveryFields, DeliveryRecord, DeliveryRepository } from './ports/deliveries.js';
 
-export type { DeliveryFields, DeliveryRepository, DeliveryRow } from './ports/deliveries.js';
+export type { DeliveryFields, DeliveryRecord, DeliveryRepository } from './ports/deliveries.js';
 
 /**
  * What a turn posted on a platform. A retried turn finds its row and edits the
  * message it already posted instead of posting a second one.
  */
+/** The deliveries columns as a DeliveryRecord: every statement selects (or returns) these. */
+const RECORD = 'id, turn_id as "turnId", channel, target, platform_message_id as "platformMessageId", state, body, updated_at as "updatedAt"';
+
 export class DeliveryStore implements DeliveryRepository {
   constructor(private readonly db: Db) {}
 
-  async get(turnId: string, channel: string, target: string): Promise<DeliveryRow | undefined> {
-    return (await this.db.query<DeliveryRow>('select * from deliveries where turn_id = $1 and channel = $2 and target = $3', [turnId, channel, target]))
-      .rows[0];
+  async get(turnId: string, channel: string, target: string): Promise<DeliveryRecord | undefined> {
+    return (
+      await this.db.query<DeliveryRecord>(`select ${RECORD} from deliveries where turn_id = $1 and channel = $2 and target = $3`, [turnId, channel, target])
+    ).rows[0];
   }
 
-  async forTurn(turnId: string): Promise<DeliveryRow[]> {
-    return (await this.db.query<DeliveryRow>('select * from deliveries where turn_id = $1 order by id', [turnId])).rows;
+  async forTurn(turnId: string): Promise<DeliveryRecord[]> {
+    return (await this.db.query<DeliveryRecord>(`select ${RECORD} from deliveries where turn_id = $1 order by id`, [turnId])).rows;
   }
 
-  async record(turnId: string, channel: string, target: string, fields: DeliveryFields): Promise<DeliveryRow> {
+  async record(turnId: string, channel: string, target: string, fields: DeliveryFields): Promise<DeliveryRecord> {
     // With an attempt, the row is written only while the turn is still at it (the fence).
     const row = (
-      await this.db.query<DeliveryRow>(
+      await this.db.query<DeliveryRecord>(
         `insert into deliveries (turn_id, channel, target, platform_message_id, state, body)
          select $1, $2, $3, $4, $5, $6
          where $7::int is null or exists (select 1 from turns where id = $1 and attempt = $7::int)
          on conflict (turn_id, channel, target) do update set
            platform_message_id = coalesce(excluded.platform_message_id, deliveries.platform_message_id),
            state = excluded.state, body = coalesce(excluded.body, deliveries.body), updated_at = now()
-         returning *`,
+         returning ${RECORD}`,
         [turnId, channel, target, fields.platformMessageId ?? null, fields.state, fields.body ?? null, fields.attempt ?? null],
       )
     ).rows[0];

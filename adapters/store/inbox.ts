@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { InboundMessage } from '../../kernel/envelope.js';
 import { formatIdentity, identityOf } from '../../kernel/identity.js';
 import type { Db } from '../db/port.js';
-import type { AcceptResult, InboxRepository, InboxRow } from './ports/inbox.js';
+import type { AcceptResult, InboxMessage, InboxRepository } from './ports/inbox.js';
+import { type InboxColumns, inboxFromRow } from './rows.js';
 
 /** The inbox in plain SQL (Postgres and PGlite). */
 export class InboxStore implements InboxRepository {
@@ -59,23 +60,28 @@ export class InboxStore implements InboxRepository {
     return e ? { conversationId: e.conversation_id, inboxId: e.id, duplicate: true } : undefined;
   }
 
-  /** Unconsumed inbox rows of a conversation, oldest first. Rows with turn_id belong to an unfinished turn. */
-  async pending(conversationId: string): Promise<InboxRow[]> {
-    return (await this.db.query<InboxRow>('select * from inbox where conversation_id = $1 and consumed_at is null order by id', [conversationId])).rows;
+  /** Unconsumed inbox rows of a conversation, oldest first. Rows with a turn id belong to an unfinished turn. */
+  async pending(conversationId: string): Promise<InboxMessage[]> {
+    return (await this.db.query<InboxColumns>('select * from inbox where conversation_id = $1 and consumed_at is null order by id', [conversationId])).rows.map(
+      inboxFromRow,
+    );
   }
 
-  async inboxRow(id: number): Promise<InboxRow | undefined> {
-    return (await this.db.query<InboxRow>('select * from inbox where id = $1', [id])).rows[0];
+  async inboxRow(id: number): Promise<InboxMessage | undefined> {
+    const row = (await this.db.query<InboxColumns>('select * from inbox where id = $1', [id])).rows[0];
+    return row && inboxFromRow(row);
   }
 
   /** Steering: claims messages that arrived during the turn into it. */
-  async claimInto(turnId: string, conversationId: string): Promise<InboxRow[]> {
+  async claimInto(turnId: string, conversationId: string): Promise<InboxMessage[]> {
     return (
-      await this.db.query<InboxRow>(`update inbox set turn_id = $1 where conversation_id = $2 and turn_id is null and consumed_at is null returning *`, [
+      await this.db.query<InboxColumns>(`update inbox set turn_id = $1 where conversation_id = $2 and turn_id is null and consumed_at is null returning *`, [
         turnId,
         conversationId,
       ])
-    ).rows.sort((a, b) => a.id - b.id);
+    ).rows
+      .map(inboxFromRow)
+      .sort((a, b) => a.id - b.id);
   }
 
   /** Conversations with inbox rows nobody has consumed for a while: the recovery sweep re-drains them. */

@@ -1,5 +1,5 @@
 import type { Db } from '../db/port.js';
-import type { MemoryRepository } from './ports/memory.js';
+import type { MemoryListing, MemoryRepository } from './ports/memory.js';
 
 /** Memory notes in plain SQL (Postgres and PGlite). */
 export class MemoryNoteStore implements MemoryRepository {
@@ -28,14 +28,10 @@ export class MemoryNoteStore implements MemoryRepository {
   }
 
   /** Operators: every note, optionally of one scope (and key). */
-  async listMemory(
-    scope?: string,
-    scopeKey?: string,
-    limit = 200,
-  ): Promise<Array<{ id: number; scope: string; scope_key: string; body: string; created_at: Date }>> {
+  async listMemory(scope?: string, scopeKey?: string, limit = 200): Promise<MemoryListing[]> {
     return (
-      await this.db.query<{ id: number; scope: string; scope_key: string; body: string; created_at: Date }>(
-        `select id, scope, scope_key, body, created_at from memory where ($1::text is null or scope = $1) and ($2::text is null or scope_key = $2) order by id desc limit $3`,
+      await this.db.query<MemoryListing>(
+        `select id, scope, scope_key as "scopeKey", body, created_at as "createdAt" from memory where ($1::text is null or scope = $1) and ($2::text is null or scope_key = $2) order by id desc limit $3`,
         [scope ?? null, scopeKey ?? null, limit],
       )
     ).rows;

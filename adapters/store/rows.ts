@@ -1,5 +1,5 @@
-import type { ConversationRow } from './ports/conversations.js';
-import { type InboxRow, senderIdentity } from './ports/inbox.js';
+import type { ConversationRecord } from './ports/conversations.js';
+import { type InboxMessage, senderIdentity } from './ports/inbox.js';
 
 export { senderIdentity };
 
@@ -15,13 +15,65 @@ export function assistantText(m: StoredMessage): string {
     .join('');
 }
 
-/** A conversation row that came back as JSON; the lease columns stay in the store. */
-export function conversationFromJson(c: ConversationRow & { created_at: string | Date; lease_token?: unknown; lease_until?: unknown }): ConversationRow {
-  const { lease_token: _t, lease_until: _u, ...rest } = c;
-  return { ...rest, created_at: new Date(c.created_at) };
+/**
+ * The columns of a conversations row, as pg returns them or as they come back
+ * inside row_to_json (dates as strings). The lease and summary columns stay in the store.
+ */
+export interface ConversationColumns {
+  id: string;
+  key: string;
+  channel: string;
+  owner: string | null;
+  agent: string;
+  queue_mode?: string | null;
+  created_at: string | Date;
 }
 
-/** An inbox row that came back inside a json_agg: restore the types pg would give. */
-export function inboxFromJson(p: InboxRow): InboxRow {
-  return { ...p, id: Number(p.id), received_at: new Date(p.received_at), consumed_at: p.consumed_at ? new Date(p.consumed_at) : null };
+/** A conversations row (or its row_to_json) as a record. Both repositories that read conversations map here. */
+export function conversationFromRow(c: ConversationColumns): ConversationRecord {
+  return {
+    id: c.id,
+    key: c.key,
+    channel: c.channel,
+    owner: c.owner,
+    agent: c.agent,
+    queueMode: c.queue_mode ?? null,
+    createdAt: new Date(c.created_at),
+  };
+}
+
+/** The columns of an inbox row, as pg returns them or inside a json_agg (ids as numbers or strings, dates as strings). */
+export interface InboxColumns {
+  id: number | string;
+  conversation_id: string;
+  channel: string;
+  external_id: string;
+  sender: InboxMessage['sender'];
+  sender_identity: string | null;
+  text: string;
+  attachments: unknown[];
+  reply_to: Record<string, unknown> | null;
+  context: InboxMessage['context'];
+  received_at: string | Date;
+  turn_id: string | null;
+  consumed_at: string | Date | null;
+}
+
+/** An inbox row (or its json_agg element) as a message, with the types pg would give. Both repositories that read the inbox map here. */
+export function inboxFromRow(p: InboxColumns): InboxMessage {
+  return {
+    id: Number(p.id),
+    conversationId: p.conversation_id,
+    channel: p.channel,
+    externalId: p.external_id,
+    sender: p.sender,
+    senderIdentity: p.sender_identity,
+    text: p.text,
+    attachments: p.attachments,
+    replyTo: p.reply_to,
+    context: p.context,
+    receivedAt: new Date(p.received_at),
+    turnId: p.turn_id,
+    consumedAt: p.consumed_at ? new Date(p.consumed_at) : null,
+  };
 }

@@ -14,13 +14,13 @@ import { ToolResultStore } from './tool-results.js';
 import { TranscriptStore } from './transcript.js';
 import { TurnStore } from './turns.js';
 
-export type { ConversationRow, ConversationStats } from './ports/conversations.js';
-// The row types and helpers, where every importer of the store finds them.
-export type { AcceptResult, InboxRow } from './ports/inbox.js';
+export type { ConversationRecord, ConversationStats } from './ports/conversations.js';
+// The record types and helpers, where every importer of the store finds them.
+export type { AcceptResult, InboxMessage } from './ports/inbox.js';
 export type { GatewayStore, StoreRepositories } from './ports/index.js';
 export type { MemoryScope } from './ports/memory.js';
 export type { MessageHit, StoredMessage, TranscriptEntry } from './ports/transcript.js';
-export type { FinishTurn, StartContext, StartedTurn, StartTurn, TurnRow } from './ports/turns.js';
+export type { FinishTurn, StartContext, StartedTurn, StartTurn, TurnRecord } from './ports/turns.js';
 export { assistantText, senderIdentity } from './rows.js';
 
 /** The Postgres (and PGlite) implementation of every repository of the facade, over one database. */

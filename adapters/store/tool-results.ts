@@ -13,10 +13,10 @@ export class ToolResultStore implements ToolResultRepository {
   }
 
   /** A stored tool result, only when it belongs to a turn of this conversation. */
-  async toolResult(id: string, conversationId: string): Promise<{ content: string; turn_id: string } | undefined> {
+  async toolResult(id: string, conversationId: string): Promise<{ content: string; turnId: string } | undefined> {
     return (
-      await this.db.query<{ content: string; turn_id: string }>(
-        'select r.content, r.turn_id from tool_results r join turns t on t.id = r.turn_id where r.id = $1 and t.conversation_id = $2',
+      await this.db.query<{ content: string; turnId: string }>(
+        'select r.content, r.turn_id as "turnId" from tool_results r join turns t on t.id = r.turn_id where r.id = $1 and t.conversation_id = $2',
         [id, conversationId],
       )
     ).rows[0];

@@ -1,5 +1,5 @@
 import type { Db } from '../db/port.js';
-import type { StoredMessage, TranscriptRepository } from './ports/transcript.js';
+import type { MessageHit, StoredMessage, TranscriptEntry, TranscriptRepository } from './ports/transcript.js';
 import { assistantText } from './rows.js';
 
 /** The transcript in plain SQL (Postgres and PGlite). */
@@ -18,14 +18,10 @@ export class TranscriptStore implements TranscriptRepository {
   }
 
   /** Stored messages of a conversation after a given message id (for clients catching up). */
-  async messagesAfter(
-    conversationId: string,
-    afterId: number,
-    limit = 200,
-  ): Promise<Array<{ id: number; turn_id: string | null; role: string; content: StoredMessage; created_at: Date }>> {
+  async messagesAfter(conversationId: string, afterId: number, limit = 200): Promise<TranscriptEntry[]> {
     return (
-      await this.db.query<{ id: number; turn_id: string | null; role: string; content: StoredMessage; created_at: Date }>(
-        'select id, turn_id, role, content, created_at from messages where conversation_id = $1 and id > $2 order by id limit $3',
+      await this.db.query<TranscriptEntry>(
+        'select id, turn_id as "turnId", role, content, created_at as "createdAt" from messages where conversation_id = $1 and id > $2 order by id limit $3',
         [conversationId, afterId, limit],
       )
     ).rows;
@@ -45,13 +41,10 @@ export class TranscriptStore implements TranscriptRepository {
    * they wrote in) — the conversation_search tool. `sender` is a canonical
    * identity, compared as a whole: the same id on another channel is someone else.
    */
-  async searchMessages(
-    query: string,
-    opts: { sender: string; limit?: number },
-  ): Promise<Array<{ conversation_id: string; id: number; role: string; snippet: string; created_at: Date }>> {
+  async searchMessages(query: string, opts: { sender: string; limit?: number }): Promise<MessageHit[]> {
     return (
-      await this.db.query<{ conversation_id: string; id: number; role: string; snippet: string; created_at: Date }>(
-        `select m.conversation_id, m.id, m.role, left(coalesce(m.content->>'content', m.content::text), 300) as snippet, m.created_at
+      await this.db.query<MessageHit>(
+        `select m.conversation_id as "conversationId", m.id, m.role, left(coalesce(m.content->>'content', m.content::text), 300) as snippet, m.created_at as "createdAt"
          from messages m
          where to_tsvector('simple', coalesce(m.content->>'content', '') || ' ' || coalesce(jsonb_path_query_array(m.content, '$.content[*].text')::text, ''))
                @@ plainto_tsquery('simple', $1)

@@ -1,19 +1,56 @@
 import { randomUUID } from 'node:crypto';
 import { QUEUE_MODES } from '../../kernel/queue-modes.js';
 import type { Db } from '../db/port.js';
-import type { ConversationRow } from './ports/conversations.js';
-import type { InboxRow } from './ports/inbox.js';
+import type { InboxMessage } from './ports/inbox.js';
 import type { StoredMessage } from './ports/transcript.js';
-import type { FinishTurn, StartedTurn, StartTurn, TurnRepository, TurnRow } from './ports/turns.js';
-import { conversationFromJson, inboxFromJson } from './rows.js';
+import type { FinishTurn, StartedTurn, StartTurn, TurnRecord, TurnRepository } from './ports/turns.js';
+import { type ConversationColumns, conversationFromRow, type InboxColumns, inboxFromRow } from './rows.js';
+
+/** The columns of a turns row, as pg returns them or inside row_to_json (dates as strings). */
+interface TurnColumns {
+  id: string;
+  conversation_id: string;
+  seq: number;
+  status: TurnRecord['status'];
+  state: unknown;
+  honesty: unknown;
+  attempt: number;
+  worker: string | null;
+  started_at: string | Date;
+  finished_at: string | Date | null;
+  finish_reason: string | null;
+  error: string | null;
+  usage: Record<string, unknown> | null;
+  provider: Record<string, unknown> | null;
+}
+
+/** A turns row (or its row_to_json) as a record; the state is the JSON the core parked, as stored. */
+function turnFromRow(t: TurnColumns): TurnRecord {
+  return {
+    id: t.id,
+    conversationId: t.conversation_id,
+    seq: t.seq,
+    status: t.status,
+    state: t.state,
+    honesty: t.honesty,
+    attempt: t.attempt,
+    worker: t.worker,
+    startedAt: new Date(t.started_at),
+    finishedAt: t.finished_at ? new Date(t.finished_at) : null,
+    finishReason: t.finish_reason,
+    error: t.error,
+    usage: t.usage,
+    provider: t.provider,
+  };
+}
 
 interface StartRow {
-  conversation: (ConversationRow & { created_at: string }) | null;
+  conversation: ConversationColumns | null;
   mode: string | null;
   has_work: boolean;
-  pending: InboxRow[];
-  turn: TurnRow | null;
-  batch: InboxRow[];
+  pending: InboxColumns[];
+  turn: TurnColumns | null;
+  batch: InboxColumns[];
   history: Array<{ id: number; m: StoredMessage }>;
   summary: string | null;
   memory: string[];
@@ -111,17 +148,16 @@ export class TurnStore implements TurnRepository {
     );
     const row = r.rows[0]!;
     const started: StartedTurn = {
-      conversation: row.conversation ? conversationFromJson(row.conversation) : null,
+      conversation: row.conversation ? conversationFromRow(row.conversation) : null,
       mode: row.mode,
       hasWork: row.has_work,
-      pending: row.pending.map(inboxFromJson),
+      pending: row.pending.map(inboxFromRow),
     };
     if (!row.turn) return started;
-    const t = row.turn;
     return {
       ...started,
-      turn: { ...t, started_at: new Date(t.started_at), finished_at: t.finished_at ? new Date(t.finished_at) : null },
-      batch: row.batch.map(inboxFromJson),
+      turn: turnFromRow(row.turn),
+      batch: row.batch.map(inboxFromRow),
       context: { history: row.history.map((h) => h.m), historyIds: row.history.map((h) => Number(h.id)), summary: row.summary, memory: row.memory },
     };
   }
@@ -133,8 +169,8 @@ export class TurnStore implements TurnRepository {
    * extra round trip to learn whether more work is waiting; when none wait, it
    * also gives up the drain's lease.
    */
-  async finishTurn(f: FinishTurn): Promise<{ finished: boolean; pending: InboxRow[] }> {
-    const r = await this.db.query<{ id: string; pending: InboxRow[] }>(
+  async finishTurn(f: FinishTurn): Promise<{ finished: boolean; pending: InboxMessage[] }> {
+    const r = await this.db.query<{ id: string; pending: InboxColumns[] }>(
       `with t as (
          update turns set status = $2, finished_at = now(), finish_reason = $3, error = $4, usage = $5, provider = $6, honesty = $8, state = null
          where id = $1 and status = 'running'
@@ -171,7 +207,7 @@ export class TurnStore implements TurnRepository {
       ],
     );
     const row = r.rows[0];
-    return row ? { finished: true, pending: row.pending.map(inboxFromJson) } : { finished: false, pending: [] };
+    return row ? { finished: true, pending: row.pending.map(inboxFromRow) } : { finished: false, pending: [] };
   }
 
   /** Parks a running turn: its loop state waits here for approvals; the conversation waits with it. */
@@ -229,11 +265,12 @@ export class TurnStore implements TurnRepository {
     await this.db.query('update conversations set lease_token = null, lease_until = null where id = $1 and lease_token = $2', [conversationId, lease]);
   }
 
-  async turn(id: string): Promise<TurnRow | undefined> {
-    return (await this.db.query<TurnRow>('select * from turns where id = $1', [id])).rows[0];
+  async turn(id: string): Promise<TurnRecord | undefined> {
+    const row = (await this.db.query<TurnColumns>('select * from turns where id = $1', [id])).rows[0];
+    return row && turnFromRow(row);
   }
 
-  async turns(conversationId: string): Promise<TurnRow[]> {
-    return (await this.db.query<TurnRow>('select * from turns where conversation_id = $1 order by seq', [conversationId])).rows;
+  async turns(conversationId: string): Promise<TurnRecord[]> {
+    return (await this.db.query<TurnColumns>('select * from turns where conversation_id = $1 order by seq', [conversationId])).rows.map(turnFromRow);
   }
 }

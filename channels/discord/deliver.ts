@@ -29,7 +29,7 @@ const PLACEHOLDER = '…';
 const UNKNOWN_MESSAGE = 10008;
 
 /** The worker side: one REST client (with its rate-limit queues) for every turn of the process. */
-export class DiscordDeliverer implements ChannelDeliverer {
+export class DiscordDeliverer implements ChannelDeliverer<DiscordReplyTo | null> {
   private rest?: REST;
 
   constructor(private readonly cfg: DiscordSettings) {}
@@ -47,7 +47,7 @@ export class DiscordDeliverer implements ChannelDeliverer {
     });
   }
 
-  open(target: TurnTarget, ctx: DeliverContext): TurnDelivery {
+  open(target: TurnTarget<DiscordReplyTo | null>, ctx: DeliverContext): TurnDelivery {
     this.rest ??= createRest(this.cfg);
     return new DiscordTurnDelivery(target, ctx, this.rest, this.cfg, ctx.log.child({ channel: CHANNEL, turn: target.turnId }));
   }
@@ -58,10 +58,8 @@ export class DiscordDeliverer implements ChannelDeliverer {
   }
 }
 
-export function readReplyTo(target: TurnTarget): DiscordReplyTo | null {
-  const r = target.batch[target.batch.length - 1]?.reply_to as Partial<DiscordReplyTo> | null | undefined;
-  if (!r || typeof r.channelId !== 'string' || typeof r.messageId !== 'string') return null;
-  return { channelId: r.channelId, messageId: r.messageId, guildId: typeof r.guildId === 'string' ? r.guildId : null };
+export function readReplyTo(target: TurnTarget<DiscordReplyTo | null>): DiscordReplyTo | null {
+  return target.replyTo ?? null;
 }
 
 function permanent(err: unknown): boolean {
@@ -148,7 +146,7 @@ export class DiscordTurnDelivery implements TurnDelivery {
   private lastEventAt = Date.now();
 
   constructor(
-    turn: TurnTarget,
+    turn: TurnTarget<DiscordReplyTo | null>,
     ctx: DeliverContext,
     private readonly rest: REST,
     private readonly cfg: DiscordSettings,

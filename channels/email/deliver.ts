@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import { ignoreError } from '../../kernel/errors.js';
 import type { TurnEvent } from '../../kernel/turn-events.js';
 import { type ChannelDeliverer, type DeliverContext, ReplyBuffer, type TurnDelivery, type TurnTarget, withApprovalsText } from '../../src/channel/index.js';
-import { composeReply, isEmailReplyTo } from './compose.js';
+import { composeReply, type EmailReplyTo, isEmailReplyTo } from './compose.js';
 import type { EmailConfig } from './config.js';
 import { Mailer, PermanentSmtpError } from './smtp.js';
 
@@ -21,7 +21,7 @@ class EmailTurnDelivery implements TurnDelivery {
   private sending: Promise<void> = Promise.resolve();
 
   constructor(
-    private readonly target: TurnTarget,
+    private readonly target: TurnTarget<EmailReplyTo | null>,
     private readonly ctx: DeliverContext,
     private readonly mailer: Mailer,
     private readonly log: Logger,
@@ -48,8 +48,7 @@ class EmailTurnDelivery implements TurnDelivery {
 
   private async send(part: string, body: string): Promise<void> {
     const { turnId } = this.target;
-    const row = this.target.batch[this.target.batch.length - 1];
-    const parent = row?.reply_to;
+    const parent = this.target.replyTo;
     if (!isEmailReplyTo(parent)) {
       this.log.warn({ turn: turnId }, 'no email reply target on the turn; nothing sent');
       return;
@@ -60,7 +59,7 @@ class EmailTurnDelivery implements TurnDelivery {
       return;
     }
     const hint = `${turnId}.${createHash('sha256').update(part).digest('hex').slice(0, 10)}`;
-    const messageId = existing?.platform_message_id ?? this.mailer.newMessageId(hint);
+    const messageId = existing?.platformMessageId ?? this.mailer.newMessageId(hint);
     await this.ctx.deliveries.record(turnId, CHANNEL, part, { platformMessageId: messageId, state: 'sending', body });
     const mail = composeReply({ from: this.mailer.from, parent, markdown: body, messageId, tag: `turn=${turnId}` });
     try {
@@ -81,7 +80,7 @@ class EmailTurnDelivery implements TurnDelivery {
   }
 }
 
-export class EmailDeliverer implements ChannelDeliverer {
+export class EmailDeliverer implements ChannelDeliverer<EmailReplyTo | null> {
   private mailer?: Mailer;
   private log?: Logger;
 
@@ -92,7 +91,7 @@ export class EmailDeliverer implements ChannelDeliverer {
     this.mailer = new Mailer(this.cfg, ctx.log);
   }
 
-  open(target: TurnTarget, ctx: DeliverContext): TurnDelivery {
+  open(target: TurnTarget<EmailReplyTo | null>, ctx: DeliverContext): TurnDelivery {
     if (!this.mailer) this.mailer = new Mailer(this.cfg, ctx.log);
     return new EmailTurnDelivery(target, ctx, this.mailer, (this.log ?? ctx.log).child({ channel: CHANNEL }));
   }

@@ -6,6 +6,7 @@ import { webClient } from './client.js';
 import type { SlackConfig } from './config.js';
 import { SlackEditTurn } from './edit-turn.js';
 import { type NativeSwitch, SlackNativeTurn } from './native-turn.js';
+import type { SlackReplyTo } from './reply-to.js';
 import { whereFor } from './target.js';
 
 /**
@@ -16,7 +17,7 @@ import { whereFor } from './target.js';
  * appendStream / stopStream, with task updates) and hands the turn to a
  * SlackEditTurn when streaming cannot show what changed or a stream call fails.
  */
-export class SlackDeliverer implements ChannelDeliverer, NativeSwitch {
+export class SlackDeliverer implements ChannelDeliverer<SlackReplyTo | null>, NativeSwitch {
   client?: WebClient;
   /** Slack said the streaming methods are not available: every turn edits instead. */
   nativeOff = false;
@@ -34,7 +35,7 @@ export class SlackDeliverer implements ChannelDeliverer, NativeSwitch {
     await this.client.chat.postMessage({ channel: target, ...approvalBlocks(approval) });
   }
 
-  open(target: TurnTarget, ctx: DeliverContext): TurnDelivery {
+  open(target: TurnTarget<SlackReplyTo | null>, ctx: DeliverContext): TurnDelivery {
     this.client ??= webClient(this.cfg, ctx.log);
     const log = ctx.log.child({ channel: 'slack', turn: target.turnId, attempt: target.attempt });
     const where = whereFor(target);

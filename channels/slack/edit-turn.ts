@@ -100,7 +100,7 @@ function slackRecord(ctx: DeliverContext, turnId: string, where: SlackWhere, mes
       const msgs = rows
         .flatMap((r) => {
           const m = /^msg:(.+):(\d+)$/.exec(r.target);
-          return m && m[1] === where.channel ? [{ index: Number(m[2]), state: r.state, ts: r.platform_message_id }] : [];
+          return m && m[1] === where.channel ? [{ index: Number(m[2]), state: r.state, ts: r.platformMessageId }] : [];
         })
         .sort((a, b) => a.index - b.index);
       if (!msgs.length) return null;

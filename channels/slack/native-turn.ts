@@ -322,7 +322,7 @@ export class SlackNativeTurn implements TurnDelivery {
       for (const r of rows) {
         if (r.target.startsWith('approval:')) this.approvals.posted.add(r.target.slice('approval:'.length));
         const m = /^msg:(.+):(\d+)$/.exec(r.target);
-        if (m && m[1] === this.where.channel) msgs.push({ index: Number(m[2]), state: r.state, ts: r.platform_message_id });
+        if (m && m[1] === this.where.channel) msgs.push({ index: Number(m[2]), state: r.state, ts: r.platformMessageId });
       }
       msgs.sort((a, b) => a.index - b.index);
       this.nextIndex = msgs.length ? msgs[msgs.length - 1]!.index + 1 : 0;

@@ -11,25 +11,23 @@ export interface SlackWhere {
 }
 
 /**
- * From the turn's inbox rows (the newest one with a reply target), else from
+ * From the turn's reply target (the newest message's that has one), else from
  * the conversation key (slack/<team>/<channel>/<thread>).
  */
-export function whereFor(target: TurnTarget): SlackWhere | null {
-  for (let i = target.batch.length - 1; i >= 0; i--) {
-    const r = target.batch[i]!.reply_to as Partial<SlackReplyTo> | null;
-    if (r && typeof r.channel === 'string') {
-      return {
-        channel: r.channel,
-        ...(typeof r.thread_ts === 'string' ? { thread_ts: r.thread_ts } : {}),
-        ...(typeof r.team === 'string' ? { team: r.team } : {}),
-        ...(typeof r.user === 'string' ? { user: r.user } : {}),
-        dm: r.dm === true,
-      };
-    }
+export function whereFor(target: TurnTarget<SlackReplyTo | null>): SlackWhere | null {
+  const r = target.replyTo;
+  if (r) {
+    return {
+      channel: r.channel,
+      ...(r.thread_ts !== undefined ? { thread_ts: r.thread_ts } : {}),
+      ...(r.team !== undefined ? { team: r.team } : {}),
+      user: r.user,
+      dm: r.dm,
+    };
   }
   const parts = target.conversation.key.split('/').map((p) => p.replace(/%2F/g, '/').replace(/%25/g, '%'));
   if (parts[0] !== 'slack' || !parts[2] || parts[2] === '-') return null;
-  const sender = target.batch[target.batch.length - 1]?.sender.id;
+  const sender = target.sender?.id;
   return {
     channel: parts[2],
     ...(parts[3] && parts[3] !== '-' ? { thread_ts: parts[3] } : {}),

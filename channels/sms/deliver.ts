@@ -6,17 +6,15 @@ import type { MessageSender } from './client.js';
 import type { SmsConfig } from './config.js';
 import { toPlainText } from './format.js';
 import { OptOuts } from './optout.js';
+import type { SmsReplyTo } from './reply-to.js';
 import { sendWithRetry, UNSUBSCRIBED } from './send.js';
 import { splitMessage } from './split.js';
 import type { SmsStore } from './store.js';
 
-/** Who a turn answers, from the inbox row the listener wrote. */
-export function replyTarget(target: TurnTarget): { to: string; from?: string } | null {
-  const row = target.batch[0];
-  if (!row) return null;
-  const r = row.reply_to ?? {};
-  const to = typeof r.to === 'string' ? r.to : row.sender.id;
-  const from = typeof r.from === 'string' ? r.from : undefined;
+/** Who a turn answers: the reply target the listener wrote, else the sender's number. */
+export function replyTarget(target: TurnTarget<SmsReplyTo | null>): { to: string; from?: string } | null {
+  const to = target.replyTo?.to ?? target.sender?.id;
+  const from = target.replyTo?.from;
   return to ? { to, ...(from ? { from } : {}) } : null;
 }
 
@@ -26,7 +24,7 @@ export function replyTarget(target: TurnTarget): { to: string; from?: string } |
  * of at most maxMessageChars, one after the other, with its approval requests
  * as codes to answer (YES K7Q4P). Notices go out as they come.
  */
-export class SmsDeliverer implements ChannelDeliverer {
+export class SmsDeliverer implements ChannelDeliverer<SmsReplyTo | null> {
   constructor(
     private readonly cfg: SmsConfig,
     private readonly store: SmsStore,
@@ -37,7 +35,7 @@ export class SmsDeliverer implements ChannelDeliverer {
     this.store.bind(ctx.deliveries);
   }
 
-  open(target: TurnTarget, ctx: DeliverContext): TurnDelivery {
+  open(target: TurnTarget<SmsReplyTo | null>, ctx: DeliverContext): TurnDelivery {
     this.store.bind(ctx.deliveries);
     return new SmsTurnDelivery(this.cfg, this.store, this.sender, target, ctx.log.child({ channel: 'sms', turn: target.turnId }));
   }
@@ -61,7 +59,7 @@ class SmsTurnDelivery implements TurnDelivery {
     private readonly cfg: SmsConfig,
     private readonly store: SmsStore,
     private readonly sender: () => MessageSender,
-    private readonly target: TurnTarget,
+    private readonly target: TurnTarget<SmsReplyTo | null>,
     private readonly log: Logger,
   ) {
     this.optOuts = new OptOuts(store);
@@ -123,7 +121,7 @@ class SmsTurnDelivery implements TurnDelivery {
       const prior = await deliveries.get(turnId, 'sms', key);
       if (prior?.state === 'sent') {
         this.log.debug({ part: i + 1, of: parts.length }, 'sms: already sent by an earlier attempt of this turn');
-        lastSid = prior.platform_message_id;
+        lastSid = prior.platformMessageId;
         continue;
       }
       if (await this.optOuts.isOptedOut(dest.to)) {

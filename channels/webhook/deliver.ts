@@ -11,21 +11,22 @@ import {
   withApprovalsText,
 } from '../../src/channel/index.js';
 import type { WebhookChannelConfig } from './config.js';
+import type { WebhookReplyTo } from './reply-to.js';
 
 /**
  * Replies go to the webhook's callback URL (from configuration; from the
  * request only where allowed), through the SSRF guard, signed, retried with
  * backoff, and recorded on the turn's delivery row.
  */
-export class WebhookDeliverer implements ChannelDeliverer {
+export class WebhookDeliverer implements ChannelDeliverer<WebhookReplyTo | null> {
   constructor(
     private readonly cfg: WebhookChannelConfig,
     private readonly secrets: Map<string, string>,
   ) {}
 
-  open(target: TurnTarget, ctx: DeliverContext): TurnDelivery {
-    const replyTo = (target.batch[0]?.reply_to ?? {}) as { hook?: string; callbackUrl?: string };
-    const hook = this.cfg.hooks.find((h) => h.name === replyTo.hook);
+  open(target: TurnTarget<WebhookReplyTo | null>, ctx: DeliverContext): TurnDelivery {
+    const replyTo = target.replyTo;
+    const hook = this.cfg.hooks.find((h) => h.name === replyTo?.hook);
     const reply = new ReplyBuffer();
     return {
       event: (e: TurnEvent) => {
@@ -33,7 +34,7 @@ export class WebhookDeliverer implements ChannelDeliverer {
       },
       close: async () => {
         if (!hook) return;
-        const url = (hook.allowRequestCallback && replyTo.callbackUrl) || hook.callbackUrl;
+        const url = (hook.allowRequestCallback && replyTo?.callbackUrl) || hook.callbackUrl;
         if (!url) return;
         // The requests as text for a receiver that relays the text, and as codes in `approvals`.
         const text = withApprovalsText(reply.text, reply.approvals);

@@ -16,8 +16,8 @@ export function registerAccessApi(server: HttpServer, auth: ApiKeyAuth, store: A
         channel: r.channel,
         sender: r.sender,
         status: r.status,
-        ...(r.status === 'pending' ? { code: r.code, expiresAt: r.expires_at ? new Date(r.expires_at).toISOString() : null } : {}),
-        decidedBy: r.decided_by,
+        ...(r.status === 'pending' ? { code: r.code, expiresAt: r.expiresAt ? new Date(r.expiresAt).toISOString() : null } : {}),
+        decidedBy: r.decidedBy,
       })),
     });
   });

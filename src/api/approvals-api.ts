@@ -1,5 +1,5 @@
-import type { RuleRow } from '../../adapters/store/ports/approvals.js';
-import type { GatewayStore } from '../../adapters/store/ports/index.js';
+import type { AllowRuleRecord } from '../../adapters/store/ports/approvals.js';
+import type { ConversationRepository } from '../../adapters/store/ports/index.js';
 import { visibleText } from '../../moat/approval-display.js';
 import { RULE_SCOPES, type RuleScope } from '../../moat/approval-engine.js';
 import { visibleCall } from '../approvals/render.js';
@@ -28,7 +28,7 @@ export function answerOptions(body: Record<string, unknown> | null | undefined):
 }
 
 /** A rule as the HTTP API, the CLI and the console show it. */
-export function ruleJson(r: RuleRow, conversationKey?: string): Record<string, unknown> {
+export function ruleJson(r: AllowRuleRecord, conversationKey?: string): Record<string, unknown> {
   return {
     id: r.id,
     tool: r.tool,
@@ -37,20 +37,20 @@ export function ruleJson(r: RuleRow, conversationKey?: string): Record<string, u
     shown: visibleText(r.pattern),
     kind: r.kind,
     scope: r.scope,
-    scopeKey: r.scope_key,
+    scopeKey: r.scopeKey,
     ...(conversationKey ? { conversationKey } : {}),
     variable: r.variable,
-    createdBy: r.created_by,
-    createdAt: new Date(r.created_at).toISOString(),
+    createdBy: r.createdBy,
+    createdAt: new Date(r.createdAt).toISOString(),
   };
 }
 
 /** Rules with the key of the conversation a conversation-scoped rule belongs to. */
-export async function rulesJson(rules: RuleRow[], store: GatewayStore): Promise<Array<Record<string, unknown>>> {
+export async function rulesJson(rules: AllowRuleRecord[], store: Pick<ConversationRepository, 'conversation'>): Promise<Array<Record<string, unknown>>> {
   const keys = new Map<string, string | undefined>();
   for (const r of rules)
-    if (r.scope === 'conversation' && r.scope_key && !keys.has(r.scope_key)) keys.set(r.scope_key, (await store.conversation(r.scope_key))?.key);
-  return rules.map((r) => ruleJson(r, r.scope === 'conversation' ? keys.get(r.scope_key) : undefined));
+    if (r.scope === 'conversation' && r.scopeKey && !keys.has(r.scopeKey)) keys.set(r.scopeKey, (await store.conversation(r.scopeKey))?.key);
+  return rules.map((r) => ruleJson(r, r.scope === 'conversation' ? keys.get(r.scopeKey) : undefined));
 }
 
 /**
@@ -60,7 +60,10 @@ export async function rulesJson(rules: RuleRow[], store: GatewayStore): Promise<
  *   GET    /v1/approvals/:code       one approval, its arguments in full (visible)
  * Registered before POST /v1/approvals/:code.
  */
-export function registerApprovalRoutes(server: HttpServer, deps: { auth: ApiKeyAuth; store: GatewayStore; approvals: ApprovalService }): void {
+export function registerApprovalRoutes(
+  server: HttpServer,
+  deps: { auth: ApiKeyAuth; store: Pick<ConversationRepository, 'conversation'>; approvals: ApprovalService },
+): void {
   const operator = (ctx: RequestContext, what: string): boolean => {
     const p = deps.auth.authenticate(ctx.req);
     if (!p) {
@@ -96,7 +99,7 @@ export function registerApprovalRoutes(server: HttpServer, deps: { auth: ApiKeyA
     sendJson(ctx.res, 200, {
       code: a.code,
       status: a.status,
-      conversation: a.conversation_id,
+      conversation: a.conversationId,
       tool: a.tool,
       arguments: a.args,
       shown: visibleCall(a.args),
@@ -105,10 +108,10 @@ export function registerApprovalRoutes(server: HttpServer, deps: { auth: ApiKeyA
       reasons: a.reasons,
       requester: a.requester,
       channel: a.channel,
-      alwaysPermitted: a.rule_permitted,
+      alwaysPermitted: a.rulePermitted,
       always: a.always,
-      decidedBy: a.decided_by,
-      expiresAt: new Date(a.expires_at).toISOString(),
+      decidedBy: a.decidedBy,
+      expiresAt: new Date(a.expiresAt).toISOString(),
     });
   });
 }

@@ -39,7 +39,7 @@ export function registerMcpServer(server: HttpServer, deps: McpServerDeps): void
       },
       async ({ limit }) => {
         const rows = await deps.store.listConversations(limit ?? 50);
-        return text(JSON.stringify(rows.map((r) => ({ id: r.id, key: r.key, channel: r.channel, turns: r.turns, updatedAt: r.updated_at }))));
+        return text(JSON.stringify(rows.map((r) => ({ id: r.id, key: r.key, channel: r.channel, turns: r.turns, updatedAt: r.updatedAt }))));
       },
     );
     s.registerTool(
@@ -52,7 +52,7 @@ export function registerMcpServer(server: HttpServer, deps: McpServerDeps): void
       async ({ conversation, after }) => {
         if (!(await deps.store.conversation(conversation))) return { ...text(`no conversation ${conversation}`), isError: true };
         const rows = await deps.store.messagesAfter(conversation, after ?? 0);
-        return text(JSON.stringify(rows.map((r) => ({ id: r.id, role: r.role, turn: r.turn_id, content: (r.content as { content?: unknown }).content }))));
+        return text(JSON.stringify(rows.map((r) => ({ id: r.id, role: r.role, turn: r.turnId, content: (r.content as { content?: unknown }).content }))));
       },
     );
     s.registerTool(
@@ -98,13 +98,13 @@ export function registerMcpServer(server: HttpServer, deps: McpServerDeps): void
         JSON.stringify(
           rows.map((r) => ({
             code: r.code,
-            conversation: r.conversation_id,
+            conversation: r.conversationId,
             tool: r.tool,
             arguments: r.args,
             tier: r.tier,
             reasons: r.reasons,
-            alwaysPermitted: r.rule_permitted,
-            expiresAt: r.expires_at,
+            alwaysPermitted: r.rulePermitted,
+            expiresAt: r.expiresAt,
           })),
         ),
       );

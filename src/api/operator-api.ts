@@ -45,22 +45,22 @@ export function registerOperatorApi(server: HttpServer, deps: OperatorApiDeps): 
     const rows = await deps.approvals.pending();
     const convs = new Map<string, string>();
     for (const r of rows)
-      if (!convs.has(r.conversation_id)) convs.set(r.conversation_id, (await deps.store.conversation(r.conversation_id))?.key ?? r.conversation_id);
+      if (!convs.has(r.conversationId)) convs.set(r.conversationId, (await deps.store.conversation(r.conversationId))?.key ?? r.conversationId);
     sendJson(ctx.res, 200, {
       object: 'list',
       data: rows.map((r) => ({
         code: r.code,
-        conversation: r.conversation_id,
-        conversationKey: convs.get(r.conversation_id),
-        turn: r.turn_id,
+        conversation: r.conversationId,
+        conversationKey: convs.get(r.conversationId),
+        turn: r.turnId,
         tool: r.tool,
         arguments: r.args,
         tier: r.tier,
         reasons: r.reasons,
         requester: r.requester,
         channel: r.channel,
-        expiresAt: new Date(r.expires_at).toISOString(),
-        alwaysPermitted: r.rule_permitted,
+        expiresAt: new Date(r.expiresAt).toISOString(),
+        alwaysPermitted: r.rulePermitted,
         shown: visibleCall(r.args),
       })),
     });
@@ -96,8 +96,8 @@ export function registerOperatorApi(server: HttpServer, deps: OperatorApiDeps): 
         tool: r.approval.tool,
         status: r.approval.status,
         always: r.approval.always,
-        decidedBy: r.approval.decided_by,
-        decidedAt: r.approval.decided_at,
+        decidedBy: r.approval.decidedBy,
+        decidedAt: r.approval.decidedAt,
       },
       ...(r.rule ? { rule: ruleJson(r.rule) } : {}),
     });
@@ -112,7 +112,7 @@ export function registerOperatorApi(server: HttpServer, deps: OperatorApiDeps): 
     const rows = await deps.store.listMemory(q.get('scope') ?? undefined, q.get('key') ?? undefined);
     sendJson(ctx.res, 200, {
       object: 'list',
-      data: rows.map((r) => ({ id: r.id, scope: r.scope, key: r.scope_key, note: r.body, createdAt: new Date(r.created_at).toISOString() })),
+      data: rows.map((r) => ({ id: r.id, scope: r.scope, key: r.scopeKey, note: r.body, createdAt: new Date(r.createdAt).toISOString() })),
     });
   });
   server.route('POST', '/v1/memory', async (ctx) => {
@@ -188,10 +188,10 @@ export function registerOperatorApi(server: HttpServer, deps: OperatorApiDeps): 
       conversation: name,
       data: rows.map((r) => ({
         id: r.id,
-        turn: r.turn_id,
+        turn: r.turnId,
         role: r.role === 'toolResult' ? 'tool' : r.role,
         ...describe(r.content),
-        createdAt: new Date(r.created_at).toISOString(),
+        createdAt: new Date(r.createdAt).toISOString(),
       })),
     });
   });

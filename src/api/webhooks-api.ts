@@ -9,7 +9,7 @@ export function registerWebhookApi(server: HttpServer, auth: ApiKeyAuth, store: 
   const operator = (req: Parameters<ApiKeyAuth['authenticate']>[0]) => auth.authenticate(req)?.operator === true;
   server.route('GET', '/v1/events/subscribers', async ({ req, res }) => {
     if (!operator(req)) return sendError(res, 403, 'Webhook subscribers need an operator key.', { type: 'permission_error', code: 'not_operator' });
-    sendJson(res, 200, { object: 'list', data: (await store.subscribers()).map((s) => ({ id: s.id, url: s.url, secretEnv: s.secret_env, events: s.events })) });
+    sendJson(res, 200, { object: 'list', data: (await store.subscribers()).map((s) => ({ id: s.id, url: s.url, secretEnv: s.secretEnv, events: s.events })) });
   });
   server.route('POST', '/v1/events/subscribers', async ({ req, res, json }) => {
     if (!operator(req)) return sendError(res, 403, 'Webhook subscribers need an operator key.', { type: 'permission_error', code: 'not_operator' });
@@ -25,7 +25,7 @@ export function registerWebhookApi(server: HttpServer, auth: ApiKeyAuth, store: 
     const unknown = events.filter((e) => e !== '*' && !(EVENT_TYPES as readonly string[]).includes(e));
     if (!events.length || unknown.length)
       return sendError(res, 400, `"events" must list some of ${EVENT_TYPES.join(', ')} (or *).`, { param: 'events', code: 'invalid_value' });
-    await store.addSubscriber({ id: b.id, url: b.url, secret_env: b.secretEnv, events });
+    await store.addSubscriber({ id: b.id, url: b.url, secretEnv: b.secretEnv, events });
     sendJson(res, 201, { id: b.id, url: b.url, events });
   });
   server.route('GET', '/v1/events/dead-letters', async ({ req, res }) => {
@@ -38,7 +38,7 @@ export function registerWebhookApi(server: HttpServer, auth: ApiKeyAuth, store: 
         event: d.event,
         error: d.error,
         attempts: d.attempts,
-        at: new Date(d.created_at).toISOString(),
+        at: new Date(d.createdAt).toISOString(),
       })),
     });
   });

@@ -1,11 +1,11 @@
-import type { ApprovalRow } from '../../adapters/store/ports/approvals.js';
+import type { ApprovalRecord } from '../../adapters/store/ports/approvals.js';
 import type { ApprovalInfo } from '../../kernel/turn-events.js';
 import { describeCall, fullTextAt, visibleCall } from '../../moat/approval-display.js';
 import { answerHint } from './parse.js';
 
 /** What a request needs to be shown: a stored approval row or the event form of it. */
-type Shown = Pick<ApprovalRow, 'code' | 'tool' | 'tier' | 'args' | 'reasons' | 'rule_permitted'> & {
-  conversation_id?: string;
+type Shown = Pick<ApprovalRecord, 'code' | 'tool' | 'tier' | 'args' | 'reasons' | 'rulePermitted'> & {
+  conversationId?: string;
   /** Shown to the requester: false when they may not answer it themselves (see src/approvals/rights.ts). */
   selfApprovable?: boolean;
 };
@@ -23,23 +23,23 @@ export const REQUEST_ARGS_MAX = 500;
  * operator must approve it instead of how to answer.
  */
 export function approvalRequestText(a: Shown, opts: { conversation?: boolean } = {}): string {
-  const where = opts.conversation && a.conversation_id ? ` in conversation ${a.conversation_id}` : '';
+  const where = opts.conversation && a.conversationId ? ` in conversation ${a.conversationId}` : '';
   const call = describeCall(a.args, { max: REQUEST_ARGS_MAX, fullAt: fullTextAt(a.code) });
   if (a.selfApprovable === false)
-    return `Approval needed (${a.tier}) to run ${a.tool} ${call}${where}. ${answerHint(a.code, a.rule_permitted, a.reasons, false)}`;
-  return `Approval needed (${a.tier}) to run ${a.tool} ${call}${where} — code ${a.code}. ${answerHint(a.code, a.rule_permitted, a.reasons)}`;
+    return `Approval needed (${a.tier}) to run ${a.tool} ${call}${where}. ${answerHint(a.code, a.rulePermitted, a.reasons, false)}`;
+  return `Approval needed (${a.tier}) to run ${a.tool} ${call}${where} — code ${a.code}. ${answerHint(a.code, a.rulePermitted, a.reasons)}`;
 }
 
 /** The event form of a request (what channels with buttons read). */
-export function approvalInfo(a: ApprovalRow): ApprovalInfo {
+export function approvalInfo(a: ApprovalRecord): ApprovalInfo {
   return {
     code: a.code,
     tool: a.tool,
     tier: a.tier,
-    expiresAt: new Date(a.expires_at).toISOString(),
+    expiresAt: new Date(a.expiresAt).toISOString(),
     args: a.args,
     reasons: a.reasons,
-    alwaysPermitted: a.rule_permitted,
+    alwaysPermitted: a.rulePermitted,
   };
 }
 

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { JobQueue } from '../../adapters/queue/port.js';
-import type { ApprovalRepository, ApprovalRow, NewApproval, RuleRow } from '../../adapters/store/ports/approvals.js';
+import type { AllowRuleRecord, ApprovalRecord, ApprovalRepository, NewApproval } from '../../adapters/store/ports/approvals.js';
 import type { GatewayStore } from '../../adapters/store/ports/index.js';
 import { formatIdentity, type Identity } from '../../kernel/identity.js';
 import type { DrainJob, TimerJob } from '../../kernel/jobs.js';
@@ -29,8 +29,8 @@ export interface AnswerOptions {
 export type ApprovalRefusal = 'invalid_value' | 'not_operator' | 'unknown_code' | 'always_not_permitted' | 'already_decided' | 'expired' | 'too_many_attempts';
 
 export type AnswerResult =
-  | { ok: true; approval: ApprovalRow; message: string; rule?: RuleRow }
-  | { ok: false; code: ApprovalRefusal; message: string; approval?: ApprovalRow };
+  | { ok: true; approval: ApprovalRecord; message: string; rule?: AllowRuleRecord }
+  | { ok: false; code: ApprovalRefusal; message: string; approval?: ApprovalRecord };
 
 /** Wrong codes a non-operator may try in CODE_ATTEMPT_WINDOW_MS before further answers are refused (codes are 5 characters of 25). */
 export const CODE_ATTEMPTS = 10;
@@ -58,7 +58,7 @@ export class ApprovalService {
       log: Logger;
       events?: EventHub;
       /** Posts a request to the operator channel (approvals.operatorChannel); never blocks the turn. */
-      notify?: (approval: ApprovalRow) => Promise<void>;
+      notify?: (approval: ApprovalRecord) => Promise<void>;
     },
   ) {}
 
@@ -68,18 +68,18 @@ export class ApprovalService {
   }
 
   /** Whether the person who asked may answer this request themselves (what answer() lets them do). */
-  requesterMayAnswer(a: Pick<ApprovalRow, 'requester' | 'tier'>): boolean {
+  requesterMayAnswer(a: Pick<ApprovalRecord, 'requester' | 'tier'>): boolean {
     return requesterMayAnswer(this.deps.config.approvals, a.requester, a.tier);
   }
 
-  async request(a: Omit<NewApproval, 'expiresAt'>): Promise<ApprovalRow> {
+  async request(a: Omit<NewApproval, 'expiresAt'>): Promise<ApprovalRecord> {
     const expiresAt = new Date(Date.now() + this.deps.config.approvals.timeoutMs);
     const row = await this.deps.approvals.create({ ...a, expiresAt });
     await this.deps.approvals.audit(a.requester ?? 'unknown', 'approval.requested', row.code, {
       approval: row.id,
       tool: row.tool,
       tier: row.tier,
-      turn: row.turn_id,
+      turn: row.turnId,
     });
     if (this.deps.notify)
       void this.deps
@@ -89,14 +89,14 @@ export class ApprovalService {
         );
     this.deps.events?.emit('approval.requested', {
       code: row.code,
-      conversation: row.conversation_id,
-      turn: row.turn_id,
+      conversation: row.conversationId,
+      turn: row.turnId,
       tool: row.tool,
       arguments: row.args,
       tier: row.tier,
-      expiresAt: new Date(row.expires_at).toISOString(),
+      expiresAt: new Date(row.expiresAt).toISOString(),
     });
-    const delay = Math.max(0, new Date(row.expires_at).getTime() - Date.now()) + 250;
+    const delay = Math.max(0, new Date(row.expiresAt).getTime() - Date.now()) + 250;
     await this.deps.timers.add({ kind: 'expire-approval', approvalId: row.id }, { delayMs: delay }).catch((err: unknown) => {
       // The periodic sweep expires it anyway.
       this.deps.log.warn({ err, approval: row.id }, 'could not schedule the approval deadline');
@@ -151,7 +151,7 @@ export class ApprovalService {
         approval: current,
       };
     const kind = decision === 'always' ? ruleKindOf(current) : undefined;
-    if (decision === 'always' && (!current.rule_permitted || !kind)) {
+    if (decision === 'always' && (!current.rulePermitted || !kind)) {
       const why = current.reasons.find((r) => r.startsWith(NO_RULE_PREFIX));
       const because = why ? why.slice(NO_RULE_PREFIX.length) : `${current.tier} tier`;
       return {
@@ -181,16 +181,16 @@ export class ApprovalService {
         return {
           ok: false,
           code: 'already_decided',
-          message: `Approval ${normalized} was already ${a.status === 'executed' ? 'approved' : a.status} by ${a.decided_by ?? 'someone'}.`,
+          message: `Approval ${normalized} was already ${a.status === 'executed' ? 'approved' : a.status} by ${a.decidedBy ?? 'someone'}.`,
           approval: a,
         };
       }
       return { ok: false, code: 'unknown_code', message: `There is no approval request with code ${normalized}.` };
     }
     const a = outcome.approval;
-    let rule: RuleRow | undefined;
+    let rule: AllowRuleRecord | undefined;
     if (a.always && kind) {
-      const scopeKey = scope === 'global' ? '' : scope === 'sender' ? (a.requester ?? '') : a.conversation_id;
+      const scopeKey = scope === 'global' ? '' : scope === 'sender' ? (a.requester ?? '') : a.conversationId;
       rule = await approvals.addRule({ tool: a.tool, pattern: a.pattern, scope, scopeKey, variable, kind, by: who });
       await approvals.audit(who, 'rule.created', normalized, {
         rule: rule.id,
@@ -207,8 +207,8 @@ export class ApprovalService {
       via: actor.channel,
       ...(rule ? { rule: rule.id, scope } : {}),
     });
-    this.deps.events?.emit('approval.decided', { code: a.code, conversation: a.conversation_id, tool: a.tool, status: a.status, always: a.always, by: who });
-    await this.resumeIfReady(a.turn_id);
+    this.deps.events?.emit('approval.decided', { code: a.code, conversation: a.conversationId, tool: a.tool, status: a.status, always: a.always, by: who });
+    await this.resumeIfReady(a.turnId);
     const verb =
       a.status === 'approved'
         ? rule
@@ -219,25 +219,25 @@ export class ApprovalService {
   }
 
   /** Every "always allow" rule. */
-  rules(): Promise<RuleRow[]> {
+  rules(): Promise<AllowRuleRecord[]> {
     return this.deps.approvals.rules();
   }
 
   /** Deletes a rule (audited). */
-  async deleteRule(id: number, actor: Actor): Promise<RuleRow | undefined> {
+  async deleteRule(id: number, actor: Actor): Promise<AllowRuleRecord | undefined> {
     const r = await this.deps.approvals.deleteRule(id);
     if (r)
       await this.deps.approvals.audit(formatIdentity(actor), 'rule.deleted', `rule:${id}`, {
         tool: r.tool,
         pattern: r.pattern,
         scope: r.scope,
-        scopeKey: r.scope_key,
+        scopeKey: r.scopeKey,
       });
     return r;
   }
 
   /** An approval by code, any status. */
-  byCode(code: string): Promise<ApprovalRow | undefined> {
+  byCode(code: string): Promise<ApprovalRecord | undefined> {
     return this.deps.approvals.byCode(code.trim().toUpperCase());
   }
 
@@ -246,8 +246,8 @@ export class ApprovalService {
     const expired = await this.deps.approvals.expireDue();
     for (const a of expired) {
       await this.deps.approvals.audit('deadline', 'approval.expired', a.code, { approval: a.id });
-      this.deps.events?.emit('approval.decided', { code: a.code, conversation: a.conversation_id, tool: a.tool, status: 'expired', by: 'deadline' });
-      await this.resumeIfReady(a.turn_id);
+      this.deps.events?.emit('approval.decided', { code: a.code, conversation: a.conversationId, tool: a.tool, status: 'expired', by: 'deadline' });
+      await this.resumeIfReady(a.turnId);
     }
     return expired.length;
   }
@@ -260,12 +260,12 @@ export class ApprovalService {
     if (conversationId) await this.deps.queue.add({ conversationId }, { dedupKey: conversationId });
   }
 
-  pending(): Promise<ApprovalRow[]> {
+  pending(): Promise<ApprovalRecord[]> {
     return this.deps.approvals.pending();
   }
 
   /** The unexpired pending approvals of the conversation's parked turns (what its new messages wait for), oldest first. */
-  pendingForConversation(conversationKey: string): Promise<ApprovalRow[]> {
+  pendingForConversation(conversationKey: string): Promise<ApprovalRecord[]> {
     return this.deps.approvals.pendingForConversation(conversationKey);
   }
 }
@@ -274,7 +274,7 @@ export class ApprovalService {
  * What a rule made from this approval binds: a shell command (its pattern is the canonical
  * command of the `command` argument) or the arguments as JSON. Undefined: no rule can be made.
  */
-function ruleKindOf(a: ApprovalRow): 'command' | 'args' | undefined {
+function ruleKindOf(a: ApprovalRecord): 'command' | 'args' | undefined {
   const command = (a.args as { command?: unknown } | null)?.command;
   if (typeof command === 'string') {
     const t = ruleTarget({ args: a.args, command });

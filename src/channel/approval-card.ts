@@ -64,7 +64,7 @@ export function approvalCard(a: ApprovalInfo): ApprovalCard {
       tier: a.tier,
       args: a.args,
       reasons: a.reasons,
-      rule_permitted: a.alwaysPermitted === true,
+      rulePermitted: a.alwaysPermitted === true,
       ...(a.selfApprovable !== undefined ? { selfApprovable: a.selfApprovable } : {}),
     }),
   };

@@ -1,15 +1,17 @@
 import type { Logger } from 'pino';
 import type { ChannelStateRepository } from '../../adapters/store/ports/channel-state.js';
 import type { DeliveryRepository } from '../../adapters/store/ports/deliveries.js';
-import type { ConversationRow, InboxRow } from '../../adapters/store/ports/index.js';
+import type { Sender } from '../../kernel/envelope.js';
 import type { ApprovalInfo, TurnEvent } from '../../kernel/turn-events.js';
-import type { Config } from '../config.js';
 
+/**
+ * What every deliverer gets from the gateway. A deliverer's own settings are its parsed
+ * plugin config (given when the plugin made it), never the gateway's whole Config.
+ */
 export interface DeliverContext {
   deliveries: DeliveryRepository;
   /** Durable per-channel key/value state (opt-outs, cursors...), shared by every process. */
   state: ChannelStateRepository;
-  config: Config;
   log: Logger;
 }
 
@@ -21,23 +23,41 @@ export interface Conversation {
   agent: string;
 }
 
-/** What the worker knows of a turn it hands to a channel (before the channel's reply target is parsed). */
-export interface StoredTurnTarget {
+/** What a deliverer knows about the turn it delivers. */
+export interface TurnTarget<ReplyTo = unknown> {
   turnId: string;
   attempt: number;
-  /** @deprecated the row; read the Conversation fields (id, key, channel, agent) only. */
-  conversation: ConversationRow;
-  /** @deprecated the inbox rows the turn answers; use replyTo (and conversation.key). */
-  batch: InboxRow[];
-}
-
-/** What a deliverer knows about the turn it delivers. */
-export interface TurnTarget<ReplyTo = unknown> extends StoredTurnTarget {
-  conversation: ConversationRow & Conversation;
+  conversation: Conversation;
   /** The newest reply target of the turn's messages, parsed once by the channel's parseReplyTo. */
   replyTo: ReplyTo;
   /** The sender of the newest message the turn answers. */
-  sender?: { id: string; workspace?: string; name?: string };
+  sender?: Sender;
+}
+
+/** What the worker hands a channel: a TurnTarget whose reply target is still as stored (unknown until parsed). */
+export interface StoredTurnTarget extends Omit<TurnTarget, 'replyTo'> {
+  /** The stored reply target of the newest message that has one; null when none has. */
+  storedReplyTo: unknown;
+}
+
+/**
+ * The target of a turn that answers these messages (oldest first): the newest stored reply
+ * target among them, and the newest message's sender.
+ */
+export function storedTurnTarget(
+  turn: { id: string; attempt: number },
+  conversation: Conversation,
+  messages: ReadonlyArray<{ replyTo: unknown; sender: Sender }>,
+): StoredTurnTarget {
+  const newest = [...messages].reverse().find((m) => m.replyTo !== null && m.replyTo !== undefined);
+  const last = messages[messages.length - 1];
+  return {
+    turnId: turn.id,
+    attempt: turn.attempt,
+    conversation: { id: conversation.id, key: conversation.key, channel: conversation.channel, agent: conversation.agent },
+    storedReplyTo: newest?.replyTo ?? null,
+    ...(last ? { sender: last.sender } : {}),
+  };
 }
 
 export interface ChannelDeliverer<ReplyTo = unknown> {
@@ -65,7 +85,7 @@ export interface TurnDelivery {
 
 /**
  * The worker's view of a channel's deliverer: open() parses the stored reply target (the newest
- * message's that has one) with the channel's parseReplyTo, then hands the deliverer a TurnTarget.
+ * message's that has one, see storedTurnTarget) with the channel's parseReplyTo, then hands the deliverer a TurnTarget.
  * A stored value the channel rejects fails the delivery with its ReplyToError.
  */
 export function bindDeliverer<R>(deliverer: ChannelDeliverer<R>, parseReplyTo: (raw: unknown) => R): TurnDeliverer {
@@ -73,10 +93,8 @@ export function bindDeliverer<R>(deliverer: ChannelDeliverer<R>, parseReplyTo: (
     ...(deliverer.start ? { start: (ctx) => deliverer.start!(ctx) } : {}),
     ...(deliverer.notifyApproval ? { notifyApproval: (t, a, text, ctx) => deliverer.notifyApproval!(t, a, text, ctx) } : {}),
     ...(deliverer.close ? { close: () => deliverer.close!() } : {}),
-    open(stored, ctx) {
-      const newest = [...stored.batch].reverse().find((r) => r.reply_to !== null && r.reply_to !== undefined);
-      const last = stored.batch[stored.batch.length - 1];
-      return deliverer.open({ ...stored, replyTo: parseReplyTo(newest?.reply_to ?? null), ...(last ? { sender: last.sender } : {}) }, ctx);
+    open({ storedReplyTo, ...target }, ctx) {
+      return deliverer.open({ ...target, replyTo: parseReplyTo(storedReplyTo) }, ctx);
     },
   };
 }

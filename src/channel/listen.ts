@@ -11,7 +11,7 @@ import type { AnswerDecision } from '../approvals/parse.js';
 import type { RequestContext } from '../http/server.js';
 
 export type { Lease } from '../../adapters/lock/port.js';
-export type { DeliveryRow as DeliveryRecord } from '../../adapters/store/ports/deliveries.js';
+export type { DeliveryRecord } from '../../adapters/store/ports/deliveries.js';
 /** One HTTP request on a mounted route: req, res, url, params, body(), json(). */
 export type RouteContext = RequestContext;
 

@@ -1,9 +1,12 @@
 import type { Bus, Subscription, Topic } from '../../adapters/bus/port.js';
-import type { GatewayStore } from '../../adapters/store/ports/index.js';
+import type { InboxRepository, TranscriptRepository, TurnRepository } from '../../adapters/store/ports/index.js';
 import type { BusTurnEvent, TurnEvent } from '../../kernel/turn-events.js';
 import { ReplyBuffer } from '../channel/reply-buffer.js';
 import { PROVIDER_FAILED_TEXT } from '../turn/settle.js';
 import { TurnEventOrdering } from './turn-order.js';
+
+/** The store as the follower reads it: the inbox message, its turn, and the turn's reply. */
+type FollowedStore = Pick<InboxRepository, 'inboxRow'> & Pick<TurnRepository, 'turn'> & Pick<TranscriptRepository, 'turnReply'>;
 
 /**
  * Follows the turn that answers one inbox row. Subscribe before the message is
@@ -37,11 +40,11 @@ export class TurnWaiter {
   private constructor(
     private readonly bus: Bus,
     private readonly topic: Topic<BusTurnEvent>,
-    private readonly store: GatewayStore,
+    private readonly store: FollowedStore,
     private readonly pollMs: number,
   ) {}
 
-  static async open(bus: Bus, store: GatewayStore, topic: Topic<BusTurnEvent>, pollMs = 2_000): Promise<TurnWaiter> {
+  static async open(bus: Bus, store: FollowedStore, topic: Topic<BusTurnEvent>, pollMs = 2_000): Promise<TurnWaiter> {
     const w = new TurnWaiter(bus, topic, store, pollMs);
     w.sub = await bus.subscribe(topic, (e) => w.onEvent(e));
     return w;
@@ -128,8 +131,8 @@ export class TurnWaiter {
     if (this.finished || this.inboxId === undefined) return;
     try {
       const row = await this.store.inboxRow(this.inboxId);
-      if (!row?.consumed_at || !row.turn_id || this.finished) return;
-      const turn = await this.store.turn(row.turn_id);
+      if (!row?.consumedAt || !row.turnId || this.finished) return;
+      const turn = await this.store.turn(row.turnId);
       if (!turn || turn.status === 'running' || this.finished) return;
       // Give the bus a moment: its 'done' carries the same facts and usually wins.
       if (!immediate) await new Promise((r) => setTimeout(r, 200));
@@ -137,12 +140,12 @@ export class TurnWaiter {
       const text = await this.store.turnReply(turn.id);
       const usage = (turn.usage ?? { input: 0, output: 0, totalTokens: 0, cost: 0 }) as unknown as Extract<TurnEvent, { type: 'done' }>['usage'];
       this.turnId = turn.id;
-      this.pushStored({ type: 'turn_start', turnId: turn.id, conversationId: turn.conversation_id, inboxIds: [this.inboxId], attempt: turn.attempt });
+      this.pushStored({ type: 'turn_start', turnId: turn.id, conversationId: turn.conversationId, inboxIds: [this.inboxId], attempt: turn.attempt });
       this.pushStored({
         type: 'done',
         turnId: turn.id,
-        text: turn.finish_reason === 'error' ? PROVIDER_FAILED_TEXT : text,
-        finishReason: (turn.finish_reason ?? 'stop') as Extract<TurnEvent, { type: 'done' }>['finishReason'],
+        text: turn.finishReason === 'error' ? PROVIDER_FAILED_TEXT : text,
+        finishReason: (turn.finishReason ?? 'stop') as Extract<TurnEvent, { type: 'done' }>['finishReason'],
         usage,
         ...(turn.provider ? { provider: turn.provider } : {}),
         replayed: true,

@@ -2,19 +2,19 @@ import type { AssistantMessage, Message, UserMessage } from '@mariozechner/pi-ai
 import type { TurnUsage } from '../../kernel/turn-events.js';
 import type { ProviderChain } from '../../providers/chain.js';
 import { markAuthor } from '../provider-request.js';
-import type { InboxRow } from './ports.js';
+import type { InboxMessage } from './ports.js';
 
 /** Message helpers of a turn: inbox rows as user messages, a one-off request's context, usage sums. */
 
-export function toUserMessage(row: InboxRow): UserMessage {
+export function toUserMessage(row: InboxMessage): UserMessage {
   let text = row.text;
   const atts = row.attachments as Array<{ name?: string; contentType?: string }>;
   if (atts.length) text += `\n\n[attachments: ${atts.map((a) => `${a.name ?? 'file'}${a.contentType ? ` (${a.contentType})` : ''}`).join(', ')}]`;
-  return { role: 'user', content: text, timestamp: new Date(row.received_at).getTime() };
+  return { role: 'user', content: text, timestamp: new Date(row.receivedAt).getTime() };
 }
 
 /** A one-off HTTP request's own context: system messages go to the system prompt, the rest become history. */
-export function contextToMessages(ctx: NonNullable<InboxRow['context']>, chain: ProviderChain): { messages: Message[]; system: string[] } {
+export function contextToMessages(ctx: NonNullable<InboxMessage['context']>, chain: ProviderChain): { messages: Message[]; system: string[] } {
   const messages: Message[] = [];
   const system: string[] = [];
   const now = Date.now();

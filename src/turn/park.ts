@@ -57,10 +57,10 @@ export async function park(deps: Pick<TurnDeps, 'store' | 'approvals' | 'config'
     code: a.code,
     tool: a.tool,
     tier: a.tier,
-    expiresAt: new Date(a.expires_at).toISOString(),
+    expiresAt: new Date(a.expiresAt).toISOString(),
     args: a.args,
     reasons: a.reasons,
-    alwaysPermitted: a.rule_permitted,
+    alwaysPermitted: a.rulePermitted,
     selfApprovable: requesterMayAnswer(deps.config.approvals, a.requester, a.tier),
   }));
   for (const approval of approvals) sink.push({ type: 'approval_requested', turnId, approval });

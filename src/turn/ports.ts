@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { ApprovalRow, ConversationRow, FinishTurn, InboxRow, NewApproval, StoredMessage, TurnRow } from '../../adapters/store/ports/index.js';
+import type { ApprovalRecord, ConversationRecord, FinishTurn, InboxMessage, NewApproval, StoredMessage, TurnRecord } from '../../adapters/store/ports/index.js';
 import type { AllowRule } from '../../kernel/allow-rule.js';
 import type { CooldownStore } from '../../kernel/cooldowns.js';
 import type { TurnEventSink } from '../../kernel/turn-events.js';
@@ -15,29 +15,29 @@ import type { LeaseGuard } from './lease-guard.js';
  * in-memory ones of test/support/turn-fakes.ts). The row types come from the store
  * here only, so the rest of src/turn/ does not import the adapters.
  */
-export type { ApprovalRow, ConversationRow, InboxRow, StoredMessage, TurnRow };
+export type { ApprovalRecord, ConversationRecord, InboxMessage, StoredMessage, TurnRecord };
 export interface TurnStore {
   /** Closes the turn with its transcript in one statement; `pending` are the conversation's other waiting rows. */
-  finishTurn(f: FinishTurn): Promise<{ finished: boolean; pending: InboxRow[] }>;
+  finishTurn(f: FinishTurn): Promise<{ finished: boolean; pending: InboxMessage[] }>;
   /** Keeps the loop state of a turn that waits for approvals; false when the turn was not running (or `lease` is no longer the conversation's). */
   parkTurn(turnId: string, state: unknown, lease?: string): Promise<boolean>;
   saveSummary(conversationId: string, uptoId: number, summary: string): Promise<boolean>;
   /** steer: claims the rows that arrived meanwhile into the running turn. */
-  claimInto(turnId: string, conversationId: string): Promise<InboxRow[]>;
+  claimInto(turnId: string, conversationId: string): Promise<InboxMessage[]>;
   waitingCount(conversationKey: string): Promise<{ waiting: number; running: boolean; mode: string | null }>;
   /** Keeps a tool output too long to show whole; returns the id the model pages it with. */
   saveToolResult(turnId: string, tool: string, content: string): Promise<string>;
 }
 
 export interface TurnApprovalStore {
-  get(id: string): Promise<ApprovalRow | undefined>;
+  get(id: string): Promise<ApprovalRecord | undefined>;
   /** Claims an approved call for execution, once. */
   markExecuted(id: string): Promise<boolean>;
   rulesFor(conversationId: string, sender: string): Promise<AllowRule[]>;
 }
 
 export interface TurnApprovals {
-  request(a: Omit<NewApproval, 'expiresAt'>): Promise<ApprovalRow>;
+  request(a: Omit<NewApproval, 'expiresAt'>): Promise<ApprovalRecord>;
   /** Unparks the turn when none of its approvals is pending any more (answered before it parked). */
   resumeIfReady(turnId: string): Promise<void>;
 }
@@ -72,9 +72,9 @@ export interface TurnContext {
 
 /** One turn to run: the opened (or resumed) turn row, the inbox rows it answers, and what it starts from. */
 export interface TurnJob {
-  conversation: ConversationRow;
-  turn: TurnRow;
-  batch: InboxRow[];
+  conversation: ConversationRecord;
+  turn: TurnRecord;
+  batch: InboxMessage[];
   context: TurnContext;
   /**
    * The drain's lease, as the worker knows it: asked before each model call and
@@ -93,4 +93,4 @@ export interface TurnSink extends TurnEventSink {
 }
 
 /** What a turn returns: the conversation's other waiting rows, or null (parked, or closed by another attempt). */
-export type TurnOutcome = InboxRow[] | null;
+export type TurnOutcome = InboxMessage[] | null;

@@ -35,7 +35,7 @@ export async function decidedResults(
     } else {
       const why =
         a?.status === 'denied'
-          ? `Not approved: ${a.decided_by ?? 'an operator'} said no. It was not run.`
+          ? `Not approved: ${a.decidedBy ?? 'an operator'} said no. It was not run.`
           : a?.status === 'expired'
             ? 'Not approved: nobody answered before the deadline (expired). It was not run.'
             : a?.status === 'executed' || a?.status === 'approved'

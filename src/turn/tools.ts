@@ -50,7 +50,7 @@ export function turnTools(job: TurnJob, deps: TurnDeps, p: Prepared, parked: Par
 
   // steer: messages that arrive meanwhile join this turn at its next model call, and
   // tool calls not started yet are skipped so the new message is heard first.
-  const steering = queueModeFor(deps.config.conversations, conv.channel, conv.queue_mode) === 'steer';
+  const steering = queueModeFor(deps.config.conversations, conv.channel, conv.queueMode) === 'steer';
   const beforeToolCall: TurnTools['beforeToolCall'] = async (c) => {
     if (steering && (await deps.store.waitingCount(conv.key)).waiting > 0) {
       return { block: true, reason: 'Skipped: the user sent a new message, which comes first. Call it again if it is still needed.' };

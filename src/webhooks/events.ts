@@ -41,7 +41,7 @@ export class EventHub {
     const fromDb = (await this.deps.store.subscribers()).map((s) => ({
       id: s.id,
       url: s.url,
-      secretEnv: s.secret_env,
+      secretEnv: s.secretEnv,
       events: s.events,
       allowCidrs: [] as string[],
     }));

@@ -58,18 +58,18 @@ export function conversationRepositoryContracts(repos: () => AllRepositories): v
       const row = await repos().inbox.inboxRow(a.inboxId);
       expect(row).toMatchObject({
         id: a.inboxId,
-        conversation_id: a.conversationId,
+        conversationId: a.conversationId,
         channel: 'http',
-        external_id: ext,
+        externalId: ext,
         text: 'hello',
         sender: { id: 'u1' },
-        sender_identity: 'http:u1',
-        turn_id: null,
-        consumed_at: null,
-        reply_to: null,
+        senderIdentity: 'http:u1',
+        turnId: null,
+        consumedAt: null,
+        replyTo: null,
         context: null,
       });
-      expect(row!.received_at).toBeInstanceOf(Date);
+      expect(row!.receivedAt).toBeInstanceOf(Date);
       expect((await repos().inbox.pending(a.conversationId)).map((r) => r.id)).toEqual([a.inboxId, other.inboxId]);
       expect((await repos().conversations.conversationByKey(key))!.agent).toBe('default');
     });
@@ -81,7 +81,7 @@ export function conversationRepositoryContracts(repos: () => AllRepositories): v
       const b = await repos().inbox.accept(msg(`c2-${u()}`, key, 'two'));
       const c = await repos().inbox.accept(msg(`c3-${u()}`, key, 'three'));
       const claimed = await repos().inbox.claimInto(t.id, a.conversationId);
-      expect(claimed.map((r) => [r.id, r.turn_id])).toEqual([
+      expect(claimed.map((r) => [r.id, r.turnId])).toEqual([
         [b.inboxId, t.id],
         [c.inboxId, t.id],
       ]);
@@ -103,18 +103,18 @@ export function conversationRepositoryContracts(repos: () => AllRepositories): v
       const conv = m1.conversationId;
       const begun = await start(conv);
       expect(begun.conversation).toMatchObject({ id: conv, key, channel: 'http' });
-      expect(begun.conversation!.created_at).toBeInstanceOf(Date);
+      expect(begun.conversation!.createdAt).toBeInstanceOf(Date);
       expect(begun.conversation).not.toHaveProperty('lease_token');
       const turn = begun.turn!;
-      expect(turn).toMatchObject({ seq: 1, status: 'running', attempt: 1, worker: 'w1', conversation_id: conv });
-      expect(turn.started_at).toBeInstanceOf(Date);
-      expect(begun.batch!.map((r) => [r.id, r.text, r.turn_id])).toEqual([[m1.inboxId, 'first', turn.id]]); // followup: the oldest only
+      expect(turn).toMatchObject({ seq: 1, status: 'running', attempt: 1, worker: 'w1', conversationId: conv });
+      expect(turn.startedAt).toBeInstanceOf(Date);
+      expect(begun.batch!.map((r) => [r.id, r.text, r.turnId])).toEqual([[m1.inboxId, 'first', turn.id]]); // followup: the oldest only
       expect(begun.context).toMatchObject({ history: [], historyIds: [], summary: null });
-      expect(begun.pending.map((r) => [r.id, r.turn_id])).toEqual([
+      expect(begun.pending.map((r) => [r.id, r.turnId])).toEqual([
         [m1.inboxId, null], // as found, before the claim
         [m2.inboxId, null],
       ]);
-      expect(begun.pending[0]!.received_at).toBeInstanceOf(Date);
+      expect(begun.pending[0]!.receivedAt).toBeInstanceOf(Date);
       const other = await start(conv, { lease: 'lease-2', worker: 'w2' });
       expect(other).toMatchObject({ conversation: null, hasWork: true });
       expect(other.turn).toBeUndefined();
@@ -136,13 +136,13 @@ export function conversationRepositoryContracts(repos: () => AllRepositories): v
       });
       expect(closed.finished).toBe(true);
       expect(closed.pending.map((r) => r.text)).toEqual(['second']);
-      expect(closed.pending[0]!.received_at).toBeInstanceOf(Date);
+      expect(closed.pending[0]!.receivedAt).toBeInstanceOf(Date);
       expect((await repos().turns.finishTurn({ turnId: turn.id, status: 'failed', messages, finishReason: 'error' })).finished).toBe(false);
       expect(await repos().transcript.transcript(conv)).toEqual(messages);
       const done = await repos().turns.turn(turn.id);
-      expect(done).toMatchObject({ status: 'done', finish_reason: 'stop', usage: { totalTokens: 7 }, honesty: [{ claim: 'x' }], state: null, error: null });
-      expect(done!.finished_at).toBeInstanceOf(Date);
-      expect((await repos().inbox.inboxRow(m1.inboxId))!.consumed_at).toBeInstanceOf(Date);
+      expect(done).toMatchObject({ status: 'done', finishReason: 'stop', usage: { totalTokens: 7 }, honesty: [{ claim: 'x' }], state: null, error: null });
+      expect(done!.finishedAt).toBeInstanceOf(Date);
+      expect((await repos().inbox.inboxRow(m1.inboxId))!.consumedAt).toBeInstanceOf(Date);
       expect((await start(conv, { lease: 'lease-2' })).conversation).toBeNull(); // something still waited: the lease is held
       const t2 = await start(conv);
       expect(t2.turn!.seq).toBe(2);
@@ -231,14 +231,14 @@ export function conversationRepositoryContracts(repos: () => AllRepositories): v
       const opened = (await start(conv)).turn!;
       await repos().turns.deferTurn(opened.id, conv, 'lease-1');
       expect(await repos().turns.turn(opened.id)).toBeUndefined();
-      expect((await repos().inbox.pending(conv)).map((r) => r.turn_id)).toEqual([null]);
+      expect((await repos().inbox.pending(conv)).map((r) => r.turnId)).toEqual([null]);
       const again = await start(conv, { lease: 'lease-2' }); // the lease was given up
       expect(again.turn).toMatchObject({ seq: 1, attempt: 1 });
       const resumed = await start(conv, { lease: 'lease-2' });
       expect(resumed.turn).toMatchObject({ id: again.turn!.id, attempt: 2 });
       await repos().turns.deferTurn(again.turn!.id, conv, 'lease-2');
       expect(await repos().turns.turn(again.turn!.id)).toMatchObject({ attempt: 1, status: 'running' });
-      expect((await repos().inbox.pending(conv)).map((r) => r.turn_id)).toEqual([again.turn!.id]);
+      expect((await repos().inbox.pending(conv)).map((r) => r.turnId)).toEqual([again.turn!.id]);
       expect((await start(conv, { lease: 'lease-3' })).conversation).not.toBeNull();
     });
 
@@ -312,8 +312,8 @@ export function conversationRepositoryContracts(repos: () => AllRepositories): v
       const { conversationId, turnId } = await closedTurn(repos, key, messages);
       expect(await repos().transcript.transcript(conversationId, 2)).toEqual(messages.slice(2));
       const all = await repos().transcript.messagesAfter(conversationId, 0);
-      expect(all.map((m) => [m.role, m.turn_id])).toEqual(messages.map((m) => [m.role, turnId]));
-      expect(all[0]!.created_at).toBeInstanceOf(Date);
+      expect(all.map((m) => [m.role, m.turnId])).toEqual(messages.map((m) => [m.role, turnId]));
+      expect(all[0]!.createdAt).toBeInstanceOf(Date);
       expect(all.map((m) => m.content)).toEqual(messages);
       expect((await repos().transcript.messagesAfter(conversationId, Number(all[1]!.id), 1)).map((m) => m.content)).toEqual([messages[2]]);
       expect(await repos().transcript.turnReply(turnId)).toBe('part one\n\npart two');
@@ -330,8 +330,8 @@ export function conversationRepositoryContracts(repos: () => AllRepositories): v
         sender: { id: 'UIDENT' },
       });
       const hits = await repos().transcript.searchMessages(word, { sender: 'sms:UIDENT' });
-      expect(hits.map((h) => [h.conversation_id, h.role, h.snippet])).toEqual([[mine.conversationId, 'user', `my ${word} plans`]]);
-      expect(hits[0]!.created_at).toBeInstanceOf(Date);
+      expect(hits.map((h) => [h.conversationId, h.role, h.snippet])).toEqual([[mine.conversationId, 'user', `my ${word} plans`]]);
+      expect(hits[0]!.createdAt).toBeInstanceOf(Date);
       expect((await repos().transcript.searchMessages(`${word} plans`, { sender: 'http:UIDENT' })).map((h) => h.role)).toEqual(['assistant']); // text parts count
       expect(await repos().transcript.searchMessages(`${word} absent`, { sender: 'sms:UIDENT' })).toEqual([]); // every word must match
       for (const who of ['UIDENT', 'slack:UIDENT', '']) expect(await repos().transcript.searchMessages(word, { sender: who })).toEqual([]);
@@ -353,7 +353,7 @@ export function conversationRepositoryContracts(repos: () => AllRepositories): v
       expect((await repos().memory.searchMemory(`c1-${k}`, `u1-${k}`, `KIWIS or ${k}`)).map((n) => n.id)).toEqual([here, mine, global]); // any word
       expect((await repos().memory.searchMemory(`c1-${k}`, `u1-${k}`, 'kiwis')).map((n) => n.id)).toEqual([mine]);
       expect((await repos().memory.searchMemory(`c1-${k}`, `u1-${k}`, '', 1)).map((n) => n.id)).toEqual([here]);
-      expect((await repos().memory.listMemory('sender', `u2-${k}`)).map((n) => [n.id, n.scope, n.scope_key, n.body])).toEqual([
+      expect((await repos().memory.listMemory('sender', `u2-${k}`)).map((n) => [n.id, n.scope, n.scopeKey, n.body])).toEqual([
         [theirs, 'sender', `u2-${k}`, `about u2 ${k}`],
       ]);
       expect((await repos().memory.listMemory('conversation')).map((n) => n.id)).toEqual(expect.arrayContaining([there, here]));
@@ -375,7 +375,7 @@ export function conversationRepositoryContracts(repos: () => AllRepositories): v
       const first = await closedTurn(repos, key, [{ role: 'user', content: 'x', timestamp: 1 }]);
       const byKey = await repos().conversations.conversationByKey(key);
       expect(byKey).toMatchObject({ id: first.conversationId, key, channel: 'http', owner: null, agent: 'default' });
-      expect(byKey!.created_at).toBeInstanceOf(Date);
+      expect(byKey!.createdAt).toBeInstanceOf(Date);
       expect(await repos().conversations.conversation(first.conversationId)).toMatchObject({ id: first.conversationId, key });
       expect(await repos().conversations.conversation('c_none')).toBeUndefined();
       const stats = await repos().conversations.conversationStats(key);
@@ -393,7 +393,7 @@ export function conversationRepositoryContracts(repos: () => AllRepositories): v
       expect(await repos().conversations.waitingCount(`${key}-none`)).toEqual({ waiting: 0, running: false, mode: null });
       const listed = await repos().conversations.listConversations(5);
       expect(listed[0]).toMatchObject({ id: first.conversationId, turns: 2 });
-      expect(listed[0]!.updated_at).toBeInstanceOf(Date);
+      expect(listed[0]!.updatedAt).toBeInstanceOf(Date);
       expect(await repos().conversations.archiveConversation(key)).toBe(true);
       expect(await repos().conversations.archiveConversation(key)).toBe(false);
       expect(await repos().conversations.conversationByKey(key)).toBeUndefined();
@@ -409,7 +409,7 @@ export function conversationRepositoryContracts(repos: () => AllRepositories): v
       const id = await repos().toolResults.saveToolResult(turnId, 'shell_exec', 'a long output');
       expect(id).toMatch(/^tr_[0-9a-f]{16}$/);
       expect(await repos().toolResults.saveToolResult(turnId, 'shell_exec', 'again')).not.toBe(id);
-      expect(await repos().toolResults.toolResult(id, conversationId)).toEqual({ content: 'a long output', turn_id: turnId });
+      expect(await repos().toolResults.toolResult(id, conversationId)).toEqual({ content: 'a long output', turnId: turnId });
       const other = await closedTurn(repos, `http/-/tr-${u()}/-`, []);
       expect(await repos().toolResults.toolResult(id, other.conversationId)).toBeUndefined();
       expect(await repos().toolResults.toolResult('tr_0000000000000000', conversationId)).toBeUndefined();
@@ -422,7 +422,7 @@ export function conversationRepositoryContracts(repos: () => AllRepositories): v
       const { conversationId } = await closedTurn(repos, key, []);
       const [latest] = await repos().console.recentConversations(1);
       expect(latest).toMatchObject({ id: conversationId, key, channel: 'http', status: 'done', turns: 1 });
-      expect(latest!.updated_at).toBeInstanceOf(Date);
+      expect(latest!.updatedAt).toBeInstanceOf(Date);
       const waiting = await repos().inbox.accept(msg(`cq-${u()}`, `http/-/console-${u()}/-`));
       expect((await repos().console.recentConversations(2)).map((c) => [c.id, c.status, c.turns])).toEqual([
         [waiting.conversationId, null, 0],
@@ -430,7 +430,7 @@ export function conversationRepositoryContracts(repos: () => AllRepositories): v
       ]);
       const [l] = await repos().console.turnLatencies(1);
       expect(Number(l!.ms)).toBeGreaterThanOrEqual(0);
-      expect(l!.finished_at).toBeInstanceOf(Date);
+      expect(l!.finishedAt).toBeInstanceOf(Date);
       expect(await repos().console.turnLatencies(3)).toHaveLength(3);
     });
   });

@@ -37,20 +37,20 @@ export function otherRepositoryContracts(repos: () => AllRepositories): void {
       const r = await request();
       const a = await repos().approvals.create(r);
       expect(a).toMatchObject({
-        conversation_id: r.conversationId,
-        turn_id: r.turnId,
-        tool_call_id: 'call_1',
+        conversationId: r.conversationId,
+        turnId: r.turnId,
+        toolCallId: 'call_1',
         tool: 'shell_exec',
         args: { command: 'ls -la' },
         reasons: ['lists files'],
         status: 'pending',
         always: false,
-        decided_by: null,
+        decidedBy: null,
         requester: 'http:u1',
       });
       expect(a.code).toMatch(/^[ACDEFGHJKMNPQRTUVWXY34679]{5}$/);
-      expect(a.expires_at).toBeInstanceOf(Date);
-      expect(a.created_at).toBeInstanceOf(Date);
+      expect(a.expiresAt).toBeInstanceOf(Date);
+      expect(a.createdAt).toBeInstanceOf(Date);
       expect(await repos().approvals.create(r)).toMatchObject({ id: a.id, code: a.code });
       const second = await repos().approvals.create({ ...r, toolCallId: 'call_2' });
       expect(second.id).not.toBe(a.id);
@@ -85,8 +85,8 @@ export function otherRepositoryContracts(repos: () => AllRepositories): void {
     it('is decided once; an expired or unknown code is refused; an approved call executes once', async () => {
       const a = await repos().approvals.create(await request());
       const won = await repos().approvals.decide(a.code, 'approved', 'http:op', 'http', true);
-      expect(won).toMatchObject({ ok: true, approval: { id: a.id, status: 'approved', decided_by: 'http:op', decided_via: 'http', always: true } });
-      expect(won.ok && won.approval.decided_at).toBeInstanceOf(Date);
+      expect(won).toMatchObject({ ok: true, approval: { id: a.id, status: 'approved', decidedBy: 'http:op', decidedVia: 'http', always: true } });
+      expect(won.ok && won.approval.decidedAt).toBeInstanceOf(Date);
       expect(await repos().approvals.decide(a.code, 'denied', 'http:op2', 'http')).toMatchObject({
         ok: false,
         reason: 'already_decided',
@@ -131,10 +131,10 @@ export function otherRepositoryContracts(repos: () => AllRepositories): void {
         tool: 'shell_exec',
         pattern: `ls ${k}`,
         scope: 'sender',
-        scope_key: `http:${k}`,
+        scopeKey: `http:${k}`,
         variable: [1, 2],
         kind: 'command',
-        created_by: 'http:op',
+        createdBy: 'http:op',
       });
       expect(typeof r.id).toBe('number');
       expect((await repos().approvals.addRule({ ...rule, variable: [1, 2] })).id).toBe(r.id);
@@ -172,14 +172,14 @@ export function otherRepositoryContracts(repos: () => AllRepositories): void {
     it('keeps one row per (turn, channel, target); a missing message id or body keeps the one recorded', async () => {
       const turn = `t_${u()}`;
       const d = await repos().deliveries.record(turn, 'slack', 'C1', { platformMessageId: '1.1', state: 'streaming', body: 'hel' });
-      expect(d).toMatchObject({ turn_id: turn, channel: 'slack', target: 'C1', platform_message_id: '1.1', state: 'streaming', body: 'hel' });
-      expect(d.updated_at).toBeInstanceOf(Date);
+      expect(d).toMatchObject({ turnId: turn, channel: 'slack', target: 'C1', platformMessageId: '1.1', state: 'streaming', body: 'hel' });
+      expect(d.updatedAt).toBeInstanceOf(Date);
       const again = await repos().deliveries.record(turn, 'slack', 'C1', { state: 'done' });
-      expect(again).toMatchObject({ id: d.id, platform_message_id: '1.1', state: 'done', body: 'hel' });
+      expect(again).toMatchObject({ id: d.id, platformMessageId: '1.1', state: 'done', body: 'hel' });
       await repos().deliveries.record(turn, 'slack', 'C1', { platformMessageId: '1.2', state: 'done', body: 'hello' });
-      expect(await repos().deliveries.get(turn, 'slack', 'C1')).toMatchObject({ id: d.id, platform_message_id: '1.2', body: 'hello' });
+      expect(await repos().deliveries.get(turn, 'slack', 'C1')).toMatchObject({ id: d.id, platformMessageId: '1.2', body: 'hello' });
       const other = await repos().deliveries.record(turn, 'slack', 'C2', { state: 'posting' });
-      expect(other).toMatchObject({ platform_message_id: null, body: null });
+      expect(other).toMatchObject({ platformMessageId: null, body: null });
       expect((await repos().deliveries.forTurn(turn)).map((x) => x.target)).toEqual(['C1', 'C2']);
       expect(await repos().deliveries.get(turn, 'sms', 'C1')).toBeUndefined();
       expect(await repos().deliveries.forTurn(`t_${u()}`)).toEqual([]);
@@ -223,18 +223,18 @@ export function otherRepositoryContracts(repos: () => AllRepositories): void {
       const who = `U${u()}`;
       const code = `P${u()}`;
       const p = await repos().access.requestPairing('slack', `T1:${who}`, code, 60_000);
-      expect(p).toMatchObject({ channel: 'slack', sender: `T1:${who}`, status: 'pending', code, decided_by: null });
-      expect(p.expires_at).toBeInstanceOf(Date);
+      expect(p).toMatchObject({ channel: 'slack', sender: `T1:${who}`, status: 'pending', code, decidedBy: null });
+      expect(p.expiresAt).toBeInstanceOf(Date);
       expect(await repos().access.requestPairing('slack', `T1:${who}`, `X${u()}`, 60_000)).toMatchObject({ code, status: 'pending' }); // still the first code
       expect(await repos().access.pendingCount('slack')).toBeGreaterThanOrEqual(1);
       expect(await repos().access.approvePairing(`N${u()}`, 'http:op')).toBeUndefined();
-      expect(await repos().access.approvePairing(code, 'http:op')).toMatchObject({ sender: `T1:${who}`, status: 'allowed', code: null, decided_by: 'http:op' });
+      expect(await repos().access.approvePairing(code, 'http:op')).toMatchObject({ sender: `T1:${who}`, status: 'allowed', code: null, decidedBy: 'http:op' });
       expect(await repos().access.approvePairing(code, 'http:op')).toBeUndefined();
       expect(await repos().access.requestPairing('slack', `T1:${who}`, `Y${u()}`, 60_000)).toBeUndefined(); // an allowed sender stays allowed
       expect(await repos().access.get('slack', `T1:${who}`)).toMatchObject({ status: 'allowed' });
       await repos().access.setStatus('slack', who, 'denied', 'http:op');
       expect(await repos().access.get('slack', [`T1:${who}`, who])).toMatchObject({ sender: `T1:${who}`, status: 'allowed' });
-      expect(await repos().access.get('slack', [`T2:${who}`, who])).toMatchObject({ sender: who, status: 'denied', decided_by: 'http:op' });
+      expect(await repos().access.get('slack', [`T2:${who}`, who])).toMatchObject({ sender: who, status: 'denied', decidedBy: 'http:op' });
       expect(await repos().access.get('sms', who)).toBeUndefined();
       // An expired code is replaced, and a denied sender who asks again is pending.
       const short = `S${u()}`;
@@ -256,17 +256,17 @@ export function otherRepositoryContracts(repos: () => AllRepositories): void {
   describe('webhooks', () => {
     it('keeps subscribers by id and dead letters newest first', async () => {
       const id = `hook-${u()}`;
-      await repos().webhooks.addSubscriber({ id, url: 'http://a.test/', secret_env: 'A_SECRET', events: ['turn.done'] });
-      await repos().webhooks.addSubscriber({ id, url: 'http://b.test/', secret_env: 'B_SECRET', events: ['turn.done', 'approval.requested'] });
+      await repos().webhooks.addSubscriber({ id, url: 'http://a.test/', secretEnv: 'A_SECRET', events: ['turn.done'] });
+      await repos().webhooks.addSubscriber({ id, url: 'http://b.test/', secretEnv: 'B_SECRET', events: ['turn.done', 'approval.requested'] });
       expect((await repos().webhooks.subscribers()).filter((s) => s.id === id)).toEqual([
-        { id, url: 'http://b.test/', secret_env: 'B_SECRET', events: ['turn.done', 'approval.requested'] },
+        { id, url: 'http://b.test/', secretEnv: 'B_SECRET', events: ['turn.done', 'approval.requested'] },
       ]);
       await repos().webhooks.deadLetter(id, { type: 'turn.done', n: 1 }, 'timeout', 3);
       await repos().webhooks.deadLetter(id, { type: 'turn.done', n: 2 }, 'HTTP 500', 5);
       const [newest, older] = await repos().webhooks.deadLetters(2);
       expect(newest).toMatchObject({ subscriber: id, event: { n: 2 }, error: 'HTTP 500', attempts: 5 });
       expect(older).toMatchObject({ event: { n: 1 }, attempts: 3 });
-      expect(newest!.created_at).toBeInstanceOf(Date);
+      expect(newest!.createdAt).toBeInstanceOf(Date);
       expect(await repos().webhooks.deadLetters(1)).toHaveLength(1);
     });
   });

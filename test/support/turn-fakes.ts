@@ -16,8 +16,8 @@ import {
 import pino from 'pino';
 import { z } from 'zod';
 import { MemoryCooldowns } from '../../adapters/cooldowns/memory.js';
-import type { ApprovalRow, NewApproval } from '../../adapters/store/approvals.js';
-import type { ConversationRow, FinishTurn, InboxRow, TurnRow } from '../../adapters/store/store.js';
+import type { ApprovalRecord, NewApproval } from '../../adapters/store/approvals.js';
+import type { ConversationRecord, FinishTurn, InboxMessage, TurnRecord } from '../../adapters/store/store.js';
 import type { TurnEvent } from '../../kernel/turn-events.js';
 import type { AllowRule } from '../../moat/approval-engine.js';
 import { FallbackChain } from '../../providers/chain.js';
@@ -37,12 +37,12 @@ export class MemoryTurnStore implements TurnStore {
   readonly summaries: Array<{ conversationId: string; uptoId: number; summary: string }> = [];
   readonly toolResults = new Map<string, { turnId: string; tool: string; content: string }>();
   /** Rows that arrive while a turn runs (steer mode claims them). */
-  readonly arriving: InboxRow[] = [];
+  readonly arriving: InboxMessage[] = [];
   /** What finishTurn answers as the conversation's other waiting rows. */
-  pendingAfter: InboxRow[] = [];
+  pendingAfter: InboxMessage[] = [];
   private readonly status = new Map<string, 'running' | 'parked' | 'done' | 'failed'>();
 
-  async finishTurn(f: FinishTurn): Promise<{ finished: boolean; pending: InboxRow[] }> {
+  async finishTurn(f: FinishTurn): Promise<{ finished: boolean; pending: InboxMessage[] }> {
     if ((this.status.get(f.turnId) ?? 'running') !== 'running') return { finished: false, pending: [] };
     this.status.set(f.turnId, f.status);
     // The statement stores a JSON copy: later changes to the turn's objects do not reach it.
@@ -67,7 +67,7 @@ export class MemoryTurnStore implements TurnStore {
     return true;
   }
 
-  async claimInto(_turnId: string, _conversationId: string): Promise<InboxRow[]> {
+  async claimInto(_turnId: string, _conversationId: string): Promise<InboxMessage[]> {
     return this.arriving.splice(0);
   }
 
@@ -86,37 +86,37 @@ export class MemoryTurnStore implements TurnStore {
 
 /** The approval service and store ports in memory, with the operator's answer as decide(). */
 export class MemoryApprovals implements TurnApprovals, TurnApprovalStore {
-  readonly rows = new Map<string, ApprovalRow>();
+  readonly rows = new Map<string, ApprovalRecord>();
   readonly resumeChecks: string[] = [];
   rules: AllowRule[] = [];
 
-  async request(a: Omit<NewApproval, 'expiresAt'>): Promise<ApprovalRow> {
+  async request(a: Omit<NewApproval, 'expiresAt'>): Promise<ApprovalRecord> {
     // The same tool call asks again after a crash: the row is reused (as on conflict in SQL).
-    const same = [...this.rows.values()].find((r) => r.turn_id === a.turnId && r.tool_call_id === a.toolCallId);
+    const same = [...this.rows.values()].find((r) => r.turnId === a.turnId && r.toolCallId === a.toolCallId);
     if (same) return same;
     const n = this.rows.size + 1;
-    const row: ApprovalRow = {
+    const row: ApprovalRecord = {
       id: `ap_${n}`,
       code: `K7Q${n}P`,
-      conversation_id: a.conversationId,
-      turn_id: a.turnId,
-      tool_call_id: a.toolCallId,
+      conversationId: a.conversationId,
+      turnId: a.turnId,
+      toolCallId: a.toolCallId,
       tool: a.tool,
       args: a.args,
-      args_hash: a.argsHash,
+      argsHash: a.argsHash,
       pattern: a.pattern,
       tier: a.tier,
       reasons: a.reasons,
-      rule_permitted: a.rulePermitted,
+      rulePermitted: a.rulePermitted,
       requester: a.requester,
       channel: a.channel,
       status: 'pending',
       always: false,
-      decided_by: null,
-      decided_via: null,
-      decided_at: null,
-      expires_at: new Date(Date.now() + 60_000),
-      created_at: new Date(),
+      decidedBy: null,
+      decidedVia: null,
+      decidedAt: null,
+      expiresAt: new Date(Date.now() + 60_000),
+      createdAt: new Date(),
     };
     this.rows.set(row.id, row);
     return row;
@@ -126,14 +126,14 @@ export class MemoryApprovals implements TurnApprovals, TurnApprovalStore {
     this.resumeChecks.push(turnId);
   }
 
-  decide(code: string, status: 'approved' | 'denied' | 'expired', by = 'slack:T1:UOPS'): ApprovalRow {
+  decide(code: string, status: 'approved' | 'denied' | 'expired', by = 'slack:T1:UOPS'): ApprovalRecord {
     const row = [...this.rows.values()].find((r) => r.code === code);
     if (!row) throw new Error(`no approval ${code}`);
-    Object.assign(row, { status, decided_by: status === 'expired' ? null : by, decided_at: new Date() });
+    Object.assign(row, { status, decidedBy: status === 'expired' ? null : by, decidedAt: new Date() });
     return row;
   }
 
-  async get(id: string): Promise<ApprovalRow | undefined> {
+  async get(id: string): Promise<ApprovalRecord | undefined> {
     const r = this.rows.get(id);
     return r && { ...r };
   }
@@ -280,44 +280,44 @@ export function countingTool(name: string, effect: 'read' | 'external_send', ans
   return { tool: tool as AnyTool, runs };
 }
 
-export function conversation(over: Partial<ConversationRow> = {}): ConversationRow {
-  return { id: 'c_1', key: 'slack:T1:C1', channel: 'slack', owner: null, agent: 'default', queue_mode: null, created_at: new Date(), ...over };
+export function conversation(over: Partial<ConversationRecord> = {}): ConversationRecord {
+  return { id: 'c_1', key: 'slack:T1:C1', channel: 'slack', owner: null, agent: 'default', queueMode: null, createdAt: new Date(), ...over };
 }
 
 let inboxSeq = 0;
-export function inboxRow(text: string, over: Partial<InboxRow> = {}): InboxRow {
+export function inboxRow(text: string, over: Partial<InboxMessage> = {}): InboxMessage {
   const id = ++inboxSeq;
   return {
     id,
-    conversation_id: 'c_1',
+    conversationId: 'c_1',
     channel: 'slack',
-    external_id: `ev_${id}`,
+    externalId: `ev_${id}`,
     sender: { id: 'U1', workspace: 'T1' },
-    sender_identity: 'slack:T1:U1',
+    senderIdentity: 'slack:T1:U1',
     text,
     attachments: [],
-    reply_to: null,
+    replyTo: null,
     context: null,
-    received_at: new Date(),
-    turn_id: 't_1',
-    consumed_at: null,
+    receivedAt: new Date(),
+    turnId: 't_1',
+    consumedAt: null,
     ...over,
   };
 }
 
-export function turnRow(over: Partial<TurnRow> = {}): TurnRow {
+export function turnRow(over: Partial<TurnRecord> = {}): TurnRecord {
   return {
     id: 't_1',
-    conversation_id: 'c_1',
+    conversationId: 'c_1',
     seq: 1,
     status: 'running',
     state: null,
     honesty: null,
     attempt: 1,
     worker: 'w',
-    started_at: new Date(),
-    finished_at: null,
-    finish_reason: null,
+    startedAt: new Date(),
+    finishedAt: null,
+    finishReason: null,
     error: null,
     usage: null,
     provider: null,
@@ -327,7 +327,7 @@ export function turnRow(over: Partial<TurnRow> = {}): TurnRow {
 
 export function job(
   text: string,
-  over: { turn?: Partial<TurnRow>; conversation?: Partial<ConversationRow>; history?: TurnJob['context']['history'] } = {},
+  over: { turn?: Partial<TurnRecord>; conversation?: Partial<ConversationRecord>; history?: TurnJob['context']['history'] } = {},
 ): TurnJob {
   return {
     conversation: conversation(over.conversation),

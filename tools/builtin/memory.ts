@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { GatewayStore } from '../../adapters/store/ports/index.js';
+import type { MemoryRepository } from '../../adapters/store/ports/index.js';
 import { checkMemoryWrite, type MemoryEvidence } from '../../moat/memory-guard.js';
 import { defineTool, ToolError } from '../contract.js';
 
@@ -18,7 +18,10 @@ export const GLOBAL_NOTE_REFUSAL =
  * are the operators' (CLI, HTTP API) and are read-only here. A note the caller may not delete is answered exactly
  * like a note that does not exist, so another sender's notes stay unseen.
  */
-export function memoryTools(store: GatewayStore, opts: { maxChars: number; findSecrets: (t: string) => boolean }) {
+export function memoryTools(
+  store: Pick<MemoryRepository, 'addMemory' | 'searchMemory' | 'forgetMemory'>,
+  opts: { maxChars: number; findSecrets: (t: string) => boolean },
+) {
   const memory_remember = defineTool({
     name: 'memory_remember',
     description:

@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import type { GatewayStore } from '../../adapters/store/ports/index.js';
+import type { ToolResultRepository } from '../../adapters/store/ports/index.js';
 import { defineTool, ToolError } from '../contract.js';
 
 /** Pages through a tool result that was too long to show whole. */
-export function resultPageTool(store: GatewayStore) {
+export function resultPageTool(store: Pick<ToolResultRepository, 'toolResult'>) {
   return defineTool({
     name: 'tool_result_page',
     description: 'Read more of a tool result that was cut short: give its result id and a byte offset.',

@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import type { GatewayStore } from '../../adapters/store/ports/index.js';
+import type { TranscriptRepository } from '../../adapters/store/ports/index.js';
 import { defineTool } from '../contract.js';
 
 /** Full-text search over this person's past conversations (Postgres FTS): those their identity, channel included, wrote in. */
-export function conversationSearchTool(store: GatewayStore) {
+export function conversationSearchTool(store: Pick<TranscriptRepository, 'searchMessages'>) {
   return defineTool({
     name: 'conversation_search',
     description: "Search this person's past conversations for words or a phrase.",
@@ -13,7 +13,7 @@ export function conversationSearchTool(store: GatewayStore) {
     async execute({ query, limit }, ctx) {
       const hits = await store.searchMessages(query, { sender: ctx.senderId, limit });
       return hits.length
-        ? hits.map((h) => `[${new Date(h.created_at).toISOString().slice(0, 10)} ${h.conversation_id} #${h.id} ${h.role}] ${h.snippet}`).join('\n')
+        ? hits.map((h) => `[${new Date(h.createdAt).toISOString().slice(0, 10)} ${h.conversationId} #${h.id} ${h.role}] ${h.snippet}`).join('\n')
         : 'nothing found';
     },
   });

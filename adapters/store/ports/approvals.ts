@@ -2,29 +2,30 @@ import type { AllowRule } from '../../../kernel/allow-rule.js';
 
 export type ApprovalStatus = 'pending' | 'approved' | 'denied' | 'expired' | 'executed';
 
-export interface ApprovalRow {
+/** The approval of one parked tool call. */
+export interface ApprovalRecord {
   id: string;
   code: string;
-  conversation_id: string;
-  turn_id: string;
-  tool_call_id: string;
+  conversationId: string;
+  turnId: string;
+  toolCallId: string;
   tool: string;
   args: unknown;
-  args_hash: string;
+  argsHash: string;
   pattern: string;
   tier: string;
   reasons: string[];
-  rule_permitted: boolean;
+  rulePermitted: boolean;
   /** Who asked: the turn's sender as a canonical identity (kernel/identity.ts); only that whole identity answers as the requester. */
   requester: string | null;
   channel: string;
   status: ApprovalStatus;
   always: boolean;
-  decided_by: string | null;
-  decided_via: string | null;
-  decided_at: Date | null;
-  expires_at: Date;
-  created_at: Date;
+  decidedBy: string | null;
+  decidedVia: string | null;
+  decidedAt: Date | null;
+  expiresAt: Date;
+  createdAt: Date;
 }
 
 export interface NewApproval {
@@ -46,17 +47,17 @@ export interface NewApproval {
 export type RuleScope = 'conversation' | 'sender' | 'global';
 
 /** An operator "always allow" rule: one exact call, in a scope (see moat/approval-engine.ts). */
-export interface RuleRow {
+export interface AllowRuleRecord {
   id: number;
   tool: string;
   pattern: string;
   scope: RuleScope;
   /** The conversation id, the sender's canonical identity (kernel/identity.ts), or '' for global. */
-  scope_key: string;
+  scopeKey: string;
   variable: number[];
   kind: 'command' | 'args' | null;
-  created_by: string;
-  created_at: Date;
+  createdBy: string;
+  createdAt: Date;
 }
 
 export interface NewRule {
@@ -69,7 +70,9 @@ export interface NewRule {
   by: string;
 }
 
-export type DecideOutcome = { ok: true; approval: ApprovalRow } | { ok: false; reason: 'unknown' | 'expired' | 'already_decided'; approval?: ApprovalRow };
+export type DecideOutcome =
+  | { ok: true; approval: ApprovalRecord }
+  | { ok: false; reason: 'unknown' | 'expired' | 'already_decided'; approval?: ApprovalRecord };
 
 export interface AuditEntry {
   at: Date;
@@ -85,19 +88,19 @@ export interface ApprovalRepository {
    * among pending approvals. Idempotent per (turn, tool call): a retried turn
    * gets the approval already there, with its code and status.
    */
-  create(a: NewApproval): Promise<ApprovalRow>;
+  create(a: NewApproval): Promise<ApprovalRecord>;
   /** Every pending approval (expired or not), oldest first. */
-  pending(): Promise<ApprovalRow[]>;
+  pending(): Promise<ApprovalRecord[]>;
   /**
    * The pending, unexpired approvals of the parked turns of the conversation with this key,
    * oldest first: what a message arriving there now waits for.
    */
-  pendingForConversation(conversationKey: string): Promise<ApprovalRow[]>;
+  pendingForConversation(conversationKey: string): Promise<ApprovalRecord[]>;
   /** The approval with this code: the pending one if any, else the newest. */
-  byCode(code: string): Promise<ApprovalRow | undefined>;
-  get(id: string): Promise<ApprovalRow | undefined>;
+  byCode(code: string): Promise<ApprovalRecord | undefined>;
+  get(id: string): Promise<ApprovalRecord | undefined>;
   /** A turn's approvals, oldest first. */
-  forTurn(turnId: string): Promise<ApprovalRow[]>;
+  forTurn(turnId: string): Promise<ApprovalRecord[]>;
   /**
    * Single-use and atomic: only a pending, unexpired approval changes, so of
    * two answers at once exactly one wins. `always` sticks only to an approval.
@@ -106,18 +109,18 @@ export interface ApprovalRepository {
    */
   decide(code: string, decision: 'approved' | 'denied', by: string, via: string, always?: boolean): Promise<DecideOutcome>;
   /** Fail-closed expiry: every pending approval past its deadline becomes expired; returns those. */
-  expireDue(): Promise<ApprovalRow[]>;
+  expireDue(): Promise<ApprovalRecord[]>;
   /** Claims an approved call for execution, once: true only for the first claim of an approved one. */
   markExecuted(id: string): Promise<boolean>;
   /** Adds an "always allow" rule, or returns the identical one (tool, pattern, scope, key, variable set) already there. */
-  addRule(r: NewRule): Promise<RuleRow>;
+  addRule(r: NewRule): Promise<AllowRuleRecord>;
   /** Every rule, oldest first. */
-  rules(): Promise<RuleRow[]>;
+  rules(): Promise<AllowRuleRecord[]>;
   /** The rules that may apply in this conversation for this sender (global, its conversation's, its own), oldest first. */
   rulesFor(conversationId: string, sender: string): Promise<AllowRule[]>;
-  rule(id: number): Promise<RuleRow | undefined>;
+  rule(id: number): Promise<AllowRuleRecord | undefined>;
   /** Deletes a rule; returns it, or undefined when there was none. */
-  deleteRule(id: number): Promise<RuleRow | undefined>;
+  deleteRule(id: number): Promise<AllowRuleRecord | undefined>;
   audit(actor: string, action: string, subject: string | null, details: unknown): Promise<void>;
   /** How many audit entries of this action this actor has within the last windowMs. */
   auditCount(actor: string, action: string, windowMs: number): Promise<number>;

@@ -2,10 +2,15 @@ export interface ConsoleConversation {
   id: string;
   key: string;
   channel: string;
-  updated_at: Date;
+  updatedAt: Date;
   /** The status of its latest turn, null before its first. */
   status: string | null;
   turns: number;
+}
+
+export interface TurnLatency {
+  ms: number;
+  finishedAt: Date;
 }
 
 /** Read-only views for the operator console. */
@@ -13,5 +18,5 @@ export interface ConsoleQueries {
   /** Recently active conversations, newest first (default 30). */
   recentConversations(limit?: number): Promise<ConsoleConversation[]>;
   /** How long finished turns took (ms), newest first (default 60). */
-  turnLatencies(limit?: number): Promise<Array<{ ms: number; finished_at: Date }>>;
+  turnLatencies(limit?: number): Promise<TurnLatency[]>;
 }

@@ -1,11 +1,12 @@
-export interface ConversationRow {
+/** A conversation as stored (the drain's lease stays inside the store). */
+export interface ConversationRecord {
   id: string;
   key: string;
   channel: string;
   owner: string | null;
   agent: string;
-  queue_mode?: string | null;
-  created_at: Date;
+  queueMode?: string | null;
+  createdAt: Date;
 }
 
 export interface ConversationStats {
@@ -19,8 +20,8 @@ export interface ConversationStats {
 
 /** Conversations by id and by key. A key names one live conversation; archived ones keep their id. */
 export interface ConversationRepository {
-  conversationByKey(key: string): Promise<ConversationRow | undefined>;
-  conversation(id: string): Promise<ConversationRow | undefined>;
+  conversationByKey(key: string): Promise<ConversationRecord | undefined>;
+  conversation(id: string): Promise<ConversationRecord | undefined>;
   /**
    * /new: sets the live conversation of this key aside (its key gets an
    * `#archived-<ms>` suffix), so the next message with the key opens a fresh
@@ -38,5 +39,5 @@ export interface ConversationRepository {
   /** Sets the conversation's own queue mode; false when no conversation has the key. */
   setQueueMode(conversationKey: string, mode: string): Promise<boolean>;
   /** Recently active conversations (by last accepted message), newest first, with their number of turns. */
-  listConversations(limit?: number): Promise<Array<ConversationRow & { updated_at: Date; turns: number }>>;
+  listConversations(limit?: number): Promise<Array<ConversationRecord & { updatedAt: Date; turns: number }>>;
 }

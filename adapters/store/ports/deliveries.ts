@@ -1,12 +1,13 @@
-export interface DeliveryRow {
+/** What a turn posted to one target on a platform. */
+export interface DeliveryRecord {
   id: number;
-  turn_id: string;
+  turnId: string;
   channel: string;
   target: string;
-  platform_message_id: string | null;
+  platformMessageId: string | null;
   state: string;
   body: string | null;
-  updated_at: Date;
+  updatedAt: Date;
 }
 
 export interface DeliveryFields {
@@ -23,14 +24,14 @@ export interface DeliveryFields {
  * of posting a second one.
  */
 export interface DeliveryRepository {
-  get(turnId: string, channel: string, target: string): Promise<DeliveryRow | undefined>;
+  get(turnId: string, channel: string, target: string): Promise<DeliveryRecord | undefined>;
   /** A turn's deliveries, in the order they were first recorded. */
-  forTurn(turnId: string): Promise<DeliveryRow[]>;
+  forTurn(turnId: string): Promise<DeliveryRecord[]>;
   /**
    * Upserts the row: the state always changes; a null or missing platform
    * message id or body keeps the one recorded before. With `attempt`, the write
    * is fenced: it happens only while the turn row is at that attempt, else
    * nothing is written and it throws LeaseLostError (kernel/lease-lost.ts).
    */
-  record(turnId: string, channel: string, target: string, fields: DeliveryFields): Promise<DeliveryRow>;
+  record(turnId: string, channel: string, target: string, fields: DeliveryFields): Promise<DeliveryRecord>;
 }

@@ -1,25 +1,26 @@
 import type { ContextMessage, InboundMessage } from '../../../kernel/envelope.js';
 import { formatIdentity, identityOf } from '../../../kernel/identity.js';
 
-export interface InboxRow {
+/** An inbound message as the inbox holds it. */
+export interface InboxMessage {
   id: number;
-  conversation_id: string;
+  conversationId: string;
   channel: string;
-  external_id: string;
+  externalId: string;
   sender: { id: string; workspace?: string; name?: string };
   /**
    * The sender's identity in canonical form (kernel/identity.ts): what every look-up
    * by sender compares. Null only on a row written by a version from before
    * migration 010 after it ran (see senderIdentity()).
    */
-  sender_identity: string | null;
+  senderIdentity: string | null;
   text: string;
   attachments: unknown[];
-  reply_to: Record<string, unknown> | null;
+  replyTo: Record<string, unknown> | null;
   context: ContextMessage[] | null;
-  received_at: Date;
-  turn_id: string | null;
-  consumed_at: Date | null;
+  receivedAt: Date;
+  turnId: string | null;
+  consumedAt: Date | null;
 }
 
 export interface AcceptResult {
@@ -31,8 +32,7 @@ export interface AcceptResult {
 
 /**
  * The inbox: every inbound message, written once per (channel, external id),
- * claimed by a turn (turn_id) and consumed when that turn closes.
- * Rows come back in the row shape (snake_case columns) for now.
+ * claimed by a turn (turnId) and consumed when that turn closes.
  */
 export interface InboxRepository {
   /**
@@ -44,19 +44,19 @@ export interface InboxRepository {
   /** The row of a message already written, as accept() reports a duplicate; undefined if none. */
   inboxByExternalId(channel: string, externalId: string): Promise<AcceptResult | undefined>;
   /** Unconsumed rows of a conversation, oldest (lowest id) first, claimed or not. */
-  pending(conversationId: string): Promise<InboxRow[]>;
-  inboxRow(id: number): Promise<InboxRow | undefined>;
+  pending(conversationId: string): Promise<InboxMessage[]>;
+  inboxRow(id: number): Promise<InboxMessage | undefined>;
   /**
    * Steering: claims every unclaimed, unconsumed row of the conversation into
    * the turn, atomically (a row is claimed by one turn only), and returns them
    * oldest first. Call only while the drain's lease holds.
    */
-  claimInto(turnId: string, conversationId: string): Promise<InboxRow[]>;
+  claimInto(turnId: string, conversationId: string): Promise<InboxMessage[]>;
   /** Conversations with a row unconsumed for longer than olderThanMs since it was written (the recovery sweep). */
   stuckConversations(olderThanMs: number): Promise<string[]>;
 }
 
-/** The canonical identity of an inbox row's sender (computed from the row when a version before migration 010 wrote it). */
-export function senderIdentity(row: Pick<InboxRow, 'channel' | 'sender' | 'sender_identity'>): string {
-  return row.sender_identity ?? formatIdentity(identityOf(row));
+/** The canonical identity of an inbox message's sender (computed from the message when a version before migration 010 wrote it). */
+export function senderIdentity(message: Pick<InboxMessage, 'channel' | 'sender' | 'senderIdentity'>): string {
+  return message.senderIdentity ?? formatIdentity(identityOf(message));
 }

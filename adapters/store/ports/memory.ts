@@ -7,8 +7,8 @@ export interface MemoryNote {
 }
 
 export interface MemoryListing extends MemoryNote {
-  scope_key: string;
-  created_at: Date;
+  scopeKey: string;
+  createdAt: Date;
 }
 
 /**

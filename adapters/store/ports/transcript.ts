@@ -3,18 +3,18 @@ export type StoredMessage = { role: string };
 
 export interface TranscriptEntry {
   id: number;
-  turn_id: string | null;
+  turnId: string | null;
   role: string;
   content: StoredMessage;
-  created_at: Date;
+  createdAt: Date;
 }
 
 export interface MessageHit {
-  conversation_id: string;
+  conversationId: string;
   id: number;
   role: string;
   snippet: string;
-  created_at: Date;
+  createdAt: Date;
 }
 
 /**

@@ -1,10 +1,11 @@
-import type { ConversationRow } from './conversations.js';
-import type { InboxRow } from './inbox.js';
+import type { ConversationRecord } from './conversations.js';
+import type { InboxMessage } from './inbox.js';
 import type { StoredMessage } from './transcript.js';
 
-export interface TurnRow {
+/** A turn as stored. */
+export interface TurnRecord {
   id: string;
-  conversation_id: string;
+  conversationId: string;
   seq: number;
   status: 'running' | 'parked' | 'done' | 'failed';
   /** A turn that was parked for approvals: its loop state (see turn-runner). */
@@ -12,9 +13,9 @@ export interface TurnRow {
   honesty: unknown;
   attempt: number;
   worker: string | null;
-  started_at: Date;
-  finished_at: Date | null;
-  finish_reason: string | null;
+  startedAt: Date;
+  finishedAt: Date | null;
+  finishReason: string | null;
   error: string | null;
   usage: Record<string, unknown> | null;
   provider: Record<string, unknown> | null;
@@ -45,15 +46,15 @@ export interface StartContext {
 
 export interface StartedTurn {
   /** Set when this drain holds the lease. */
-  conversation: ConversationRow | null;
+  conversation: ConversationRecord | null;
   mode: string | null;
   /** Something waits and no turn is parked (whether or not the lease was free). */
   hasWork: boolean;
   /** The unconsumed rows, oldest first, as the statement found them (before its claim). */
-  pending: InboxRow[];
+  pending: InboxMessage[];
   /** The opened or resumed turn, the rows it answers, and its context. */
-  turn?: TurnRow;
-  batch?: InboxRow[];
+  turn?: TurnRecord;
+  batch?: InboxMessage[];
   context?: StartContext;
 }
 
@@ -101,7 +102,7 @@ export interface TurnRepository {
    * conversation's other unconsumed rows; when none wait, the lease `lease`
    * is released in the same step.
    */
-  finishTurn(f: FinishTurn): Promise<{ finished: boolean; pending: InboxRow[] }>;
+  finishTurn(f: FinishTurn): Promise<{ finished: boolean; pending: InboxMessage[] }>;
   /** Parks a running turn with its loop state; false unless it was running (and, given `lease`, the conversation's lease is still it). The conversation waits while a turn is parked. */
   parkTurn(turnId: string, state: unknown, lease?: string): Promise<boolean>;
   /** Makes a parked turn running again; returns its conversation id, or undefined if it was not parked. */
@@ -116,7 +117,7 @@ export interface TurnRepository {
   renewLease(conversationId: string, lease: string, leaseMs: number): Promise<boolean>;
   /** Gives the lease up, only if it is still `lease` (a lost lease is left alone). */
   releaseLease(conversationId: string, lease: string): Promise<void>;
-  turn(id: string): Promise<TurnRow | undefined>;
+  turn(id: string): Promise<TurnRecord | undefined>;
   /** A conversation's turns by seq. */
-  turns(conversationId: string): Promise<TurnRow[]>;
+  turns(conversationId: string): Promise<TurnRecord[]>;
 }

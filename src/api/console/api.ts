@@ -43,7 +43,7 @@ export function registerConsole(server: HttpServer, deps: { auth: ApiKeyAuth; in
         id: c.id,
         key: c.key,
         channel: c.channel,
-        updatedAt: new Date(c.updated_at).toISOString(),
+        updatedAt: new Date(c.updatedAt).toISOString(),
         status: c.status,
         turns: c.turns,
       })),
@@ -54,15 +54,15 @@ export function registerConsole(server: HttpServer, deps: { auth: ApiKeyAuth; in
         tool: a.tool,
         tier: a.tier,
         arguments: a.args,
-        conversation: a.conversation_id,
-        expiresAt: new Date(a.expires_at).toISOString(),
-        alwaysPermitted: a.rule_permitted,
+        conversation: a.conversationId,
+        expiresAt: new Date(a.expiresAt).toISOString(),
+        alwaysPermitted: a.rulePermitted,
         reasons: a.reasons,
         shown: visibleCall(a.args),
       })),
       rules,
       slots,
-      pairing: pairing.filter((p) => p.expires_at && new Date(p.expires_at) > new Date()).map((p) => ({ channel: p.channel, sender: p.sender, code: p.code })),
+      pairing: pairing.filter((p) => p.expiresAt && new Date(p.expiresAt) > new Date()).map((p) => ({ channel: p.channel, sender: p.sender, code: p.code })),
     });
   });
 

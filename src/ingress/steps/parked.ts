@@ -1,4 +1,4 @@
-import type { ApprovalRow } from '../../../adapters/store/ports/approvals.js';
+import type { ApprovalRecord } from '../../../adapters/store/ports/approvals.js';
 import type { IngressStep } from '../context.js';
 
 /**
@@ -18,7 +18,7 @@ export const parked: IngressStep = {
 };
 
 /** "Waiting for an operator to approve K7Q4P (tool shell_exec); your message will be answered after that." */
-export function waitingNotice(waiting: ApprovalRow[], requesterMay: (a: ApprovalRow) => boolean): string {
+export function waitingNotice(waiting: ApprovalRecord[], requesterMay: (a: ApprovalRecord) => boolean): string {
   const calls = waiting.map((a) => `${a.code} (tool ${a.tool})`);
   const list = calls.length > 1 ? `${calls.slice(0, -1).join(', ')} and ${calls[calls.length - 1]}` : calls[0];
   // Someone who may answer their own request is waited for too, not only an operator.

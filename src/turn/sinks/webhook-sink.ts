@@ -1,12 +1,12 @@
 import type { EventHub } from '../../webhooks/events.js';
-import type { ConversationRow, TurnSink } from '../ports.js';
+import type { ConversationRecord, TurnSink } from '../ports.js';
 
 /**
  * The event-webhook sink: a closed turn is turn.completed or turn.failed (a parked
  * one is neither yet), and a turn a fallback slot answered is also provider.fallback.
  * The hub only enqueues: a subscriber never holds the turn up.
  */
-export function eventWebhookSink(hub: EventHub, conv: Pick<ConversationRow, 'id' | 'key' | 'channel'>): TurnSink {
+export function eventWebhookSink(hub: EventHub, conv: Pick<ConversationRecord, 'id' | 'key' | 'channel'>): TurnSink {
   return {
     push: (e) => {
       if (e.type !== 'done') return;

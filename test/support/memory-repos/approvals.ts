@@ -1,84 +1,92 @@
 import { randomUUID } from 'node:crypto';
 import { newCode } from '../../../adapters/store/approvals.js';
-import type { ApprovalRepository, ApprovalRow, AuditEntry, DecideOutcome, NewApproval, NewRule, RuleRow } from '../../../adapters/store/ports/approvals.js';
+import type {
+  AllowRuleRecord,
+  ApprovalRecord,
+  ApprovalRepository,
+  AuditEntry,
+  DecideOutcome,
+  NewApproval,
+  NewRule,
+} from '../../../adapters/store/ports/approvals.js';
 import type { AllowRule } from '../../../moat/approval-engine.js';
 import { copy, json, type Tables } from './tables.js';
 
 export class MemoryApprovals implements ApprovalRepository {
   constructor(private readonly t: Tables) {}
 
-  async create(a: NewApproval): Promise<ApprovalRow> {
-    const existing = this.t.approvals.find((x) => x.turn_id === a.turnId && x.tool_call_id === a.toolCallId);
+  async create(a: NewApproval): Promise<ApprovalRecord> {
+    const existing = this.t.approvals.find((x) => x.turnId === a.turnId && x.toolCallId === a.toolCallId);
     if (existing) return copy(existing);
     let code = newCode();
     while (this.t.approvals.some((x) => x.status === 'pending' && x.code === code)) code = newCode();
-    const row: ApprovalRow = {
+    const row: ApprovalRecord = {
       id: 'ap_' + randomUUID(),
       code,
-      conversation_id: a.conversationId,
-      turn_id: a.turnId,
-      tool_call_id: a.toolCallId,
+      conversationId: a.conversationId,
+      turnId: a.turnId,
+      toolCallId: a.toolCallId,
       tool: a.tool,
       args: json(a.args ?? null),
-      args_hash: a.argsHash,
+      argsHash: a.argsHash,
       pattern: a.pattern,
       tier: a.tier,
       reasons: json(a.reasons),
-      rule_permitted: a.rulePermitted,
+      rulePermitted: a.rulePermitted,
       requester: a.requester,
       channel: a.channel,
       status: 'pending',
       always: false,
-      decided_by: null,
-      decided_via: null,
-      decided_at: null,
-      expires_at: new Date(a.expiresAt),
-      created_at: this.t.now(),
+      decidedBy: null,
+      decidedVia: null,
+      decidedAt: null,
+      expiresAt: new Date(a.expiresAt),
+      createdAt: this.t.now(),
     };
     this.t.approvals.push(row);
     return copy(row);
   }
 
-  async pending(): Promise<ApprovalRow[]> {
+  async pending(): Promise<ApprovalRecord[]> {
     return this.t.approvals
       .filter((a) => a.status === 'pending')
       .sort(byCreated)
       .map(copy);
   }
 
-  async pendingForConversation(conversationKey: string): Promise<ApprovalRow[]> {
+  async pendingForConversation(conversationKey: string): Promise<ApprovalRecord[]> {
     const conv = [...this.t.conversations.values()].find((c) => c.key === conversationKey);
     const now = this.t.now();
     return this.t.approvals
-      .filter((a) => a.conversation_id === conv?.id && a.status === 'pending' && a.expires_at > now && this.t.turns.get(a.turn_id)?.status === 'parked')
+      .filter((a) => a.conversationId === conv?.id && a.status === 'pending' && a.expiresAt > now && this.t.turns.get(a.turnId)?.status === 'parked')
       .sort(byCreated)
       .map(copy);
   }
 
-  async byCode(code: string): Promise<ApprovalRow | undefined> {
+  async byCode(code: string): Promise<ApprovalRecord | undefined> {
     const found = this.t.approvals
       .filter((a) => a.code === code)
-      .sort((a, b) => Number(b.status === 'pending') - Number(a.status === 'pending') || b.created_at.getTime() - a.created_at.getTime())[0];
+      .sort((a, b) => Number(b.status === 'pending') - Number(a.status === 'pending') || b.createdAt.getTime() - a.createdAt.getTime())[0];
     return found && copy(found);
   }
 
-  async get(id: string): Promise<ApprovalRow | undefined> {
+  async get(id: string): Promise<ApprovalRecord | undefined> {
     const a = this.t.approvals.find((x) => x.id === id);
     return a && copy(a);
   }
 
-  async forTurn(turnId: string): Promise<ApprovalRow[]> {
+  async forTurn(turnId: string): Promise<ApprovalRecord[]> {
     return this.t.approvals
-      .filter((a) => a.turn_id === turnId)
+      .filter((a) => a.turnId === turnId)
       .sort(byCreated)
       .map(copy);
   }
 
   async decide(code: string, decision: 'approved' | 'denied', by: string, via: string, always = false): Promise<DecideOutcome> {
     const now = this.t.now();
-    const a = this.t.approvals.find((x) => x.code === code && x.status === 'pending' && x.expires_at > now);
+    const a = this.t.approvals.find((x) => x.code === code && x.status === 'pending' && x.expiresAt > now);
     if (a) {
-      Object.assign(a, { status: decision, decided_by: by, decided_via: via, decided_at: now, always: always && decision === 'approved' });
+      Object.assign(a, { status: decision, decidedBy: by, decidedVia: via, decidedAt: now, always: always && decision === 'approved' });
       return { ok: true, approval: copy(a) };
     }
     const existing = await this.byCode(code);
@@ -87,10 +95,10 @@ export class MemoryApprovals implements ApprovalRepository {
     return { ok: false, reason: 'already_decided', approval: existing };
   }
 
-  async expireDue(): Promise<ApprovalRow[]> {
+  async expireDue(): Promise<ApprovalRecord[]> {
     const now = this.t.now();
-    const due = this.t.approvals.filter((a) => a.status === 'pending' && a.expires_at <= now);
-    for (const a of due) Object.assign(a, { status: 'expired', decided_at: now });
+    const due = this.t.approvals.filter((a) => a.status === 'pending' && a.expiresAt <= now);
+    for (const a of due) Object.assign(a, { status: 'expired', decidedAt: now });
     return due.map(copy);
   }
 
@@ -101,43 +109,43 @@ export class MemoryApprovals implements ApprovalRepository {
     return true;
   }
 
-  async addRule(r: NewRule): Promise<RuleRow> {
+  async addRule(r: NewRule): Promise<AllowRuleRecord> {
     const variable = [...new Set(r.variable ?? [])].sort((a, b) => a - b);
     const same = this.t.rules.find(
-      (x) => x.tool === r.tool && x.pattern === r.pattern && x.scope === r.scope && x.scope_key === r.scopeKey && x.variable.join() === variable.join(),
+      (x) => x.tool === r.tool && x.pattern === r.pattern && x.scope === r.scope && x.scopeKey === r.scopeKey && x.variable.join() === variable.join(),
     );
     if (same) return copy(same);
-    const row: RuleRow = {
+    const row: AllowRuleRecord = {
       id: this.t.nextId(),
       tool: r.tool,
       pattern: r.pattern,
       scope: r.scope,
-      scope_key: r.scopeKey,
+      scopeKey: r.scopeKey,
       variable,
       kind: r.kind,
-      created_by: r.by,
-      created_at: this.t.now(),
+      createdBy: r.by,
+      createdAt: this.t.now(),
     };
     this.t.rules.push(row);
     return copy(row);
   }
 
-  async rules(): Promise<RuleRow[]> {
+  async rules(): Promise<AllowRuleRecord[]> {
     return [...this.t.rules].sort((a, b) => a.id - b.id).map(copy);
   }
 
   async rulesFor(conversationId: string, sender: string): Promise<AllowRule[]> {
     return (await this.rules())
-      .filter((r) => r.scope === 'global' || (r.scope === 'conversation' && r.scope_key === conversationId) || (r.scope === 'sender' && r.scope_key === sender))
-      .map((r) => ({ id: r.id, tool: r.tool, pattern: r.pattern, scope: r.scope, scopeKey: r.scope_key, variable: r.variable, kind: r.kind }));
+      .filter((r) => r.scope === 'global' || (r.scope === 'conversation' && r.scopeKey === conversationId) || (r.scope === 'sender' && r.scopeKey === sender))
+      .map((r) => ({ id: r.id, tool: r.tool, pattern: r.pattern, scope: r.scope, scopeKey: r.scopeKey, variable: r.variable, kind: r.kind }));
   }
 
-  async rule(id: number): Promise<RuleRow | undefined> {
+  async rule(id: number): Promise<AllowRuleRecord | undefined> {
     const r = this.t.rules.find((x) => x.id === id);
     return r && copy(r);
   }
 
-  async deleteRule(id: number): Promise<RuleRow | undefined> {
+  async deleteRule(id: number): Promise<AllowRuleRecord | undefined> {
     const i = this.t.rules.findIndex((x) => x.id === id);
     return i < 0 ? undefined : this.t.rules.splice(i, 1)[0];
   }
@@ -156,6 +164,6 @@ export class MemoryApprovals implements ApprovalRepository {
   }
 }
 
-function byCreated(a: ApprovalRow, b: ApprovalRow): number {
-  return a.created_at.getTime() - b.created_at.getTime();
+function byCreated(a: ApprovalRecord, b: ApprovalRecord): number {
+  return a.createdAt.getTime() - b.createdAt.getTime();
 }

@@ -1,48 +1,48 @@
-import type { AccessRepository, AccessRow } from '../../../adapters/store/ports/access.js';
+import type { AccessEntry, AccessRepository } from '../../../adapters/store/ports/access.js';
 import type { ChannelStateRepository } from '../../../adapters/store/ports/channel-state.js';
-import type { DeliveryFields, DeliveryRepository, DeliveryRow } from '../../../adapters/store/ports/deliveries.js';
-import type { DeadLetterRow, SubscriberRow, WebhookRepository } from '../../../adapters/store/ports/webhooks.js';
+import type { DeliveryFields, DeliveryRecord, DeliveryRepository } from '../../../adapters/store/ports/deliveries.js';
+import type { WebhookDeadLetter, WebhookRepository, WebhookSubscriber } from '../../../adapters/store/ports/webhooks.js';
 import { LeaseLostError } from '../../../kernel/lease-lost.js';
 import { type AccessRecord, copy, json, type Tables } from './tables.js';
 
 export class MemoryDeliveries implements DeliveryRepository {
   constructor(private readonly t: Tables) {}
 
-  async get(turnId: string, channel: string, target: string): Promise<DeliveryRow | undefined> {
-    const d = this.t.deliveries.find((x) => x.turn_id === turnId && x.channel === channel && x.target === target);
+  async get(turnId: string, channel: string, target: string): Promise<DeliveryRecord | undefined> {
+    const d = this.t.deliveries.find((x) => x.turnId === turnId && x.channel === channel && x.target === target);
     return d && copy(d);
   }
 
-  async forTurn(turnId: string): Promise<DeliveryRow[]> {
+  async forTurn(turnId: string): Promise<DeliveryRecord[]> {
     return this.t.deliveries
-      .filter((d) => d.turn_id === turnId)
+      .filter((d) => d.turnId === turnId)
       .sort((a, b) => a.id - b.id)
       .map(copy);
   }
 
-  async record(turnId: string, channel: string, target: string, fields: DeliveryFields): Promise<DeliveryRow> {
+  async record(turnId: string, channel: string, target: string, fields: DeliveryFields): Promise<DeliveryRecord> {
     if (fields.attempt !== undefined && this.t.turns.get(turnId)?.attempt !== fields.attempt)
       throw new LeaseLostError(`delivery ${channel}/${target} of turn ${turnId} not recorded: attempt ${fields.attempt} was overtaken`);
     const now = this.t.now();
-    let d = this.t.deliveries.find((x) => x.turn_id === turnId && x.channel === channel && x.target === target);
+    let d = this.t.deliveries.find((x) => x.turnId === turnId && x.channel === channel && x.target === target);
     if (!d) {
       d = {
         id: this.t.nextId(),
-        turn_id: turnId,
+        turnId: turnId,
         channel,
         target,
-        platform_message_id: fields.platformMessageId ?? null,
+        platformMessageId: fields.platformMessageId ?? null,
         state: fields.state,
         body: fields.body ?? null,
-        updated_at: now,
+        updatedAt: now,
       };
       this.t.deliveries.push(d);
     } else
       Object.assign(d, {
-        platform_message_id: fields.platformMessageId ?? d.platform_message_id,
+        platformMessageId: fields.platformMessageId ?? d.platformMessageId,
         state: fields.state,
         body: fields.body ?? d.body,
-        updated_at: now,
+        updatedAt: now,
       });
     return copy(d);
   }
@@ -72,7 +72,7 @@ export class MemoryAccess implements AccessRepository {
     return this.t.access.find((a) => a.channel === channel && a.sender === sender);
   }
 
-  async get(channel: string, senders: string | string[]): Promise<AccessRow | undefined> {
+  async get(channel: string, senders: string | string[]): Promise<AccessEntry | undefined> {
     for (const s of typeof senders === 'string' ? [senders] : senders) {
       const a = this.find(channel, s);
       if (a) return row(a);
@@ -82,70 +82,71 @@ export class MemoryAccess implements AccessRepository {
 
   async pendingCount(channel: string): Promise<number> {
     const now = Date.now();
-    return this.t.access.filter((a) => a.channel === channel && a.status === 'pending' && a.expires_at && a.expires_at.getTime() > now).length;
+    return this.t.access.filter((a) => a.channel === channel && a.status === 'pending' && a.expiresAt && a.expiresAt.getTime() > now).length;
   }
 
-  async requestPairing(channel: string, sender: string, code: string, ttlMs: number): Promise<AccessRow> {
+  async requestPairing(channel: string, sender: string, code: string, ttlMs: number): Promise<AccessEntry> {
     const now = this.t.now();
     const expires = new Date(now.getTime() + ttlMs);
     let a = this.find(channel, sender);
     if (!a) {
-      a = { channel, sender, status: 'pending', code, expires_at: expires, decided_by: null, updated_at: now };
+      a = { channel, sender, status: 'pending', code, expiresAt: expires, decidedBy: null, updatedAt: now };
       this.t.access.push(a);
     } else {
       // An allowed sender is left alone, and the statement returns no row.
-      if (a.status === 'allowed') return undefined as unknown as AccessRow;
-      const live = a.status === 'pending' && a.expires_at !== null && a.expires_at > now;
-      Object.assign(a, { code: live ? a.code : code, expires_at: live ? a.expires_at : expires, status: 'pending', updated_at: now });
+      if (a.status === 'allowed') return undefined as unknown as AccessEntry;
+      const live = a.status === 'pending' && a.expiresAt !== null && a.expiresAt > now;
+      Object.assign(a, { code: live ? a.code : code, expiresAt: live ? a.expiresAt : expires, status: 'pending', updatedAt: now });
     }
     return row(a);
   }
 
-  async approvePairing(code: string, by: string): Promise<AccessRow | undefined> {
+  async approvePairing(code: string, by: string): Promise<AccessEntry | undefined> {
     const now = this.t.now();
-    const a = this.t.access.find((x) => x.code === code && x.status === 'pending' && x.expires_at !== null && x.expires_at > now);
+    const a = this.t.access.find((x) => x.code === code && x.status === 'pending' && x.expiresAt !== null && x.expiresAt > now);
     if (!a) return undefined;
-    Object.assign(a, { status: 'allowed', decided_by: by, code: null, updated_at: now });
+    Object.assign(a, { status: 'allowed', decidedBy: by, code: null, updatedAt: now });
     return row(a);
   }
 
-  async setStatus(channel: string, sender: string, status: AccessRow['status'], by: string): Promise<void> {
+  async setStatus(channel: string, sender: string, status: AccessEntry['status'], by: string): Promise<void> {
     const now = this.t.now();
     const a = this.find(channel, sender);
-    if (a) Object.assign(a, { status, decided_by: by, code: null, updated_at: now });
-    else this.t.access.push({ channel, sender, status, code: null, expires_at: null, decided_by: by, updated_at: now });
+    if (a) Object.assign(a, { status, decidedBy: by, code: null, updatedAt: now });
+    else this.t.access.push({ channel, sender, status, code: null, expiresAt: null, decidedBy: by, updatedAt: now });
   }
 
-  async list(status?: AccessRow['status']): Promise<AccessRow[]> {
+  async list(status?: AccessEntry['status']): Promise<AccessEntry[]> {
     return this.t.access
       .filter((a) => status === undefined || a.status === status)
-      .sort((a, b) => b.updated_at.getTime() - a.updated_at.getTime())
+      .sort((a, b) => b.updatedAt.getTime() - a.updatedAt.getTime())
       .map(row);
   }
 }
 
-function row(a: AccessRecord): AccessRow {
-  return copy(a);
+function row(a: AccessRecord): AccessEntry {
+  const { updatedAt: _u, ...entry } = copy(a);
+  return entry;
 }
 
 export class MemoryWebhooks implements WebhookRepository {
   constructor(private readonly t: Tables) {}
 
-  async subscribers(): Promise<SubscriberRow[]> {
-    return this.t.subscribers.map(({ id, url, secret_env, events }) => ({ id, url, secret_env, events: [...events] }));
+  async subscribers(): Promise<WebhookSubscriber[]> {
+    return this.t.subscribers.map(({ id, url, secretEnv, events }) => ({ id, url, secretEnv, events: [...events] }));
   }
 
-  async addSubscriber(s: SubscriberRow): Promise<void> {
+  async addSubscriber(s: WebhookSubscriber): Promise<void> {
     const existing = this.t.subscribers.find((x) => x.id === s.id);
-    if (existing) Object.assign(existing, { url: s.url, secret_env: s.secret_env, events: json(s.events) });
-    else this.t.subscribers.push({ ...json(s), created_at: this.t.now() });
+    if (existing) Object.assign(existing, { url: s.url, secretEnv: s.secretEnv, events: json(s.events) });
+    else this.t.subscribers.push({ ...json(s), createdAt: this.t.now() });
   }
 
   async deadLetter(subscriber: string, event: unknown, error: string, attempts: number): Promise<void> {
-    this.t.deadLetters.push({ id: this.t.nextId(), subscriber, event: json(event), error, attempts, created_at: this.t.now() });
+    this.t.deadLetters.push({ id: this.t.nextId(), subscriber, event: json(event), error, attempts, createdAt: this.t.now() });
   }
 
-  async deadLetters(limit = 100): Promise<DeadLetterRow[]> {
+  async deadLetters(limit = 100): Promise<WebhookDeadLetter[]> {
     return [...this.t.deadLetters]
       .sort((a, b) => b.id - a.id)
       .slice(0, limit)

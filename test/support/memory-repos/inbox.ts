@@ -1,13 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import type { AcceptResult, InboxRepository, InboxRow } from '../../../adapters/store/ports/inbox.js';
+import type { AcceptResult, InboxMessage, InboxRepository } from '../../../adapters/store/ports/inbox.js';
 import type { InboundMessage } from '../../../kernel/envelope.js';
 import { formatIdentity, identityOf } from '../../../kernel/identity.js';
-import { byId, copy, type InboxRecord, json, type Tables } from './tables.js';
-
-/** The row as `select *` returns it: a copy. */
-export function inboxRow(r: InboxRecord): InboxRow {
-  return copy(r);
-}
+import { byId, type InboxRecord, inboxMessage, json, type Tables } from './tables.js';
 
 export class MemoryInbox implements InboxRepository {
   constructor(private readonly t: Tables) {}
@@ -15,7 +10,7 @@ export class MemoryInbox implements InboxRepository {
   async accept(msg: InboundMessage, agent = 'default'): Promise<AcceptResult> {
     const now = this.t.now();
     let conv = this.t.conversationByKey(msg.conversationKey);
-    if (conv) conv.updated_at = now;
+    if (conv) conv.updatedAt = now;
     else {
       conv = {
         id: 'c_' + randomUUID(),
@@ -23,63 +18,63 @@ export class MemoryInbox implements InboxRepository {
         channel: msg.channel,
         owner: msg.owner ?? null,
         agent,
-        queue_mode: null,
-        created_at: now,
-        updated_at: now,
+        queueMode: null,
+        createdAt: now,
+        updatedAt: now,
         summary: null,
-        summary_upto: 0,
-        lease_token: null,
-        lease_until: null,
+        summaryUpto: 0,
+        leaseToken: null,
+        leaseUntil: null,
       };
       this.t.conversations.set(conv.id, conv);
     }
-    const existing = this.t.inbox.find((r) => r.channel === msg.channel && r.external_id === msg.externalId);
-    if (existing) return { conversationId: existing.conversation_id, inboxId: existing.id, duplicate: true };
+    const existing = this.t.inbox.find((r) => r.channel === msg.channel && r.externalId === msg.externalId);
+    if (existing) return { conversationId: existing.conversationId, inboxId: existing.id, duplicate: true };
     const row: InboxRecord = {
       id: this.t.nextId(),
-      conversation_id: conv.id,
+      conversationId: conv.id,
       channel: msg.channel,
-      external_id: msg.externalId,
+      externalId: msg.externalId,
       sender: json(msg.sender),
-      sender_identity: formatIdentity(identityOf(msg)),
+      senderIdentity: formatIdentity(identityOf(msg)),
       text: msg.text,
       attachments: json(msg.attachments),
-      reply_to: msg.replyTo ? json(msg.replyTo) : null,
+      replyTo: msg.replyTo ? json(msg.replyTo) : null,
       context: msg.context ? json(msg.context) : null,
-      received_at: new Date(msg.receivedAt),
-      created_at: now,
-      turn_id: null,
-      consumed_at: null,
+      receivedAt: new Date(msg.receivedAt),
+      createdAt: now,
+      turnId: null,
+      consumedAt: null,
     };
     this.t.inbox.push(row);
     return { conversationId: conv.id, inboxId: row.id, duplicate: false };
   }
 
   async inboxByExternalId(channel: string, externalId: string): Promise<AcceptResult | undefined> {
-    const e = this.t.inbox.find((r) => r.channel === channel && r.external_id === externalId);
-    return e ? { conversationId: e.conversation_id, inboxId: e.id, duplicate: true } : undefined;
+    const e = this.t.inbox.find((r) => r.channel === channel && r.externalId === externalId);
+    return e ? { conversationId: e.conversationId, inboxId: e.id, duplicate: true } : undefined;
   }
 
-  async pending(conversationId: string): Promise<InboxRow[]> {
+  async pending(conversationId: string): Promise<InboxMessage[]> {
     return this.t.inbox
-      .filter((r) => r.conversation_id === conversationId && !r.consumed_at)
+      .filter((r) => r.conversationId === conversationId && !r.consumedAt)
       .sort(byId)
-      .map(inboxRow);
+      .map(inboxMessage);
   }
 
-  async inboxRow(id: number): Promise<InboxRow | undefined> {
+  async inboxRow(id: number): Promise<InboxMessage | undefined> {
     const r = this.t.inbox.find((x) => x.id === id);
-    return r && inboxRow(r);
+    return r && inboxMessage(r);
   }
 
-  async claimInto(turnId: string, conversationId: string): Promise<InboxRow[]> {
-    const rows = this.t.inbox.filter((r) => r.conversation_id === conversationId && r.turn_id === null && !r.consumed_at);
-    for (const r of rows) r.turn_id = turnId;
-    return rows.sort(byId).map(inboxRow);
+  async claimInto(turnId: string, conversationId: string): Promise<InboxMessage[]> {
+    const rows = this.t.inbox.filter((r) => r.conversationId === conversationId && r.turnId === null && !r.consumedAt);
+    for (const r of rows) r.turnId = turnId;
+    return rows.sort(byId).map(inboxMessage);
   }
 
   async stuckConversations(olderThanMs: number): Promise<string[]> {
     const before = Date.now() - olderThanMs;
-    return [...new Set(this.t.inbox.filter((r) => !r.consumed_at && r.created_at.getTime() < before).map((r) => r.conversation_id))];
+    return [...new Set(this.t.inbox.filter((r) => !r.consumedAt && r.createdAt.getTime() < before).map((r) => r.conversationId))];
   }
 }

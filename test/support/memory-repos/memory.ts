@@ -6,7 +6,7 @@ export class MemoryNotes implements MemoryRepository {
 
   async addMemory(scope: MemoryScope, scopeKey: string, body: string): Promise<number> {
     const id = this.t.nextId();
-    this.t.memory.push({ id, scope, scope_key: scopeKey, body, created_at: this.t.now() });
+    this.t.memory.push({ id, scope, scopeKey: scopeKey, body, createdAt: this.t.now() });
     return id;
   }
 
@@ -17,9 +17,7 @@ export class MemoryNotes implements MemoryRepository {
       .filter((w) => w.length > 2)
       .slice(0, 8);
     return this.t.memory
-      .filter(
-        (n) => n.scope === 'global' || (n.scope === 'conversation' && n.scope_key === conversationId) || (n.scope === 'sender' && n.scope_key === senderId),
-      )
+      .filter((n) => n.scope === 'global' || (n.scope === 'conversation' && n.scopeKey === conversationId) || (n.scope === 'sender' && n.scopeKey === senderId))
       .filter((n) => words.length === 0 || words.some((w) => n.body.toLowerCase().includes(w)))
       .sort((a, b) => b.id - a.id)
       .slice(0, limit)
@@ -28,7 +26,7 @@ export class MemoryNotes implements MemoryRepository {
 
   async listMemory(scope?: string, scopeKey?: string, limit = 200): Promise<MemoryListing[]> {
     return this.t.memory
-      .filter((n) => (scope === undefined || n.scope === scope) && (scopeKey === undefined || n.scope_key === scopeKey))
+      .filter((n) => (scope === undefined || n.scope === scope) && (scopeKey === undefined || n.scopeKey === scopeKey))
       .sort((a, b) => b.id - a.id)
       .slice(0, limit)
       .map((n) => ({ ...n }));
@@ -40,7 +38,7 @@ export class MemoryNotes implements MemoryRepository {
 
   async forgetMemory(id: number, conversationId: string, senderId: string): Promise<boolean> {
     return this.remove(
-      (n) => n.id === id && ((n.scope === 'conversation' && n.scope_key === conversationId) || (n.scope === 'sender' && n.scope_key === senderId)),
+      (n) => n.id === id && ((n.scope === 'conversation' && n.scopeKey === conversationId) || (n.scope === 'sender' && n.scopeKey === senderId)),
     );
   }
 

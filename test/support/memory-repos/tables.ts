@@ -1,38 +1,49 @@
-import type { AccessRow } from '../../../adapters/store/ports/access.js';
-import type { ApprovalRow, RuleRow } from '../../../adapters/store/ports/approvals.js';
-import type { ConversationRow } from '../../../adapters/store/ports/conversations.js';
-import type { DeliveryRow } from '../../../adapters/store/ports/deliveries.js';
-import type { InboxRow } from '../../../adapters/store/ports/inbox.js';
+import type { AccessEntry } from '../../../adapters/store/ports/access.js';
+import type { AllowRuleRecord, ApprovalRecord } from '../../../adapters/store/ports/approvals.js';
+import type { ConversationRecord } from '../../../adapters/store/ports/conversations.js';
+import type { DeliveryRecord } from '../../../adapters/store/ports/deliveries.js';
+import type { InboxMessage } from '../../../adapters/store/ports/inbox.js';
 import type { StoredMessage } from '../../../adapters/store/ports/transcript.js';
-import type { TurnRow } from '../../../adapters/store/ports/turns.js';
-import type { DeadLetterRow, SubscriberRow } from '../../../adapters/store/ports/webhooks.js';
+import type { TurnRecord } from '../../../adapters/store/ports/turns.js';
+import type { WebhookDeadLetter, WebhookSubscriber } from '../../../adapters/store/ports/webhooks.js';
 
-/** The columns the SQL tables have beyond the row types the ports return. */
-export type ConversationRecord = ConversationRow & {
-  queue_mode: string | null;
-  updated_at: Date;
+/** The columns the SQL tables have beyond the records the ports return. */
+export type ConversationTableRow = ConversationRecord & {
+  queueMode: string | null;
+  updatedAt: Date;
   summary: string | null;
-  summary_upto: number;
-  lease_token: string | null;
-  lease_until: Date | null;
+  summaryUpto: number;
+  leaseToken: string | null;
+  leaseUntil: Date | null;
 };
-export type InboxRecord = InboxRow & { created_at: Date };
+export type InboxRecord = InboxMessage & { createdAt: Date };
+
+/** A conversation as the repositories return it: without the lease and summary columns. */
+export function conversationRecord(c: ConversationTableRow): ConversationRecord {
+  return { id: c.id, key: c.key, channel: c.channel, owner: c.owner, agent: c.agent, queueMode: c.queueMode, createdAt: new Date(c.createdAt) };
+}
+
+/** An inbox message as the repositories return it: a copy, without the table's own columns. */
+export function inboxMessage(r: InboxRecord): InboxMessage {
+  const { createdAt: _c, ...message } = copy(r);
+  return message;
+}
 export interface MessageRecord {
   id: number;
-  conversation_id: string;
-  turn_id: string | null;
+  conversationId: string;
+  turnId: string | null;
   role: string;
   content: StoredMessage;
-  created_at: Date;
+  createdAt: Date;
 }
 export interface MemoryRecord {
   id: number;
   scope: string;
-  scope_key: string;
+  scopeKey: string;
   body: string;
-  created_at: Date;
+  createdAt: Date;
 }
-export type AccessRecord = AccessRow & { updated_at: Date };
+export type AccessRecord = AccessEntry & { updatedAt: Date };
 export interface AuditRecord {
   id: number;
   at: Date;
@@ -48,20 +59,20 @@ export interface AuditRecord {
  * and memory; conversationStats counts approvals).
  */
 export class Tables {
-  conversations = new Map<string, ConversationRecord>();
+  conversations = new Map<string, ConversationTableRow>();
   inbox: InboxRecord[] = [];
-  turns = new Map<string, TurnRow>();
+  turns = new Map<string, TurnRecord>();
   messages: MessageRecord[] = [];
   memory: MemoryRecord[] = [];
-  toolResults = new Map<string, { id: string; turn_id: string; tool: string; content: string }>();
-  approvals: ApprovalRow[] = [];
-  rules: RuleRow[] = [];
+  toolResults = new Map<string, { id: string; turnId: string; tool: string; content: string }>();
+  approvals: ApprovalRecord[] = [];
+  rules: AllowRuleRecord[] = [];
   audit: AuditRecord[] = [];
-  deliveries: DeliveryRow[] = [];
+  deliveries: DeliveryRecord[] = [];
   channelState = new Map<string, unknown>();
   access: AccessRecord[] = [];
-  subscribers: Array<SubscriberRow & { created_at: Date }> = [];
-  deadLetters: DeadLetterRow[] = [];
+  subscribers: Array<WebhookSubscriber & { createdAt: Date }> = [];
+  deadLetters: WebhookDeadLetter[] = [];
   private seq = 0;
   private lastNow = 0;
 
@@ -76,7 +87,7 @@ export class Tables {
     return new Date(this.lastNow);
   }
 
-  conversationByKey(key: string): ConversationRecord | undefined {
+  conversationByKey(key: string): ConversationTableRow | undefined {
     for (const c of this.conversations.values()) if (c.key === key) return c;
     return undefined;
   }

@@ -7,13 +7,13 @@ export class MemoryToolResults implements ToolResultRepository {
 
   async saveToolResult(turnId: string, tool: string, content: string): Promise<string> {
     const id = 'tr_' + randomUUID().replace(/-/g, '').slice(0, 16);
-    this.t.toolResults.set(id, { id, turn_id: turnId, tool, content });
+    this.t.toolResults.set(id, { id, turnId: turnId, tool, content });
     return id;
   }
 
-  async toolResult(id: string, conversationId: string): Promise<{ content: string; turn_id: string } | undefined> {
+  async toolResult(id: string, conversationId: string): Promise<{ content: string; turnId: string } | undefined> {
     const r = this.t.toolResults.get(id);
-    if (!r || this.t.turns.get(r.turn_id)?.conversation_id !== conversationId) return undefined;
-    return { content: r.content, turn_id: r.turn_id };
+    if (!r || this.t.turns.get(r.turnId)?.conversationId !== conversationId) return undefined;
+    return { content: r.content, turnId: r.turnId };
   }
 }

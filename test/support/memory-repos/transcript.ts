@@ -6,7 +6,7 @@ export class MemoryTranscript implements TranscriptRepository {
   constructor(private readonly t: Tables) {}
 
   private of(conversationId: string) {
-    return this.t.messages.filter((m) => m.conversation_id === conversationId).sort(byId);
+    return this.t.messages.filter((m) => m.conversationId === conversationId).sort(byId);
   }
 
   async transcript(conversationId: string, limit = 200): Promise<StoredMessage[]> {
@@ -17,12 +17,12 @@ export class MemoryTranscript implements TranscriptRepository {
     return this.of(conversationId)
       .filter((m) => m.id > afterId)
       .slice(0, limit)
-      .map((m) => ({ id: m.id, turn_id: m.turn_id, role: m.role, content: copy(m.content), created_at: m.created_at }));
+      .map((m) => ({ id: m.id, turnId: m.turnId, role: m.role, content: copy(m.content), createdAt: m.createdAt }));
   }
 
   async turnReply(turnId: string): Promise<string> {
     return this.t.messages
-      .filter((m) => m.turn_id === turnId && m.role === 'assistant')
+      .filter((m) => m.turnId === turnId && m.role === 'assistant')
       .sort(byId)
       .map((m) => assistantText(m.content))
       .filter(Boolean)
@@ -33,9 +33,9 @@ export class MemoryTranscript implements TranscriptRepository {
   async searchMessages(query: string, opts: { sender: string; limit?: number }): Promise<MessageHit[]> {
     const wanted = words(query);
     if (wanted.length === 0) return [];
-    const theirs = new Set(this.t.inbox.filter((i) => i.sender_identity === opts.sender).map((i) => i.conversation_id));
+    const theirs = new Set(this.t.inbox.filter((i) => i.senderIdentity === opts.sender).map((i) => i.conversationId));
     return this.t.messages
-      .filter((m) => theirs.has(m.conversation_id))
+      .filter((m) => theirs.has(m.conversationId))
       .filter((m) => {
         const have = new Set(words(searchableText(m.content)));
         return wanted.every((w) => have.has(w));
@@ -45,15 +45,15 @@ export class MemoryTranscript implements TranscriptRepository {
       .map((m) => {
         const content = (m.content as { content?: unknown }).content;
         const text = typeof content === 'string' ? content : JSON.stringify(content ?? m.content);
-        return { conversation_id: m.conversation_id, id: m.id, role: m.role, snippet: text.slice(0, 300), created_at: m.created_at };
+        return { conversationId: m.conversationId, id: m.id, role: m.role, snippet: text.slice(0, 300), createdAt: m.createdAt };
       });
   }
 
   async saveSummary(conversationId: string, uptoId: number, summary: string): Promise<boolean> {
     const c = this.t.conversations.get(conversationId);
-    if (!c || !(c.summary_upto < uptoId)) return false;
+    if (!c || !(c.summaryUpto < uptoId)) return false;
     c.summary = summary;
-    c.summary_upto = uptoId;
+    c.summaryUpto = uptoId;
     return true;
   }
 }
