@@ -253,12 +253,10 @@ export class Worker {
           const control = { close: () => this.stoppers.get(conv.key) === stop && this.stoppers.delete(conv.key) };
           const turnSignal = linkedSignal(signal, stop.signal, guard.signal);
           try {
-            const delivery = this.deps.deliverers
-              .get(conv.channel)
-              ?.open(storedTurnTarget(turn, conv, batch), {
-                ...this.deps.deliverContext,
-                deliveries: fencedDeliveries(this.deps.deliverContext.deliveries, turn.id, turn.attempt, guard),
-              });
+            const delivery = this.deps.deliverers.get(conv.channel)?.open(storedTurnTarget(turn, conv, batch), {
+              ...this.deps.deliverContext,
+              deliveries: fencedDeliveries(this.deps.deliverContext.deliveries, turn.id, turn.attempt, guard),
+            });
             // The turn's one sink: the log line, metrics, the bus, the channel's delivery, the event
             // webhooks, behind the lease gate: once the lease is lost nothing more leaves.
             const fanned = fanOut(
