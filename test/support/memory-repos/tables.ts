@@ -32,6 +32,13 @@ export interface MemoryRecord {
   body: string;
   created_at: Date;
 }
+export interface JournalRecord {
+  turn_id: string;
+  kind: 'model' | 'tool';
+  key: string;
+  status: string;
+  entry: Record<string, unknown>;
+}
 export type AccessRecord = AccessRow & { updated_at: Date };
 export interface AuditRecord {
   id: number;
@@ -54,6 +61,8 @@ export class Tables {
   messages: MessageRecord[] = [];
   memory: MemoryRecord[] = [];
   toolResults = new Map<string, { id: string; turn_id: string; tool: string; content: string }>();
+  /** The step journal by `turn_id kind key`, in the order the steps were first written. */
+  journal = new Map<string, JournalRecord>();
   approvals: ApprovalRow[] = [];
   rules: RuleRow[] = [];
   audit: AuditRecord[] = [];

@@ -108,6 +108,7 @@ export class MemoryTurns implements TurnRepository {
       this.t.messages.push({ id: this.t.nextId(), conversation_id: turn.conversation_id, turn_id: turn.id, role: m.role, content: json(m), created_at: now });
     const rest = this.t.inbox.filter((p) => p.conversation_id === turn.conversation_id && !p.consumed_at && p.turn_id !== turn.id).sort(byId);
     for (const r of this.t.inbox) if (r.turn_id === turn.id && !r.consumed_at) r.consumed_at = now;
+    for (const [k, j] of this.t.journal) if (j.turn_id === turn.id) this.t.journal.delete(k);
     const c = this.t.conversations.get(turn.conversation_id);
     if (c && f.lease !== undefined && c.lease_token === f.lease && rest.length === 0) release(c);
     return { finished: true, pending: rest.map(inboxRow) };
