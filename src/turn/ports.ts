@@ -1,5 +1,14 @@
 import type { Logger } from 'pino';
-import type { ApprovalRow, ConversationRow, FinishTurn, InboxRow, NewApproval, StoredMessage, TurnRow } from '../../adapters/store/ports/index.js';
+import type {
+  ApprovalRow,
+  ConversationRow,
+  FinishTurn,
+  InboxRow,
+  NewApproval,
+  StoredMessage,
+  TurnJournalRepository,
+  TurnRow,
+} from '../../adapters/store/ports/index.js';
 import type { AllowRule } from '../../kernel/allow-rule.js';
 import type { CooldownStore } from '../../kernel/cooldowns.js';
 import type { TurnEventSink } from '../../kernel/turn-events.js';
@@ -15,7 +24,7 @@ import type { PromptComposer } from '../prompt.js';
  * here only, so the rest of src/turn/ does not import the adapters.
  */
 export type { ApprovalRow, ConversationRow, InboxRow, StoredMessage, TurnRow };
-export interface TurnStore {
+export interface TurnStore extends Pick<TurnJournalRepository, 'recordModelStep' | 'recordToolStarted' | 'recordToolFinished' | 'turnJournal'> {
   /** Closes the turn with its transcript in one statement; `pending` are the conversation's other waiting rows. */
   finishTurn(f: FinishTurn): Promise<{ finished: boolean; pending: InboxRow[] }>;
   /** Keeps the loop state of a turn that waits for approvals; false when the turn was not running. */
