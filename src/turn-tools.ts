@@ -15,7 +15,7 @@ import { type ApprovalPolicy, canonicalJson, decide, normalizePattern } from '..
 import type { TraceEntry } from '../moat/honesty.js';
 import type { Redactor } from '../moat/secrets.js';
 import { wrapUntrusted } from '../moat/untrusted.js';
-import { type AnyTool, runTool, type ToolContext, toAgentTool } from '../tools/contract.js';
+import { type AnyTool, type JsonTool, runTool, type ToolContext, toAgentTool } from '../tools/contract.js';
 import { capResult } from '../tools/result-cap.js';
 import { journaledResult, type StepJournal } from './turn/journal.js';
 import type { TurnApprovals, TurnStore } from './turn/ports.js';
@@ -69,7 +69,11 @@ export class TurnTools {
   private readonly answered = new Map<string, ToolStepResult>();
 
   agentTools(): AgentTool[] {
-    return this.d.tools.map((t) => toAgentTool(t, (id, args, signal) => this.call(t, id, args, signal)));
+    const offered = this.d.tools.map((t) => toAgentTool(t, (id, args, signal) => this.call(t, id, args, signal)));
+    // A tool an earlier attempt called that is not offered now (its MCP server not connected yet, the
+    // planner chose otherwise): its journaled calls are still answered; a new call fails plainly.
+    const gone = (this.d.journal?.toolNames() ?? []).filter((name) => !this.byName.has(name));
+    return [...offered, ...gone.map((name) => toAgentTool(unavailableTool(name), (id, args, signal) => this.call(unavailableTool(name), id, args, signal)))];
   }
 
   /** True when an earlier attempt of the turn already began this call (the policy let it run then). */
@@ -197,4 +201,16 @@ export class TurnTools {
     this.trace.push({ tool: toolName, args, ok: !isError, output: redacted.slice(0, 2_000) });
     return { content: [{ type: 'text', text: wrapUntrusted(`${toolName}`, shown) }], details: result.details };
   }
+}
+
+/** Stands in for a tool that an earlier attempt of the turn called and that is not offered now. */
+function unavailableTool(name: string): JsonTool {
+  return {
+    name,
+    description: `${name} (not available right now)`,
+    parameters: { type: 'object', properties: {}, additionalProperties: true },
+    execute: async () => {
+      throw new Error(`the tool ${name} is not available right now`);
+    },
+  };
 }

@@ -75,6 +75,11 @@ export class StepJournal {
     return this.tools.get(toolCallId);
   }
 
+  /** The tools an earlier attempt called: a replayed call must find its tool even if it is not offered now. */
+  toolNames(): string[] {
+    return [...new Set([...this.tools.values()].map((t) => t.tool))];
+  }
+
   /** Before a call runs (a call already started is not marked again). */
   async started(toolCallId: string, tool: string): Promise<void> {
     if (this.tools.has(toolCallId)) return;
