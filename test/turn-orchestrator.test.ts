@@ -222,6 +222,38 @@ describe('the turn orchestrator', () => {
     expect(sink.of('notice').map((n) => n.text)).toEqual([expect.stringContaining('send_email (call call_mail) may or may not have completed')]);
   });
 
+  it('a retry of a resumed turn that parked again finds the same approval: the replayed response carries the same call id', async () => {
+    const send = countingTool('send_email', 'external_send');
+    const model = new ScriptedModel({
+      a: [
+        { toolCalls: [{ name: 'send_email', args: { to: 'a@example.com' }, id: 'call_a' }] },
+        { toolCalls: [{ name: 'send_email', args: { to: 'b@example.com' }, id: 'call_b' }] },
+      ],
+    });
+    const deps = turnDeps({ model, tools: [send.tool], config: noPlanner });
+    await runTurn({ job: job('mail a and b'), deps, sink: new RecordingSink() });
+    const firstPark = deps.store.parked[0]!.state;
+    deps.approvals.decide([...deps.approvals.rows.values()][0]!.code, 'approved');
+    deps.store.unpark('t_1');
+    await runTurn({ job: job('mail a and b', { turn: { state: firstPark, attempt: 2 } }), deps, sink: new RecordingSink() });
+    expect(deps.store.parked).toHaveLength(2);
+    const second = [...deps.approvals.rows.values()][1]!;
+    expect(second).toMatchObject({ tool_call_id: 'call_b', status: 'pending' });
+    expect(deps.store.parked[1]!.state).toMatchObject({ modelCalls: 2, pending: [{ toolCallId: 'call_b', approvalId: second.id }] });
+
+    // The worker died before the second park took (the row still holds the first park's state): the retry
+    // replays both model calls from the journal, reuses the first call's result and asks for the same approval.
+    deps.store.unpark('t_1');
+    const retry = { ...deps, chain: new ScriptedModel({ a: [] }).chain() };
+    const sink = new RecordingSink();
+    await runTurn({ job: job('mail a and b', { turn: { state: firstPark, attempt: 3 } }), deps: retry, sink });
+    expect(send.runs).toEqual([{ to: 'a@example.com' }]);
+    expect(model.calls).toHaveLength(2);
+    expect(deps.approvals.rows.size).toBe(2);
+    expect(sink.of('approval_requested').map((e) => e.approval.code)).toEqual([second.code]);
+    expect(deps.store.parked[2]!.state).toMatchObject({ modelCalls: 2, pending: [{ toolCallId: 'call_b', approvalId: second.id }] });
+  });
+
   it('resumes a parked turn with a denied call: not run, and the model is told who said no', async () => {
     const { send, model, deps, sink } = await parkThenResume('denied', 'Understood, I did not send it.');
     expect(send.runs).toEqual([]);
