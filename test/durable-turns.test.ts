@@ -9,6 +9,7 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { Redis } from 'ioredis';
 import OpenAI from 'openai';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -91,11 +92,15 @@ describe('durable turns: a retried turn resumes from its journal', () => {
   /**
    * The retrying worker, once its MCP server is connected (they connect in the background, and
    * a turn taken before would not find the tool): the dead worker's lease on the conversation
-   * expires now, so this worker takes the turn over.
+   * and its BullMQ job lock expire now, so this worker takes the turn over.
    */
   const takeOver = async (autonomy: 'trusted' | 'supervised', conversation: string) => {
     const w = await worker(autonomy);
     await db.query(`update conversations set lease_until = now() where key like $1`, [`%${conversation}%`]);
+    const r = new Redis(redis.url);
+    const locks = await r.keys('*:lock');
+    if (locks.length) await r.del(...locks);
+    await r.quit();
     return w;
   };
   const client = (conversation: string) =>
