@@ -14,6 +14,7 @@ import type { FinishReason, TurnEvent, TurnEventSink, TurnUsage } from '../kerne
 import { Redactor } from '../moat/secrets.js';
 import type { Attempt, ChainHooks, ProviderChain } from '../providers/chain.js';
 import { type SecretsFound, type SecretsPolicy, type SystemPart, sendToProvider } from './provider-request.js';
+import { keptBeforeDone, replayStream } from './replay-stream.js';
 
 /**
  * One turn of the single-loop agent, on pi-agent-core's low-level agentLoop:
@@ -52,6 +53,20 @@ export interface AgentRunInput {
   transformContext?: (messages: Message[], signal?: AbortSignal) => Promise<Message[]>;
   /** A call that parked for an operator's approval: its code (its tool_end is `pending`, not a failure). */
   parkedCall?: (toolCallId: string) => { code: string } | undefined;
+  /** Resume, not rerun (src/turn/journal.ts): journaled responses are played back, new ones that ask for tools are kept. */
+  journal?: ModelJournal;
+}
+
+/** The model side of a turn's step journal, by the index of each model call in the turn. */
+export interface ModelJournal {
+  /** The index of this run's first model call (a parked turn's calls continue its numbering). */
+  firstCall: number;
+  /** The journaled response of model call #index, if an earlier attempt got one. */
+  replayModel(index: number): { message: AssistantMessage; attempts: Attempt[] } | undefined;
+  /** Keeps a response that asks for tools, before any of them runs; rejects when it could not. */
+  recordModel(index: number, message: AssistantMessage, attempts: Attempt[]): Promise<void>;
+  /** Set once a journal write failed: the loop stops at its next event. */
+  failed(): Error | undefined;
 }
 
 /** Where one run's events go, and the two hooks that are not events. */
@@ -60,6 +75,8 @@ export interface AgentRunOutput {
   turnId: string;
   /** Every model call attempt, for the turn's ledger and the metrics. */
   onAttempt?(a: Attempt): void;
+  /** A journaled response was played back: the attempts it took then (for the ledger; they are not new). */
+  onReplay?(attempts: Attempt[]): void;
   /** The context is too large for the slot: return a smaller one (compaction) to retry with, or null. */
   onContextOverflow?: ChainHooks['onContextOverflow'];
 }
@@ -82,6 +99,8 @@ export interface AgentRunResult {
   error?: string;
   /** finishReason 'blocked_secret': the request policy 'block' refused, and why. */
   blocked?: SecretsFound;
+  /** The index the turn's next model call would have (journal.firstCall + the calls of this run). */
+  modelCalls: number;
 }
 
 export function runAgent(input: AgentRunInput, cb: AgentRunCallbacks): Promise<AgentRunResult> {
@@ -112,7 +131,10 @@ export async function runAgentTurn(input: AgentRunInput, out: AgentRunOutput): P
   let capped = false;
   const usage: TurnUsage = { input: 0, output: 0, totalTokens: 0, cost: 0 };
 
+  // A journal write that failed (the lease is lost) stops the loop at its next event.
   const emit = (e: AgentEvent): void => {
+    const failed = input.journal?.failed();
+    if (failed) throw failed;
     switch (e.type) {
       case 'message_start':
         if (e.message.role === 'assistant') {
@@ -188,7 +210,15 @@ export async function runAgentTurn(input: AgentRunInput, out: AgentRunOutput): P
   let blocked: SecretsFound | undefined;
   const system = typeof input.systemPrompt === 'string' ? [input.systemPrompt] : input.systemPrompt;
   const secrets = input.secrets ?? { redactor: new Redactor(), policy: 'redact' as const };
+  let nextCall = input.journal?.firstCall ?? 0;
   const streamFn = (_model: unknown, context: Context, options?: Parameters<ProviderChain['stream']>[1]) => {
+    const index = nextCall++;
+    // Resume, not rerun: an earlier attempt's response to this call is played back, no provider asked.
+    const replayed = input.journal?.replayModel(index);
+    if (replayed) {
+      out.onReplay?.(replayed.attempts);
+      return replayStream(replayed.message);
+    }
     // The budget is checked before each model call: a call that would start past it is not made.
     const b = input.budget;
     const spentTokens = usage.totalTokens + (b?.spent?.totalTokens ?? 0);
@@ -214,8 +244,9 @@ export async function runAgentTurn(input: AgentRunInput, out: AgentRunOutput): P
       });
       return out;
     }
+    const callAttempts: Attempt[] = [];
     // Every model call goes through the request builder: redacted, or refused under policy 'block'.
-    return sendToProvider(
+    const live = sendToProvider(
       input.chain,
       { system, messages: context.messages, ...(context.tools ? { tools: context.tools } : {}) },
       {
@@ -229,12 +260,20 @@ export async function runAgentTurn(input: AgentRunInput, out: AgentRunOutput): P
             sink.push({ type: 'reset', turnId, reason });
           },
           onNotice: (notice) => sink.push({ type: 'notice', turnId, text: notice }),
-          ...(out.onAttempt ? { onAttempt: out.onAttempt } : {}),
+          onAttempt: (a) => {
+            callAttempts.push(a);
+            out.onAttempt?.(a);
+          },
           ...(out.onContextOverflow ? { onContextOverflow: out.onContextOverflow } : {}),
         },
         onBlocked: (found) => (blocked = found),
       },
     );
+    const journal = input.journal;
+    if (!journal) return live;
+    // A response that asks for tools is journaled before any of them runs. A final text-only
+    // one is not: the settle statement stores it, and a rerun before that asks for it again.
+    return keptBeforeDone(live, (m) => (m.content.some((c) => c.type === 'toolCall') ? journal.recordModel(index, m, callAttempts) : undefined));
   };
   const systemText = system
     .map((p) => (typeof p === 'string' ? p : p.text))
@@ -249,6 +288,8 @@ export async function runAgentTurn(input: AgentRunInput, out: AgentRunOutput): P
     // runAgentLoop returns the prompts too; the caller stores those itself.
     added = ((await runAgentLoop(input.prompts, context, config, emit, input.signal, streamFn)) as Message[]).slice(input.prompts.length).filter(isLlmMessage);
   }
+  const failed = input.journal?.failed();
+  if (failed) throw failed;
   const last = [...added].reverse().find((m): m is AssistantMessage => m.role === 'assistant');
   let finishReason: FinishReason = 'stop';
   let error: string | undefined;
@@ -260,7 +301,15 @@ export async function runAgentTurn(input: AgentRunInput, out: AgentRunOutput): P
   else if (last?.stopReason === 'aborted') finishReason = 'aborted';
   else if (last?.stopReason === 'length') finishReason = 'length';
   else if (capped && last?.stopReason === 'toolUse') finishReason = 'turn_cap';
-  return { newMessages: added, finishReason, text, usage, ...(error ? { error } : {}), ...(finishReason === 'blocked_secret' && blocked ? { blocked } : {}) };
+  return {
+    newMessages: added,
+    finishReason,
+    text,
+    usage,
+    modelCalls: nextCall,
+    ...(error ? { error } : {}),
+    ...(finishReason === 'blocked_secret' && blocked ? { blocked } : {}),
+  };
 }
 
 function isLlmMessage(m: AgentMessage): m is Message {

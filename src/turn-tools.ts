@@ -8,14 +8,18 @@ import type {
 } from '@mariozechner/pi-agent-core';
 import type { Logger } from 'pino';
 import type { ApprovalRecord } from '../adapters/store/ports/approvals.js';
+import type { ToolStepResult } from '../adapters/store/ports/turn-journal.js';
 import { argsHash } from '../kernel/args-hash.js';
+import { ignoreError } from '../kernel/errors.js';
 import { type ApprovalPolicy, canonicalJson, decide, normalizePattern } from '../moat/approval-engine.js';
 import type { TraceEntry } from '../moat/honesty.js';
 import type { Redactor } from '../moat/secrets.js';
 import { wrapUntrusted } from '../moat/untrusted.js';
-import { type AnyTool, runTool, type ToolContext, toAgentTool } from '../tools/contract.js';
+import { type AnyTool, type JsonTool, runTool, type ToolContext, toAgentTool } from '../tools/contract.js';
 import { capResult } from '../tools/result-cap.js';
+import { journaledResult, type StepJournal } from './turn/journal.js';
 import type { TurnApprovals, TurnStore } from './turn/ports.js';
+import { faultPoint } from './turn/test-fault.js';
 
 /** A tool call waiting for an operator. */
 export interface ParkedCall {
@@ -54,13 +58,51 @@ export class TurnTools {
       channel: string;
       outputCapBytes: number;
       log: Logger;
+      /** Resume, not rerun: calls an earlier attempt finished are answered from it; new ones are journaled. */
+      journal?: StepJournal;
     },
   ) {
     this.byName = new Map(d.tools.map((t) => [t.name, t]));
   }
 
+  /** Calls this attempt answers from the journal (finished before a restart, or uncertain): what the model gets. */
+  private readonly answered = new Map<string, ToolStepResult>();
+
   agentTools(): AgentTool[] {
-    return this.d.tools.map((t) => toAgentTool(t, (_id, args, signal) => this.execute(t, args, signal)));
+    const offered = this.d.tools.map((t) => toAgentTool(t, (id, args, signal) => this.call(t, id, args, signal)));
+    // A tool an earlier attempt called that is not offered now (its MCP server not connected yet, the
+    // planner chose otherwise): its journaled calls are still answered; a new call fails plainly.
+    const gone = (this.d.journal?.toolNames() ?? []).filter((name) => !this.byName.has(name));
+    return [...offered, ...gone.map((name) => toAgentTool(unavailableTool(name), (id, args, signal) => this.call(unavailableTool(name), id, args, signal)))];
+  }
+
+  /** True when an earlier attempt of the turn already began this call (the policy let it run then). */
+  journaled(toolCallId: string): boolean {
+    return this.d.journal?.step(toolCallId) !== undefined;
+  }
+
+  /**
+   * One call of the loop, journaled: a call an earlier attempt finished is answered with
+   * its result; one it started but did not finish runs again only if the tool is
+   * idempotent (else the model is told it may or may not have completed); a new one
+   * is journaled `started` before it runs (afterToolCall journals it `finished`).
+   */
+  private async call(tool: AnyTool, toolCallId: string, args: unknown, signal?: AbortSignal): Promise<AgentToolResult<unknown>> {
+    const journal = this.d.journal;
+    if (!journal) return this.execute(tool, args, signal);
+    const step = journal.step(toolCallId);
+    if (step?.status === 'finished' && step.result) {
+      this.answered.set(toolCallId, step.result);
+      return journaledResult(step.result);
+    }
+    if (step && !tool.idempotent) {
+      const r = await journal.uncertain(toolCallId, tool.name, args);
+      this.answered.set(toolCallId, r);
+      return journaledResult(r);
+    }
+    await journal.started(toolCallId, tool.name);
+    faultPoint('tool-started');
+    return this.execute(tool, args, signal);
   }
 
   /** The approval code of a call that parked (its tool_end is pending, not a failure). */
@@ -83,6 +125,8 @@ export class TurnTools {
   beforeToolCall = async (c: BeforeToolCallContext): Promise<BeforeToolCallResult | undefined> => {
     const tool = this.byName.get(c.toolCall.name);
     if (!tool) return undefined; // the loop reports unknown tools itself
+    // The policy let an earlier attempt begin this call: the journal answers it (call()).
+    if (this.journaled(c.toolCall.id)) return undefined;
     const args = c.args;
     const command = tool.commandOf?.(args as never);
     this.rules ??= this.d.policy.rules();
@@ -123,7 +167,25 @@ export class TurnTools {
 
   afterToolCall = async (c: AfterToolCallContext): Promise<AfterToolCallResult | undefined> => {
     if (this.parked.some((p) => p.toolCallId === c.toolCall.id)) return undefined;
+    const journal = this.d.journal;
+    if (journal?.failed()) return undefined; // the loop stops at its next event
+    const known = this.answered.get(c.toolCall.id);
+    if (known) {
+      this.trace.push(known.trace as TraceEntry);
+      return { content: known.content as AfterToolCallResult['content'], isError: known.isError };
+    }
+    faultPoint('tool-ran');
     const result = await this.present(c.toolCall.name, c.args, c.result as AgentToolResult<unknown>, c.isError);
+    if (journal) {
+      // present() traced the call last: the entry the honesty check reads, journaled with the result.
+      const trace = this.trace[this.trace.length - 1];
+      const done = await journal
+        .finished(c.toolCall.id, c.toolCall.name, { content: result.content, isError: c.isError, trace })
+        .then(() => true)
+        .catch(ignoreError('journal.failed() is set: the loop stops at its next event'));
+      if (!done) return undefined;
+      faultPoint('tool-finished');
+    }
     return { content: result.content, isError: c.isError };
   };
 
@@ -139,4 +201,16 @@ export class TurnTools {
     this.trace.push({ tool: toolName, args, ok: !isError, output: redacted.slice(0, 2_000) });
     return { content: [{ type: 'text', text: wrapUntrusted(`${toolName}`, shown) }], details: result.details };
   }
+}
+
+/** Stands in for a tool that an earlier attempt of the turn called and that is not offered now. */
+function unavailableTool(name: string): JsonTool {
+  return {
+    name,
+    description: `${name} (not available right now)`,
+    parameters: { type: 'object', properties: {}, additionalProperties: true },
+    execute: async () => {
+      throw new Error(`the tool ${name} is not available right now`);
+    },
+  };
 }

@@ -57,6 +57,44 @@ describe('the turn orchestrator', () => {
     expect(sink.of('done')[0]!.text).toBe('It opens at 9.');
   });
 
+  it('journals a response with tool calls before they run, and a retry replays it: the model is asked only what was not answered', async () => {
+    const lookup = countingTool('lookup', 'read', () => 'the office opens at 9');
+    const first = new ScriptedModel({ a: [{ text: 'Let me look.', toolCalls: [{ name: 'lookup', args: { to: 'office' } }] }, { hang: '' }] });
+    const deps = turnDeps({ model: first, tools: [lookup.tool], config: noPlanner });
+    const stop = new AbortController();
+    // The first attempt dies while the second model call streams (as its worker would).
+    const died = runTurn({ job: job('when?'), deps, sink: new RecordingSink(), signal: stop.signal });
+    await new Promise((r) => setTimeout(r, 50));
+    stop.abort();
+    await died;
+    expect(deps.store.journalWrites).toEqual(['model 0', 'started call_1', 'finished call_1']);
+    expect(lookup.runs).toHaveLength(1);
+
+    const model = new ScriptedModel({ a: [{ text: 'It opens at 9.' }] });
+    const retry = turnDeps({ model, tools: [lookup.tool], config: noPlanner });
+    retry.store.journal.set('t_1', deps.store.journal.get('t_1')!);
+    const sink = new RecordingSink();
+    await runTurn({ job: job('when?', { turn: { attempt: 2 } }), deps: retry, sink });
+    expect(lookup.runs).toHaveLength(1); // answered from the journal
+    expect(model.calls).toHaveLength(1); // only the call the first attempt never got an answer to
+    expect(JSON.stringify(model.calls[0]!.messages)).toContain('the office opens at 9');
+    expect(sink.shownText()).toBe('Let me look.\n\nIt opens at 9.');
+    expect(retry.store.journalWrites).toEqual([]); // nothing new that asks for tools; the text answer is stored by settle
+    expect(transcriptRoles(retry.store.finished[0]!.messages)).toEqual(['user', 'assistant', 'toolResult', 'assistant']);
+  });
+
+  it('stops at once when a journal write finds the lease lost: the tool does not run, nothing is closed', async () => {
+    const lookup = countingTool('lookup', 'read');
+    const model = new ScriptedModel({ a: [{ toolCalls: [{ name: 'lookup', args: {} }] }, { text: 'never' }] });
+    const deps = turnDeps({ model, tools: [lookup.tool], config: noPlanner });
+    deps.store.leaseLost = true;
+    await expect(runTurn({ job: job('look'), deps, sink: new RecordingSink() })).rejects.toMatchObject({ code: 'lease_lost', retryable: true });
+    expect(lookup.runs).toEqual([]);
+    expect(model.calls).toHaveLength(1);
+    expect(deps.store.finished).toEqual([]);
+    expect(deps.store.parked).toEqual([]);
+  });
+
   it('withdraws a partial answer when the provider fails mid-stream, and the fallback slot answers', async () => {
     const model = new ScriptedModel({ a: [{ fail: '500 upstream broke', afterText: 'Half an ans' }], b: [{ text: 'A whole answer.' }] });
     const deps = turnDeps({ model, config: { ...noPlanner, fallback: { notice: true } } });
@@ -142,16 +180,78 @@ describe('the turn orchestrator', () => {
     expect(transcriptRoles(deps.store.finished[0]!.messages)).toEqual(['user', 'assistant', 'toolResult', 'assistant']);
     expect([...deps.approvals.rows.values()][0]!.status).toBe('executed');
 
-    // Another attempt of the same resume (a worker died after running it) does not run it again.
+    // Another attempt of the same resume (a worker died after running it, before closing the turn)
+    // does not run it again: the journal gives the model the same result.
     deps.store.unpark('t_1');
     const again = turnDeps({ model: new ScriptedModel({ a: [{ text: 'ok' }] }), tools: [send.tool], config: noPlanner });
+    again.store.journal.set('t_1', deps.store.journal.get('t_1')!);
     const retry = { ...again, approvals: deps.approvals, approvalStore: deps.approvals };
     const retrySink = new RecordingSink();
     await runTurn({ job: job('mail x', { turn: { state, attempt: 2 } }), deps: retry, sink: retrySink });
     expect(send.runs).toHaveLength(1);
     expect(retrySink.of('tool_start')).toHaveLength(0);
-    expect(JSON.stringify(again.store.finished[0]!.messages)).toContain('already run once');
+    expect(JSON.stringify(again.store.finished[0]!.messages)).toContain('done for x@example.com');
     expect(code).toMatch(/^K7Q/);
+  });
+
+  it('an approved call claimed by an attempt that died before it started runs once on the retry', async () => {
+    const { send, deps, state } = await parkThenResume('approved', 'Sent.');
+    expect(send.runs).toHaveLength(1);
+    // The same claim, but the journal never saw the call start: it never ran.
+    const again = turnDeps({ model: new ScriptedModel({ a: [{ text: 'Sent now.' }] }), tools: [send.tool], config: noPlanner });
+    const retry = { ...again, approvals: deps.approvals, approvalStore: deps.approvals };
+    const sink = new RecordingSink();
+    await runTurn({ job: job('mail x', { turn: { state, attempt: 2 } }), deps: retry, sink });
+    expect(send.runs).toHaveLength(2); // once per store: here the first run is unknown to the journal
+    expect(sink.of('tool_end')[0]).toMatchObject({ toolCallId: 'call_mail', isError: false });
+    expect(again.store.journalWrites).toEqual(['started call_mail', 'finished call_mail']);
+  });
+
+  it('an approved call started but not finished before a restart is not run again: the model is told, and so is everyone', async () => {
+    const { send, deps, state } = await parkThenResume('approved', 'Sent.');
+    const again = turnDeps({ model: new ScriptedModel({ a: [{ text: 'I will check.' }] }), tools: [send.tool], config: noPlanner });
+    again.store.journal.set('t_1', {
+      models: new Map(),
+      tools: new Map([['call_mail', { turnId: 't_1', toolCallId: 'call_mail', tool: 'send_email', status: 'started' }]]),
+    });
+    const retry = { ...again, approvals: deps.approvals, approvalStore: deps.approvals };
+    const sink = new RecordingSink();
+    await runTurn({ job: job('mail x', { turn: { state, attempt: 2 } }), deps: retry, sink });
+    expect(send.runs).toHaveLength(1);
+    expect(JSON.stringify(again.store.finished[0]!.messages)).toContain('may or may not have completed before a restart');
+    expect(sink.of('notice').map((n) => n.text)).toEqual([expect.stringContaining('send_email (call call_mail) may or may not have completed')]);
+  });
+
+  it('a retry of a resumed turn that parked again finds the same approval: the replayed response carries the same call id', async () => {
+    const send = countingTool('send_email', 'external_send');
+    const model = new ScriptedModel({
+      a: [
+        { toolCalls: [{ name: 'send_email', args: { to: 'a@example.com' }, id: 'call_a' }] },
+        { toolCalls: [{ name: 'send_email', args: { to: 'b@example.com' }, id: 'call_b' }] },
+      ],
+    });
+    const deps = turnDeps({ model, tools: [send.tool], config: noPlanner });
+    await runTurn({ job: job('mail a and b'), deps, sink: new RecordingSink() });
+    const firstPark = deps.store.parked[0]!.state;
+    deps.approvals.decide([...deps.approvals.rows.values()][0]!.code, 'approved');
+    deps.store.unpark('t_1');
+    await runTurn({ job: job('mail a and b', { turn: { state: firstPark, attempt: 2 } }), deps, sink: new RecordingSink() });
+    expect(deps.store.parked).toHaveLength(2);
+    const second = [...deps.approvals.rows.values()][1]!;
+    expect(second).toMatchObject({ tool_call_id: 'call_b', status: 'pending' });
+    expect(deps.store.parked[1]!.state).toMatchObject({ modelCalls: 2, pending: [{ toolCallId: 'call_b', approvalId: second.id }] });
+
+    // The worker died before the second park took (the row still holds the first park's state): the retry
+    // replays both model calls from the journal, reuses the first call's result and asks for the same approval.
+    deps.store.unpark('t_1');
+    const retry = { ...deps, chain: new ScriptedModel({ a: [] }).chain() };
+    const sink = new RecordingSink();
+    await runTurn({ job: job('mail a and b', { turn: { state: firstPark, attempt: 3 } }), deps: retry, sink });
+    expect(send.runs).toEqual([{ to: 'a@example.com' }]);
+    expect(model.calls).toHaveLength(2);
+    expect(deps.approvals.rows.size).toBe(2);
+    expect(sink.of('approval_requested').map((e) => e.approval.code)).toEqual([second.code]);
+    expect(deps.store.parked[2]!.state).toMatchObject({ modelCalls: 2, pending: [{ toolCallId: 'call_b', approvalId: second.id }] });
   });
 
   it('resumes a parked turn with a denied call: not run, and the model is told who said no', async () => {

@@ -47,6 +47,12 @@ export interface ToolDef<S extends z.ZodType = z.ZodType> {
   selfGuarded?: boolean;
   /** The effect was declared by a third party (an MCP server), not by our code: at strict autonomy every call asks. */
   effectFromThirdParty?: boolean;
+  /**
+   * Running the same call twice does no more than running it once (reads). A call that
+   * started before a restart and did not finish runs again only when this is true;
+   * otherwise the model is told it may or may not have completed (src/turn/journal.ts).
+   */
+  idempotent?: boolean;
   execute(args: z.infer<S>, ctx: ToolContext): Promise<ToolOutput | string>;
 }
 

@@ -9,9 +9,11 @@ import type { GatewayStore, StoreRepositories } from './ports/index.js';
 import type { MemoryRepository } from './ports/memory.js';
 import type { ToolResultRepository } from './ports/tool-results.js';
 import type { TranscriptRepository } from './ports/transcript.js';
+import type { TurnJournalRepository } from './ports/turn-journal.js';
 import type { TurnRepository } from './ports/turns.js';
 import { ToolResultStore } from './tool-results.js';
 import { TranscriptStore } from './transcript.js';
+import { TurnJournalStore } from './turn-journal.js';
 import { TurnStore } from './turns.js';
 
 export type { ConversationRecord, ConversationStats } from './ports/conversations.js';
@@ -20,6 +22,7 @@ export type { AcceptResult, InboxMessage } from './ports/inbox.js';
 export type { GatewayStore, StoreRepositories } from './ports/index.js';
 export type { MemoryScope } from './ports/memory.js';
 export type { MessageHit, StoredMessage, TranscriptEntry } from './ports/transcript.js';
+export type { JournalFence, ModelStep, ToolStep, ToolStepResult, TurnJournal } from './ports/turn-journal.js';
 export type { FinishTurn, StartContext, StartedTurn, StartTurn, TurnRecord } from './ports/turns.js';
 export { assistantText, senderIdentity } from './rows.js';
 
@@ -28,6 +31,7 @@ export function postgresRepositories(db: Db): StoreRepositories {
   return {
     inbox: new InboxStore(db),
     turns: new TurnStore(db),
+    journal: new TurnJournalStore(db),
     transcript: new TranscriptStore(db),
     memory: new MemoryNoteStore(db),
     conversations: new ConversationStore(db),
@@ -101,6 +105,20 @@ export class Store implements GatewayStore {
   }
   turns(...a: Args<TurnRepository, 'turns'>) {
     return this.repos.turns.turns(...a);
+  }
+
+  // the step journal of running turns
+  recordModelStep(...a: Args<TurnJournalRepository, 'recordModelStep'>) {
+    return this.repos.journal.recordModelStep(...a);
+  }
+  recordToolStarted(...a: Args<TurnJournalRepository, 'recordToolStarted'>) {
+    return this.repos.journal.recordToolStarted(...a);
+  }
+  recordToolFinished(...a: Args<TurnJournalRepository, 'recordToolFinished'>) {
+    return this.repos.journal.recordToolFinished(...a);
+  }
+  turnJournal(...a: Args<TurnJournalRepository, 'turnJournal'>) {
+    return this.repos.journal.turnJournal(...a);
   }
 
   // transcript

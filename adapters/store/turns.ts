@@ -164,7 +164,7 @@ export class TurnStore implements TurnRepository {
 
   /**
    * Closes a turn atomically: appends its messages, marks its inbox rows consumed,
-   * records usage. Writes nothing if the turn was already closed (finished: false).
+   * records usage, deletes its step journal. Writes nothing if the turn was already closed (finished: false).
    * Also returns the conversation's other unconsumed rows, so a drain needs no
    * extra round trip to learn whether more work is waiting; when none wait, it
    * also gives up the drain's lease.
@@ -184,6 +184,9 @@ export class TurnStore implements TurnRepository {
          order by e.n
        ), i as (
          update inbox set consumed_at = now() where turn_id = (select id from t) and consumed_at is null
+       ), j as (
+         -- The step journal served the turn's attempts; closed, it has none left.
+         delete from turn_journal where turn_id = (select id from t)
        ), rest as (
          select p.* from inbox p, t
          where p.conversation_id = t.conversation_id and p.consumed_at is null and p.turn_id is distinct from t.id

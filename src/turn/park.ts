@@ -5,6 +5,7 @@ import type { Attempt } from '../../providers/chain.js';
 import { requesterMayAnswer } from '../approvals/rights.js';
 import type { ParkedCall, TurnTools } from '../turn-tools.js';
 import type { TurnDeps } from './ports.js';
+import { faultPoint } from './test-fault.js';
 
 /** A parked turn's loop state, kept on its row until its approvals are decided. */
 export interface ParkedState {
@@ -15,6 +16,8 @@ export interface ParkedState {
   text: string;
   usage: TurnUsage;
   attempts: Attempt[];
+  /** Model calls the turn made so far: the resumed loop numbers its calls on from here (the step journal's index). */
+  modelCalls?: number;
 }
 
 export function isParkedState(s: unknown): s is ParkedState {
@@ -32,6 +35,7 @@ export interface ParkInput {
   provider: TurnProvider;
   /** The drain's lease token: the park is fenced on it. */
   lease?: string;
+  modelCalls: number;
 }
 
 /**
@@ -50,9 +54,10 @@ export async function park(deps: Pick<TurnDeps, 'store' | 'approvals' | 'config'
     text: p.text,
     usage: p.usage,
     attempts: p.attempts,
+    modelCalls: p.modelCalls,
   };
-  // Ask first (a crash after this re-runs the turn, which asks again: the approval
-  // row for the same tool call is reused), then park.
+  // Ask first, then park. A crash in between retries the turn, which replays the journaled
+  // model response: the same tool call id asks again and gets the same approval row and code.
   const approvals: ApprovalInfo[] = tools.requested.map((a) => ({
     code: a.code,
     tool: a.tool,
@@ -65,6 +70,7 @@ export async function park(deps: Pick<TurnDeps, 'store' | 'approvals' | 'config'
   }));
   for (const approval of approvals) sink.push({ type: 'approval_requested', turnId, approval });
   await sink.flush?.();
+  faultPoint('before-park');
   if (!(await deps.store.parkTurn(turnId, state, p.lease))) return null;
   await deps.approvals.resumeIfReady(turnId); // answered before we parked?
   sink.push({ type: 'done', turnId, text: p.text, finishReason: 'approval_pending', usage: p.usage, provider: p.provider, approvals });

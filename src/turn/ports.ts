@@ -1,5 +1,14 @@
 import type { Logger } from 'pino';
-import type { ApprovalRecord, ConversationRecord, FinishTurn, InboxMessage, NewApproval, StoredMessage, TurnRecord } from '../../adapters/store/ports/index.js';
+import type {
+  ApprovalRecord,
+  ConversationRecord,
+  FinishTurn,
+  InboxMessage,
+  NewApproval,
+  StoredMessage,
+  TurnJournalRepository,
+  TurnRecord,
+} from '../../adapters/store/ports/index.js';
 import type { AllowRule } from '../../kernel/allow-rule.js';
 import type { CooldownStore } from '../../kernel/cooldowns.js';
 import type { TurnEventSink } from '../../kernel/turn-events.js';
@@ -16,7 +25,7 @@ import type { LeaseGuard } from './lease-guard.js';
  * here only, so the rest of src/turn/ does not import the adapters.
  */
 export type { ApprovalRecord, ConversationRecord, InboxMessage, StoredMessage, TurnRecord };
-export interface TurnStore {
+export interface TurnStore extends Pick<TurnJournalRepository, 'recordModelStep' | 'recordToolStarted' | 'recordToolFinished' | 'turnJournal'> {
   /** Closes the turn with its transcript in one statement; `pending` are the conversation's other waiting rows. */
   finishTurn(f: FinishTurn): Promise<{ finished: boolean; pending: InboxMessage[] }>;
   /** Keeps the loop state of a turn that waits for approvals; false when the turn was not running (or `lease` is no longer the conversation's). */

@@ -3,6 +3,7 @@ import type { TurnProvider } from '../../kernel/turn-events.js';
 import type { Attempt } from '../../providers/chain.js';
 import { runAgentTurn } from '../agent-loop.js';
 import { findSecrets } from '../provider-request.js';
+import { StepJournal } from './journal.js';
 import { addUsage, sanitizeHistory } from './messages.js';
 import { isParkedState, park } from './park.js';
 import type { TurnDeps, TurnJob, TurnOutcome, TurnSink } from './ports.js';
@@ -23,8 +24,9 @@ export interface RunTurn {
  * Runs one turn to its end and closes its row: prepare, tools, the agent loop,
  * then park (a call waits for an operator) or settle. Returns the conversation's
  * other waiting inbox rows (null when the turn parked, or another attempt closed it).
- * The transcript is written once, atomically, at the end, so a turn that dies
- * midway is simply run again.
+ * The transcript is written once, atomically, at the end; along the way the step
+ * journal keeps model responses that ask for tools and tool results, so a retried
+ * attempt replays them instead of asking and running again (src/turn/journal.ts).
  */
 export async function runTurn({ job, deps, sink, signal }: RunTurn): Promise<TurnOutcome> {
   const { conversation: conv, turn, batch } = job;
@@ -37,9 +39,13 @@ export async function runTurn({ job, deps, sink, signal }: RunTurn): Promise<Tur
   if (lease && !lease.check()) return null; // another attempt may be running: this one does nothing more
   if (p.kind === 'close') return closeEarly(job, deps, sink, p);
 
-  const t = turnTools(job, deps, p, parked, sink, signal);
+  // Resume, not rerun: a retried attempt finds what earlier ones did (model responses, tool results).
+  const journal = await StepJournal.open(deps.store, job, sink, deps.log);
+  const t = turnTools(job, deps, p, parked, sink, journal, signal);
   // Resuming a parked turn: the decided calls get their results first.
-  const resumed: Message[] | undefined = parked ? [...parked.messages, ...(await decidedResults(deps, t.tools, parked.pending, turnId, sink))] : undefined;
+  const resumed: Message[] | undefined = parked
+    ? [...parked.messages, ...(await decidedResults(deps, t.tools, parked.pending, turnId, sink, journal))]
+    : undefined;
 
   const attempts: Attempt[] = [...(parked?.attempts ?? [])];
   let slot: string | undefined;
@@ -71,6 +77,7 @@ export async function runTurn({ job, deps, sink, signal }: RunTurn): Promise<Tur
         return p.compactor.transform(messages, p.systemPrompt, sig);
       },
       budget: { tokens: deps.config.limits.turnTokens, costUsd: deps.config.limits.turnCostUsd, ...(parked ? { spent: parked.usage } : {}) },
+      journal: journal.forModels(parked?.modelCalls ?? 0),
     },
     {
       sink,
@@ -83,6 +90,11 @@ export async function runTurn({ job, deps, sink, signal }: RunTurn): Promise<Tur
         attempts.push(a);
         sink.attempt?.(a);
         if (a.error === 'ok') slot = a.slot;
+      },
+      // A replayed response's attempts were counted when they happened: the ledger only.
+      onReplay: (replayed) => {
+        attempts.push(...replayed);
+        for (const a of replayed) if (a.error === 'ok') slot = a.slot;
       },
     },
   );
@@ -98,6 +110,16 @@ export async function runTurn({ job, deps, sink, signal }: RunTurn): Promise<Tur
   );
 
   if (t.tools.parked.length)
-    return park(deps, sink, { turnId, tools: t.tools, messages: [...(resumed ?? []), ...kept], text, usage, attempts, provider, lease: job.context.lease });
+    return park(deps, sink, {
+      turnId,
+      tools: t.tools,
+      messages: [...(resumed ?? []), ...kept],
+      text,
+      usage,
+      attempts,
+      provider,
+      modelCalls: result.modelCalls,
+      lease: job.context.lease,
+    });
   return settle(job, deps, sink, { prepared: p, result, tools: t.tools, resumed: resumed ?? [], kept, text, usage, provider }, signal);
 }

@@ -3,6 +3,7 @@ import { queueModeFor } from '../../kernel/queue-modes.js';
 import type { TurnEventSink } from '../../kernel/turn-events.js';
 import { workspaceFor } from '../../tools/workspace.js';
 import { TurnTools } from '../turn-tools.js';
+import type { StepJournal } from './journal.js';
 import { messageText, toUserMessage } from './messages.js';
 import type { ParkedState } from './park.js';
 import type { TurnDeps, TurnJob } from './ports.js';
@@ -19,7 +20,15 @@ export interface ToolsPhase {
  * The tools of the turn (src/turn-tools.ts: approval engine, output redaction, caps, trace),
  * and in steer mode the two hooks that let a message that arrives meanwhile join the turn.
  */
-export function turnTools(job: TurnJob, deps: TurnDeps, p: Prepared, parked: ParkedState | null, sink: TurnEventSink, signal?: AbortSignal): ToolsPhase {
+export function turnTools(
+  job: TurnJob,
+  deps: TurnDeps,
+  p: Prepared,
+  parked: ParkedState | null,
+  sink: TurnEventSink,
+  journal: StepJournal,
+  signal?: AbortSignal,
+): ToolsPhase {
   const { conversation: conv, turn, context } = job;
   const tools: TurnTools = new TurnTools({
     tools: p.offered,
@@ -45,6 +54,7 @@ export function turnTools(job: TurnJob, deps: TurnDeps, p: Prepared, parked: Par
     channel: conv.channel,
     outputCapBytes: deps.config.tools.outputCapBytes,
     log: deps.log,
+    journal,
   });
   if (parked) tools.trace.push(...parked.trace);
 
@@ -52,7 +62,8 @@ export function turnTools(job: TurnJob, deps: TurnDeps, p: Prepared, parked: Par
   // tool calls not started yet are skipped so the new message is heard first.
   const steering = queueModeFor(deps.config.conversations, conv.channel, conv.queueMode) === 'steer';
   const beforeToolCall: TurnTools['beforeToolCall'] = async (c) => {
-    if (steering && (await deps.store.waitingCount(conv.key)).waiting > 0) {
+    // A call an earlier attempt began is answered by the journal, never skipped.
+    if (steering && !tools.journaled(c.toolCall.id) && (await deps.store.waitingCount(conv.key)).waiting > 0) {
       return { block: true, reason: 'Skipped: the user sent a new message, which comes first. Call it again if it is still needed.' };
     }
     return tools.beforeToolCall(c);

@@ -403,6 +403,67 @@ export function conversationRepositoryContracts(repos: () => AllRepositories): v
     });
   });
 
+  describe('turn journal', () => {
+    it("keeps a running turn's model and tool steps while its lease is held; closing the turn deletes them", async () => {
+      const a = await repos().inbox.accept(msg(`j-${u()}`, `http/-/journal-${u()}/-`));
+      const turn = (await start(a.conversationId)).turn!;
+      const fence = { conversationId: a.conversationId, lease: 'lease-1' };
+      const j = repos().journal;
+      expect(await j.turnJournal(turn.id)).toEqual({ models: [], tools: [] });
+      const message = { role: 'assistant', content: [{ type: 'toolCall', id: 'call_1', name: 'file_write', arguments: { path: 'a' } }], stopReason: 'toolUse' };
+      await j.recordModelStep(fence, { turnId: turn.id, index: 1, message: { ...message, n: 1 }, attempts: [{ slot: 's1', error: 'ok' }] });
+      await j.recordModelStep(fence, { turnId: turn.id, index: 0, message, attempts: [] });
+      await j.recordToolStarted(fence, { turnId: turn.id, toolCallId: 'call_1', tool: 'file_write' });
+      await j.recordToolStarted(fence, { turnId: turn.id, toolCallId: 'call_2', tool: 'file_read' });
+      const result = { content: [{ type: 'text', text: 'wrote a' }], isError: false, trace: { tool: 'file_write', ok: true, output: 'wrote a' } };
+      await j.recordToolFinished(fence, { turnId: turn.id, toolCallId: 'call_1', tool: 'file_write', result });
+      // Started again (an idempotent call run again): what finished stays finished.
+      await j.recordToolStarted(fence, { turnId: turn.id, toolCallId: 'call_1', tool: 'file_write' });
+      expect(await j.turnJournal(turn.id)).toEqual({
+        models: [
+          { turnId: turn.id, index: 0, message, attempts: [] },
+          { turnId: turn.id, index: 1, message: { ...message, n: 1 }, attempts: [{ slot: 's1', error: 'ok' }] },
+        ],
+        tools: [
+          { turnId: turn.id, toolCallId: 'call_1', tool: 'file_write', status: 'finished', result },
+          { turnId: turn.id, toolCallId: 'call_2', tool: 'file_read', status: 'started' },
+        ],
+      });
+      await repos().turns.finishTurn({ turnId: turn.id, status: 'done', messages: [], finishReason: 'stop', lease: 'lease-1' });
+      expect(await j.turnJournal(turn.id)).toEqual({ models: [], tools: [] });
+    });
+
+    it('refuses a write of a drain whose lease is not held (another token, expired, released): lease_lost, nothing written', async () => {
+      const a = await repos().inbox.accept(msg(`jf-${u()}`, `http/-/journal-fence-${u()}/-`));
+      const conv = a.conversationId;
+      const turn = (await start(conv, { leaseMs: 300 })).turn!;
+      const j = repos().journal;
+      const step = { turnId: turn.id, toolCallId: 'call_1', tool: 'file_write' };
+      const lost = { code: 'lease_lost', retryable: true };
+      await expect(j.recordToolStarted({ conversationId: conv, lease: 'lease-2' }, step)).rejects.toMatchObject(lost);
+      await expect(
+        j.recordModelStep({ conversationId: `c_${u()}`, lease: 'lease-1' }, { turnId: turn.id, index: 0, message: {}, attempts: [] }),
+      ).rejects.toMatchObject(lost);
+      await j.recordToolStarted({ conversationId: conv, lease: 'lease-1' }, step);
+      await sleep(400); // expired, not yet taken by anyone
+      await expect(
+        j.recordToolFinished({ conversationId: conv, lease: 'lease-1' }, { ...step, result: { content: [], isError: false, trace: null } }),
+      ).rejects.toMatchObject(lost);
+      const taken = await start(conv, { lease: 'lease-2' });
+      expect(taken.turn).toMatchObject({ id: turn.id, attempt: 2 });
+      await expect(
+        j.recordModelStep({ conversationId: conv, lease: 'lease-1' }, { turnId: turn.id, index: 0, message: {}, attempts: [] }),
+      ).rejects.toMatchObject(lost);
+      await j.recordModelStep({ conversationId: conv, lease: 'lease-2' }, { turnId: turn.id, index: 0, message: { ok: 1 }, attempts: [] });
+      await repos().turns.releaseLease(conv, 'lease-2');
+      await expect(j.recordToolStarted({ conversationId: conv, lease: 'lease-2' }, { ...step, toolCallId: 'call_9' })).rejects.toMatchObject(lost);
+      expect(await j.turnJournal(turn.id)).toEqual({
+        models: [{ turnId: turn.id, index: 0, message: { ok: 1 }, attempts: [] }],
+        tools: [{ ...step, status: 'started' }],
+      });
+    });
+  });
+
   describe('tool results', () => {
     it('keeps a result for its turn, readable only from that conversation', async () => {
       const { conversationId, turnId } = await closedTurn(repos, `http/-/tr-${u()}/-`, []);

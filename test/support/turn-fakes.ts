@@ -17,7 +17,18 @@ import pino from 'pino';
 import { z } from 'zod';
 import { MemoryCooldowns } from '../../adapters/cooldowns/memory.js';
 import type { ApprovalRecord, NewApproval } from '../../adapters/store/approvals.js';
-import type { ConversationRecord, FinishTurn, InboxMessage, TurnRecord } from '../../adapters/store/store.js';
+import type {
+  ConversationRecord,
+  FinishTurn,
+  InboxMessage,
+  JournalFence,
+  ModelStep,
+  ToolStep,
+  ToolStepResult,
+  TurnJournal,
+  TurnRecord,
+} from '../../adapters/store/store.js';
+import { LeaseLostError } from '../../kernel/lease-lost.js';
 import type { TurnEvent } from '../../kernel/turn-events.js';
 import type { AllowRule } from '../../moat/approval-engine.js';
 import { FallbackChain } from '../../providers/chain.js';
@@ -41,6 +52,44 @@ export class MemoryTurnStore implements TurnStore {
   /** What finishTurn answers as the conversation's other waiting rows. */
   pendingAfter: InboxMessage[] = [];
   private readonly status = new Map<string, 'running' | 'parked' | 'done' | 'failed'>();
+  /** The step journal, by turn: model steps by index, tool steps by call id. */
+  readonly journal = new Map<string, { models: Map<number, ModelStep>; tools: Map<string, ToolStep> }>();
+  /** Journal writes made (kind and key), in order. */
+  readonly journalWrites: string[] = [];
+  /** Set: every journal write fails as a lost lease does. */
+  leaseLost = false;
+
+  private journalOf(turnId: string) {
+    let j = this.journal.get(turnId);
+    if (!j) this.journal.set(turnId, (j = { models: new Map(), tools: new Map() }));
+    return j;
+  }
+
+  private fenced(fence: JournalFence, what: string): void {
+    if (this.leaseLost) throw new LeaseLostError(`the lease on conversation ${fence.conversationId} is no longer this drain's: ${what} was not written`);
+    this.journalWrites.push(what);
+  }
+
+  async recordModelStep(fence: JournalFence, step: ModelStep): Promise<void> {
+    this.fenced(fence, `model ${step.index}`);
+    this.journalOf(step.turnId).models.set(step.index, structuredClone(step));
+  }
+
+  async recordToolStarted(fence: JournalFence, step: Omit<ToolStep, 'status' | 'result'>): Promise<void> {
+    this.fenced(fence, `started ${step.toolCallId}`);
+    const tools = this.journalOf(step.turnId).tools;
+    if (tools.get(step.toolCallId)?.status !== 'finished') tools.set(step.toolCallId, { ...step, status: 'started' });
+  }
+
+  async recordToolFinished(fence: JournalFence, step: Omit<ToolStep, 'status' | 'result'> & { result: ToolStepResult }): Promise<void> {
+    this.fenced(fence, `finished ${step.toolCallId}`);
+    this.journalOf(step.turnId).tools.set(step.toolCallId, structuredClone({ ...step, status: 'finished' }));
+  }
+
+  async turnJournal(turnId: string): Promise<TurnJournal> {
+    const j = this.journalOf(turnId);
+    return structuredClone({ models: [...j.models.values()].sort((a, b) => a.index - b.index), tools: [...j.tools.values()] });
+  }
 
   async finishTurn(f: FinishTurn): Promise<{ finished: boolean; pending: InboxMessage[] }> {
     if ((this.status.get(f.turnId) ?? 'running') !== 'running') return { finished: false, pending: [] };

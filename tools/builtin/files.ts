@@ -25,6 +25,7 @@ export function fileTools(scanWrite: WriteScanner, owner: Owner = null) {
     name: 'file_read',
     description: 'Read a text file from the conversation workspace. Paths are relative to the workspace.',
     effect: 'read',
+    idempotent: true,
     toolset: 'files',
     schema: z.object({
       path: z.string().describe('path relative to the workspace'),
@@ -93,6 +94,7 @@ export function fileTools(scanWrite: WriteScanner, owner: Owner = null) {
     name: 'file_list',
     description: 'List files in a workspace folder (recursively, up to 500 entries).',
     effect: 'read',
+    idempotent: true,
     toolset: 'files',
     schema: z.object({ path: z.string().default('.') }),
     async execute({ path }, ctx) {

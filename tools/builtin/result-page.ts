@@ -8,6 +8,7 @@ export function resultPageTool(store: Pick<ToolResultRepository, 'toolResult'>) 
     name: 'tool_result_page',
     description: 'Read more of a tool result that was cut short: give its result id and a byte offset.',
     effect: 'read',
+    idempotent: true,
     schema: z.object({
       resultId: z.string(),
       offset: z.number().int().min(0).default(0),

@@ -8,6 +8,7 @@ export function conversationSearchTool(store: Pick<TranscriptRepository, 'search
     name: 'conversation_search',
     description: "Search this person's past conversations for words or a phrase.",
     effect: 'read',
+    idempotent: true,
     toolset: 'memory',
     schema: z.object({ query: z.string().min(2).max(200), limit: z.number().int().positive().max(25).default(10) }),
     async execute({ query, limit }, ctx) {

@@ -5,6 +5,7 @@ export const currentTime = defineTool({
   name: 'current_time',
   description: 'The current date and time (ISO 8601, UTC, and in a given IANA time zone).',
   effect: 'read',
+  idempotent: true,
   toolset: 'time',
   schema: z.object({ timeZone: z.string().optional().describe('IANA time zone, e.g. Europe/Paris') }),
   async execute({ timeZone }) {

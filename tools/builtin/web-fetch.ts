@@ -11,6 +11,7 @@ export function webFetchTool(opts: { allowHosts?: string[]; allowCidrs?: string[
     name: 'web_fetch',
     description: 'Fetch a public web page or API (http/https) and return its readable text. Private and internal addresses are refused.',
     effect: 'read',
+    idempotent: true,
     toolset: 'web',
     timeoutMs: 30_000,
     schema: z.object({ url: z.string().url().describe('http(s) URL') }),

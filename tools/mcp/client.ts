@@ -325,6 +325,8 @@ class ServerConn {
         // An untrusted server's "read-only" is only its own claim: treated as mutating.
         effect: readOnly && this.cfg.trusted ? 'read' : 'write',
         effectFromThirdParty: true,
+        // Run again after a restart only on a trusted server's word (read-only, or idempotent).
+        idempotent: this.cfg.trusted === true && (readOnly || t.annotations?.idempotentHint === true),
         toolset: `mcp:${server}`,
         timeoutMs: this.cfg.callTimeoutMs,
         execute: (args, ctx) => this.call(name, t.name, args, ctx),

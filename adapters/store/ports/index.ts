@@ -12,6 +12,7 @@ export type * from './ingress-outcomes.js';
 export type * from './memory.js';
 export type * from './tool-results.js';
 export type * from './transcript.js';
+export type * from './turn-journal.js';
 export type * from './turns.js';
 export type * from './webhooks.js';
 
@@ -21,12 +22,14 @@ import type { InboxRepository } from './inbox.js';
 import type { MemoryRepository } from './memory.js';
 import type { ToolResultRepository } from './tool-results.js';
 import type { TranscriptRepository } from './transcript.js';
+import type { TurnJournalRepository } from './turn-journal.js';
 import type { TurnRepository } from './turns.js';
 
 /** The repositories behind the store facade. */
 export interface StoreRepositories {
   inbox: InboxRepository;
   turns: TurnRepository;
+  journal: TurnJournalRepository;
   transcript: TranscriptRepository;
   memory: MemoryRepository;
   conversations: ConversationRepository;
@@ -42,6 +45,7 @@ export interface StoreRepositories {
 export interface GatewayStore
   extends Pick<InboxRepository, 'accept' | 'inboxByExternalId' | 'pending' | 'inboxRow' | 'claimInto' | 'stuckConversations'>,
     Pick<TurnRepository, 'startTurn' | 'finishTurn' | 'parkTurn' | 'unparkTurn' | 'deferTurn' | 'renewLease' | 'releaseLease' | 'turn' | 'turns'>,
+    Pick<TurnJournalRepository, 'recordModelStep' | 'recordToolStarted' | 'recordToolFinished' | 'turnJournal'>,
     Pick<TranscriptRepository, 'transcript' | 'messagesAfter' | 'turnReply' | 'searchMessages' | 'saveSummary'>,
     Pick<MemoryRepository, 'addMemory' | 'searchMemory' | 'listMemory' | 'deleteMemory' | 'forgetMemory'>,
     Pick<

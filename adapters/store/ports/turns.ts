@@ -97,7 +97,8 @@ export interface TurnRepository {
   startTurn(b: StartTurn): Promise<StartedTurn>;
   /**
    * Closes a running turn atomically: status and finish fields, its messages
-   * appended to the transcript in order, its rows consumed. Writes nothing
+   * appended to the transcript in order, its rows consumed, its step journal
+   * (ports/turn-journal.ts) deleted. Writes nothing
    * when the turn is not running (finished: false). Returns the
    * conversation's other unconsumed rows; when none wait, the lease `lease`
    * is released in the same step.

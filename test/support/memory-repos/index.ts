@@ -19,6 +19,7 @@ import { MemoryNotes } from './memory.js';
 import { Tables } from './tables.js';
 import { MemoryToolResults } from './tool-results.js';
 import { MemoryTranscript } from './transcript.js';
+import { MemoryJournal } from './turn-journal.js';
 import { MemoryTurns } from './turns.js';
 
 export interface AllRepositories extends StoreRepositories {
@@ -34,6 +35,7 @@ export function memoryRepositories(tables = new Tables()): AllRepositories {
   return {
     inbox: new MemoryInbox(tables),
     turns: new MemoryTurns(tables),
+    journal: new MemoryJournal(tables),
     transcript: new MemoryTranscript(tables),
     memory: new MemoryNotes(tables),
     conversations: new MemoryConversations(tables),

@@ -43,6 +43,13 @@ export interface MemoryRecord {
   body: string;
   createdAt: Date;
 }
+export interface JournalRecord {
+  turnId: string;
+  kind: 'model' | 'tool';
+  key: string;
+  status: string;
+  entry: Record<string, unknown>;
+}
 export type AccessRecord = AccessEntry & { updatedAt: Date };
 export interface AuditRecord {
   id: number;
@@ -65,6 +72,8 @@ export class Tables {
   messages: MessageRecord[] = [];
   memory: MemoryRecord[] = [];
   toolResults = new Map<string, { id: string; turnId: string; tool: string; content: string }>();
+  /** The step journal by `turnId kind key`, in the order the steps were first written. */
+  journal = new Map<string, JournalRecord>();
   approvals: ApprovalRecord[] = [];
   rules: AllowRuleRecord[] = [];
   audit: AuditRecord[] = [];

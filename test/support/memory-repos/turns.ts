@@ -106,6 +106,7 @@ export class MemoryTurns implements TurnRepository {
       this.t.messages.push({ id: this.t.nextId(), conversationId: turn.conversationId, turnId: turn.id, role: m.role, content: json(m), createdAt: now });
     const rest = this.t.inbox.filter((p) => p.conversationId === turn.conversationId && !p.consumedAt && p.turnId !== turn.id).sort(byId);
     for (const r of this.t.inbox) if (r.turnId === turn.id && !r.consumedAt) r.consumedAt = now;
+    for (const [k, j] of this.t.journal) if (j.turnId === turn.id) this.t.journal.delete(k);
     const c = this.t.conversations.get(turn.conversationId);
     if (c && f.lease !== undefined && c.leaseToken === f.lease && rest.length === 0) release(c);
     return { finished: true, pending: rest.map(inboxMessage) };

@@ -1,0 +1,21 @@
+/**
+ * Crash points for the crash tests (test/durable-turns.test.ts): inert unless the
+ * environment variable SWITCHBOARD_TEST_FAULT names one, as `<point>` or
+ * `<point>:<n>`; then the process SIGKILLs itself the n-th time (default the first)
+ * it passes that point, exactly as a worker dying there would. Never set it in production.
+ *
+ * Points: `tool-started` (journal says started, the tool has not run), `tool-ran`
+ * (the tool returned, its result is not journaled), `tool-finished` (journaled),
+ * `approval-claimed` (an approved call claimed, not yet started), `before-park`
+ * (approvals asked and shown, the turn not yet parked).
+ */
+const spec = process.env.SWITCHBOARD_TEST_FAULT ?? '';
+const [armed = '', nth = '1'] = spec.split(':');
+let passed = 0;
+
+export type FaultPoint = 'tool-started' | 'tool-ran' | 'tool-finished' | 'approval-claimed' | 'before-park';
+
+export function faultPoint(point: FaultPoint): void {
+  if (armed !== point) return;
+  if (++passed === Number(nth)) process.kill(process.pid, 'SIGKILL');
+}
