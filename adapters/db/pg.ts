@@ -98,6 +98,8 @@ export async function openPostgres(url: string, opts: { max?: number; log?: LogS
     query: (sql, params) => run(pool, sql, params),
     async transaction(fn) {
       const client = await pool.connect();
+      // A client whose rollback failed has lost its server: it is destroyed, not put back in the pool.
+      let broken: Error | undefined;
       try {
         await client.query('begin');
         const tx: Queryable = { query: (sql, params) => run(client, sql, params) };
@@ -105,10 +107,13 @@ export async function openPostgres(url: string, opts: { max?: number; log?: LogS
         await client.query('commit');
         return out;
       } catch (err) {
-        await client.query('rollback').catch((e: unknown) => opts.log?.debug({ err: e }, 'rollback failed (the connection is gone; so is the transaction)'));
+        await client.query('rollback').catch((e: unknown) => {
+          broken = e as Error;
+          opts.log?.debug({ err: e }, 'rollback failed (the connection is gone; so is the transaction)');
+        });
         throw err;
       } finally {
-        client.release();
+        client.release(broken);
       }
     },
     async exec(sql) {

@@ -58,7 +58,8 @@ export async function runTurn({ job, deps, sink, signal }: RunTurn): Promise<Tur
       beforeToolCall: t.beforeToolCall,
       afterToolCall: t.tools.afterToolCall,
       ...(t.getSteeringMessages ? { getSteeringMessages: t.getSteeringMessages } : {}),
-      stopWhen: () => t.tools.parked.length > 0,
+      // A call parked, or the store failed while gating a call (the attempt is abandoned, below).
+      stopWhen: () => t.tools.parked.length > 0 || !!t.tools.failure,
       parkedCall: (id) => t.tools.parkedCode(id),
       secrets: p.secrets,
       transformContext: (messages, sig) => p.compactor.transform(messages, p.systemPrompt, sig),
@@ -78,6 +79,8 @@ export async function runTurn({ job, deps, sink, signal }: RunTurn): Promise<Tur
       },
     },
   );
+  // Retryable: the job runs the turn again (nothing of this attempt was written); the model never read the failure.
+  if (t.tools.failure) throw t.tools.failure;
   const usage = addUsage(parked?.usage, result.usage);
   const text = parked?.text ? (result.text ? `${parked.text}\n\n${result.text}` : parked.text) : result.text;
   const provider: TurnProvider = { slot: slot ?? null, fallbackActivated: slot !== undefined && slot !== chain.slots[0]!.id, attempts };

@@ -52,8 +52,14 @@ export function turnTools(job: TurnJob, deps: TurnDeps, p: Prepared, parked: Par
   // tool calls not started yet are skipped so the new message is heard first.
   const steering = queueModeFor(deps.config.conversations, conv.channel, conv.queue_mode) === 'steer';
   const beforeToolCall: TurnTools['beforeToolCall'] = async (c) => {
-    if (steering && (await deps.store.waitingCount(conv.key)).waiting > 0) {
-      return { block: true, reason: 'Skipped: the user sent a new message, which comes first. Call it again if it is still needed.' };
+    if (steering && !tools.failure) {
+      let waiting: number;
+      try {
+        waiting = (await deps.store.waitingCount(conv.key)).waiting;
+      } catch (err) {
+        return tools.abandon(err, 'checking for newer messages');
+      }
+      if (waiting > 0) return { block: true, reason: 'Skipped: the user sent a new message, which comes first. Call it again if it is still needed.' };
     }
     return tools.beforeToolCall(c);
   };

@@ -1,6 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import { newCode } from '../../../adapters/store/approvals.js';
-import type { ApprovalRepository, ApprovalRow, AuditEntry, DecideOutcome, NewApproval, NewRule, RuleRow } from '../../../adapters/store/ports/approvals.js';
+import type {
+  AnswerOutcome,
+  AnswerWrite,
+  ApprovalRepository,
+  ApprovalRow,
+  AuditEntry,
+  DecideOutcome,
+  NewApproval,
+  NewRule,
+  RuleRow,
+} from '../../../adapters/store/ports/approvals.js';
 import type { AllowRule } from '../../../moat/approval-engine.js';
 import { copy, json, type Tables } from './tables.js';
 
@@ -87,6 +97,44 @@ export class MemoryApprovals implements ApprovalRepository {
     return { ok: false, reason: 'already_decided', approval: existing };
   }
 
+  /** Nothing awaits between the writes, so they happen together, as the SQL transaction's do. */
+  async answer(w: AnswerWrite): Promise<AnswerOutcome> {
+    const now = this.t.now();
+    const a = this.t.approvals.find((x) => x.code === w.code && x.status === 'pending' && x.expires_at > now);
+    if (!a) return (await this.decide(w.code, w.decision, w.by, w.via)) as AnswerOutcome;
+    Object.assign(a, { status: w.decision, decided_by: w.by, decided_via: w.via, decided_at: now, always: !!w.rule && w.decision === 'approved' });
+    const rule = a.always && w.rule ? this.addRuleNow({ ...w.rule, tool: a.tool, pattern: a.pattern, by: w.by }) : undefined;
+    if (rule)
+      this.auditNow(w.by, 'rule.created', a.code, {
+        rule: rule.id,
+        tool: rule.tool,
+        pattern: rule.pattern,
+        scope: rule.scope,
+        scopeKey: rule.scope_key,
+        variable: rule.variable,
+      });
+    this.auditNow(w.by, `approval.${a.status}`, a.code, {
+      approval: a.id,
+      always: a.always,
+      via: w.via,
+      ...(rule ? { rule: rule.id, scope: rule.scope } : {}),
+    });
+    const turn = this.t.turns.get(a.turn_id);
+    let unparked: string | undefined;
+    if (turn?.status === 'parked' && !this.t.approvals.some((x) => x.turn_id === a.turn_id && x.status === 'pending')) {
+      turn.status = 'running';
+      unparked = turn.conversation_id;
+    }
+    return { ok: true, approval: copy(a), ...(rule ? { rule: copy(rule) } : {}), ...(unparked ? { unparked } : {}) };
+  }
+
+  async readyParkedTurns(): Promise<string[]> {
+    return [...this.t.turns.values()]
+      .filter((t) => t.status === 'parked' && !this.t.approvals.some((a) => a.turn_id === t.id && a.status === 'pending'))
+      .sort((a, b) => a.started_at.getTime() - b.started_at.getTime())
+      .map((t) => t.id);
+  }
+
   async expireDue(): Promise<ApprovalRow[]> {
     const now = this.t.now();
     const due = this.t.approvals.filter((a) => a.status === 'pending' && a.expires_at <= now);
@@ -102,11 +150,15 @@ export class MemoryApprovals implements ApprovalRepository {
   }
 
   async addRule(r: NewRule): Promise<RuleRow> {
+    return copy(this.addRuleNow(r));
+  }
+
+  private addRuleNow(r: NewRule): RuleRow {
     const variable = [...new Set(r.variable ?? [])].sort((a, b) => a - b);
     const same = this.t.rules.find(
       (x) => x.tool === r.tool && x.pattern === r.pattern && x.scope === r.scope && x.scope_key === r.scopeKey && x.variable.join() === variable.join(),
     );
-    if (same) return copy(same);
+    if (same) return same;
     const row: RuleRow = {
       id: this.t.nextId(),
       tool: r.tool,
@@ -119,7 +171,7 @@ export class MemoryApprovals implements ApprovalRepository {
       created_at: this.t.now(),
     };
     this.t.rules.push(row);
-    return copy(row);
+    return row;
   }
 
   async rules(): Promise<RuleRow[]> {
@@ -143,6 +195,10 @@ export class MemoryApprovals implements ApprovalRepository {
   }
 
   async audit(actor: string, action: string, subject: string | null, details: unknown): Promise<void> {
+    this.auditNow(actor, action, subject, details);
+  }
+
+  private auditNow(actor: string, action: string, subject: string | null, details: unknown): void {
     this.t.audit.push({ id: this.t.nextId(), at: this.t.now(), actor, action, subject, details: json(details ?? null) });
   }
 
