@@ -624,6 +624,53 @@ describe.each(backends)('ports contract: $name', (backend) => {
       }
     });
 
+    it('an answer is one transaction: when its audit row cannot be written, nothing of it stays', async () => {
+      const approvals = new ApprovalStore(db);
+      const m = await store.accept(msg('answer-tx-1', 'http/-/answer-tx/-'));
+      const turn = (await start(m.conversationId)).turn!;
+      const a = await approvals.create({
+        conversationId: m.conversationId,
+        turnId: turn.id,
+        toolCallId: 'call_1',
+        tool: 'shell_exec',
+        args: { command: 'ls' },
+        argsHash: 'h',
+        pattern: 'ls',
+        tier: 'caution',
+        reasons: [],
+        rulePermitted: true,
+        requester: 'http:u1',
+        channel: 'http',
+        expiresAt: new Date(Date.now() + 60_000),
+      });
+      expect(await store.parkTurn(turn.id, { parked: true })).toBe(true);
+      // The audit insert fails for this one decider (after the decision and the rule were written in the transaction).
+      await db.query(
+        `create or replace function refuse_boom() returns trigger language plpgsql as $$
+         begin if new.actor = 'http:boom' and new.action like 'approval.%' then raise exception 'audit refused'; end if; return new; end $$`,
+      );
+      await db.query(`create trigger refuse_boom before insert on audit for each row execute function refuse_boom()`);
+      try {
+        const rule = { scope: 'global' as const, scopeKey: '', variable: [], kind: 'command' as const };
+        await expect(approvals.answer({ code: a.code, decision: 'approved', by: 'http:boom', via: 'http', rule })).rejects.toThrow(/audit refused/);
+        expect(await approvals.get(a.id)).toMatchObject({ status: 'pending', decided_by: null, always: false });
+        expect((await approvals.rules()).filter((r) => r.created_by === 'http:boom')).toEqual([]);
+        expect(await approvals.auditTrail(a.code)).toEqual([]);
+        expect((await store.turn(turn.id))!.status).toBe('parked');
+        // The same answer again, once the store works: all of it.
+        expect(await approvals.answer({ code: a.code, decision: 'approved', by: 'http:op', via: 'http', rule })).toMatchObject({
+          ok: true,
+          unparked: m.conversationId,
+          rule: { scope: 'global' },
+        });
+        expect((await store.turn(turn.id))!.status).toBe('running');
+        expect((await approvals.auditTrail(a.code)).map((e) => e.action)).toEqual(['rule.created', 'approval.approved']);
+      } finally {
+        await db.query('drop trigger refuse_boom on audit');
+        for (const r of await approvals.rules()) if (r.pattern === 'ls' && r.scope === 'global') await approvals.deleteRule(r.id);
+      }
+    });
+
     it('finds conversations whose inbox rows waited too long', async () => {
       const m = await store.accept(msg('stuck-1', 'http/-/stuck/-'));
       await sleep(60);
