@@ -98,8 +98,15 @@ export async function openPostgres(url: string, opts: { max?: number; log?: LogS
     query: (sql, params) => run(pool, sql, params),
     async transaction(fn) {
       const client = await pool.connect();
-      // A client whose rollback failed has lost its server: it is destroyed, not put back in the pool.
+      // A client that lost its server (its rollback failed, or it reported an error) is destroyed, not put back in the pool.
       let broken: Error | undefined;
+      // A checked-out client whose connection drops emits 'error' (the pool listens only while it is idle):
+      // unheard, that would crash the process. The statement in flight fails with it anyway.
+      const onError = (err: Error) => {
+        broken = err;
+        opts.log?.warn({ err: err.message, db: maskUrl(url) }, 'the Postgres connection of a transaction failed');
+      };
+      client.on('error', onError);
       try {
         await client.query('begin');
         const tx: Queryable = { query: (sql, params) => run(client, sql, params) };
@@ -113,6 +120,7 @@ export async function openPostgres(url: string, opts: { max?: number; log?: LogS
         });
         throw err;
       } finally {
+        client.off('error', onError);
         client.release(broken);
       }
     },
