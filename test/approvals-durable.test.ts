@@ -190,4 +190,37 @@ describe('approvals never wedge', () => {
     expect(done).not.toMatch(/terminat/i);
     expect(readFileSync(join(workspaceFor(gw.config.dataDir, conv), 'f.txt'), 'utf8')).toBe('ok\n');
   }, 90_000);
+
+  it('a connection that dies after the approval row is written: the retried attempt asks anew, the orphan holds nothing', async () => {
+    const { config, start } = await setup();
+    const gw = await start(config());
+    const db = gw.infra.store.db;
+    // The approval row commits; the audit row of the request kills its connection: once.
+    await db.query('create sequence audit_fault');
+    await db.query(
+      `create function audit_fault() returns trigger language plpgsql as $$
+       begin if new.action = 'approval.requested' and nextval('audit_fault') = 1 then perform pg_terminate_backend(pg_backend_pid()); end if; return new; end $$`,
+    );
+    await db.query('create trigger audit_fault before insert on audit for each row execute function audit_fault()');
+
+    const { text, sb } = await ask(gw, 'dur-orphan', 'run: echo once >> o.txt');
+    expect(text).not.toMatch(/terminat/i);
+    const code = sb.approval.code as string;
+    const conv = await conversationId(gw, 'dur-orphan');
+    const rows = (
+      await db.query<{ code: string; status: string; decided_by: string | null }>(
+        'select code, status, decided_by from approvals where conversation_id = $1 order by created_at',
+        [conv],
+      )
+    ).rows;
+    // The first attempt's request was never shown and nothing waits for it.
+    expect(rows).toHaveLength(2);
+    expect(rows[0]).toMatchObject({ status: 'expired', decided_by: 'superseded' });
+    expect(rows[1]).toMatchObject({ code, status: 'pending' });
+    expect(text).not.toContain(rows[0]!.code);
+
+    expect((await answer(gw, code, 'approve')).status).toBe(200);
+    expect(await lastAssistant(gw, 'dur-orphan', 'tool said', 20_000)).toContain('exit code 0'); // not after the orphan's deadline
+    expect(readFileSync(join(workspaceFor(gw.config.dataDir, conv), 'o.txt'), 'utf8')).toBe('once\n');
+  }, 90_000);
 });

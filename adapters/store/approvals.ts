@@ -151,6 +151,17 @@ export class ApprovalStore implements ApprovalRepository {
     return { ok: false, reason: 'already_decided', approval: existing };
   }
 
+  async supersede(turnId: string, keep: string[]): Promise<ApprovalRow[]> {
+    return (
+      await this.db.query<ApprovalRow>(
+        `update approvals set status = 'expired', decided_by = 'superseded', decided_at = now()
+         where turn_id = $1 and status = 'pending' and not (id = any($2::text[]))
+         returning *`,
+        [turnId, keep],
+      )
+    ).rows;
+  }
+
   async readyParkedTurns(): Promise<string[]> {
     return (
       await this.db.query<{ id: string }>(

@@ -282,6 +282,15 @@ export class ApprovalService {
   }
 
   /**
+   * Before a turn parks: its pending approvals that this park does not wait for (asked by an
+   * attempt that failed after asking, then retried) are expired, so they cannot hold it parked.
+   */
+  async supersede(turnId: string, keep: string[]): Promise<void> {
+    for (const a of await this.deps.approvals.supersede(turnId, keep))
+      await this.deps.approvals.audit('superseded', 'approval.superseded', a.code, { approval: a.id, turn: turnId });
+  }
+
+  /**
    * A parked turn whose approvals are all decided runs again. With `drain`, its conversation
    * is drained even when the turn was already unparked (by an answer whose drain job was lost).
    */

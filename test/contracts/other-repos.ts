@@ -190,6 +190,17 @@ export function otherRepositoryContracts(repos: () => AllRepositories): void {
       await repos().approvals.deleteRule(rule!.id);
     });
 
+    it("supersedes a turn's pending approvals that a park does not wait for", async () => {
+      const { turnId, first, second } = await parkedWithTwo();
+      const gone = await repos().approvals.supersede(turnId, [second.id]);
+      expect(gone.map((a) => [a.id, a.status, a.decided_by])).toEqual([[first.id, 'expired', 'superseded']]);
+      expect(await repos().approvals.get(second.id)).toMatchObject({ status: 'pending' });
+      expect(await repos().approvals.supersede(turnId, [second.id])).toEqual([]);
+      await repos().approvals.decide(second.code, 'approved', 'http:op', 'http');
+      expect(await repos().approvals.supersede(turnId, [])).toEqual([]); // decided ones stay as they are
+      expect(await repos().approvals.get(second.id)).toMatchObject({ status: 'approved' });
+    });
+
     it('finds parked turns none of whose approvals is pending (decided, expired), for the sweep', async () => {
       const { turnId, first, second } = await parkedWithTwo();
       // Decided without the unpark (as an answer that predates the one-call answer, or a lost write would leave it).

@@ -132,6 +132,12 @@ export interface ApprovalRepository {
    * turn's row, so the last of them unparks it.
    */
   answer(a: AnswerWrite): Promise<AnswerOutcome>;
+  /**
+   * Expires the turn's pending approvals other than `keep` (asked by an attempt of the turn
+   * that failed and was retried: nobody was shown them and nothing waits for them), so that
+   * they do not hold the turn parked until their deadline. Returns those.
+   */
+  supersede(turnId: string, keep: string[]): Promise<ApprovalRow[]>;
   /** Parked turns none of whose approvals is pending any more (decided, expired, or gone): the sweep resumes them. */
   readyParkedTurns(): Promise<string[]>;
   /** Fail-closed expiry: every pending approval past its deadline becomes expired; returns those. */

@@ -128,6 +128,13 @@ export class MemoryApprovals implements ApprovalRepository {
     return { ok: true, approval: copy(a), ...(rule ? { rule: copy(rule) } : {}), ...(unparked ? { unparked } : {}) };
   }
 
+  async supersede(turnId: string, keep: string[]): Promise<ApprovalRow[]> {
+    const now = this.t.now();
+    const gone = this.t.approvals.filter((a) => a.turn_id === turnId && a.status === 'pending' && !keep.includes(a.id));
+    for (const a of gone) Object.assign(a, { status: 'expired', decided_by: 'superseded', decided_at: now });
+    return gone.map(copy);
+  }
+
   async readyParkedTurns(): Promise<string[]> {
     return [...this.t.turns.values()]
       .filter((t) => t.status === 'parked' && !this.t.approvals.some((a) => a.turn_id === t.id && a.status === 'pending'))
