@@ -53,6 +53,8 @@ export class TurnTools {
   readonly trace: TraceEntry[] = [];
   /** Set when the store failed in beforeToolCall: the loop stops (stopWhen) and run.ts throws it. */
   failure?: ToolGateFailure;
+  /** The calls blocked because of it. */
+  readonly abandoned = new Set<string>();
   private readonly byName: Map<string, AnyTool>;
   private rules?: Promise<ApprovalPolicy['rules']>;
 
@@ -101,14 +103,18 @@ export class TurnTools {
    * result, so it is recorded instead, this and every later call of the attempt is blocked,
    * and the loop stops before the model reads any of it (run.ts rethrows it).
    */
-  abandon(err: unknown, doing: string): BeforeToolCallResult {
+  abandon(err: unknown, doing: string, toolCallId: string): BeforeToolCallResult {
+    this.abandoned.add(toolCallId);
     this.failure ??= new ToolGateFailure(`the store failed while ${doing}: ${(err as Error)?.message ?? String(err)}`, { cause: err });
     this.d.log.warn({ err, turn: this.d.ctx.turnId }, `the store failed while ${doing}; the turn's attempt is abandoned and retried`);
     return { block: true, reason: ABANDONED_REASON };
   }
 
   beforeToolCall = async (c: BeforeToolCallContext): Promise<BeforeToolCallResult | undefined> => {
-    if (this.failure) return { block: true, reason: ABANDONED_REASON };
+    if (this.failure) {
+      this.abandoned.add(c.toolCall.id);
+      return { block: true, reason: ABANDONED_REASON };
+    }
     const tool = this.byName.get(c.toolCall.name);
     if (!tool) return undefined; // the loop reports unknown tools itself
     const args = c.args;
@@ -118,7 +124,7 @@ export class TurnTools {
       rules = await (this.rules ??= this.d.policy.rules());
     } catch (err) {
       this.rules = undefined;
-      return this.abandon(err, 'loading the approval rules');
+      return this.abandon(err, 'loading the approval rules', c.toolCall.id);
     }
     const verdict = decide(
       {
@@ -153,7 +159,7 @@ export class TurnTools {
         channel: this.d.channel,
       });
     } catch (err) {
-      return this.abandon(err, 'creating the approval request');
+      return this.abandon(err, 'creating the approval request', c.toolCall.id);
     }
     this.parked.push({ toolCallId: c.toolCall.id, tool: tool.name, approvalId: approval.id });
     this.requested.push(approval);

@@ -61,6 +61,7 @@ export async function runTurn({ job, deps, sink, signal }: RunTurn): Promise<Tur
       // A call parked, or the store failed while gating a call (the attempt is abandoned, below).
       stopWhen: () => t.tools.parked.length > 0 || !!t.tools.failure,
       parkedCall: (id) => t.tools.parkedCode(id),
+      abandonedCall: (id) => t.tools.abandoned.has(id),
       secrets: p.secrets,
       transformContext: (messages, sig) => p.compactor.transform(messages, p.systemPrompt, sig),
       budget: { tokens: deps.config.limits.turnTokens, costUsd: deps.config.limits.turnCostUsd, ...(parked ? { spent: parked.usage } : {}) },

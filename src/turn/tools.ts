@@ -57,7 +57,7 @@ export function turnTools(job: TurnJob, deps: TurnDeps, p: Prepared, parked: Par
       try {
         waiting = (await deps.store.waitingCount(conv.key)).waiting;
       } catch (err) {
-        return tools.abandon(err, 'checking for newer messages');
+        return tools.abandon(err, 'checking for newer messages', c.toolCall.id);
       }
       if (waiting > 0) return { block: true, reason: 'Skipped: the user sent a new message, which comes first. Call it again if it is still needed.' };
     }
