@@ -53,6 +53,8 @@ export interface AgentRunInput {
   transformContext?: (messages: Message[], signal?: AbortSignal) => Promise<Message[]>;
   /** A call that parked for an operator's approval: its code (its tool_end is `pending`, not a failure). */
   parkedCall?: (toolCallId: string) => { code: string } | undefined;
+  /** A call of an attempt that is being abandoned (retried): it neither ran nor failed, so no tool_end is said. */
+  abandonedCall?: (toolCallId: string) => boolean;
   /** Resume, not rerun (src/turn/journal.ts): journaled responses are played back, new ones that ask for tools are kept. */
   journal?: ModelJournal;
 }
@@ -168,6 +170,7 @@ export async function runAgentTurn(input: AgentRunInput, out: AgentRunOutput): P
         sink.push({ type: 'tool_start', turnId, toolCallId: e.toolCallId, name: e.toolName, args: e.args });
         break;
       case 'tool_execution_end': {
+        if (input.abandonedCall?.(e.toolCallId)) break;
         // A call that parked did not run and did not fail: it waits for its approval code.
         const pending = input.parkedCall?.(e.toolCallId);
         sink.push({

@@ -10,7 +10,7 @@ import type { Logger } from 'pino';
 import type { ApprovalRecord } from '../adapters/store/ports/approvals.js';
 import type { ToolStepResult } from '../adapters/store/ports/turn-journal.js';
 import { argsHash } from '../kernel/args-hash.js';
-import { ignoreError } from '../kernel/errors.js';
+import { ignoreError, SwitchboardError } from '../kernel/errors.js';
 import { type ApprovalPolicy, canonicalJson, decide, normalizePattern } from '../moat/approval-engine.js';
 import type { TraceEntry } from '../moat/honesty.js';
 import type { Redactor } from '../moat/secrets.js';
@@ -30,6 +30,19 @@ export interface ParkedCall {
 
 export const PARKED_REASON = 'Waiting for an operator to approve this call.';
 
+/** What the other calls of an abandoned attempt get (the model never reads it: the loop stops and the turn is retried). */
+export const ABANDONED_REASON = 'Not run: this attempt of the turn was abandoned and is retried.';
+
+/**
+ * The store failed while a call's approval was being decided or asked for (a dropped
+ * connection, a restarting database). The turn's attempt fails with it and is retried;
+ * it is never the call's result, which the model would read as the tool's answer.
+ */
+export class ToolGateFailure extends SwitchboardError {
+  readonly code = 'tool_gate_failed';
+  override readonly retryable = true;
+}
+
 /**
  * The tools of one turn, behind the moat: before a call the approval engine
  * answers allow | ask | deny (ask creates a durable approval and parks the
@@ -41,6 +54,10 @@ export class TurnTools {
   readonly parked: ParkedCall[] = [];
   readonly requested: ApprovalRecord[] = [];
   readonly trace: TraceEntry[] = [];
+  /** Set when the store failed in beforeToolCall: the loop stops (stopWhen) and run.ts throws it. */
+  failure?: ToolGateFailure;
+  /** The calls blocked because of it. */
+  readonly abandoned = new Set<string>();
   private readonly byName: Map<string, AnyTool>;
   private rules?: Promise<ApprovalPolicy['rules']>;
 
@@ -122,14 +139,36 @@ export class TurnTools {
     return { content: [{ type: 'text', text: out.text }], details: out.details ?? null };
   }
 
+  /**
+   * Abandons the attempt: pi-agent-core would turn an error thrown here into the call's
+   * result, so it is recorded instead, this and every later call of the attempt is blocked,
+   * and the loop stops before the model reads any of it (run.ts rethrows it).
+   */
+  abandon(err: unknown, doing: string, toolCallId: string): BeforeToolCallResult {
+    this.abandoned.add(toolCallId);
+    this.failure ??= new ToolGateFailure(`the store failed while ${doing}: ${(err as Error)?.message ?? String(err)}`, { cause: err });
+    this.d.log.warn({ err, turn: this.d.ctx.turnId }, `the store failed while ${doing}; the turn's attempt is abandoned and retried`);
+    return { block: true, reason: ABANDONED_REASON };
+  }
+
   beforeToolCall = async (c: BeforeToolCallContext): Promise<BeforeToolCallResult | undefined> => {
+    if (this.failure) {
+      this.abandoned.add(c.toolCall.id);
+      return { block: true, reason: ABANDONED_REASON };
+    }
     const tool = this.byName.get(c.toolCall.name);
     if (!tool) return undefined; // the loop reports unknown tools itself
     // The policy let an earlier attempt begin this call: the journal answers it (call()).
     if (this.journaled(c.toolCall.id)) return undefined;
     const args = c.args;
     const command = tool.commandOf?.(args as never);
-    this.rules ??= this.d.policy.rules();
+    let rules: ApprovalPolicy['rules'];
+    try {
+      rules = await (this.rules ??= this.d.policy.rules());
+    } catch (err) {
+      this.rules = undefined;
+      return this.abandon(err, 'loading the approval rules', c.toolCall.id);
+    }
     const verdict = decide(
       {
         tool: tool.name,
@@ -139,27 +178,32 @@ export class TurnTools {
         ...(tool.selfGuarded ? { selfGuarded: true } : {}),
         ...(tool.effectFromThirdParty ? { effectFromThirdParty: true } : {}),
       },
-      { autonomy: this.d.policy.autonomy, rules: await this.rules, where: { conversationId: this.d.ctx.conversationId, sender: this.d.requester } },
+      { autonomy: this.d.policy.autonomy, rules, where: { conversationId: this.d.ctx.conversationId, sender: this.d.requester } },
     );
     if (verdict.decision === 'allow') return undefined;
     if (verdict.decision === 'deny') {
       this.trace.push({ tool: tool.name, args, ok: false, output: `refused: ${verdict.reasons.join('; ')}` });
       return { block: true, reason: `Refused by policy (${verdict.tier}): ${verdict.reasons.join('; ')}. It was not run and will not be.` };
     }
-    const approval = await this.d.approvals.request({
-      conversationId: this.d.ctx.conversationId,
-      turnId: this.d.ctx.turnId,
-      toolCallId: c.toolCall.id,
-      tool: tool.name,
-      args,
-      argsHash: argsHash(canonicalJson(args)),
-      pattern: normalizePattern({ args, ...(command !== undefined ? { command } : {}) }),
-      tier: verdict.tier,
-      reasons: verdict.reasons,
-      rulePermitted: verdict.rulePermitted,
-      requester: this.d.requester,
-      channel: this.d.channel,
-    });
+    let approval: ApprovalRecord;
+    try {
+      approval = await this.d.approvals.request({
+        conversationId: this.d.ctx.conversationId,
+        turnId: this.d.ctx.turnId,
+        toolCallId: c.toolCall.id,
+        tool: tool.name,
+        args,
+        argsHash: argsHash(canonicalJson(args)),
+        pattern: normalizePattern({ args, ...(command !== undefined ? { command } : {}) }),
+        tier: verdict.tier,
+        reasons: verdict.reasons,
+        rulePermitted: verdict.rulePermitted,
+        requester: this.d.requester,
+        channel: this.d.channel,
+      });
+    } catch (err) {
+      return this.abandon(err, 'creating the approval request', c.toolCall.id);
+    }
     this.parked.push({ toolCallId: c.toolCall.id, tool: tool.name, approvalId: approval.id });
     this.requested.push(approval);
     return { block: true, reason: PARKED_REASON };

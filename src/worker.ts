@@ -71,7 +71,8 @@ const SLOT_TIMEOUT_MS = 2_000;
  * worker takes the conversation's lease with its first turn, then runs turns for its unconsumed
  * inbox rows in order, one message per turn, resuming a turn whose previous
  * worker died. A periodic sweep re-drains conversations whose inbox rows have
- * waited too long, so a lost job never loses a message.
+ * waited too long, so a lost job never loses a message, and resumes parked
+ * turns whose approvals are all decided, so a lost unpark never wedges one.
  */
 export class Worker {
   readonly id = `${hostname()}:${process.pid}`;
@@ -125,6 +126,9 @@ export class Worker {
     try {
       // Deadlines whose timer was lost (embedded restart) still expire.
       await this.deps.approvals.expire();
+      // Parked turns whose approvals are all decided (an unpark or a drain job lost) run again.
+      const resumed = await this.deps.approvals.resumeDecided();
+      if (resumed) this.deps.log.info({ count: resumed }, 'recovery sweep resumed parked turns whose approvals are decided');
       const ids = await this.deps.store.stuckConversations(olderThanMs);
       for (const id of ids) await this.deps.queue.add({ conversationId: id }, { dedupKey: id });
       if (ids.length) this.deps.log.info({ count: ids.length }, 'recovery sweep re-drained conversations');

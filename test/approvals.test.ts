@@ -16,6 +16,7 @@ import { createTestDatabase, type TestDatabase } from './support/postgres.js';
 import { TestRedis } from './support/redis.js';
 
 const OPERATOR_KEY = 'op-key-0000001';
+const OTHER_OPERATOR_KEY = 'op-key-0000002';
 /** A key of its own for the code-guessing test: its wrong codes count against it for ten minutes. */
 const GUESSER_KEY = 'sk-test-guesser-0003';
 
@@ -51,7 +52,11 @@ describe('approvals (embedded)', () => {
     await fake.start();
     fake.respond(agentLike);
     gw = await startGateway(
-      testConfig(fake, {}, { http: { apiKeys: [API_KEY, OTHER_KEY, GUESSER_KEY], operatorKeys: [OPERATOR_KEY] }, approvals: { timeoutMs: 60_000 } }),
+      testConfig(
+        fake,
+        {},
+        { http: { apiKeys: [API_KEY, OTHER_KEY, GUESSER_KEY], operatorKeys: [OPERATOR_KEY, OTHER_OPERATOR_KEY] }, approvals: { timeoutMs: 60_000 } },
+      ),
     );
   });
   afterAll(async () => {
@@ -98,10 +103,17 @@ describe('approvals (embedded)', () => {
     const row = await gw.infra.approvals.byCode(sb.approval.code);
     expect(row).toMatchObject({ status: 'executed', decidedVia: 'http' });
     expect((await gw.infra.store.turns(id)).map((t) => t.status)).toEqual(['done']);
-    // Replaying the code is refused, and nothing runs again.
+    // The same answer again (a retry whose first reply was lost) is told it stands; nothing runs again.
     const again = await post(gw.url!, `/v1/approvals/${sb.approval.code}`, OPERATOR_KEY, { decision: 'approve' });
-    expect(again.status).toBe(409);
-    expect(again.body.error.code).toBe('already_decided');
+    expect(again.status).toBe(200);
+    expect(again.body).toMatchObject({ ok: true, message: `${sb.approval.code} already approved by you.`, approval: { status: 'executed' } });
+    // Another operator, or another decision, is refused.
+    const other = await post(gw.url!, `/v1/approvals/${sb.approval.code}`, OTHER_OPERATOR_KEY, { decision: 'approve' });
+    expect(other.status).toBe(409);
+    expect(other.body.error.code).toBe('already_decided');
+    const reversed = await post(gw.url!, `/v1/approvals/${sb.approval.code}`, OPERATOR_KEY, { decision: 'deny' });
+    expect(reversed.status).toBe(409);
+    expect(reversed.body.error.code).toBe('already_decided');
     expect(readFileSync(join(dir, 'out.txt'), 'utf8')).toBe('hi\n');
     // Audited: request and decision, who and from where.
     const trail = await gw.infra.approvals.auditTrail(sb.approval.code);
@@ -204,6 +216,10 @@ describe('approvals (embedded)', () => {
     expect(ok.text).toMatch(new RegExp(`${code} approved`));
     expect(ok.sb.approvalAnswer).toMatchObject({ code, ok: true, status: 'approved' });
     expect((await say(OPERATOR_KEY, `no ${code}`)).text).toMatch(/already approved/);
+    // Typed again (the reply was lost): it stands, and nothing is decided twice.
+    const twice = await say(OPERATOR_KEY, `yes ${code}`);
+    expect(twice.text).toBe(`${code} already approved by you.`);
+    expect(twice.sb.approvalAnswer).toMatchObject({ code, ok: true });
     expect(await finalReply('appr-chat')).toContain('exit code 0');
   });
 
@@ -236,6 +252,10 @@ describe('approvals (embedded)', () => {
     const ok = await cli('approve', sb.approval.code.toLowerCase());
     expect(ok.status).toBe(0);
     expect(ok.stdout).toMatch(/approved/);
+    // The same answer again is told it stands; another decision is refused.
+    const again = await cli('approve', sb.approval.code);
+    expect(again.status).toBe(0);
+    expect(again.stdout.trim()).toBe(`${sb.approval.code} already approved by you.`);
     const replay = await cli('deny', sb.approval.code);
     expect(replay.status).toBe(1);
     expect(replay.stderr).toMatch(/already approved/);

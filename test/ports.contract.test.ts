@@ -617,7 +617,12 @@ describe.each(backends)('ports contract: $name', (backend) => {
           await q(`insert into access (channel, sender, status) values ($1, $2, $3)`, [channel, sender, status]);
         }
 
-        expect((await migrate(fresh.db)).applied).toEqual(['010_sender_identity.sql', '011_ingress_outcomes.sql', '012_turn_journal.sql']);
+        expect((await migrate(fresh.db)).applied).toEqual([
+          '010_sender_identity.sql',
+          '011_ingress_outcomes.sql',
+          '012_turn_journal.sql',
+          '013_turns_parked.sql',
+        ]);
 
         const identities = await q(`select external_id, sender_identity from inbox order by external_id`);
         expect(Object.fromEntries(identities.rows.map((r) => [r.external_id, r.sender_identity]))).toEqual({
@@ -656,6 +661,53 @@ describe.each(backends)('ports contract: $name', (backend) => {
         expect((await migrate(fresh.db)).applied).toEqual([]);
       } finally {
         await fresh.drop();
+      }
+    });
+
+    it('an answer is one transaction: when its audit row cannot be written, nothing of it stays', async () => {
+      const approvals = new ApprovalStore(db);
+      const m = await store.accept(msg('answer-tx-1', 'http/-/answer-tx/-'));
+      const turn = (await start(m.conversationId)).turn!;
+      const a = await approvals.create({
+        conversationId: m.conversationId,
+        turnId: turn.id,
+        toolCallId: 'call_1',
+        tool: 'shell_exec',
+        args: { command: 'ls' },
+        argsHash: 'h',
+        pattern: 'ls',
+        tier: 'caution',
+        reasons: [],
+        rulePermitted: true,
+        requester: 'http:u1',
+        channel: 'http',
+        expiresAt: new Date(Date.now() + 60_000),
+      });
+      expect(await store.parkTurn(turn.id, { parked: true })).toBe(true);
+      // The audit insert fails for this one decider (after the decision and the rule were written in the transaction).
+      await db.query(
+        `create or replace function refuse_boom() returns trigger language plpgsql as $$
+         begin if new.actor = 'http:boom' and new.action like 'approval.%' then raise exception 'audit refused'; end if; return new; end $$`,
+      );
+      await db.query(`create trigger refuse_boom before insert on audit for each row execute function refuse_boom()`);
+      try {
+        const rule = { scope: 'global' as const, scopeKey: '', variable: [], kind: 'command' as const };
+        await expect(approvals.answer({ code: a.code, decision: 'approved', by: 'http:boom', via: 'http', rule })).rejects.toThrow(/audit refused/);
+        expect(await approvals.get(a.id)).toMatchObject({ status: 'pending', decided_by: null, always: false });
+        expect((await approvals.rules()).filter((r) => r.createdBy === 'http:boom')).toEqual([]);
+        expect(await approvals.auditTrail(a.code)).toEqual([]);
+        expect((await store.turn(turn.id))!.status).toBe('parked');
+        // The same answer again, once the store works: all of it.
+        expect(await approvals.answer({ code: a.code, decision: 'approved', by: 'http:op', via: 'http', rule })).toMatchObject({
+          ok: true,
+          unparked: m.conversationId,
+          rule: { scope: 'global' },
+        });
+        expect((await store.turn(turn.id))!.status).toBe('running');
+        expect((await approvals.auditTrail(a.code)).map((e) => e.action)).toEqual(['rule.created', 'approval.approved']);
+      } finally {
+        await db.query('drop trigger refuse_boom on audit');
+        for (const r of await approvals.rules()) if (r.pattern === 'ls' && r.scope === 'global') await approvals.deleteRule(r.id);
       }
     });
 

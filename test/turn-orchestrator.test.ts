@@ -150,6 +150,37 @@ describe('the turn orchestrator', () => {
     expect(sink.flushes).toEqual([5]); // flushed with the request shown, before parking
   });
 
+  it('a store failure while asking for an approval abandons the attempt: a retryable error, never the tool result', async () => {
+    const send = countingTool('send_email', 'external_send');
+    const lookup = countingTool('lookup', 'read', () => 'looked up');
+    const model = new ScriptedModel({
+      a: [
+        {
+          toolCalls: [
+            { name: 'send_email', args: { to: 'x@example.com' }, id: 'call_mail' },
+            { name: 'lookup', args: { to: 'y' }, id: 'call_lookup' },
+          ],
+        },
+        { text: 'should never be asked' },
+      ],
+    });
+    const deps = turnDeps({ model, tools: [send.tool, lookup.tool], config: noPlanner });
+    deps.approvals.request = async () => {
+      throw new Error('terminating connection due to administrator command');
+    };
+    const sink = new RecordingSink();
+    const failed = await runTurn({ job: job('mail x'), deps, sink }).catch((err: unknown) => err);
+
+    expect(failed).toMatchObject({ code: 'tool_gate_failed', retryable: true });
+    expect((failed as Error).message).toMatch(/creating the approval request: terminating connection/);
+    expect(model.calls).toHaveLength(1); // the model never read the failure
+    expect(send.runs).toEqual([]);
+    expect(lookup.runs).toEqual([]); // the rest of the attempt's calls are not run either
+    expect(sink.types()).toEqual(['turn_start', 'tool_start', 'tool_start']); // neither ran nor failed: no tool_end
+    expect(deps.store.finished).toHaveLength(0);
+    expect(deps.store.parked).toHaveLength(0);
+  });
+
   /** Parks a send_email call, then resumes the same turn after the operator's answer. */
   async function parkThenResume(decision: 'approved' | 'denied', after: string) {
     const send = countingTool('send_email', 'external_send');

@@ -98,6 +98,15 @@ export async function openPostgres(url: string, opts: { max?: number; log?: LogS
     query: (sql, params) => run(pool, sql, params),
     async transaction(fn) {
       const client = await pool.connect();
+      // A client that lost its server (its rollback failed, or it reported an error) is destroyed, not put back in the pool.
+      let broken: Error | undefined;
+      // A checked-out client whose connection drops emits 'error' (the pool listens only while it is idle):
+      // unheard, that would crash the process. The statement in flight fails with it anyway.
+      const onError = (err: Error) => {
+        broken = err;
+        opts.log?.warn({ err: err.message, db: maskUrl(url) }, 'the Postgres connection of a transaction failed');
+      };
+      client.on('error', onError);
       try {
         await client.query('begin');
         const tx: Queryable = { query: (sql, params) => run(client, sql, params) };
@@ -105,10 +114,14 @@ export async function openPostgres(url: string, opts: { max?: number; log?: LogS
         await client.query('commit');
         return out;
       } catch (err) {
-        await client.query('rollback').catch((e: unknown) => opts.log?.debug({ err: e }, 'rollback failed (the connection is gone; so is the transaction)'));
+        await client.query('rollback').catch((e: unknown) => {
+          broken = e as Error;
+          opts.log?.debug({ err: e }, 'rollback failed (the connection is gone; so is the transaction)');
+        });
         throw err;
       } finally {
-        client.release();
+        client.off('error', onError);
+        client.release(broken);
       }
     },
     async exec(sql) {

@@ -1,13 +1,25 @@
 import { randomUUID } from 'node:crypto';
 import type { AllowRule } from '../../kernel/allow-rule.js';
 import { newCode } from '../../kernel/approval-code.js';
-import type { Db } from '../db/port.js';
-import type { AllowRuleRecord, ApprovalRecord, ApprovalRepository, ApprovalStatus, DecideOutcome, NewApproval, NewRule } from './ports/approvals.js';
+import type { Db, Queryable } from '../db/port.js';
+import type {
+  AllowRuleRecord,
+  AnswerOutcome,
+  AnswerWrite,
+  ApprovalRecord,
+  ApprovalRepository,
+  ApprovalStatus,
+  DecideOutcome,
+  NewApproval,
+  NewRule,
+} from './ports/approvals.js';
 
 export { CODE_ALPHABET, CODE_LENGTH, newCode } from '../../kernel/approval-code.js';
 export { argsHash } from '../../kernel/args-hash.js';
 export type {
   AllowRuleRecord,
+  AnswerOutcome,
+  AnswerWrite,
   ApprovalRecord,
   ApprovalRepository,
   ApprovalStatus,
@@ -173,17 +185,78 @@ export class ApprovalStore implements ApprovalRepository {
    * operators answering at once exactly one wins.
    */
   async decide(code: string, decision: 'approved' | 'denied', by: string, via: string, always = false): Promise<DecideOutcome> {
-    const r = await this.db.query<ApprovalColumns>(
-      `update approvals set status = $2, decided_by = $3, decided_via = $4, decided_at = now(), always = $5
-       where code = $1 and status = 'pending' and expires_at > now()
-       returning *`,
-      [code, decision, by, via, always && decision === 'approved'],
-    );
-    if (r.rows[0]) return { ok: true, approval: approvalFromRow(r.rows[0]) };
+    const a = await decideOn(this.db, code, decision, by, via, always);
+    return a ? { ok: true, approval: a } : this.refusal(code);
+  }
+
+  /**
+   * The decision, its rule and audit rows, and the unpark of the turn when this was its
+   * last pending approval, in one transaction: an answer whose reply is lost either
+   * happened whole (the turn is runnable; a lost drain job is the sweep's) or not at all.
+   */
+  async answer(w: AnswerWrite): Promise<AnswerOutcome> {
+    const done = await this.db.transaction(async (tx): Promise<AnswerOutcome | undefined> => {
+      const a = await decideOn(tx, w.code, w.decision, w.by, w.via, !!w.rule);
+      if (!a) return undefined;
+      const rule = a.always && w.rule ? await addRuleOn(tx, { ...w.rule, tool: a.tool, pattern: a.pattern, by: w.by }) : undefined;
+      if (rule)
+        await auditOn(tx, w.by, 'rule.created', a.code, {
+          rule: rule.id,
+          tool: rule.tool,
+          pattern: rule.pattern,
+          scope: rule.scope,
+          scopeKey: rule.scopeKey,
+          variable: rule.variable,
+        });
+      await auditOn(tx, w.by, `approval.${a.status}`, a.code, {
+        approval: a.id,
+        always: a.always,
+        via: w.via,
+        ...(rule ? { rule: rule.id, scope: rule.scope } : {}),
+      });
+      // The turn's row serializes this with the turn's other answers and with its park: whichever
+      // comes last sees the others committed, so a turn whose approvals are all decided is unparked.
+      await tx.query('select id from turns where id = $1 for update', [a.turnId]);
+      const unparked = (
+        await tx.query<{ conversation_id: string }>(
+          `update turns set status = 'running'
+           where id = $1 and status = 'parked' and not exists (select 1 from approvals where turn_id = $1 and status = 'pending')
+           returning conversation_id`,
+          [a.turnId],
+        )
+      ).rows[0]?.conversation_id;
+      return { ok: true, approval: a, ...(rule ? { rule } : {}), ...(unparked ? { unparked } : {}) };
+    });
+    return done ?? this.refusal(w.code);
+  }
+
+  /** Why a code could not be decided: unknown, expired (or past its deadline), or already decided. */
+  private async refusal(code: string): Promise<DecideOutcome & { ok: false }> {
     const existing = await this.byCode(code);
     if (!existing) return { ok: false, reason: 'unknown' };
     if (existing.status === 'pending' || existing.status === 'expired') return { ok: false, reason: 'expired', approval: existing };
     return { ok: false, reason: 'already_decided', approval: existing };
+  }
+
+  async supersede(turnId: string, keep: string[]): Promise<ApprovalRecord[]> {
+    return (
+      await this.db.query<ApprovalColumns>(
+        `update approvals set status = 'expired', decided_by = 'superseded', decided_at = now()
+         where turn_id = $1 and status = 'pending' and not (id = any($2::text[]))
+         returning *`,
+        [turnId, keep],
+      )
+    ).rows.map(approvalFromRow);
+  }
+
+  async readyParkedTurns(): Promise<string[]> {
+    return (
+      await this.db.query<{ id: string }>(
+        `select t.id from turns t
+         where t.status = 'parked' and not exists (select 1 from approvals a where a.turn_id = t.id and a.status = 'pending')
+         order by t.started_at`,
+      )
+    ).rows.map((r) => r.id);
   }
 
   /** Fail-closed expiry: every pending approval past its deadline becomes expired. */
@@ -201,20 +274,8 @@ export class ApprovalStore implements ApprovalRepository {
   }
 
   /** Adds an "always allow" rule (or finds the same one already there). */
-  async addRule(r: NewRule): Promise<AllowRuleRecord> {
-    const variable = [...new Set(r.variable ?? [])].sort((a, b) => a - b);
-    const params = [r.tool, r.pattern, r.scope, r.scopeKey, variable, r.kind, r.by];
-    const ins = await this.db.query<RuleColumns>(
-      `insert into allow_rules (tool, pattern, scope, scope_key, variable, kind, created_by) values ($1, $2, $3, $4, $5::int[], $6, $7)
-       on conflict do nothing returning *`,
-      params,
-    );
-    if (ins.rows[0]) return ruleFromRow(ins.rows[0]);
-    const found = await this.db.query<RuleColumns>(
-      'select * from allow_rules where tool = $1 and pattern = $2 and scope = $3 and scope_key = $4 and variable = $5::int[]',
-      params.slice(0, 5),
-    );
-    return ruleFromRow(found.rows[0]!);
+  addRule(r: NewRule): Promise<AllowRuleRecord> {
+    return addRuleOn(this.db, r);
   }
 
   /** Every rule, oldest first. */
@@ -245,13 +306,8 @@ export class ApprovalStore implements ApprovalRepository {
     return r && ruleFromRow(r);
   }
 
-  async audit(actor: string, action: string, subject: string | null, details: unknown): Promise<void> {
-    await this.db.query('insert into audit (actor, action, subject, details) values ($1, $2, $3, $4)', [
-      actor,
-      action,
-      subject,
-      JSON.stringify(details ?? null),
-    ]);
+  audit(actor: string, action: string, subject: string | null, details: unknown): Promise<void> {
+    return auditOn(this.db, actor, action, subject, details);
   }
 
   /** How many audit rows of this action this actor has within the last windowMs. */
@@ -272,4 +328,42 @@ export class ApprovalStore implements ApprovalRepository {
       )
     ).rows;
   }
+}
+
+/** Decides a pending, unexpired approval; undefined when none with this code is. `always` sticks only to an approval. */
+async function decideOn(
+  q: Queryable,
+  code: string,
+  decision: 'approved' | 'denied',
+  by: string,
+  via: string,
+  always: boolean,
+): Promise<ApprovalRecord | undefined> {
+  const r = await q.query<ApprovalColumns>(
+    `update approvals set status = $2, decided_by = $3, decided_via = $4, decided_at = now(), always = $5
+     where code = $1 and status = 'pending' and expires_at > now()
+     returning *`,
+    [code, decision, by, via, always && decision === 'approved'],
+  );
+  return r.rows[0] && approvalFromRow(r.rows[0]);
+}
+
+async function addRuleOn(q: Queryable, r: NewRule): Promise<AllowRuleRecord> {
+  const variable = [...new Set(r.variable ?? [])].sort((a, b) => a - b);
+  const params = [r.tool, r.pattern, r.scope, r.scopeKey, variable, r.kind, r.by];
+  const ins = await q.query<RuleColumns>(
+    `insert into allow_rules (tool, pattern, scope, scope_key, variable, kind, created_by) values ($1, $2, $3, $4, $5::int[], $6, $7)
+     on conflict do nothing returning *`,
+    params,
+  );
+  if (ins.rows[0]) return ruleFromRow(ins.rows[0]);
+  const found = await q.query<RuleColumns>(
+    'select * from allow_rules where tool = $1 and pattern = $2 and scope = $3 and scope_key = $4 and variable = $5::int[]',
+    params.slice(0, 5),
+  );
+  return ruleFromRow(found.rows[0]!);
+}
+
+async function auditOn(q: Queryable, actor: string, action: string, subject: string | null, details: unknown): Promise<void> {
+  await q.query('insert into audit (actor, action, subject, details) values ($1, $2, $3, $4)', [actor, action, subject, JSON.stringify(details ?? null)]);
 }

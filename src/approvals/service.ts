@@ -165,7 +165,15 @@ export class ApprovalService {
       const bad = checkVariable(current.pattern, kind, variable);
       if (bad) return { ok: false, code: 'invalid_value', message: `Cannot make that rule: ${bad}.`, approval: current };
     }
-    const outcome = await approvals.decide(normalized, decision === 'deny' ? 'denied' : 'approved', who, actor.channel, decision === 'always');
+    const scopeKey = scope === 'global' ? '' : scope === 'sender' ? (current.requester ?? '') : current.conversationId;
+    // The decision, its rule, its audit rows and the unpark of the turn: one transaction.
+    const outcome = await approvals.answer({
+      code: normalized,
+      decision: decision === 'deny' ? 'denied' : 'approved',
+      by: who,
+      via: actor.channel,
+      ...(kind ? { rule: { scope, scopeKey, variable, kind } } : {}),
+    });
     if (!outcome.ok) {
       if (outcome.reason === 'expired') {
         await this.expire();
@@ -178,6 +186,17 @@ export class ApprovalService {
       }
       if (outcome.reason === 'already_decided') {
         const a = outcome.approval!;
+        // The same answer again (its reply was lost): what it did stands, and it is said so.
+        const again = await this.sameAnswer(a, decision, who, kind ? { scope, scopeKey, variable } : undefined);
+        if (again) {
+          await this.resumeIfReady(a.turnId, { drain: true });
+          return {
+            ok: true,
+            approval: a,
+            message: `${normalized} already ${decision === 'deny' ? 'refused' : 'approved'} by you.`,
+            ...(again.rule ? { rule: again.rule } : {}),
+          };
+        }
         return {
           ok: false,
           code: 'already_decided',
@@ -187,28 +206,10 @@ export class ApprovalService {
       }
       return { ok: false, code: 'unknown_code', message: `There is no approval request with code ${normalized}.` };
     }
-    const a = outcome.approval;
-    let rule: AllowRuleRecord | undefined;
-    if (a.always && kind) {
-      const scopeKey = scope === 'global' ? '' : scope === 'sender' ? (a.requester ?? '') : a.conversationId;
-      rule = await approvals.addRule({ tool: a.tool, pattern: a.pattern, scope, scopeKey, variable, kind, by: who });
-      await approvals.audit(who, 'rule.created', normalized, {
-        rule: rule.id,
-        tool: rule.tool,
-        pattern: rule.pattern,
-        scope,
-        scopeKey,
-        variable: rule.variable,
-      });
-    }
-    await approvals.audit(who, `approval.${a.status}`, normalized, {
-      approval: a.id,
-      always: a.always,
-      via: actor.channel,
-      ...(rule ? { rule: rule.id, scope } : {}),
-    });
+    const { approval: a, rule } = outcome;
     this.deps.events?.emit('approval.decided', { code: a.code, conversation: a.conversationId, tool: a.tool, status: a.status, always: a.always, by: who });
-    await this.resumeIfReady(a.turnId);
+    // Committed: the turn is runnable. A lost drain job is the recovery sweep's (readyParkedTurns, stuck inbox rows).
+    if (outcome.unparked) await this.drain(outcome.unparked);
     const verb =
       a.status === 'approved'
         ? rule
@@ -216,6 +217,34 @@ export class ApprovalService {
           : 'approved'
         : 'refused';
     return { ok: true, approval: a, message: `${normalized} ${verb} by ${actor.id}.`, ...(rule ? { rule } : {}) };
+  }
+
+  /**
+   * Whether a decided approval is what this answer would have made: the same decider, the
+   * same decision, and for "always" the same rule (which is returned). Then a retry of an
+   * answer whose reply was lost succeeds instead of reading "already decided".
+   */
+  private async sameAnswer(
+    a: ApprovalRecord,
+    decision: AnswerDecision,
+    who: string,
+    rule: { scope: RuleScope; scopeKey: string; variable: number[] } | undefined,
+  ): Promise<{ rule?: AllowRuleRecord } | undefined> {
+    if (a.decidedBy !== who) return undefined;
+    const approved = a.status === 'approved' || a.status === 'executed';
+    if (decision === 'deny') return a.status === 'denied' ? {} : undefined;
+    if (!approved || a.always !== (decision === 'always')) return undefined;
+    if (decision !== 'always') return {};
+    if (!rule) return undefined;
+    const variable = [...new Set(rule.variable)].sort((x, y) => x - y).join();
+    const made = (await this.deps.approvals.rules()).find(
+      (r) => r.tool === a.tool && r.pattern === a.pattern && r.scope === rule.scope && r.scopeKey === rule.scopeKey && r.variable.join() === variable,
+    );
+    return made ? { rule: made } : undefined;
+  }
+
+  private async drain(conversationId: string): Promise<void> {
+    await this.deps.queue.add({ conversationId }, { dedupKey: conversationId });
   }
 
   /** Every "always allow" rule. */
@@ -252,12 +281,34 @@ export class ApprovalService {
     return expired.length;
   }
 
-  /** A parked turn whose approvals are all decided runs again. */
-  async resumeIfReady(turnId: string): Promise<void> {
+  /**
+   * Before a turn parks: its pending approvals that this park does not wait for (asked by an
+   * attempt that failed after asking, then retried) are expired, so they cannot hold it parked.
+   */
+  async supersede(turnId: string, keep: string[]): Promise<void> {
+    for (const a of await this.deps.approvals.supersede(turnId, keep))
+      await this.deps.approvals.audit('superseded', 'approval.superseded', a.code, { approval: a.id, turn: turnId });
+  }
+
+  /**
+   * A parked turn whose approvals are all decided runs again. With `drain`, its conversation
+   * is drained even when the turn was already unparked (by an answer whose drain job was lost).
+   */
+  async resumeIfReady(turnId: string, opts: { drain?: boolean } = {}): Promise<void> {
     const rows = await this.deps.approvals.forTurn(turnId);
     if (rows.some((r) => r.status === 'pending')) return;
-    const conversationId = await this.deps.store.unparkTurn(turnId);
-    if (conversationId) await this.deps.queue.add({ conversationId }, { dedupKey: conversationId });
+    const conversationId = (await this.deps.store.unparkTurn(turnId)) ?? (opts.drain ? rows[0]?.conversationId : undefined);
+    if (conversationId) await this.drain(conversationId);
+  }
+
+  /**
+   * The recovery sweep's part: parked turns none of whose approvals is pending (an answer or
+   * an expiry whose unpark was lost) are unparked and their conversations drained. Returns how many.
+   */
+  async resumeDecided(): Promise<number> {
+    const turns = await this.deps.approvals.readyParkedTurns();
+    for (const turnId of turns) await this.resumeIfReady(turnId);
+    return turns.length;
   }
 
   pending(): Promise<ApprovalRecord[]> {

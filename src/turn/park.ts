@@ -70,6 +70,11 @@ export async function park(deps: Pick<TurnDeps, 'store' | 'approvals' | 'config'
   }));
   for (const approval of approvals) sink.push({ type: 'approval_requested', turnId, approval });
   await sink.flush?.();
+  // What an earlier, failed attempt asked and this one did not: nobody waits for it.
+  await deps.approvals.supersede(
+    turnId,
+    tools.requested.map((a) => a.id),
+  );
   faultPoint('before-park');
   if (!(await deps.store.parkTurn(turnId, state, p.lease))) return null;
   await deps.approvals.resumeIfReady(turnId); // answered before we parked?

@@ -47,6 +47,8 @@ export interface TurnApprovalStore {
 
 export interface TurnApprovals {
   request(a: Omit<NewApproval, 'expiresAt'>): Promise<ApprovalRecord>;
+  /** Expires the turn's pending approvals other than these (left by an attempt that failed after asking). */
+  supersede(turnId: string, keep: string[]): Promise<void>;
   /** Unparks the turn when none of its approvals is pending any more (answered before it parked). */
   resumeIfReady(turnId: string): Promise<void>;
 }

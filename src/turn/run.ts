@@ -68,8 +68,10 @@ export async function runTurn({ job, deps, sink, signal }: RunTurn): Promise<Tur
         : t.beforeToolCall,
       afterToolCall: t.tools.afterToolCall,
       ...(t.getSteeringMessages ? { getSteeringMessages: t.getSteeringMessages } : {}),
-      stopWhen: () => t.tools.parked.length > 0,
+      // A call parked, or the store failed while gating a call (the attempt is abandoned, below).
+      stopWhen: () => t.tools.parked.length > 0 || !!t.tools.failure,
       parkedCall: (id) => t.tools.parkedCode(id),
+      abandonedCall: (id) => t.tools.abandoned.has(id),
       secrets: p.secrets,
       // Called before each model call: a lost lease aborts the turn's signal here, so the call is not made.
       transformContext: (messages, sig) => {
@@ -99,6 +101,8 @@ export async function runTurn({ job, deps, sink, signal }: RunTurn): Promise<Tur
     },
   );
   if (lease && !lease.check()) return null; // stopped by the lost lease: neither parked nor settled here
+  // Retryable: the job runs the turn again (nothing of this attempt was written); the model never read the failure.
+  if (t.tools.failure) throw t.tools.failure;
   const usage = addUsage(parked?.usage, result.usage);
   const text = parked?.text ? (result.text ? `${parked.text}\n\n${result.text}` : parked.text) : result.text;
   const provider: TurnProvider = { slot: slot ?? null, fallbackActivated: slot !== undefined && slot !== chain.slots[0]!.id, attempts };

@@ -62,9 +62,14 @@ export function turnTools(
   // tool calls not started yet are skipped so the new message is heard first.
   const steering = queueModeFor(deps.config.conversations, conv.channel, conv.queueMode) === 'steer';
   const beforeToolCall: TurnTools['beforeToolCall'] = async (c) => {
-    // A call an earlier attempt began is answered by the journal, never skipped.
-    if (steering && !tools.journaled(c.toolCall.id) && (await deps.store.waitingCount(conv.key)).waiting > 0) {
-      return { block: true, reason: 'Skipped: the user sent a new message, which comes first. Call it again if it is still needed.' };
+    if (steering && !tools.failure && !tools.journaled(c.toolCall.id)) {
+      let waiting: number;
+      try {
+        waiting = (await deps.store.waitingCount(conv.key)).waiting;
+      } catch (err) {
+        return tools.abandon(err, 'checking for newer messages', c.toolCall.id);
+      }
+      if (waiting > 0) return { block: true, reason: 'Skipped: the user sent a new message, which comes first. Call it again if it is still needed.' };
     }
     return tools.beforeToolCall(c);
   };

@@ -115,6 +115,106 @@ export function otherRepositoryContracts(repos: () => AllRepositories): void {
       expect(await repos().approvals.decide('QQQQQ', 'approved', 'http:op', 'http')).toEqual({ ok: false, reason: 'unknown' });
     });
 
+    /** A parked turn of its own with two approvals. */
+    const parkedWithTwo = async () => {
+      const a = await repos().inbox.accept(msg(`ans-${u()}`, `http/-/ans-${u()}/-`));
+      const turn = (await starter(repos)(a.conversationId)).turn!;
+      const base = { ...(await request()), conversationId: a.conversationId, turnId: turn.id };
+      const first = await repos().approvals.create(base);
+      const second = await repos().approvals.create({ ...base, toolCallId: 'call_2', args: { command: `ls ${u()}` } });
+      expect(await repos().turns.parkTurn(turn.id, { parked: true })).toBe(true);
+      return { conversationId: a.conversationId, turnId: turn.id, first, second };
+    };
+    const statusOf = async (turnId: string) => (await repos().turns.turn(turnId))?.status;
+
+    it("answers in one call: the decision and its audit row; the turn's last answer unparks it", async () => {
+      const { conversationId, turnId, first, second } = await parkedWithTwo();
+      expect(await repos().approvals.readyParkedTurns()).not.toContain(turnId);
+      const one = await repos().approvals.answer({ code: first.code, decision: 'approved', by: 'http:op', via: 'http' });
+      expect(one).toMatchObject({ ok: true, approval: { id: first.id, status: 'approved', decided_by: 'http:op', decided_via: 'http', always: false } });
+      expect(one.ok && one.unparked).toBeUndefined(); // the other one still waits
+      expect(one.ok && one.rule).toBeUndefined();
+      expect(await statusOf(turnId)).toBe('parked');
+      const trail = await repos().approvals.auditTrail(first.code);
+      expect(trail.map((e) => [e.actor, e.action, e.details])).toEqual([['http:op', 'approval.approved', { approval: first.id, always: false, via: 'http' }]]);
+      const two = await repos().approvals.answer({ code: second.code, decision: 'denied', by: 'slack:T1:U9', via: 'slack' });
+      expect(two).toMatchObject({ ok: true, approval: { status: 'denied' }, unparked: conversationId });
+      expect(await statusOf(turnId)).toBe('running');
+      expect(await repos().approvals.readyParkedTurns()).not.toContain(turnId);
+      // A refusal writes nothing: no second decision, no audit row, no unpark.
+      expect(await repos().approvals.answer({ code: first.code, decision: 'denied', by: 'http:op2', via: 'http' })).toMatchObject({
+        ok: false,
+        reason: 'already_decided',
+        approval: { status: 'approved', decided_by: 'http:op' },
+      });
+      expect(await repos().approvals.auditTrail(first.code)).toHaveLength(1);
+      expect(await repos().approvals.answer({ code: 'QQQQQ', decision: 'approved', by: 'http:op', via: 'http' })).toEqual({ ok: false, reason: 'unknown' });
+      const late = await repos().approvals.create(await request({ expiresAt: new Date(Date.now() - 1_000) }));
+      expect(await repos().approvals.answer({ code: late.code, decision: 'approved', by: 'http:op', via: 'http' })).toMatchObject({
+        ok: false,
+        reason: 'expired',
+        approval: { status: 'pending' },
+      });
+      expect(await repos().approvals.auditTrail(late.code)).toEqual([]);
+    });
+
+    it('an "always" answer makes its rule in the same call, audited; a denial makes none', async () => {
+      const { first, second } = await parkedWithTwo();
+      const r = await repos().approvals.answer({
+        code: first.code,
+        decision: 'approved',
+        by: 'http:op',
+        via: 'http',
+        rule: { scope: 'conversation', scopeKey: first.conversationId, variable: [1], kind: 'command' },
+      });
+      expect(r).toMatchObject({
+        ok: true,
+        approval: { always: true },
+        rule: { tool: 'shell_exec', pattern: 'ls -la', scope: 'conversation', scope_key: first.conversationId, variable: [1], created_by: 'http:op' },
+      });
+      const rule = r.ok ? r.rule! : undefined;
+      expect((await repos().approvals.rules()).map((x) => x.id)).toContain(rule!.id);
+      expect((await repos().approvals.auditTrail(first.code)).map((e) => [e.action, e.details])).toEqual([
+        ['rule.created', { rule: rule!.id, tool: 'shell_exec', pattern: 'ls -la', scope: 'conversation', scopeKey: first.conversationId, variable: [1] }],
+        ['approval.approved', { approval: first.id, always: true, via: 'http', rule: rule!.id, scope: 'conversation' }],
+      ]);
+      const denied = await repos().approvals.answer({
+        code: second.code,
+        decision: 'denied',
+        by: 'http:op',
+        via: 'http',
+        rule: { scope: 'global', scopeKey: '', variable: [], kind: 'command' },
+      });
+      expect(denied).toMatchObject({ ok: true, approval: { status: 'denied', always: false } });
+      expect(denied.ok && denied.rule).toBeUndefined();
+      await repos().approvals.deleteRule(rule!.id);
+    });
+
+    it("supersedes a turn's pending approvals that a park does not wait for", async () => {
+      const { turnId, first, second } = await parkedWithTwo();
+      const gone = await repos().approvals.supersede(turnId, [second.id]);
+      expect(gone.map((a) => [a.id, a.status, a.decidedBy])).toEqual([[first.id, 'expired', 'superseded']]);
+      expect(await repos().approvals.get(second.id)).toMatchObject({ status: 'pending' });
+      expect(await repos().approvals.supersede(turnId, [second.id])).toEqual([]);
+      await repos().approvals.decide(second.code, 'approved', 'http:op', 'http');
+      expect(await repos().approvals.supersede(turnId, [])).toEqual([]); // decided ones stay as they are
+      expect(await repos().approvals.get(second.id)).toMatchObject({ status: 'approved' });
+    });
+
+    it('finds parked turns none of whose approvals is pending (decided, expired), for the sweep', async () => {
+      const { turnId, first, second } = await parkedWithTwo();
+      // Decided without the unpark (as an answer that predates the one-call answer, or a lost write would leave it).
+      await repos().approvals.decide(first.code, 'approved', 'http:op', 'http');
+      expect(await repos().approvals.readyParkedTurns()).not.toContain(turnId);
+      await repos().approvals.decide(second.code, 'denied', 'http:op', 'http');
+      expect(await repos().approvals.readyParkedTurns()).toContain(turnId);
+      expect(await repos().turns.unparkTurn(turnId)).toBeTruthy();
+      expect(await repos().approvals.readyParkedTurns()).not.toContain(turnId);
+      const other = await parkedWithTwo();
+      await repos().approvals.decide(other.first.code, 'denied', 'http:op', 'http');
+      expect(await repos().approvals.readyParkedTurns()).not.toContain(other.turnId);
+    });
+
     it('keeps "always allow" rules once each, scoped, and an audit trail', async () => {
       const k = u();
       const rule = {

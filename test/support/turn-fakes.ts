@@ -175,6 +175,11 @@ export class MemoryApprovals implements TurnApprovals, TurnApprovalStore {
     this.resumeChecks.push(turnId);
   }
 
+  async supersede(turnId: string, keep: string[]): Promise<void> {
+    for (const r of this.rows.values())
+      if (r.turnId === turnId && r.status === 'pending' && !keep.includes(r.id)) Object.assign(r, { status: 'expired', decidedBy: 'superseded' });
+  }
+
   decide(code: string, status: 'approved' | 'denied' | 'expired', by = 'slack:T1:UOPS'): ApprovalRecord {
     const row = [...this.rows.values()].find((r) => r.code === code);
     if (!row) throw new Error(`no approval ${code}`);

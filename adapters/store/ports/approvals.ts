@@ -74,6 +74,25 @@ export type DecideOutcome =
   | { ok: true; approval: ApprovalRecord }
   | { ok: false; reason: 'unknown' | 'expired' | 'already_decided'; approval?: ApprovalRecord };
 
+/** One answer to an approval, as answer() writes it. */
+export interface AnswerWrite {
+  code: string;
+  decision: 'approved' | 'denied';
+  /** Who answered (a canonical identity) and through which channel. */
+  by: string;
+  via: string;
+  /** With an approval: the "always allow" rule it makes (made by `by`). */
+  rule?: Omit<NewRule, 'by' | 'tool' | 'pattern'>;
+}
+
+/**
+ * What answer() did: on success the approval as decided, the rule it made, and the
+ * conversation whose turn it unparked (to drain), if this answer was the turn's last pending one.
+ */
+export type AnswerOutcome =
+  | { ok: true; approval: ApprovalRecord; rule?: AllowRuleRecord; unparked?: string }
+  | { ok: false; reason: 'unknown' | 'expired' | 'already_decided'; approval?: ApprovalRecord };
+
 export interface AuditEntry {
   at: Date;
   actor: string;
@@ -108,6 +127,22 @@ export interface ApprovalRepository {
    * or already decided (with the approval as it is).
    */
   decide(code: string, decision: 'approved' | 'denied', by: string, via: string, always?: boolean): Promise<DecideOutcome>;
+  /**
+   * An answer in one transaction: the decision (as decide()), the rule it makes, its audit
+   * rows (`rule.created`, `approval.<status>`) and, when the turn has no pending approval
+   * left, the unpark of the turn. Either all of it happens or none of it does (a refusal
+   * writes nothing). Concurrent answers to the approvals of one turn are serialized on the
+   * turn's row, so the last of them unparks it.
+   */
+  answer(a: AnswerWrite): Promise<AnswerOutcome>;
+  /**
+   * Expires the turn's pending approvals other than `keep` (asked by an attempt of the turn
+   * that failed and was retried: nobody was shown them and nothing waits for them), so that
+   * they do not hold the turn parked until their deadline. Returns those.
+   */
+  supersede(turnId: string, keep: string[]): Promise<ApprovalRecord[]>;
+  /** Parked turns none of whose approvals is pending any more (decided, expired, or gone): the sweep resumes them. */
+  readyParkedTurns(): Promise<string[]>;
   /** Fail-closed expiry: every pending approval past its deadline becomes expired; returns those. */
   expireDue(): Promise<ApprovalRecord[]>;
   /** Claims an approved call for execution, once: true only for the first claim of an approved one. */

@@ -2,6 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { newCode } from '../../../adapters/store/approvals.js';
 import type {
   AllowRuleRecord,
+  AnswerOutcome,
+  AnswerWrite,
   ApprovalRecord,
   ApprovalRepository,
   AuditEntry,
@@ -95,6 +97,51 @@ export class MemoryApprovals implements ApprovalRepository {
     return { ok: false, reason: 'already_decided', approval: existing };
   }
 
+  /** Nothing awaits between the writes, so they happen together, as the SQL transaction's do. */
+  async answer(w: AnswerWrite): Promise<AnswerOutcome> {
+    const now = this.t.now();
+    const a = this.t.approvals.find((x) => x.code === w.code && x.status === 'pending' && x.expiresAt > now);
+    if (!a) return (await this.decide(w.code, w.decision, w.by, w.via)) as AnswerOutcome;
+    Object.assign(a, { status: w.decision, decidedBy: w.by, decidedVia: w.via, decidedAt: now, always: !!w.rule && w.decision === 'approved' });
+    const rule = a.always && w.rule ? this.addRuleNow({ ...w.rule, tool: a.tool, pattern: a.pattern, by: w.by }) : undefined;
+    if (rule)
+      this.auditNow(w.by, 'rule.created', a.code, {
+        rule: rule.id,
+        tool: rule.tool,
+        pattern: rule.pattern,
+        scope: rule.scope,
+        scopeKey: rule.scopeKey,
+        variable: rule.variable,
+      });
+    this.auditNow(w.by, `approval.${a.status}`, a.code, {
+      approval: a.id,
+      always: a.always,
+      via: w.via,
+      ...(rule ? { rule: rule.id, scope: rule.scope } : {}),
+    });
+    const turn = this.t.turns.get(a.turnId);
+    let unparked: string | undefined;
+    if (turn?.status === 'parked' && !this.t.approvals.some((x) => x.turnId === a.turnId && x.status === 'pending')) {
+      turn.status = 'running';
+      unparked = turn.conversationId;
+    }
+    return { ok: true, approval: copy(a), ...(rule ? { rule: copy(rule) } : {}), ...(unparked ? { unparked } : {}) };
+  }
+
+  async supersede(turnId: string, keep: string[]): Promise<ApprovalRecord[]> {
+    const now = this.t.now();
+    const gone = this.t.approvals.filter((a) => a.turnId === turnId && a.status === 'pending' && !keep.includes(a.id));
+    for (const a of gone) Object.assign(a, { status: 'expired', decidedBy: 'superseded', decidedAt: now });
+    return gone.map(copy);
+  }
+
+  async readyParkedTurns(): Promise<string[]> {
+    return [...this.t.turns.values()]
+      .filter((t) => t.status === 'parked' && !this.t.approvals.some((a) => a.turnId === t.id && a.status === 'pending'))
+      .sort((a, b) => a.startedAt.getTime() - b.startedAt.getTime())
+      .map((t) => t.id);
+  }
+
   async expireDue(): Promise<ApprovalRecord[]> {
     const now = this.t.now();
     const due = this.t.approvals.filter((a) => a.status === 'pending' && a.expiresAt <= now);
@@ -110,11 +157,15 @@ export class MemoryApprovals implements ApprovalRepository {
   }
 
   async addRule(r: NewRule): Promise<AllowRuleRecord> {
+    return copy(this.addRuleNow(r));
+  }
+
+  private addRuleNow(r: NewRule): AllowRuleRecord {
     const variable = [...new Set(r.variable ?? [])].sort((a, b) => a - b);
     const same = this.t.rules.find(
       (x) => x.tool === r.tool && x.pattern === r.pattern && x.scope === r.scope && x.scopeKey === r.scopeKey && x.variable.join() === variable.join(),
     );
-    if (same) return copy(same);
+    if (same) return same;
     const row: AllowRuleRecord = {
       id: this.t.nextId(),
       tool: r.tool,
@@ -127,7 +178,7 @@ export class MemoryApprovals implements ApprovalRepository {
       createdAt: this.t.now(),
     };
     this.t.rules.push(row);
-    return copy(row);
+    return row;
   }
 
   async rules(): Promise<AllowRuleRecord[]> {
@@ -151,6 +202,10 @@ export class MemoryApprovals implements ApprovalRepository {
   }
 
   async audit(actor: string, action: string, subject: string | null, details: unknown): Promise<void> {
+    this.auditNow(actor, action, subject, details);
+  }
+
+  private auditNow(actor: string, action: string, subject: string | null, details: unknown): void {
     this.t.audit.push({ id: this.t.nextId(), at: this.t.now(), actor, action, subject, details: json(details ?? null) });
   }
 
