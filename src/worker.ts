@@ -7,17 +7,18 @@ import type { JobQueue } from '../adapters/queue/port.js';
 import type { TurnSlots } from '../adapters/ratelimit/port.js';
 import { type GatewayStore, type InboxRow, type StartTurn, senderIdentity } from '../adapters/store/ports/index.js';
 import { parseIdentity } from '../kernel/identity.js';
-import type { DrainJob, EventJob, SlotScope, TimerJob } from '../kernel/jobs.js';
+import type { DeliveryJob, DrainJob, EventJob, SlotScope, TimerJob } from '../kernel/jobs.js';
 import { linkedSignal } from '../kernel/linked-signal.js';
 import type { ApprovalService } from './approvals/service.js';
 import type { DeliverContext, TurnDeliverer } from './channel/deliver.js';
 import { CONTROL_TOPIC, type ControlEvent } from './commands.js';
+import { DeliveryRetries } from './delivery-retries.js';
 import { conversationTopic, EventPublisher } from './event-publisher.js';
 import { turnScopes } from './limits.js';
 import type { Metrics } from './metrics.js';
 import { runTurn, type TurnDeps } from './turn/index.js';
 import { busSink } from './turn/sinks/bus-sink.js';
-import { deliverySink } from './turn/sinks/delivery-sink.js';
+import { deliverySink, type FailedDelivery } from './turn/sinks/delivery-sink.js';
 import { fanOut } from './turn/sinks/fan-out.js';
 import { logSink } from './turn/sinks/log-sink.js';
 import { metricsSink } from './turn/sinks/metrics-sink.js';
@@ -38,6 +39,8 @@ export interface WorkerDeps extends Omit<TurnDeps, 'store' | 'approvals'> {
   eventQueue?: JobQueue<EventJob>;
   queue: JobQueue<DrainJob>;
   timers: JobQueue<TimerJob>;
+  /** Replies whose channel failed after their turn closed: replayed, retried, then dead-lettered. Without it such a failure retries the turn. */
+  deliveryQueue?: JobQueue<DeliveryJob>;
   bus: Bus;
   locks: LockService;
   log: Logger;
@@ -82,6 +85,7 @@ export class Worker {
   /** Running turns per API key and sender, shared by every worker; none when both caps are off. */
   private readonly slots?: TurnSlots;
   private readonly ownSlots: boolean;
+  private readonly deliveryRetries?: DeliveryRetries;
 
   /** Turns running in this worker now (its heartbeat reports them). */
   get runningTurns(): number {
@@ -94,6 +98,16 @@ export class Worker {
     const capped = limits.maxConcurrentTurnsPerKey > 0 || limits.maxConcurrentTurnsPerSender > 0;
     this.ownSlots = capped && !deps.slots;
     this.slots = capped ? (deps.slots ?? deps.openSlots(redisUrl, queue.prefix)) : undefined;
+    if (deps.deliveryQueue)
+      this.deliveryRetries = new DeliveryRetries({
+        queue: deps.deliveryQueue,
+        store: deps.store,
+        deliverers: deps.deliverers,
+        deliverContext: deps.deliverContext,
+        maxAttempts: queue.deliveryAttempts,
+        ...(deps.metrics ? { metrics: deps.metrics } : {}),
+        log: deps.log.child({ component: 'delivery' }),
+      });
   }
 
   start(): void {
@@ -105,6 +119,8 @@ export class Worker {
     this.deps.timers.process(async () => void (await this.deps.approvals.expire()), { concurrency: 1 });
     const hub = this.deps.events;
     if (hub) this.deps.eventQueue?.process(async (job) => hub.deliver(job.data, job.attempt), { concurrency: 4 });
+    const retries = this.deliveryRetries;
+    if (retries) this.deps.deliveryQueue?.process(async (job) => retries.run(job.data, job.attempt), { concurrency: 4 });
     void this.deps.bus
       .subscribe(CONTROL_TOPIC, (e) => {
         const c = e as ControlEvent;
@@ -239,16 +255,18 @@ export class Worker {
           const control = { close: () => this.stoppers.get(conv.key) === stop && this.stoppers.delete(conv.key) };
           const turnSignal = linkedSignal(signal, stop.signal);
           try {
-            const delivery = this.deps.deliverers
-              .get(conv.channel)
-              ?.open({ turnId: turn.id, attempt: turn.attempt, conversation: conv, batch }, this.deps.deliverContext);
+            const target = { turnId: turn.id, attempt: turn.attempt, conversation: conv, batch };
+            const delivery = this.deps.deliverers.get(conv.channel)?.open(target, this.deps.deliverContext);
+            // A channel failing once the text is final hands the reply to the delivery queue; the turn closes as usual.
+            const retries = this.deliveryRetries;
+            const handOver = retries ? { handOver: (f: FailedDelivery) => retries.handOver(target, f) } : {};
             // The turn's one sink: the log line, metrics, the bus, the channel's delivery, the event webhooks.
             const sink = fanOut(
               [
                 { name: 'log', sink: logSink(turnLog, conv.channel) },
                 this.deps.metrics ? { name: 'metrics', sink: metricsSink(this.deps.metrics, conv.channel) } : undefined,
                 { name: 'bus', sink: busSink(publisher) },
-                delivery ? { name: `delivery:${conv.channel}`, sink: deliverySink(delivery) } : undefined,
+                delivery ? { name: `delivery:${conv.channel}`, sink: deliverySink(delivery, { ...handOver, log: turnLog }) } : undefined,
                 this.deps.events ? { name: 'event-webhooks', sink: eventWebhookSink(this.deps.events, conv) } : undefined,
               ],
               turnLog,
@@ -324,6 +342,7 @@ export class Worker {
     if (this.sweepTimer) clearInterval(this.sweepTimer);
     this.controlSub?.close();
     await Promise.allSettled([...this.running]);
+    await this.deliveryRetries?.idle();
     if (this.ownSlots) await this.slots?.close();
   }
 }

@@ -1,7 +1,7 @@
 import type { Db } from '../db/port.js';
-import type { DeliveryRepository, DeliveryRow } from './ports/deliveries.js';
+import type { DeadDelivery, DeadDeliveryRow, DeliveryRepository, DeliveryRow } from './ports/deliveries.js';
 
-export type { DeliveryRepository, DeliveryRow } from './ports/deliveries.js';
+export type { DeadDelivery, DeadDeliveryRow, DeliveryRepository, DeliveryRow } from './ports/deliveries.js';
 
 /**
  * What a turn posted on a platform. A retried turn finds its row and edits the
@@ -35,5 +35,17 @@ export class DeliveryStore implements DeliveryRepository {
         [turnId, channel, target, fields.platformMessageId ?? null, fields.state, fields.body ?? null],
       )
     ).rows[0]!;
+  }
+
+  async deadLetter(d: DeadDelivery): Promise<void> {
+    await this.db.query(
+      `insert into delivery_dead_letters (turn_id, conversation_id, channel, code, error, attempts) values ($1, $2, $3, $4, $5, $6)
+       on conflict (turn_id, channel) do update set code = excluded.code, error = excluded.error, attempts = excluded.attempts, created_at = now()`,
+      [d.turnId, d.conversationId, d.channel, d.code, d.error, d.attempts],
+    );
+  }
+
+  async deadLetters(limit = 100): Promise<DeadDeliveryRow[]> {
+    return (await this.db.query<DeadDeliveryRow>('select * from delivery_dead_letters order by created_at desc, id desc limit $1', [limit])).rows;
   }
 }

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { ApprovalInfo, TurnEvent } from '../../kernel/turn-events.js';
 import {
   type ChannelDeliverer,
+  ChannelDeliveryError,
   callStatus,
   type DeliverContext,
   ReplyBuffer,
@@ -196,7 +197,14 @@ class SlackTurn implements TurnDelivery {
     });
     await this.chain;
     this.done();
-    if (this.failure && !this.abandoned) throw this.failure;
+    if (this.failure && !this.abandoned) {
+      const code = slackError(this.failure);
+      throw new ChannelDeliveryError(`slack did not take the reply: ${code}`, {
+        retryable: isTransient(this.failure),
+        platformCode: code,
+        cause: this.failure,
+      });
+    }
   }
 
   abandon(): void {
@@ -474,11 +482,8 @@ class SlackTurn implements TurnDelivery {
     if (this.abandoned) return;
     for (const seg of this.reusable.splice(0)) await this.remove(seg);
     for (const seg of this.segs) if (seg.ts && !seg.deleted) await this.record(seg, this.reply.parked ? 'parked' : 'done');
-    // Nothing could be shown at all and Slack looked unreachable: let the turn retry.
-    if (this.failure && !isTransient(this.failure)) {
-      this.log.error({ error: slackError(this.failure) }, 'slack refused the reply; not retrying the turn');
-      this.failure = undefined;
-    }
+    // Slack refused the reply (close() reports it, not retryable: a dead letter).
+    if (this.failure && !isTransient(this.failure)) this.log.error({ error: slackError(this.failure) }, 'slack refused the reply');
   }
 
   private fail(err: unknown, what: string): void {

@@ -184,6 +184,41 @@ export function otherRepositoryContracts(repos: () => AllRepositories): void {
       expect(await repos().deliveries.get(turn, 'sms', 'C1')).toBeUndefined();
       expect(await repos().deliveries.forTurn(`t_${u()}`)).toEqual([]);
     });
+
+    it('keeps one dead letter per (turn, channel), the newest first; a second replaces the first', async () => {
+      const [t1, t2] = [`t_${u()}`, `t_${u()}`];
+      await repos().deliveries.deadLetter({
+        turnId: t1,
+        conversationId: 'c1',
+        channel: 'slack',
+        code: 'channel_delivery_failed:internal_error',
+        error: 'HTTP 503',
+        attempts: 5,
+      });
+      await repos().deliveries.deadLetter({
+        turnId: t2,
+        conversationId: 'c2',
+        channel: 'slack',
+        code: 'channel_delivery_refused:channel_not_found',
+        error: 'gone',
+        attempts: 1,
+      });
+      await repos().deliveries.deadLetter({
+        turnId: t1,
+        conversationId: 'c1',
+        channel: 'slack',
+        code: 'channel_delivery_refused:is_archived',
+        error: 'archived',
+        attempts: 2,
+      });
+      const mine = (await repos().deliveries.deadLetters(1000)).filter((d) => d.turn_id === t1 || d.turn_id === t2);
+      expect(mine.map((d) => [d.turn_id, d.code, d.attempts])).toEqual([
+        [t1, 'channel_delivery_refused:is_archived', 2],
+        [t2, 'channel_delivery_refused:channel_not_found', 1],
+      ]);
+      expect(mine[0]).toMatchObject({ conversation_id: 'c1', channel: 'slack', error: 'archived' });
+      expect(mine[0]!.created_at).toBeInstanceOf(Date);
+    });
   });
 
   describe('channel state', () => {

@@ -1,6 +1,6 @@
 import type { AccessRepository, AccessRow } from '../../../adapters/store/ports/access.js';
 import type { ChannelStateRepository } from '../../../adapters/store/ports/channel-state.js';
-import type { DeliveryRepository, DeliveryRow } from '../../../adapters/store/ports/deliveries.js';
+import type { DeadDelivery, DeadDeliveryRow, DeliveryRepository, DeliveryRow } from '../../../adapters/store/ports/deliveries.js';
 import type { DeadLetterRow, SubscriberRow, WebhookRepository } from '../../../adapters/store/ports/webhooks.js';
 import { type AccessRecord, copy, json, type Tables } from './tables.js';
 
@@ -47,6 +47,29 @@ export class MemoryDeliveries implements DeliveryRepository {
         updated_at: now,
       });
     return copy(d);
+  }
+
+  async deadLetter(x: DeadDelivery): Promise<void> {
+    const row: DeadDeliveryRow = {
+      id: this.t.nextId(),
+      turn_id: x.turnId,
+      conversation_id: x.conversationId,
+      channel: x.channel,
+      code: x.code,
+      error: x.error,
+      attempts: x.attempts,
+      created_at: this.t.now(),
+    };
+    const i = this.t.deadDeliveries.findIndex((d) => d.turn_id === x.turnId && d.channel === x.channel);
+    if (i >= 0) this.t.deadDeliveries[i] = { ...row, id: this.t.deadDeliveries[i]!.id };
+    else this.t.deadDeliveries.push(row);
+  }
+
+  async deadLetters(limit = 100): Promise<DeadDeliveryRow[]> {
+    return [...this.t.deadDeliveries]
+      .sort((a, b) => b.created_at.getTime() - a.created_at.getTime() || b.id - a.id)
+      .slice(0, limit)
+      .map(copy);
   }
 }
 

@@ -1,7 +1,7 @@
 import type { AccessRow } from '../../../adapters/store/ports/access.js';
 import type { ApprovalRow, RuleRow } from '../../../adapters/store/ports/approvals.js';
 import type { ConversationRow } from '../../../adapters/store/ports/conversations.js';
-import type { DeliveryRow } from '../../../adapters/store/ports/deliveries.js';
+import type { DeadDeliveryRow, DeliveryRow } from '../../../adapters/store/ports/deliveries.js';
 import type { InboxRow } from '../../../adapters/store/ports/inbox.js';
 import type { StoredMessage } from '../../../adapters/store/ports/transcript.js';
 import type { TurnRow } from '../../../adapters/store/ports/turns.js';
@@ -58,6 +58,7 @@ export class Tables {
   rules: RuleRow[] = [];
   audit: AuditRecord[] = [];
   deliveries: DeliveryRow[] = [];
+  deadDeliveries: DeadDeliveryRow[] = [];
   channelState = new Map<string, unknown>();
   access: AccessRecord[] = [];
   subscribers: Array<SubscriberRow & { created_at: Date }> = [];
