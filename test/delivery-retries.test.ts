@@ -5,6 +5,7 @@
  * Real bolt + Slack SDK against the fake Slack Web API, on both topologies (the in-process queue and BullMQ).
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { type GatewayStatus, gatewayStatus } from '../app/cli/status.js';
 import type { Gateway } from '../app/gateway.js';
 import { FakeLlm, type FakeRequest, lastUserText, reply, toolCall } from './fakes/fake-llm.js';
 import { BOT_TOKEN, FakeSlack, postSigned, SIGNING_SECRET } from './fakes/slack-api.js';
@@ -144,6 +145,8 @@ describe.each(backendSetups())('delivery retries ($name)', (setup) => {
     expect(turn.attempt).toBe(1);
     const metrics = await (await fetch(`${gw.url}/metrics`)).text();
     expect(metrics).toMatch(/switchboard_delivery_dead_letters_total\{channel="slack",code="channel_delivery_refused:channel_not_found"\} 1/);
+    // `switchboard status` counts them.
+    expect(((await gatewayStatus(gw.url!, TEST_OPERATOR_KEY)) as GatewayStatus).deadDeliveries).toBeGreaterThanOrEqual(1);
     // Only an operator sees them.
     const r = await fetch(`${gw.url}/v1/deliveries/dead-letters`, { headers: { authorization: 'Bearer sk-test-key-0001' } });
     expect(r.status).toBe(403);
