@@ -15,12 +15,13 @@ import { eventually, readyz, startGateway, TEST_OPERATOR_KEY, testConfig } from 
 process.env.SB_TEST_SLACK_BOT = BOT_TOKEN;
 process.env.SB_TEST_SLACK_SECRET = SIGNING_SECRET;
 
-/** "check: X" runs one harmless command, then answers "Final answer for X". */
+/** "check: X" calls a read-only tool, then answers "Final answer for X"; "write: F" writes a file, which needs an approval. */
 function model(req: FakeRequest) {
   const msgs = req.body.messages as Array<{ role: string; content: unknown }>;
   const text = lastUserText(req.body);
-  if (msgs[msgs.length - 1]!.role === 'tool') return reply(`Final answer for ${text.replace(/^check: /, '')}`);
-  return toolCall('shell_exec', { command: 'echo tool-ran' });
+  if (msgs[msgs.length - 1]!.role === 'tool') return reply(`Final answer for ${text.replace(/^\w+: /, '')}`);
+  const write = /^write: (.+)$/.exec(text);
+  return write ? toolCall('file_write', { path: write[1], content: 'hi' }) : toolCall('current_time', {});
 }
 
 describe.each(backendSetups())('delivery retries ($name)', (setup) => {
@@ -73,6 +74,7 @@ describe.each(backendSetups())('delivery retries ($name)', (setup) => {
           },
         },
         access: { slack: { policy: 'open' } },
+        approvals: { operators: { slack: ['UOPERATOR'] }, timeoutMs: 60_000 },
         queue: { deliveryAttempts: 5, deliveryBackoffMs: 200 },
       }),
     );
@@ -117,6 +119,29 @@ describe.each(backendSetups())('delivery retries ($name)', (setup) => {
     expect((await deadLetters()).filter((d) => d.turn === turns[0]!.id)).toEqual([]);
     const metrics = await (await fetch(`${gw.url}/metrics`)).text();
     expect(metrics).toMatch(/switchboard_delivery_jobs_total\{channel="slack",outcome="delivered"\} [1-9]/);
+  }, 60_000);
+
+  it('an approval request Slack did not take while the turn parked is posted by the delivery job, once; the model is not asked again', async () => {
+    const ch = `D${n}`;
+    const ev = slack.userMessage({ user: 'UALICE', channel: ch, text: `write: notes-${n}.txt` });
+    // Every post of the request (the message with buttons) fails until the turn has parked.
+    slack.failNext('chat.postMessage', 1_000, { status: 503, when: async (a) => a.channel === ch && !!a.blocks && !(await closed(ev.client_msg_id)) });
+    expect((await postSigned(events, slack.eventBody(ev))).status).toBe(200);
+
+    const request = await eventually(async () => slack.botMessages(ch).find((m) => m.blocks?.some((b) => b.type === 'actions')), 30_000);
+    const failed = slack.callsOf('chat.postMessage').filter((c) => c.args.channel === ch && c.failedWith === 503);
+    expect(failed.length).toBeGreaterThanOrEqual(1);
+    const code = request.blocks!.find((b) => b.type === 'actions')!.elements[0].value as string;
+    expect((await gw.infra.approvals.byCode(code))!.status).toBe('pending');
+    const turns = await turnOf(ev.client_msg_id);
+    expect(turns).toMatchObject([{ attempt: 1, status: 'parked' }]);
+    // The reply with the waiting call, then the request: two messages, the request once.
+    await new Promise((r) => setTimeout(r, 1_000));
+    const msgs = slack.botMessages(ch);
+    expect(msgs.filter((m) => m.blocks?.some((b) => b.type === 'actions'))).toHaveLength(1);
+    expect(msgs).toHaveLength(2);
+    expect(msgs[0]!.text).toContain(`waiting for approval (code ${code})`);
+    expect(modelCalls(`write: notes-${n}.txt`)).toEqual({ asked: 1, afterTool: 0 });
   }, 60_000);
 
   it('a permanent refusal in the delivery job is a dead letter after one attempt, listed for the operator; nothing is retried', async () => {

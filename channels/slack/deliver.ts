@@ -481,7 +481,8 @@ class SlackTurn implements TurnDelivery {
   private async finish(): Promise<void> {
     if (this.abandoned) return;
     for (const seg of this.reusable.splice(0)) await this.remove(seg);
-    for (const seg of this.segs) if (seg.ts && !seg.deleted) await this.record(seg, this.reply.parked ? 'parked' : 'done');
+    // A failed attempt is not parked: its replay (a delivery job) edits these messages again instead of answering below them.
+    for (const seg of this.segs) if (seg.ts && !seg.deleted) await this.record(seg, this.reply.parked && !this.failure ? 'parked' : 'done');
     // Slack refused the reply (close() reports it, not retryable: a dead letter).
     if (this.failure && !isTransient(this.failure)) this.log.error({ error: slackError(this.failure) }, 'slack refused the reply');
   }

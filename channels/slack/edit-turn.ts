@@ -126,6 +126,7 @@ function slackRecord(ctx: DeliverContext, turnId: string, where: SlackWhere, mes
 export class SlackEditTurn implements TurnDelivery {
   private readonly reply = new ReplyBuffer();
   private readonly engine: PostAndEdit;
+  private readonly record: PostedRecord;
   private readonly posted = new Set<string>();
   private asking: Promise<void> = Promise.resolve();
   /** An approval request Slack did not take: close() reports it (a delivery job posts it again). */
@@ -141,9 +142,10 @@ export class SlackEditTurn implements TurnDelivery {
     private readonly log: Logger,
   ) {
     const messages = new SlackMessages(client, where);
+    this.record = slackRecord(ctx, target.turnId, where, messages, log);
     this.engine = new PostAndEdit(
       messages,
-      slackRecord(ctx, target.turnId, where, messages, log),
+      this.record,
       {
         maxChars: cfg.maxMessageChars,
         editIntervalMs: cfg.updateIntervalMs,
@@ -172,7 +174,11 @@ export class SlackEditTurn implements TurnDelivery {
     // The requests after the reply they belong to (the turn flushes as soon as it asks).
     for (const a of this.reply.approvals) this.ask(a);
     await this.asking;
-    if (this.askFailure) throw this.askFailure;
+    if (this.askFailure) {
+      // Not parked as far as a replay is concerned: the delivery job edits these messages (and asks) again, not below them.
+      if (this.engine.ids.length) await this.record.save(0, this.engine.ids, 'streaming');
+      throw this.askFailure;
+    }
   }
 
   /** A parked reply keeps its status line at the end: the call waiting for approval. */
