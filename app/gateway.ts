@@ -10,6 +10,7 @@ import type { ProviderStatus } from '../providers/slot.js';
 import { AccessControl } from '../src/access.js';
 import { registerAccessApi } from '../src/api/access-api.js';
 import { registerConsole } from '../src/api/console/api.js';
+import { registerDeliveryApi } from '../src/api/deliveries-api.js';
 import { registerMcpServer } from '../src/api/mcp-server.js';
 import { registerOperatorApi } from '../src/api/operator-api.js';
 import { registerWebhookApi } from '../src/api/webhooks-api.js';
@@ -232,6 +233,7 @@ export class Gateway {
         registerOperatorApi(http, { auth, store: infra.store, approvals });
         registerMcpServer(http, { auth, store: infra.store, bus: infra.bus, ingress, approvals });
         registerWebhookApi(http, auth, infra.webhooks);
+        registerDeliveryApi(http, auth, infra.deliveries);
         registerConsole(http, { auth, infra, chain });
         registerAccessApi(http, auth, infra.access);
         for (const c of channels) {
@@ -297,6 +299,7 @@ export class Gateway {
           deliverContext: { deliveries: infra.deliveries, state: infra.channelState, log },
           events,
           eventQueue: infra.events,
+          deliveryQueue: infra.deliveryJobs,
         });
         worker = w;
         for (const c of channels) {
@@ -333,7 +336,9 @@ export class Gateway {
             async () => {
               await heartbeat.stop();
               await infra.queue.close();
+              // After the drains (a closing turn may still hand a reply over), before the deliverers close.
               await w.close();
+              await infra.deliveryJobs.close();
             },
           ),
         );

@@ -33,7 +33,7 @@ import { migrate } from '../adapters/store/migrate.js';
 import { Store } from '../adapters/store/store.js';
 import { WebhookStore } from '../adapters/store/webhooks.js';
 import { SwitchboardError } from '../kernel/errors.js';
-import type { DrainJob, EventJob, TimerJob } from '../kernel/jobs.js';
+import type { DeliveryJob, DrainJob, EventJob, TimerJob } from '../kernel/jobs.js';
 import { type Config, ConfigError } from '../src/config.js';
 import { type InfraMode, infraMode, pgliteDir } from './infra-mode.js';
 
@@ -69,6 +69,8 @@ export interface Infra {
   events: JobQueue<EventJob>;
   /** Deadlines (approval expiry): delayed jobs, durable on Redis. */
   timers: JobQueue<TimerJob>;
+  /** Replies whose channel failed after their turn closed: replayed with their own retries, then dead-lettered. */
+  deliveryJobs: JobQueue<DeliveryJob>;
   bus: Bus;
   locks: LockService;
   rateLimiter: RateLimiter;
@@ -122,6 +124,8 @@ export async function openInfra(cfg: Config, log?: Logger): Promise<Infra> {
   let queue: JobQueue<DrainJob>;
   let timers: JobQueue<TimerJob>;
   let events: JobQueue<EventJob>;
+  let deliveryJobs: JobQueue<DeliveryJob>;
+  const deliveryRetry = { attempts: q.deliveryAttempts, backoffMs: q.deliveryBackoffMs };
   const eventRetry = { attempts: cfg.webhooks.maxAttempts, backoffMs: cfg.webhooks.backoffMs };
   let bus: Bus;
   let locks: LockService;
@@ -134,6 +138,7 @@ export async function openInfra(cfg: Config, log?: Logger): Promise<Infra> {
     queue = new BullQueue<DrainJob>('drain', cfg.redisUrl, { ...bull, globalConcurrency: cfg.limits.globalConcurrentTurns }, qlog);
     timers = new BullQueue<TimerJob>('timers', cfg.redisUrl, bull, qlog);
     events = new BullQueue<EventJob>('events', cfg.redisUrl, { ...bull, ...eventRetry }, qlog);
+    deliveryJobs = new BullQueue<DeliveryJob>('delivery', cfg.redisUrl, { ...bull, ...deliveryRetry }, qlog);
     bus = new RedisStreamsBus(cfg.redisUrl, { prefix: q.prefix });
     locks = new RedisLocks(cfg.redisUrl, q.prefix);
     cooldowns = new RedisCooldowns(cfg.redisUrl, q.prefix);
@@ -144,6 +149,7 @@ export async function openInfra(cfg: Config, log?: Logger): Promise<Infra> {
     queue = new MemoryQueue<DrainJob>({ attempts: q.attempts, backoffMs: q.backoffMs, globalConcurrency: cfg.limits.globalConcurrentTurns }, qlog, 'drain');
     timers = new MemoryQueue<TimerJob>({ attempts: q.attempts, backoffMs: q.backoffMs }, qlog, 'timers');
     events = new MemoryQueue<EventJob>(eventRetry, qlog, 'events');
+    deliveryJobs = new MemoryQueue<DeliveryJob>(deliveryRetry, qlog, 'delivery');
     bus = new MemoryBus();
     locks = new MemoryLocks();
     cooldowns = new MemoryCooldowns();
@@ -162,6 +168,7 @@ export async function openInfra(cfg: Config, log?: Logger): Promise<Infra> {
     queue,
     timers,
     events,
+    deliveryJobs,
     bus,
     locks,
     cooldowns,
@@ -171,6 +178,7 @@ export async function openInfra(cfg: Config, log?: Logger): Promise<Infra> {
       await queue.close();
       await timers.close();
       await events.close();
+      await deliveryJobs.close();
       await bus.close();
       await locks.close();
       await cooldowns.close();

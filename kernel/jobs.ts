@@ -1,6 +1,8 @@
+import type { TurnEvent } from './turn-events.js';
+
 /**
  * What the queues carry: the drain of a conversation, an approval deadline, an
- * outbound event webhook. Defined here, below everything that produces or
+ * outbound event webhook, a turn's reply to deliver again. Defined here, below everything that produces or
  * consumes them, so that no module needs the worker's or a service's file for a type.
  */
 
@@ -42,4 +44,21 @@ export interface OutboundEvent {
 export interface EventJob {
   subscriber: string;
   event: OutboundEvent;
+}
+
+/**
+ * A turn's reply whose delivery failed after the turn was closed (or parked): the delivery queue
+ * replays its events into a new delivery of the channel, which resumes from the deliveries table
+ * (editing what was posted, posting what is missing). The model is not asked again.
+ */
+export interface DeliveryJob {
+  turnId: string;
+  /** The attempt of the turn that produced the reply (a replay delivers as a later attempt, so it resumes). */
+  turnAttempt: number;
+  conversationId: string;
+  channel: string;
+  /** The turn's inbox rows: the reply target is read from them again. */
+  inboxIds: number[];
+  /** What the channel saw of the turn (text deltas merged). */
+  events: TurnEvent[];
 }

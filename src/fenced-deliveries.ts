@@ -13,6 +13,8 @@ export function fencedDeliveries(deliveries: DeliveryRepository, turnId: string,
   return {
     get: (...a) => deliveries.get(...a),
     forTurn: (...a) => deliveries.forTurn(...a),
+    deadLetter: (...a) => deliveries.deadLetter(...a),
+    deadLetters: (...a) => deliveries.deadLetters(...a),
     record: async (id, channel, target, fields) => {
       if (id !== turnId) return deliveries.record(id, channel, target, fields);
       if (!guard.check()) throw new LeaseLostError(`not recording delivery ${channel}/${target} of turn ${turnId}: the lease is lost`);

@@ -46,6 +46,18 @@ export class Metrics {
   });
   readonly approvalsPending = new Gauge({ name: 'switchboard_approvals_pending', help: 'Approval requests waiting for an answer', registers: [this.registry] });
   readonly queueDepth = new Gauge({ name: 'switchboard_queue_jobs', help: 'Drain jobs by state', labelNames: ['state'] as const, registers: [this.registry] });
+  readonly deliveryJobs = new Counter({
+    name: 'switchboard_delivery_jobs_total',
+    help: 'Replies handed to the delivery queue after their turn closed, and what became of each try (queued, delivered, retry, dead)',
+    labelNames: ['channel', 'outcome'] as const,
+    registers: [this.registry],
+  });
+  readonly deadDeliveries = new Counter({
+    name: 'switchboard_delivery_dead_letters_total',
+    help: 'Replies given up on (dead-lettered) by channel and error code',
+    labelNames: ['channel', 'code'] as const,
+    registers: [this.registry],
+  });
   readonly requests = new Counter({
     name: 'switchboard_http_requests_total',
     help: 'HTTP API requests by route and status',

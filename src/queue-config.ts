@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { EnvBinding } from '../kernel/config-slice.js';
 
-/** The job queue's slice of the configuration: `queue.*` (the drain, timer and event queues; see src/worker.ts). */
+/** The job queue's slice of the configuration: `queue.*` (the drain, timer, event and delivery queues; see src/worker.ts). */
 export const queueSchema = z
   .object({
     prefix: z.string().default('sb'),
@@ -13,6 +13,10 @@ export const queueSchema = z
     /** Inbox rows unconsumed for this long get their conversation re-drained. */
     recoverAfterMs: z.number().int().positive().default(30_000),
     recoverIntervalMs: z.number().int().positive().default(15_000),
+    /** A reply whose delivery failed after its turn closed: tries of the delivery job before its dead letter. */
+    deliveryAttempts: z.number().int().positive().default(5),
+    /** The delivery job's first retry delay; each later one doubles it. */
+    deliveryBackoffMs: z.number().int().positive().default(5_000),
   })
   .strict()
   .prefault({});
@@ -22,6 +26,7 @@ export const QUEUE_ENV: EnvBinding[] = [
   { env: 'SWITCHBOARD_QUEUE_PREFIX', path: ['prefix'], kind: 'string' },
   { env: 'SWITCHBOARD_LOCK_DURATION_MS', path: ['lockDurationMs'], kind: 'int' },
   { env: 'SWITCHBOARD_STALLED_INTERVAL_MS', path: ['stalledIntervalMs'], kind: 'int' },
+  { env: 'SWITCHBOARD_DELIVERY_ATTEMPTS', path: ['deliveryAttempts'], kind: 'int' },
 ];
 
 export type QueueConfig = z.infer<typeof queueSchema>;

@@ -7,11 +7,12 @@ import type { JobQueue } from '../adapters/queue/port.js';
 import type { TurnSlots } from '../adapters/ratelimit/port.js';
 import { type GatewayStore, type InboxMessage, type StartTurn, senderIdentity } from '../adapters/store/ports/index.js';
 import { parseIdentity } from '../kernel/identity.js';
-import type { DrainJob, EventJob, SlotScope, TimerJob } from '../kernel/jobs.js';
+import type { DeliveryJob, DrainJob, EventJob, SlotScope, TimerJob } from '../kernel/jobs.js';
 import { linkedSignal } from '../kernel/linked-signal.js';
 import type { ApprovalService } from './approvals/service.js';
 import { type DeliverContext, storedTurnTarget, type TurnDeliverer } from './channel/deliver.js';
 import { CONTROL_TOPIC, type ControlEvent } from './commands.js';
+import { DeliveryRetries } from './delivery-retries.js';
 import { ConversationBusyError, StaleInboxError } from './drain-errors.js';
 import { conversationTopic, EventPublisher } from './event-publisher.js';
 import { fencedDeliveries } from './fenced-deliveries.js';
@@ -20,7 +21,7 @@ import type { Metrics } from './metrics.js';
 import { runTurn, type TurnDeps } from './turn/index.js';
 import { LeaseGuard } from './turn/lease-guard.js';
 import { busSink } from './turn/sinks/bus-sink.js';
-import { deliverySink } from './turn/sinks/delivery-sink.js';
+import { deliverySink, type FailedDelivery } from './turn/sinks/delivery-sink.js';
 import { fanOut } from './turn/sinks/fan-out.js';
 import { leaseGate } from './turn/sinks/lease-gate.js';
 import { logSink } from './turn/sinks/log-sink.js';
@@ -42,6 +43,8 @@ export interface WorkerDeps extends Omit<TurnDeps, 'store' | 'approvals'> {
   eventQueue?: JobQueue<EventJob>;
   queue: JobQueue<DrainJob>;
   timers: JobQueue<TimerJob>;
+  /** Replies whose channel failed after their turn closed: replayed, retried, then dead-lettered. Without it such a failure retries the turn. */
+  deliveryQueue?: JobQueue<DeliveryJob>;
   bus: Bus;
   locks: LockService;
   log: Logger;
@@ -87,6 +90,7 @@ export class Worker {
   /** Running turns per API key and sender, shared by every worker; none when both caps are off. */
   private readonly slots?: TurnSlots;
   private readonly ownSlots: boolean;
+  private readonly deliveryRetries?: DeliveryRetries;
 
   /** Turns running in this worker now (its heartbeat reports them). */
   get runningTurns(): number {
@@ -99,6 +103,16 @@ export class Worker {
     const capped = limits.maxConcurrentTurnsPerKey > 0 || limits.maxConcurrentTurnsPerSender > 0;
     this.ownSlots = capped && !deps.slots;
     this.slots = capped ? (deps.slots ?? deps.openSlots(redisUrl, queue.prefix)) : undefined;
+    if (deps.deliveryQueue)
+      this.deliveryRetries = new DeliveryRetries({
+        queue: deps.deliveryQueue,
+        store: deps.store,
+        deliverers: deps.deliverers,
+        deliverContext: deps.deliverContext,
+        maxAttempts: queue.deliveryAttempts,
+        ...(deps.metrics ? { metrics: deps.metrics } : {}),
+        log: deps.log.child({ component: 'delivery' }),
+      });
   }
 
   start(): void {
@@ -110,6 +124,8 @@ export class Worker {
     this.deps.timers.process(async () => void (await this.deps.approvals.expire()), { concurrency: 1 });
     const hub = this.deps.events;
     if (hub) this.deps.eventQueue?.process(async (job) => hub.deliver(job.data, job.attempt), { concurrency: 4 });
+    const retries = this.deliveryRetries;
+    if (retries) this.deps.deliveryQueue?.process(async (job) => retries.run(job.data, job.attempt), { concurrency: 4 });
     void this.deps.bus
       .subscribe(CONTROL_TOPIC, (e) => {
         const c = e as ControlEvent;
@@ -257,10 +273,15 @@ export class Worker {
           const control = { close: () => this.stoppers.get(conv.key) === stop && this.stoppers.delete(conv.key) };
           const turnSignal = linkedSignal(signal, stop.signal, guard.signal);
           try {
-            const delivery = this.deps.deliverers.get(conv.channel)?.open(storedTurnTarget(turn, conv, batch), {
+            const target = storedTurnTarget(turn, conv, batch);
+            const delivery = this.deps.deliverers.get(conv.channel)?.open(target, {
               ...this.deps.deliverContext,
               deliveries: fencedDeliveries(this.deps.deliverContext.deliveries, turn.id, turn.attempt, guard),
             });
+            // A channel failing once the text is final hands the reply to the delivery queue; the turn closes as usual.
+            const retries = this.deliveryRetries;
+            const inboxIds = batch.map((r) => r.id);
+            const handOver = retries ? { handOver: (f: FailedDelivery) => retries.handOver(target, inboxIds, f) } : {};
             // The turn's one sink: the log line, metrics, the bus, the channel's delivery, the event
             // webhooks, behind the lease gate: once the lease is lost nothing more leaves.
             const fanned = fanOut(
@@ -268,7 +289,7 @@ export class Worker {
                 { name: 'log', sink: logSink(turnLog, conv.channel) },
                 this.deps.metrics ? { name: 'metrics', sink: metricsSink(this.deps.metrics, conv.channel) } : undefined,
                 { name: 'bus', sink: busSink(publisher) },
-                delivery ? { name: `delivery:${conv.channel}`, sink: deliverySink(delivery) } : undefined,
+                delivery ? { name: `delivery:${conv.channel}`, sink: deliverySink(delivery, { ...handOver, log: turnLog }) } : undefined,
                 this.deps.events ? { name: 'event-webhooks', sink: eventWebhookSink(this.deps.events, conv) } : undefined,
               ],
               turnLog,
@@ -351,6 +372,7 @@ export class Worker {
     if (this.sweepTimer) clearInterval(this.sweepTimer);
     this.controlSub?.close();
     await Promise.allSettled([...this.running]);
+    await this.deliveryRetries?.idle();
     if (this.ownSlots) await this.slots?.close();
   }
 }

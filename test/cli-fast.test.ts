@@ -109,13 +109,14 @@ describe('a running gateway: status and the per-turn log line (JSON logs)', () =
     expect(human.stdout).toMatch(/\[ok {2}\] provider: openai-compatible: fake-model/);
     expect(human.stdout).toMatch(/queue: \d+ \w+/);
     expect(human.stdout).toMatch(/pending approvals: 1\n/);
+    expect(human.stdout).toMatch(/dead deliveries: 0\n/);
 
     // No SWITCHBOARD_URL: the configured port, and the operator key from SWITCHBOARD_OPERATOR_KEYS.
     const port = new URL(gw.url!).port;
     const json = cli(['status', '--json'], { SWITCHBOARD_HTTP_PORT: port, SWITCHBOARD_OPERATOR_KEYS: OPERATOR_KEY, SWITCHBOARD_DATA: data });
     expect(json.code).toBe(0);
     const s = JSON.parse(json.stdout);
-    expect(s).toMatchObject({ url: `http://127.0.0.1:${port}`, ready: true, mode: 'embedded', pendingApprovals: 1 });
+    expect(s).toMatchObject({ url: `http://127.0.0.1:${port}`, ready: true, mode: 'embedded', pendingApprovals: 1, deadDeliveries: 0 });
     expect(s.checks.store).toEqual({ ok: true });
     expect(s.queue).toEqual(expect.objectContaining({ waiting: expect.any(Number) }));
 

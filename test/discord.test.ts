@@ -217,10 +217,10 @@ describe('discord: a retried turn', () => {
     ).toEqual(['complete answer']);
   });
 
-  it('a channel Discord refuses (unknown, no access) does not wedge the turn', async () => {
+  it('a channel Discord refuses (unknown, no access) does not wedge the turn: close() says so at once, not retryable (a dead letter)', async () => {
     const d = deliverer().open(target('t_retry_3', 1, '1', '799999999999999999'), ctx());
     d.event(delta('t_retry_3', 'into the void'));
-    await expect(d.close()).resolves.toBeUndefined();
+    await expect(d.close()).rejects.toMatchObject({ code: 'channel_delivery_refused', retryable: false, platformCode: '10003' });
   });
 });
 

@@ -622,6 +622,7 @@ describe.each(backends)('ports contract: $name', (backend) => {
           '011_ingress_outcomes.sql',
           '012_turn_journal.sql',
           '013_turns_parked.sql',
+          '014_delivery_dead_letters.sql',
         ]);
 
         const identities = await q(`select external_id, sender_identity from inbox order by external_id`);

@@ -1,8 +1,8 @@
 import { LeaseLostError } from '../../kernel/lease-lost.js';
 import type { Db } from '../db/port.js';
-import type { DeliveryFields, DeliveryRecord, DeliveryRepository } from './ports/deliveries.js';
+import type { DeadDelivery, DeadDeliveryRecord, DeliveryFields, DeliveryRecord, DeliveryRepository } from './ports/deliveries.js';
 
-export type { DeliveryFields, DeliveryRecord, DeliveryRepository } from './ports/deliveries.js';
+export type { DeadDelivery, DeadDeliveryRecord, DeliveryFields, DeliveryRecord, DeliveryRepository } from './ports/deliveries.js';
 
 /**
  * What a turn posted on a platform. A retried turn finds its row and edits the
@@ -40,5 +40,23 @@ export class DeliveryStore implements DeliveryRepository {
     ).rows[0];
     if (!row) throw new LeaseLostError(`delivery ${channel}/${target} of turn ${turnId} not recorded: attempt ${fields.attempt} was overtaken`);
     return row;
+  }
+
+  async deadLetter(d: DeadDelivery): Promise<void> {
+    await this.db.query(
+      `insert into delivery_dead_letters (turn_id, conversation_id, channel, code, error, attempts) values ($1, $2, $3, $4, $5, $6)
+       on conflict (turn_id, channel) do update set code = excluded.code, error = excluded.error, attempts = excluded.attempts, created_at = now()`,
+      [d.turnId, d.conversationId, d.channel, d.code, d.error, d.attempts],
+    );
+  }
+
+  async deadLetters(limit = 100): Promise<DeadDeliveryRecord[]> {
+    return (
+      await this.db.query<DeadDeliveryRecord>(
+        `select id, turn_id as "turnId", conversation_id as "conversationId", channel, code, error, attempts, created_at as "createdAt"
+         from delivery_dead_letters order by created_at desc, id desc limit $1`,
+        [limit],
+      )
+    ).rows;
   }
 }

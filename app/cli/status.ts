@@ -4,7 +4,8 @@ import { operatorKeyFrom } from './http.js';
 export const STATUS_USAGE = `usage: switchboard status [--key OPERATOR_KEY] [--json]
 
 Asks a running gateway for its health: the readiness checks (store, queue, bus, provider,
-channels; shown to operator keys), the queue's jobs by state and the pending approvals.
+channels; shown to operator keys), the queue's jobs by state, the pending approvals and the
+replies given up on (dead deliveries, GET /v1/deliveries/dead-letters).
 The gateway: SWITCHBOARD_URL, else http://<http.host>:<http.port> of the configuration.
 The operator key: --key, else SWITCHBOARD_OPERATOR_KEY, else the first of SWITCHBOARD_OPERATOR_KEYS.
 Exit status: 0 ready, 1 not ready or not answering, 2 bad usage.`;
@@ -21,6 +22,8 @@ export interface GatewayStatus {
   queue: Record<string, number> | null;
   /** Pending approvals (GET /v1/approvals); null without an operator key. */
   pendingApprovals: number | null;
+  /** Replies the delivery queue gave up on (GET /v1/deliveries/dead-letters, the newest 100); null without an operator key. */
+  deadDeliveries: number | null;
   [detail: string]: unknown;
 }
 
@@ -61,21 +64,28 @@ async function gatewayAddress(env: Env): Promise<{ url: string; configKey?: stri
   return { url: `http://${h}:${port}`, ...(operatorKeys[0] ? { configKey: operatorKeys[0] } : {}) };
 }
 
-/** The three questions at once: readiness (with details for an operator), queue counts, pending approvals. */
+/** The questions at once: readiness (with details for an operator), queue counts, pending approvals, dead deliveries. */
 export async function gatewayStatus(url: string, key: string | undefined, timeoutMs = 5_000): Promise<GatewayStatus | { error: string }> {
   const get = (path: string, auth = true) =>
     fetch(`${url}${path}`, { headers: auth && key ? { authorization: `Bearer ${key}` } : {}, signal: AbortSignal.timeout(timeoutMs) });
-  const [readyz, metrics, approvals] = await Promise.allSettled([get('/readyz'), get('/metrics', false), key ? get('/v1/approvals') : Promise.reject()]);
+  const [readyz, metrics, approvals, dead] = await Promise.allSettled([
+    get('/readyz'),
+    get('/metrics', false),
+    key ? get('/v1/approvals') : Promise.reject(),
+    key ? get('/v1/deliveries/dead-letters') : Promise.reject(),
+  ]);
   if (readyz.status === 'rejected') return { error: reason(readyz.reason) };
   const body = (await readyz.value.json().catch(() => null)) as ({ ready?: unknown } & Record<string, unknown>) | null;
   if (!body || typeof body.ready !== 'boolean') return { error: `/readyz answered HTTP ${readyz.value.status} without a readiness` };
   const queue = metrics.status === 'fulfilled' && metrics.value.ok ? queueCounts(await metrics.value.text()) : null;
-  let pendingApprovals: number | null = null;
-  if (approvals.status === 'fulfilled' && approvals.value.ok) {
-    const list = (await approvals.value.json().catch(() => null)) as { data?: unknown[] } | null;
-    pendingApprovals = Array.isArray(list?.data) ? list.data.length : null;
-  }
-  return { url, ...body, ready: body.ready, queue, pendingApprovals };
+  return { url, ...body, ready: body.ready, queue, pendingApprovals: await listLength(approvals), deadDeliveries: await listLength(dead) };
+}
+
+/** The length of a `{data: [...]}` list an answer holds; null when there is none (no operator key, an older gateway). */
+async function listLength(r: PromiseSettledResult<Response>): Promise<number | null> {
+  if (r.status !== 'fulfilled' || !r.value.ok) return null;
+  const list = (await r.value.json().catch(() => null)) as { data?: unknown[] } | null;
+  return Array.isArray(list?.data) ? list.data.length : null;
 }
 
 function reason(e: unknown): string {
@@ -102,5 +112,6 @@ export function formatStatus(s: GatewayStatus, withKey: boolean): string {
         .join(', ')}`,
     );
   lines.push(`  pending approvals: ${s.pendingApprovals ?? 'unknown (needs an operator key)'}`);
+  if (s.deadDeliveries !== null) lines.push(`  dead deliveries: ${s.deadDeliveries}${s.deadDeliveries ? ' (GET /v1/deliveries/dead-letters)' : ''}`);
   return lines.join('\n');
 }

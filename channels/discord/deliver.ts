@@ -115,6 +115,10 @@ class DiscordMessages implements EditPlatform {
     return permanent(err);
   }
 
+  code(err: unknown): string {
+    return err instanceof DiscordAPIError ? String(err.code) : ((err as Error)?.message ?? String(err));
+  }
+
   /** The decision resumed the turn: the request's buttons go (a decision made over the HTTP API or the CLI left them there). */
   async resumedAfterPark(lastId: string): Promise<void> {
     await this.rest.patch(Routes.channelMessage(this.target.channelId, lastId), { body: { components: [] } });

@@ -36,6 +36,8 @@ export const slackSchema = z
     nameCacheMs: z.number().int().nonnegative().default(3_600_000),
     /** Per Web API call. */
     requestTimeoutMs: z.number().int().positive().default(10_000),
+    /** How long a turn's own delivery keeps retrying a failing Slack before a delivery job takes over (0: at once). */
+    deliveryTimeoutMs: z.number().int().nonnegative().default(30_000),
   })
   .strict();
 

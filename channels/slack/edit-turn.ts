@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { ignoreError } from '../../kernel/errors.js';
 import type { ApprovalInfo, TurnEvent } from '../../kernel/turn-events.js';
 import {
+  ChannelDeliveryError,
   type DeliverContext,
   type EditPlatform,
   type Part,
@@ -18,9 +19,6 @@ import type { SlackConfig } from './config.js';
 import { markdownToMrkdwn } from './format.js';
 import { slackReplyText, statusLine } from './reply-text.js';
 import type { SlackWhere } from './target.js';
-
-/** How long close() keeps retrying an unreachable Slack before the turn is retried. */
-const DELIVERY_TIMEOUT_MS = 30_000;
 
 /**
  * Slack's side of the post-and-edit engine: chat.postMessage, chat.update
@@ -71,6 +69,10 @@ class SlackMessages implements EditPlatform {
 
   permanent(err: unknown): boolean {
     return !isTransient(err);
+  }
+
+  code(err: unknown): string {
+    return slackError(err);
   }
 }
 
@@ -142,7 +144,10 @@ export class SlackEditTurn implements TurnDelivery {
   private readonly engine: PostAndEdit;
   private readonly approvals: SlackApprovalPoster;
   private readonly asked = new Set<string>();
+  private readonly record: PostedRecord;
   private asking: Promise<void> = Promise.resolve();
+  /** An approval request Slack did not take: close() reports it (a delivery job posts it again). */
+  private askFailure: ChannelDeliveryError | undefined;
   private closed = false;
 
   constructor(
@@ -157,13 +162,14 @@ export class SlackEditTurn implements TurnDelivery {
   ) {
     const messages = new SlackMessages(client, where);
     this.approvals = handover?.approvals ?? new SlackApprovalPoster(client, where, ctx, target.turnId, log);
+    this.record = slackRecord(ctx, target.turnId, where, messages, log, handover?.seed);
     this.engine = new PostAndEdit(
       messages,
-      slackRecord(ctx, target.turnId, where, messages, log, handover?.seed),
+      this.record,
       {
         maxChars: cfg.maxMessageChars,
         editIntervalMs: cfg.updateIntervalMs,
-        deliveryTimeoutMs: DELIVERY_TIMEOUT_MS,
+        deliveryTimeoutMs: cfg.deliveryTimeoutMs,
         render: (chunk, status) => [chunk.trim() ? markdownToMrkdwn(chunk) : '', status ? `_${status}_` : ''].filter(Boolean).join('\n\n') || '…',
         log,
       },
@@ -188,6 +194,11 @@ export class SlackEditTurn implements TurnDelivery {
     // The requests after the reply they belong to (the turn flushes as soon as it asks).
     for (const a of this.reply.approvals) this.ask(a);
     await this.asking;
+    if (this.askFailure) {
+      // Not parked as far as a replay is concerned: the delivery job edits these messages (and asks) again, not below them.
+      if (this.engine.ids.length) await this.record.save(0, this.engine.ids, 'streaming');
+      throw this.askFailure;
+    }
   }
 
   /** A parked reply keeps its status line at the end: the call waiting for approval. */
@@ -200,7 +211,15 @@ export class SlackEditTurn implements TurnDelivery {
     this.asking = this.asking.then(async () => {
       if (this.asked.has(a.code)) return;
       this.asked.add(a.code);
-      await this.approvals.post(a).catch((err: unknown) => this.log.warn({ error: slackError(err) }, 'chat.postMessage (approval) failed'));
+      await this.approvals.post(a).catch((err: unknown) => {
+        const code = slackError(err);
+        this.log.warn({ error: code }, 'chat.postMessage (approval) failed');
+        this.askFailure ??= new ChannelDeliveryError(`the approval request ${a.code} was not posted: ${code}`, {
+          retryable: isTransient(err),
+          platformCode: code,
+          cause: err,
+        });
+      });
     });
   }
 }

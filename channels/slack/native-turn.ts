@@ -1,7 +1,7 @@
 import type { WebClient } from '@slack/web-api';
 import type { Logger } from 'pino';
 import type { ApprovalInfo, TurnEvent } from '../../kernel/turn-events.js';
-import { type DeliverContext, ReplyBuffer, type TurnDelivery, type TurnTarget } from '../../src/channel/index.js';
+import { ChannelDeliveryError, type DeliverContext, ReplyBuffer, type TurnDelivery, type TurnTarget } from '../../src/channel/index.js';
 import { SlackApprovalPoster } from './approval-post.js';
 import { isTransient, slackError } from './client.js';
 import type { SlackConfig } from './config.js';
@@ -115,7 +115,15 @@ export class SlackNativeTurn implements TurnDelivery {
     await this.chain;
     this.done();
     await this.fallback?.close();
-    if (this.failure && !this.abandoned) throw this.failure;
+    if (this.failure && !this.abandoned) {
+      // Retryable or not, the delivery sink hands it to a delivery job (a refusal is dead-lettered at once).
+      const code = slackError(this.failure);
+      throw new ChannelDeliveryError(`slack did not take the reply: ${code}`, {
+        retryable: isTransient(this.failure),
+        platformCode: code,
+        cause: this.failure,
+      });
+    }
   }
 
   abandon(): void {
@@ -297,12 +305,10 @@ export class SlackNativeTurn implements TurnDelivery {
   /** The end of the attempt: record what each message holds. */
   private async finish(): Promise<void> {
     if (this.abandoned || this.fallback) return;
-    for (const s of this.streams) await this.record(s, this.reply.parked ? 'parked' : 'done', s.sent);
-    // Only Slack looking unreachable is worth retrying the turn for.
-    if (this.failure && !isTransient(this.failure)) {
-      this.log.error({ error: slackError(this.failure) }, 'slack refused the reply; not retrying the turn');
-      this.failure = undefined;
-    }
+    // A failed attempt is not parked: its replay (a delivery job) edits these messages again instead of answering below them.
+    for (const s of this.streams) await this.record(s, this.reply.parked && !this.failure ? 'parked' : 'done', s.sent);
+    // Slack refused the reply (close() reports it, not retryable: a dead letter).
+    if (this.failure && !isTransient(this.failure)) this.log.error({ error: slackError(this.failure) }, 'slack refused the reply');
   }
 
   private async record(s: Stream, state: string, body: string): Promise<void> {

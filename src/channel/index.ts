@@ -18,6 +18,8 @@ export { type CommandName, parseCommand } from '../commands.js';
 export { ConfigError, configError, issueProblems } from '../config.js';
 export { type ApprovalAction, type ApprovalCard, approvalCard, approvalsText, withApprovalsText } from './approval-card.js';
 export type { ChannelDeliverer, Conversation, DeliverContext, TurnDelivery, TurnTarget } from './deliver.js';
+// A reply a channel could not deliver: retryable (the delivery queue tries again) or refused (dead letter).
+export { ChannelDeliveryError } from './delivery-error.js';
 export * from './http.js';
 export type {
   Accepted,

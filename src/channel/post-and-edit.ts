@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { DeliveryRepository } from '../../adapters/store/ports/deliveries.js';
 import { ignoreError } from '../../kernel/errors.js';
 import { splitFenced } from '../../kernel/text-split.js';
+import { ChannelDeliveryError } from './delivery-error.js';
 
 /**
  * The one throttled post-and-edit engine of the channels that edit their
@@ -45,6 +46,8 @@ export interface EditPlatform {
   edit(id: string, part: Part): Promise<'ok' | 'gone'>;
   remove(id: string): Promise<void>;
   permanent(err: unknown): boolean;
+  /** The platform's code for a failure (`channel_not_found`), for the log and the dead letter. */
+  code?(err: unknown): string;
   /** A turn resumed after parking: the request message left by the earlier phase (clear its buttons...). */
   resumedAfterPark?(lastId: string): Promise<void>;
 }
@@ -52,7 +55,7 @@ export interface EditPlatform {
 export interface PostAndEditOptions {
   maxChars: number;
   editIntervalMs: number;
-  /** How long close() keeps retrying a failing platform before it throws (the turn is retried). */
+  /** How long close() keeps retrying a failing platform before it throws (a delivery job takes over; 0: at the first failure). */
   deliveryTimeoutMs: number;
   /** Shown while the reply has no text yet, or in messages a reset emptied. */
   placeholder?: string;
@@ -159,15 +162,24 @@ export class PostAndEdit {
         failingSince = null;
         backoff = 500;
       } catch (err) {
+        const platformCode = this.platform.code?.(err);
         if (this.platform.permanent(err)) {
-          this.opts.log.error({ err }, "the platform refused the reply; giving up on this turn's delivery");
+          this.opts.log.error({ err, platformCode }, "the platform refused the reply; giving up on this turn's delivery");
           this.dead = true;
-          return;
+          throw new ChannelDeliveryError(`the platform refused the reply: ${platformCode ?? (err as Error)?.message ?? String(err)}`, {
+            retryable: false,
+            ...(platformCode ? { platformCode } : {}),
+            cause: err,
+          });
         }
         failingSince ??= Date.now();
-        if (this.closing && Date.now() - failingSince > this.opts.deliveryTimeoutMs) {
-          this.opts.log.error({ err }, 'delivery kept failing; the turn will be retried');
-          throw err;
+        if (this.closing && Date.now() - failingSince >= this.opts.deliveryTimeoutMs) {
+          this.opts.log.warn({ err, platformCode }, 'delivery kept failing; handing it to the delivery queue');
+          throw new ChannelDeliveryError(`delivery kept failing: ${platformCode ?? (err as Error)?.message ?? String(err)}`, {
+            retryable: true,
+            ...(platformCode ? { platformCode } : {}),
+            cause: err,
+          });
         }
         this.opts.log.warn({ err, retryInMs: backoff }, 'delivery failed; retrying');
         wait = backoff;

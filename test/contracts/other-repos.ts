@@ -301,6 +301,41 @@ export function otherRepositoryContracts(repos: () => AllRepositories): void {
       await repos().deliveries.record(t.id, 'slack', 'msg:C1:0', { state: 'delivered', body: 'second', attempt: 2 });
       expect(await repos().deliveries.get(t.id, 'slack', 'msg:C1:0')).toMatchObject({ state: 'delivered', body: 'second' });
     });
+
+    it('keeps one dead letter per (turn, channel), the newest first; a second replaces the first', async () => {
+      const [t1, t2] = [`t_${u()}`, `t_${u()}`];
+      await repos().deliveries.deadLetter({
+        turnId: t1,
+        conversationId: 'c1',
+        channel: 'slack',
+        code: 'channel_delivery_failed:internal_error',
+        error: 'HTTP 503',
+        attempts: 5,
+      });
+      await repos().deliveries.deadLetter({
+        turnId: t2,
+        conversationId: 'c2',
+        channel: 'slack',
+        code: 'channel_delivery_refused:channel_not_found',
+        error: 'gone',
+        attempts: 1,
+      });
+      await repos().deliveries.deadLetter({
+        turnId: t1,
+        conversationId: 'c1',
+        channel: 'slack',
+        code: 'channel_delivery_refused:is_archived',
+        error: 'archived',
+        attempts: 2,
+      });
+      const mine = (await repos().deliveries.deadLetters(1000)).filter((d) => d.turnId === t1 || d.turnId === t2);
+      expect(mine.map((d) => [d.turnId, d.code, d.attempts])).toEqual([
+        [t1, 'channel_delivery_refused:is_archived', 2],
+        [t2, 'channel_delivery_refused:channel_not_found', 1],
+      ]);
+      expect(mine[0]).toMatchObject({ conversationId: 'c1', channel: 'slack', error: 'archived' });
+      expect(mine[0]!.createdAt).toBeInstanceOf(Date);
+    });
   });
 
   describe('channel state', () => {

@@ -16,6 +16,8 @@ export interface SlackCall {
   args: Record<string, any>;
   token?: string;
   at: number;
+  /** How a fault of failNext answered it: the HTTP status, or Slack's error code. */
+  failedWith?: number | string;
 }
 
 export interface FakeMessage {
@@ -53,6 +55,14 @@ export class FakeSlack {
   readonly users = new Map<string, FakeUser>();
   /** method → Slack error code it answers with. */
   readonly failing = new Map<string, string>();
+  /** Faults armed by failNext, in order: each fails its method's matching calls at the HTTP level until used up. */
+  private readonly faults: Array<{
+    method: string;
+    left: number;
+    status: number;
+    error?: string;
+    when?: (args: Record<string, any>) => boolean | Promise<boolean>;
+  }> = [];
   /** Envelopes acknowledged over the socket, by envelope id. */
   readonly acks = new Map<string, any>();
   connections = 0;
@@ -116,7 +126,25 @@ export class FakeSlack {
     else for (const [k, v] of new URLSearchParams(raw)) args[k] = JSON_KEYS.has(k) ? parseValue(v) : v;
     const auth = String(req.headers.authorization ?? '');
     const token = auth.startsWith('Bearer ') ? auth.slice(7) : typeof args.token === 'string' ? args.token : undefined;
-    this.calls.push({ method, args, ...(token ? { token } : {}), at: Date.now() });
+    let fault: (typeof this.faults)[number] | undefined;
+    for (const f of this.faults) {
+      if (f.method !== method || f.left <= 0 || (f.when && !(await f.when(args)))) continue;
+      fault = f;
+      break;
+    }
+    this.calls.push({ method, args, ...(token ? { token } : {}), at: Date.now(), ...(fault ? { failedWith: fault.error ?? fault.status } : {}) });
+    if (fault) {
+      fault.left--;
+      if (fault.error) {
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ ok: false, error: fault.error }));
+        return;
+      }
+      // 429 is Slack's rate limit (the SDK waits Retry-After and tries again); 5xx an outage (the SDK gives up at once).
+      if (fault.status === 429)
+        res.writeHead(429, { 'content-type': 'application/json', 'retry-after': '1' }).end(JSON.stringify({ ok: false, error: 'ratelimited' }));
+      else res.writeHead(fault.status, { 'content-type': 'text/plain' }).end('upstream unavailable');
+      return;
+    }
     const out = this.answer(method, args, token);
     res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(out));
   }
@@ -230,6 +258,36 @@ export class FakeSlack {
     return [...this.messages.values()].filter(
       (m) => m.channel === channel && m.user === BOT.userId && !m.deleted && (thread_ts === undefined || m.thread_ts === thread_ts),
     );
+  }
+
+  /**
+   * The next `times` calls of `method` (those `when` accepts) fail at the HTTP level with `status`
+   * (a 5xx by default; 429 is a rate limit with Retry-After: 1), or with Slack's `error` in an
+   * ok:false answer (channel_not_found), and change nothing. `when` may be async (it is awaited for
+   * every armed fault of the method, in order; the first that accepts the call answers it).
+   */
+  failNext(
+    method: string,
+    times: number,
+    opts: { status?: number; error?: string; when?: (args: Record<string, any>) => boolean | Promise<boolean> } = {},
+  ): void {
+    this.faults.push({
+      method,
+      left: times,
+      status: opts.error ? 200 : (opts.status ?? 503),
+      ...(opts.error ? { error: opts.error } : {}),
+      ...(opts.when ? { when: opts.when } : {}),
+    });
+  }
+
+  /** Faults not used up yet, for a test that wants to know all fired. */
+  get faultsLeft(): number {
+    return this.faults.reduce((n, f) => n + f.left, 0);
+  }
+
+  /** Disarms every fault of failNext. */
+  clearFaults(): void {
+    this.faults.length = 0;
   }
 
   callsOf(method: string): SlackCall[] {

@@ -18,6 +18,28 @@ export interface DeliveryFields {
   attempt?: number;
 }
 
+/** A turn's reply that the delivery queue gave up on: the operator's dead letter. */
+export interface DeadDeliveryRecord {
+  id: number;
+  turnId: string;
+  conversationId: string;
+  channel: string;
+  /** The error's stable code (`channel_delivery_failed`, `invalid_reply_target`...), with the platform's own after a colon. */
+  code: string;
+  error: string;
+  attempts: number;
+  createdAt: Date;
+}
+
+export interface DeadDelivery {
+  turnId: string;
+  conversationId: string;
+  channel: string;
+  code: string;
+  error: string;
+  attempts: number;
+}
+
 /**
  * What a turn posted on a platform, one row per (turn, channel, target). A
  * retried turn finds its row and edits the message it already posted instead
@@ -34,4 +56,8 @@ export interface DeliveryRepository {
    * nothing is written and it throws LeaseLostError (kernel/lease-lost.ts).
    */
   record(turnId: string, channel: string, target: string, fields: DeliveryFields): Promise<DeliveryRecord>;
+  /** Records a dead letter; a second one for the same turn and channel replaces the first. */
+  deadLetter(d: DeadDelivery): Promise<void>;
+  /** The newest dead letters first. */
+  deadLetters(limit?: number): Promise<DeadDeliveryRecord[]>;
 }

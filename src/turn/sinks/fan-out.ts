@@ -13,7 +13,8 @@ export interface NamedSink {
  * One sink over several, in order. A sink whose push (or attempt) throws is
  * logged and dropped for the rest of the turn: it never breaks the turn or the
  * sinks after it. flush() awaits each remaining sink in order and lets a failure
- * through: that is how a channel whose delivery gave up asks for the turn again.
+ * through: that is how a channel whose delivery gave up asks for the turn again
+ * (only without a delivery queue: with one, the delivery sink hands the reply over instead).
  */
 export function fanOut(sinks: ReadonlyArray<NamedSink | undefined>, log: Logger): TurnSink {
   let live = sinks.filter((s): s is NamedSink => !!s);

@@ -1,6 +1,6 @@
 import type { AccessEntry, AccessRepository } from '../../../adapters/store/ports/access.js';
 import type { ChannelStateRepository } from '../../../adapters/store/ports/channel-state.js';
-import type { DeliveryFields, DeliveryRecord, DeliveryRepository } from '../../../adapters/store/ports/deliveries.js';
+import type { DeadDelivery, DeadDeliveryRecord, DeliveryFields, DeliveryRecord, DeliveryRepository } from '../../../adapters/store/ports/deliveries.js';
 import type { WebhookDeadLetter, WebhookRepository, WebhookSubscriber } from '../../../adapters/store/ports/webhooks.js';
 import { LeaseLostError } from '../../../kernel/lease-lost.js';
 import { type AccessRecord, copy, json, type Tables } from './tables.js';
@@ -45,6 +45,29 @@ export class MemoryDeliveries implements DeliveryRepository {
         updatedAt: now,
       });
     return copy(d);
+  }
+
+  async deadLetter(x: DeadDelivery): Promise<void> {
+    const row: DeadDeliveryRecord = {
+      id: this.t.nextId(),
+      turnId: x.turnId,
+      conversationId: x.conversationId,
+      channel: x.channel,
+      code: x.code,
+      error: x.error,
+      attempts: x.attempts,
+      createdAt: this.t.now(),
+    };
+    const i = this.t.deadDeliveries.findIndex((d) => d.turnId === x.turnId && d.channel === x.channel);
+    if (i >= 0) this.t.deadDeliveries[i] = { ...row, id: this.t.deadDeliveries[i]!.id };
+    else this.t.deadDeliveries.push(row);
+  }
+
+  async deadLetters(limit = 100): Promise<DeadDeliveryRecord[]> {
+    return [...this.t.deadDeliveries]
+      .sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime() || b.id - a.id)
+      .slice(0, limit)
+      .map(copy);
   }
 }
 

@@ -1,7 +1,7 @@
 import type { AccessEntry } from '../../../adapters/store/ports/access.js';
 import type { AllowRuleRecord, ApprovalRecord } from '../../../adapters/store/ports/approvals.js';
 import type { ConversationRecord } from '../../../adapters/store/ports/conversations.js';
-import type { DeliveryRecord } from '../../../adapters/store/ports/deliveries.js';
+import type { DeadDeliveryRecord, DeliveryRecord } from '../../../adapters/store/ports/deliveries.js';
 import type { InboxMessage } from '../../../adapters/store/ports/inbox.js';
 import type { StoredMessage } from '../../../adapters/store/ports/transcript.js';
 import type { TurnRecord } from '../../../adapters/store/ports/turns.js';
@@ -78,6 +78,7 @@ export class Tables {
   rules: AllowRuleRecord[] = [];
   audit: AuditRecord[] = [];
   deliveries: DeliveryRecord[] = [];
+  deadDeliveries: DeadDeliveryRecord[] = [];
   channelState = new Map<string, unknown>();
   access: AccessRecord[] = [];
   subscribers: Array<WebhookSubscriber & { createdAt: Date }> = [];

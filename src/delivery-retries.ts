@@ -1,0 +1,135 @@
+import type { Logger } from 'pino';
+import type { JobQueue } from '../adapters/queue/port.js';
+import type { GatewayStore, InboxMessage } from '../adapters/store/ports/index.js';
+import { errorCode, SwitchboardError } from '../kernel/errors.js';
+import type { DeliveryJob } from '../kernel/jobs.js';
+import { type DeliverContext, type StoredTurnTarget, storedTurnTarget, type TurnDeliverer } from './channel/deliver.js';
+import { ChannelDeliveryError } from './channel/delivery-error.js';
+import { ReplyToError } from './channel/reply-to.js';
+import type { Metrics } from './metrics.js';
+import type { FailedDelivery } from './turn/sinks/delivery-sink.js';
+
+export interface DeliveryRetryDeps {
+  queue: JobQueue<DeliveryJob>;
+  store: Pick<GatewayStore, 'conversation' | 'inboxRow'>;
+  deliverers: Map<string, TurnDeliverer>;
+  /** Its deliveries repository also keeps the dead letters. */
+  deliverContext: DeliverContext;
+  /** queue.deliveryAttempts: the last one failing dead-letters the reply. */
+  maxAttempts: number;
+  metrics?: Metrics;
+  log: Logger;
+}
+
+/**
+ * Delivery, separate from thinking: a reply whose channel failed once the turn's text was final
+ * (the delivery sink's flush, in settle or park) is handed here while the turn closes as usual. A
+ * delivery job replays the turn's events into a new delivery of the channel (a later attempt, so
+ * the deliverer resumes from the deliveries table: it edits what was posted and posts what is
+ * missing, approval requests included), with its own retries. A refusal (retryable false) or the
+ * last attempt failing is a dead letter: logged at error, counted, listed for the operator
+ * (GET /v1/deliveries/dead-letters, `switchboard status`). The model is never asked again.
+ */
+export class DeliveryRetries {
+  private readonly handing = new Set<Promise<void>>();
+
+  constructor(private readonly deps: DeliveryRetryDeps) {}
+
+  /** From the delivery sink (synchronous): queues the replay, or dead-letters a refusal at once. */
+  /** `inboxIds`: the messages the turn answers (the replay reads their reply target again). */
+  handOver(target: StoredTurnTarget, inboxIds: number[], failure: FailedDelivery): void {
+    const channel = target.conversation.channel;
+    const job: DeliveryJob = {
+      turnId: target.turnId,
+      turnAttempt: target.attempt,
+      conversationId: target.conversation.id,
+      channel,
+      inboxIds,
+      events: failure.events,
+    };
+    const p = (async () => {
+      if (permanent(failure.error)) return this.deadLetter(job, failure.error, 1);
+      await this.deps.queue.add(job);
+      this.deps.metrics?.deliveryJobs.inc({ channel, outcome: 'queued' });
+      this.deps.log.warn(
+        { turn: job.turnId, conversation: job.conversationId, channel, code: codeOf(failure.error), err: failure.error },
+        'the reply could not be delivered; the turn is closed and a delivery job will try again',
+      );
+    })()
+      .catch((err: unknown) =>
+        this.deps.log.error({ err, turn: job.turnId, channel, cause: failure.error }, 'could not queue the delivery job of a reply; it is lost'),
+      )
+      .finally(() => this.handing.delete(p));
+    this.handing.add(p);
+  }
+
+  /** The delivery queue's handler: one replay; throws to be retried. */
+  async run(job: DeliveryJob, attempt: number): Promise<void> {
+    const { channel } = job;
+    const log = this.deps.log.child({ turn: job.turnId, conversation: job.conversationId, channel, deliveryAttempt: attempt });
+    try {
+      await this.replay(job, attempt);
+      this.deps.metrics?.deliveryJobs.inc({ channel, outcome: 'delivered' });
+      log.info('the reply was delivered by its delivery job');
+    } catch (err) {
+      if (permanent(err) || attempt >= this.deps.maxAttempts) return this.deadLetter(job, err, attempt);
+      this.deps.metrics?.deliveryJobs.inc({ channel, outcome: 'retry' });
+      log.warn({ err, code: codeOf(err) }, 'the delivery job failed; it will be retried');
+      throw err;
+    }
+  }
+
+  private async replay(job: DeliveryJob, attempt: number): Promise<void> {
+    const deliverer = this.deps.deliverers.get(job.channel);
+    if (!deliverer) throw new DeliveryGone(`the channel ${job.channel} is not configured here`);
+    const conversation = await this.deps.store.conversation(job.conversationId);
+    if (!conversation) throw new DeliveryGone(`conversation ${job.conversationId} is gone`);
+    const batch = (await Promise.all(job.inboxIds.map((id) => this.deps.store.inboxRow(id)))).filter((r): r is InboxMessage => !!r);
+    // A later attempt than any the turn had: the deliverer resumes from what was posted.
+    const turnAttempt = job.turnAttempt + attempt;
+    const delivery = deliverer.open(storedTurnTarget({ id: job.turnId, attempt: turnAttempt }, conversation, batch), this.deps.deliverContext);
+    for (const e of job.events) delivery.event(e.type === 'turn_start' ? { ...e, attempt: turnAttempt } : e);
+    await delivery.close();
+  }
+
+  private async deadLetter(job: DeliveryJob, err: unknown, attempts: number): Promise<void> {
+    const code = codeOf(err);
+    const error = (err as Error)?.message ?? String(err);
+    this.deps.metrics?.deliveryJobs.inc({ channel: job.channel, outcome: 'dead' });
+    this.deps.metrics?.deadDeliveries.inc({ channel: job.channel, code });
+    this.deps.log.error(
+      { turn: job.turnId, conversation: job.conversationId, channel: job.channel, code, attempts, err },
+      'the reply could not be delivered; dead-lettered (GET /v1/deliveries/dead-letters)',
+    );
+    await this.deps.deliverContext.deliveries.deadLetter({
+      turnId: job.turnId,
+      conversationId: job.conversationId,
+      channel: job.channel,
+      code,
+      error,
+      attempts,
+    });
+  }
+
+  /** Waits for hand-overs still being queued (the worker's close). */
+  async idle(): Promise<void> {
+    await Promise.allSettled([...this.handing]);
+  }
+}
+
+/** Nothing to deliver to any more: the channel or the conversation is gone. */
+class DeliveryGone extends SwitchboardError {
+  readonly code = 'delivery_target_gone';
+}
+
+/** Retrying cannot help: a SwitchboardError that says so (a platform's refusal), or a reply target the channel rejects. */
+function permanent(err: unknown): boolean {
+  return (err instanceof SwitchboardError && !err.retryable) || err instanceof ReplyToError;
+}
+
+/** `channel_delivery_failed:internal_error`: ours, then the platform's. */
+function codeOf(err: unknown): string {
+  if (err instanceof ChannelDeliveryError) return err.platformCode ? `${err.code}:${err.platformCode}` : err.code;
+  if (err instanceof ReplyToError) return 'invalid_reply_target';
+  return errorCode(err) ?? 'delivery_error';
+}
