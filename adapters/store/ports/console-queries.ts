@@ -6,6 +6,18 @@ export interface ConsoleConversation {
   /** The status of its latest turn, null before its first. */
   status: string | null;
   turns: number;
+  /** Its latest message's sender: the display name where the channel gave one, and the canonical identity. */
+  sender_name: string | null;
+  sender_id: string | null;
+  /** The latest of its last accepted message and its last turn's start or finish. */
+  last_activity: Date;
+}
+
+/** A finished turn's duration, and how much of it the turn spent parked waiting for a human. */
+export interface ConsoleTurnLatency {
+  ms: number;
+  parked_ms: number;
+  finished_at: Date;
 }
 
 /** Read-only views for the operator console. */
@@ -13,5 +25,5 @@ export interface ConsoleQueries {
   /** Recently active conversations, newest first (default 30). */
   recentConversations(limit?: number): Promise<ConsoleConversation[]>;
   /** How long finished turns took (ms), newest first (default 60). */
-  turnLatencies(limit?: number): Promise<Array<{ ms: number; finished_at: Date }>>;
+  turnLatencies(limit?: number): Promise<ConsoleTurnLatency[]>;
 }
