@@ -104,7 +104,11 @@ describe('operator console', () => {
       await page.fill('#key', wrong);
       await page.click('#go');
       await page.waitForSelector('#loginerr:text("not an operator key")');
-      expect(await page.locator('#app').evaluate((e) => (globalThis as unknown as { getComputedStyle(e: unknown): { display: string } }).getComputedStyle(e).display)).toBe('none');
+      expect(
+        await page
+          .locator('#app')
+          .evaluate((e) => (globalThis as unknown as { getComputedStyle(e: unknown): { display: string } }).getComputedStyle(e).display),
+      ).toBe('none');
       expect(await page.locator('#app').boundingBox()).toBeNull();
       expect(await visible(page, '#approvals')).toBe(false);
       expect(await visible(page, '#key')).toBe(true);
@@ -164,7 +168,8 @@ describe('operator console', () => {
 
     // Health from /readyz's operator body and the state endpoint.
     const health = (await page.textContent('#health')) ?? '';
-    for (const part of ['ready: yes', 'store: ok', 'queue: ok', 'bus: ok', 'provider: ok', 'slot openai-compatible (fake-model): ready']) expect(health).toContain(part);
+    for (const part of ['ready: yes', 'store: ok', 'queue: ok', 'bus: ok', 'provider: ok', 'slot openai-compatible (fake-model): ready'])
+      expect(health).toContain(part);
 
     // Conversations: channel, sender (display name where known), last activity, state.
     const named = page.locator('#convs tr[data-id]:has-text("named-sender")');
@@ -189,7 +194,8 @@ describe('operator console', () => {
     await page.click('#accdeny');
     await page.waitForSelector('#access tr:has-text("+15550002222"):has-text("denied")');
     await screenshot(page, 'dashboard');
-    for (const sel of ['#approvals', '#health', '#chart', '#convs', '#access', '#rules', '#subscribers', '#memory', '#config', '#chatlog']) expect([sel, await visible(page, sel)]).toEqual([sel, true]);
+    for (const sel of ['#approvals', '#health', '#chart', '#convs', '#access', '#norules', '#subscribers', '#memory', '#config', '#chatlog'])
+      expect([sel, await visible(page, sel)]).toEqual([sel, true]);
 
     // A transcript: the stored messages (markup as text), then live events appended.
     await page.click('#convs tr[data-id]:has-text("watched")');
@@ -230,7 +236,9 @@ describe('operator console', () => {
     const turns = await gw.infra.store.turns(convId);
     const resumed = turns.find((t) => t.finished_at && t.finished_at.getTime() - t.started_at.getTime() >= 1_500);
     expect(resumed).toBeDefined();
-    const state = (await (await fetch(`${gw.url}/v1/console/state`, { headers: { authorization: `Bearer ${OPERATOR_KEY}` } })).json()) as { latencies: number[] };
+    const state = (await (await fetch(`${gw.url}/v1/console/state`, { headers: { authorization: `Bearer ${OPERATOR_KEY}` } })).json()) as {
+      latencies: number[];
+    };
     expect(Math.max(...state.latencies)).toBeLessThan(1_400);
     await page.waitForSelector('#chart polyline');
     expect(await page.textContent('#chartlabel')).toMatch(/\d+ turns, max \d+ ms/);

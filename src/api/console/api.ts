@@ -1,24 +1,13 @@
 import type { ServerResponse } from 'node:http';
 import { conversationKey } from '../../../kernel/envelope.js';
-import type { ProviderChain } from '../../../providers/chain.js';
-import { type Config, maskConfig } from '../../config.js';
+import { maskConfig } from '../../config.js';
 import type { CoreInfra } from '../../core-infra.js';
 import { conversationTopic } from '../../event-publisher.js';
 import type { ApiKeyAuth, Principal } from '../../http/auth.js';
 import { sendError } from '../../http/errors.js';
 import { type HttpServer, type RequestContext, sendJson } from '../../http/server.js';
 import { CONSOLE_HTML } from './page.js';
-import { consoleState } from './state.js';
-
-export interface ConsoleDeps {
-  auth: ApiKeyAuth;
-  infra: CoreInfra;
-  chain: ProviderChain | null;
-  /** The effective configuration (shown masked). */
-  config: Config;
-  /** The operator's /readyz body: checks of store, queue, bus, provider, workers and channels. */
-  health: () => Promise<Record<string, unknown>>;
-}
+import { type ConsoleDeps, consoleState } from './state.js';
 
 /**
  * The operator console: a page served by the gateway (GET /console) and the

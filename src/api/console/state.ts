@@ -1,6 +1,19 @@
+import type { ProviderChain } from '../../../providers/chain.js';
 import { visibleCall } from '../../approvals/render.js';
+import type { Config } from '../../config.js';
+import type { CoreInfra } from '../../core-infra.js';
+import type { ApiKeyAuth } from '../../http/auth.js';
 import { rulesJson } from '../approvals-api.js';
-import type { ConsoleDeps } from './api.js';
+
+export interface ConsoleDeps {
+  auth: ApiKeyAuth;
+  infra: CoreInfra;
+  chain: ProviderChain | null;
+  /** The effective configuration (shown masked). */
+  config: Config;
+  /** The operator's /readyz body: checks of store, queue, bus, provider, workers and channels. */
+  health: () => Promise<Record<string, unknown>>;
+}
 
 /** A conversation's state as the console shows it: its latest turn running, parked for approval, or nothing running. */
 function conversationState(status: string | null): 'running' | 'parked' | 'idle' {
@@ -26,8 +39,7 @@ export async function consoleState(deps: ConsoleDeps): Promise<Record<string, un
     deps.health().catch((err: unknown) => ({ ready: false, error: (err as Error).message })),
   ]);
   const keys = new Map<string, string | undefined>();
-  for (const a of approvals)
-    if (!keys.has(a.conversation_id)) keys.set(a.conversation_id, (await infra.store.conversation(a.conversation_id))?.key);
+  for (const a of approvals) if (!keys.has(a.conversation_id)) keys.set(a.conversation_id, (await infra.store.conversation(a.conversation_id))?.key);
   return {
     now: new Date().toISOString(),
     conversations: conversations.map((c) => ({
