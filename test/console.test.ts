@@ -131,6 +131,14 @@ describe('operator console', () => {
     });
     const parked = await chat('needs-ok', `run echo ${XSS_TOOL} >> c.txt`);
     const code = (parked as any).switchboard.approval.code as string;
+    const rule = await gw.infra.approvals.addRule({
+      tool: 'shell_exec',
+      pattern: `ls ${XSS_TOOL}`,
+      scope: 'global',
+      scopeKey: '',
+      kind: 'command',
+      by: 'test',
+    });
     await gw.infra.access.requestPairing('sms', '+15550001111', 'PAIR42', 60_000);
     await gw.infra.store.addMemory('global', '', `remember ${XSS_TEXT}`);
     await fetch(`${gw.url}/v1/events/subscribers`, {
@@ -193,7 +201,13 @@ describe('operator console', () => {
     await page.fill('#accsender', '+15550002222');
     await page.click('#accdeny');
     await page.waitForSelector('#access tr:has-text("+15550002222"):has-text("denied")');
+    // An "always allow" rule, its pattern as text, deleted from the page.
+    expect(await page.textContent(`#rules tr[data-rule="${rule.id}"]`)).toContain(XSS_TOOL);
     await screenshot(page, 'dashboard');
+    await page.click(`button[data-delete-rule="${rule.id}"]`);
+    await page.waitForSelector(`#rulemsg:text("Rule #${rule.id} deleted")`);
+    await page.waitForSelector(`#rules tr[data-rule="${rule.id}"]`, { state: 'detached' });
+    expect(await gw.infra.approvals.rule(rule.id)).toBeUndefined();
     for (const sel of ['#approvals', '#health', '#chart', '#convs', '#access', '#norules', '#subscribers', '#memory', '#config', '#chatlog'])
       expect([sel, await visible(page, sel)]).toEqual([sel, true]);
 
@@ -227,19 +241,22 @@ describe('operator console', () => {
     const chatCode = await eventually(async () => (await gw.infra.approvals.pending()).find((a) => JSON.stringify(a.args).includes('from-chat'))?.code);
     await page.waitForSelector(`#approvals tr[data-approval="${chatCode}"]`);
     // Parked for a while: that wait is not latency.
-    await new Promise((r) => setTimeout(r, 1_500));
+    await new Promise((r) => setTimeout(r, 3_000));
     await page.click(`button[data-code="${chatCode}"][data-decision="approve"]`);
     await eventually(async () => ((await page.textContent('#chatlog')) ?? '').includes('the file is written'), 20_000);
 
-    // The latency chart: the parked turn's 1.5 s wait is left out.
+    // The latency chart: the resumed turn's 3 s wait is left out (counted, it would be the chart's maximum or more).
     const convId = (await gw.infra.store.repos.console.recentConversations(30)).find((c) => c.key.includes('console-'))!.id;
-    const turns = await gw.infra.store.turns(convId);
-    const resumed = turns.find((t) => t.finished_at && t.finished_at.getTime() - t.started_at.getTime() >= 1_500);
+    const resumed = (await gw.infra.store.turns(convId)).find((t) => t.finished_at && t.finished_at.getTime() - t.started_at.getTime() >= 3_000);
     expect(resumed).toBeDefined();
+    const raw = resumed!.finished_at!.getTime() - resumed!.started_at.getTime();
+    const timed = (await gw.infra.store.repos.console.turnLatencies(60)).find((l) => l.finished_at.getTime() === resumed!.finished_at!.getTime());
+    expect(timed!.parked_ms).toBeGreaterThanOrEqual(2_900);
     const state = (await (await fetch(`${gw.url}/v1/console/state`, { headers: { authorization: `Bearer ${OPERATOR_KEY}` } })).json()) as {
       latencies: number[];
     };
-    expect(Math.max(...state.latencies)).toBeLessThan(1_400);
+    expect(state.latencies).toContain(Math.round(raw - timed!.parked_ms));
+    expect(Math.max(...state.latencies)).toBeLessThan(raw);
     await page.waitForSelector('#chart polyline');
     expect(await page.textContent('#chartlabel')).toMatch(/\d+ turns, max \d+ ms/);
 

@@ -130,7 +130,7 @@ function renderHealth(s) {
   const line = (name, ok, msg) => out.push(el('div', { class: 'check' }, name + ': ', el('span', { class: ok ? 'good' : 'bad' }, ok ? 'ok' : 'failing'), msg ? ' — ' + msg : ''));
   out.push(el('div', {}, 'ready: ', el('span', { class: h.ready ? 'good' : 'bad' }, h.ready ? 'yes' : 'no'), h.mode ? ' (mode ' + h.mode + ')' : '', h.error ? ' — ' + h.error : ''));
   for (const [name, c] of Object.entries(h.checks || {})) line(name, c.ok, c.message);
-  for (const w of h.workers || []) out.push(el('div', { class: 'muted' }, 'worker ', typeof w === 'string' ? w : JSON.stringify(w)));
+  for (const w of h.workers || []) out.push(el('div', { class: 'muted' }, 'worker ', typeof w === 'object' && w ? [w.id, w.host && 'on ' + w.host, w.lastBeatAt && 'seen ' + when(new Date(w.lastBeatAt).toISOString())].filter(Boolean).join(' ') : String(w)));
   out.push(el('div', {}, 'queue: ', s.queue ? Object.entries(s.queue).map(([k, v]) => k + ' ' + v).join(', ') : 'unknown'));
   if (!s.slots.length) out.push(el('div', { class: 'bad' }, 'no provider slots'));
   for (const x of s.slots) out.push(el('div', {}, 'slot ' + x.id + ' (' + x.model + '): ', el('span', { class: x.cooling ? 'bad' : 'good' }, x.cooling ? 'cooling' : 'ready')));
@@ -201,8 +201,15 @@ async function watch(c) {
   let loaded = false;
   live = sse('/v1/console/conversations/' + encodeURIComponent(c.id) + '/events', (e) => loaded ? appendEvent(box, e) : pending.push(e));
   await live.ready.catch(() => {});
-  const r = await api('/v1/conversations/' + encodeURIComponent(c.id) + '/messages');
-  if (r.ok) for (const m of (await r.json()).data) box.append(messageEl(m));
+  // The whole stored transcript, a page (200 messages) at a time.
+  for (let after = 0; ;) {
+    const r = await api('/v1/conversations/' + encodeURIComponent(c.id) + '/messages?after=' + after);
+    if (!r.ok || selected !== c.id) break;
+    const data = (await r.json()).data;
+    for (const m of data) box.append(messageEl(m));
+    if (data.length < 200) break;
+    after = data[data.length - 1].id;
+  }
   loaded = true; for (const e of pending) appendEvent(box, e);
   box.append(el('div', { class: 'muted' }, '— live —'));
   box.scrollTop = box.scrollHeight;

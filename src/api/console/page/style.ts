@@ -9,7 +9,7 @@ section{background:#fff;border:1px solid #dde1e7;border-radius:6px;padding:10px 
 section.wide{grid-column:1 / span 2}
 h2{font-size:13px;text-transform:uppercase;letter-spacing:.04em;color:#56607a;margin:0 0 8px}
 h3{font-size:12px;color:#56607a;margin:10px 0 4px}
-table{width:100%;border-collapse:collapse}td,th{text-align:left;padding:4px 6px;border-bottom:1px solid #eef0f3;font-size:13px;vertical-align:top}
+table{width:100%;border-collapse:collapse}td,th{text-align:left;padding:4px 6px;border-bottom:1px solid #eef0f3;font-size:13px;vertical-align:top;overflow-wrap:anywhere}
 tr.sel{background:#eef4ff}tr[data-id]{cursor:pointer}
 button{font:inherit;padding:3px 10px;border-radius:4px;border:1px solid #9aa3b5;background:#fff;cursor:pointer;margin:1px 2px}
 button.ok{border-color:#2f8f4e;color:#2f8f4e}button.no{border-color:#b3362d;color:#b3362d}
