@@ -139,6 +139,8 @@ describe('operator console', () => {
       kind: 'command',
       by: 'test',
     });
+    const dangerous = ((await chat('dangerous', 'run HISTFILE=/dev/null ls')) as any).switchboard.approval;
+    const exact = ((await chat('exact', 'run touch x.txt')) as any).switchboard.approval;
     await gw.infra.access.requestPairing('sms', '+15550001111', 'PAIR42', 60_000);
     await gw.infra.store.addMemory('global', '', `remember ${XSS_TEXT}`);
     await fetch(`${gw.url}/v1/events/subscribers`, {
@@ -173,6 +175,16 @@ describe('operator console', () => {
     expect(await appr.locator('ul.reasons li').count()).toBeGreaterThan(0);
     const countdown = await appr.locator('.countdown').textContent();
     await eventually(async () => (await appr.locator('.countdown').textContent()) !== countdown, 5_000);
+
+    // "Always" is offered for an exact call, never for the dangerous tier.
+    expect(dangerous.tier).toBe('dangerous');
+    await page.waitForSelector(`#approvals tr[data-approval="${dangerous.code}"]:has-text("dangerous")`);
+    expect(
+      await page.locator(`button[data-code="${dangerous.code}"]`).evaluateAll((bs) => bs.map((b) => (b as unknown as { textContent: string }).textContent)),
+    ).toEqual(['Approve', 'Deny']);
+    expect(
+      await page.locator(`button[data-code="${exact.code}"]`).evaluateAll((bs) => bs.map((b) => (b as unknown as { textContent: string }).textContent)),
+    ).toEqual(['Approve', 'Deny', 'Always']);
 
     // Health from /readyz's operator body and the state endpoint.
     const health = (await page.textContent('#health')) ?? '';
@@ -222,6 +234,12 @@ describe('operator console', () => {
       const t = (await page.textContent('#transcript')) ?? '';
       return t.includes('console says hi to live please') && t.includes('[done: stop]');
     });
+
+    // "Always" with a scope: approved, and the rule shows in the list.
+    await page.selectOption(`select[data-scope-for="${exact.code}"]`, 'sender');
+    await page.click(`button[data-code="${exact.code}"][data-decision="always"]`);
+    await page.waitForSelector(`#apprmsg:text("${exact.code} approved")`);
+    await page.waitForSelector('#rules tr:has-text("touch x.txt"):has-text("sender http:")');
 
     // The approval's conversation link opens its transcript.
     await page.click(`#approvals tr[data-approval="${code}"] a`);
