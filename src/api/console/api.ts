@@ -23,7 +23,7 @@ export function registerConsole(server: HttpServer, deps: ConsoleDeps): void {
     res.writeHead(200, {
       'content-type': 'text/html; charset=utf-8',
       'cache-control': 'no-store',
-      'content-security-policy': "default-src 'self'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; connect-src 'self'; img-src 'self' data:",
+      'content-security-policy': "default-src 'self'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; connect-src 'self'",
       'referrer-policy': 'no-referrer',
     });
     res.end(CONSOLE_HTML);
