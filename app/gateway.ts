@@ -21,7 +21,7 @@ import type { ChannelInstance } from '../src/channel/index.js';
 import { ConversationCommands } from '../src/commands.js';
 import { type Config, ConfigError, configError } from '../src/config.js';
 import { ApiKeyAuth } from '../src/http/auth.js';
-import { registerHealth } from '../src/http/health.js';
+import { type HealthOptions, operatorReadiness, registerHealth } from '../src/http/health.js';
 import { HttpServer } from '../src/http/server.js';
 import { Ingress, type IngressOutcome } from '../src/ingress.js';
 import { RateLimits } from '../src/limits.js';
@@ -206,7 +206,7 @@ export class Gateway {
       if (roles.ingress && http) {
         const auth = new ApiKeyAuth(config.http.apiKeys, config.http.openAccess, config.http.operatorKeys);
         if (!auth.configured) log.warn('no API keys are configured (SWITCHBOARD_API_KEYS): every API request will be refused');
-        registerHealth(http, {
+        const healthOptions: HealthOptions = {
           infra,
           provider,
           mode: infra.mode,
@@ -218,7 +218,8 @@ export class Gateway {
           }),
           channels: () => channels.filter((c) => c.listener && !c.builtin).map((c) => ({ name: c.name, ...c.listener!.health() })),
           isOperator: (req) => auth.authenticate(req)?.operator === true,
-        });
+        };
+        registerHealth(http, healthOptions);
         const access = new AccessControl(infra.access, config);
         const commands = new ConversationCommands(infra.store, infra.bus, provider);
         const limits = new RateLimits(infra.rateLimiter, config);
@@ -234,7 +235,7 @@ export class Gateway {
         registerMcpServer(http, { auth, store: infra.store, bus: infra.bus, ingress, approvals });
         registerWebhookApi(http, auth, infra.webhooks);
         registerDeliveryApi(http, auth, infra.deliveries);
-        registerConsole(http, { auth, infra, chain });
+        registerConsole(http, { auth, infra, chain, config, health: () => operatorReadiness(healthOptions) });
         registerAccessApi(http, auth, infra.access);
         for (const c of channels) {
           if (!c.listener) continue;

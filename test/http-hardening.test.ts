@@ -99,6 +99,7 @@ describe('HTTP hardening (embedded gateway)', () => {
       ['POST', (s) => `/v1/approvals/${s}`],
       ['DELETE', (s) => `/v1/memory/${s}`],
       ['GET', (s) => `/v1/console/conversations/${s}/events`],
+      ['GET', (s) => `/v1/console/chat/${s}/events`],
       ['POST', (s) => `/v1/access/pairing/${s}`],
       ['POST', (s) => `/v1/webhooks/${s}`],
     ];

@@ -77,6 +77,14 @@ async function providerCheck(provider: ProviderStatus, infra: CoreInfra): Promis
   return { ok: true, message: configured };
 }
 
+/** The body an operator's /readyz gets (the console shows it too). */
+export async function operatorReadiness(o: HealthOptions): Promise<Awaited<ReturnType<typeof readiness>> & Record<string, unknown>> {
+  const r = await readiness(o, o.channels?.() ?? []);
+  // Anyone is told why not when no worker is alive: it says nothing about the setup.
+  const reason = r.checks.workers?.ok === false && r.checks.workers.message === 'no worker alive' ? { reason: 'no worker alive' } : {};
+  return { ...r, ...reason, mode: o.mode, ...(o.extra ? o.extra() : {}) };
+}
+
 /**
  * /healthz: the process is up. /readyz: it can take and answer messages (200,
  * or 503 if not). Anyone may ask whether it is ready; only an operator key
@@ -87,12 +95,10 @@ export function registerHealth(server: HttpServer, o: HealthOptions): void {
   const isOperator = o.isOperator ?? (() => false);
   server.route('GET', '/healthz', ({ res }) => sendJson(res, 200, { ok: true }));
   server.route('GET', '/readyz', async ({ req, res }) => {
-    const r = await readiness(o, o.channels?.() ?? []);
+    const r = await operatorReadiness(o);
     const status = r.ready ? 200 : 503;
-    // Anyone is told why not when no worker is alive: it says nothing about the setup.
-    const reason = r.checks.workers?.ok === false && r.checks.workers.message === 'no worker alive' ? { reason: 'no worker alive' } : {};
-    if (!isOperator(req)) return sendJson(res, status, { ready: r.ready, ...reason });
-    sendJson(res, status, { ...r, ...reason, mode: o.mode, ...(o.extra ? o.extra() : {}) });
+    if (!isOperator(req)) return sendJson(res, status, { ready: r.ready, ...(r.reason ? { reason: r.reason } : {}) });
+    sendJson(res, status, r);
   });
   if (metrics) {
     // Prometheus scrape endpoint: counts only, no content; open like the health checks.

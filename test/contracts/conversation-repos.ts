@@ -494,5 +494,38 @@ export function conversationRepositoryContracts(repos: () => AllRepositories): v
       expect(l!.finishedAt).toBeInstanceOf(Date);
       expect(await repos().console.turnLatencies(3)).toHaveLength(3);
     });
+
+    it("names a conversation's latest sender, and leaves the time a turn waited for approval out of its latency", async () => {
+      const key = `http/-/console-park-${u()}/-`;
+      const a = await repos().inbox.accept(msg(`cqp-${u()}`, key, 'run it', { sender: { id: 'u9', name: 'Ada' } }));
+      const t = (await start(a.conversationId)).turn!;
+      expect(await repos().turns.parkTurn(t.id, { step: 1 })).toBe(true);
+      const [parked] = await repos().console.recentConversations(1);
+      expect(parked).toMatchObject({ id: a.conversationId, status: 'parked', senderName: 'Ada', senderId: 'http:u9' });
+      expect(parked!.lastActivity).toBeInstanceOf(Date);
+      const ap = await repos().approvals.create({
+        conversationId: a.conversationId,
+        turnId: t.id,
+        toolCallId: 'call_1',
+        tool: 'shell_exec',
+        args: { command: 'ls' },
+        argsHash: 'h',
+        pattern: 'ls',
+        tier: 'ask',
+        reasons: [],
+        rulePermitted: true,
+        requester: 'http:u9',
+        channel: 'http',
+        expiresAt: new Date(Date.now() + 60_000),
+      });
+      await new Promise((r) => setTimeout(r, 400));
+      await repos().approvals.decide(ap.code, 'approved', 'op', 'test');
+      await repos().turns.unparkTurn(t.id);
+      await repos().turns.finishTurn({ turnId: t.id, status: 'done', messages: [], finishReason: 'stop', lease: 'lease-1' });
+      const [l] = await repos().console.turnLatencies(1);
+      expect(Number(l!.ms)).toBeGreaterThanOrEqual(400);
+      expect(Number(l!.parkedMs)).toBeGreaterThanOrEqual(350);
+      expect(Number(l!.parkedMs)).toBeLessThanOrEqual(Number(l!.ms));
+    });
   });
 }
