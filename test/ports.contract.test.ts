@@ -617,7 +617,7 @@ describe.each(backends)('ports contract: $name', (backend) => {
           await q(`insert into access (channel, sender, status) values ($1, $2, $3)`, [channel, sender, status]);
         }
 
-        expect((await migrate(fresh.db)).applied).toEqual(['010_sender_identity.sql', '011_ingress_outcomes.sql']);
+        expect((await migrate(fresh.db)).applied.slice(0, 2)).toEqual(['010_sender_identity.sql', '011_ingress_outcomes.sql']);
 
         const identities = await q(`select external_id, sender_identity from inbox order by external_id`);
         expect(Object.fromEntries(identities.rows.map((r) => [r.external_id, r.sender_identity]))).toEqual({

@@ -4,6 +4,7 @@ import type { Attempt } from '../../providers/chain.js';
 import { runAgentTurn } from '../agent-loop.js';
 import { findSecrets } from '../provider-request.js';
 import { addUsage, sanitizeHistory } from './messages.js';
+import { modelSettings } from './overrides.js';
 import { isParkedState, park } from './park.js';
 import type { TurnDeps, TurnJob, TurnOutcome, TurnSink } from './ports.js';
 import { prepare } from './prepare.js';
@@ -52,8 +53,7 @@ export async function runTurn({ job, deps, sink, signal }: RunTurn): Promise<Tur
       tools: t.tools.agentTools(),
       chain,
       maxIterations: agent.maxIterations,
-      ...(agent.maxTokens ? { maxTokens: agent.maxTokens } : {}),
-      ...(agent.temperature !== undefined ? { temperature: agent.temperature } : {}),
+      ...modelSettings(agent, batch),
       ...(signal ? { signal } : {}),
       sessionId: conv.id,
       ...(resumed ? { resumed } : {}),

@@ -1,4 +1,4 @@
-import type { ContextMessage, InboundMessage } from '../../../kernel/envelope.js';
+import type { ContextMessage, InboundMessage, TurnOverrides } from '../../../kernel/envelope.js';
 import { formatIdentity, identityOf } from '../../../kernel/identity.js';
 
 export interface InboxRow {
@@ -17,6 +17,10 @@ export interface InboxRow {
   attachments: unknown[];
   reply_to: Record<string, unknown> | null;
   context: ContextMessage[] | null;
+  /** What the message asked of its turn (migration 016); null or absent when nothing. */
+  overrides?: TurnOverrides | null;
+  /** InboundMessage.requestHash (migration 016). */
+  request_hash?: string | null;
   received_at: Date;
   turn_id: string | null;
   consumed_at: Date | null;
@@ -27,6 +31,8 @@ export interface AcceptResult {
   inboxId: number;
   /** True when (channel, externalId) was already in the inbox: nothing new was written. */
   duplicate: boolean;
+  /** On a duplicate: the first message's requestHash, when it had one (compare it with the redelivery's). */
+  requestHash?: string;
 }
 
 /**

@@ -34,7 +34,7 @@ export class MemoryInbox implements InboxRepository {
       this.t.conversations.set(conv.id, conv);
     }
     const existing = this.t.inbox.find((r) => r.channel === msg.channel && r.external_id === msg.externalId);
-    if (existing) return { conversationId: existing.conversation_id, inboxId: existing.id, duplicate: true };
+    if (existing) return (await this.inboxByExternalId(msg.channel, msg.externalId))!;
     const row: InboxRecord = {
       id: this.t.nextId(),
       conversation_id: conv.id,
@@ -46,6 +46,8 @@ export class MemoryInbox implements InboxRepository {
       attachments: json(msg.attachments),
       reply_to: msg.replyTo ? json(msg.replyTo) : null,
       context: msg.context ? json(msg.context) : null,
+      overrides: msg.overrides && Object.keys(msg.overrides).length ? json(msg.overrides) : null,
+      request_hash: msg.requestHash ?? null,
       received_at: new Date(msg.receivedAt),
       created_at: now,
       turn_id: null,
@@ -57,7 +59,7 @@ export class MemoryInbox implements InboxRepository {
 
   async inboxByExternalId(channel: string, externalId: string): Promise<AcceptResult | undefined> {
     const e = this.t.inbox.find((r) => r.channel === channel && r.external_id === externalId);
-    return e ? { conversationId: e.conversation_id, inboxId: e.id, duplicate: true } : undefined;
+    return e ? { conversationId: e.conversation_id, inboxId: e.id, duplicate: true, ...(e.request_hash ? { requestHash: e.request_hash } : {}) } : undefined;
   }
 
   async pending(conversationId: string): Promise<InboxRow[]> {
