@@ -22,9 +22,19 @@ export interface WindowModel {
   maxTokens: number;
 }
 
-/** The answer's room: the requested maxTokens (else the model's, as pi-ai sends it), at most ANSWER_SHARE of the window. */
+/**
+ * The answer's room: the requested maxTokens (never above the model's own; a request's max_tokens is
+ * capped so) else the model's, as pi-ai sends it; at most ANSWER_SHARE of the window.
+ */
 export function answerTokens(model: WindowModel, requested?: number): number {
-  const wanted = requested ?? (model.maxTokens > 0 ? Math.min(model.maxTokens, 32_000) : 0);
+  const wanted =
+    requested !== undefined
+      ? model.maxTokens > 0
+        ? Math.min(requested, model.maxTokens)
+        : requested
+      : model.maxTokens > 0
+        ? Math.min(model.maxTokens, 32_000)
+        : 0;
   return Math.max(0, Math.min(wanted, Math.floor(model.contextWindow * ANSWER_SHARE)));
 }
 
