@@ -27,14 +27,8 @@ export interface WindowModel {
  * capped so) else the model's, as pi-ai sends it; at most ANSWER_SHARE of the window.
  */
 export function answerTokens(model: WindowModel, requested?: number): number {
-  const wanted =
-    requested !== undefined
-      ? model.maxTokens > 0
-        ? Math.min(requested, model.maxTokens)
-        : requested
-      : model.maxTokens > 0
-        ? Math.min(model.maxTokens, 32_000)
-        : 0;
+  const own = model.maxTokens > 0 ? model.maxTokens : Number.POSITIVE_INFINITY;
+  const wanted = requested !== undefined ? Math.min(requested, own) : Number.isFinite(own) ? Math.min(own, 32_000) : 0;
   return Math.max(0, Math.min(wanted, Math.floor(model.contextWindow * ANSWER_SHARE)));
 }
 
