@@ -27,6 +27,15 @@ export interface ContextMessage {
   text: string;
 }
 
+/**
+ * Model-call settings a message asks for its own turn (the HTTP API's `temperature`,
+ * `max_tokens`), validated by the channel; the turn caps maxTokens at the agent's.
+ */
+export interface TurnOverrides {
+  temperature?: number;
+  maxTokens?: number;
+}
+
 export interface InboundMessage {
   channel: string;
   /** The platform's id for this event; (channel, externalId) is unique in the inbox. */
@@ -43,6 +52,13 @@ export interface InboundMessage {
   owner?: string;
   /** One-off conversations: the whole context sent with the request. */
   context?: ContextMessage[];
+  /** Settings for the turn that answers this message (kept with it in the inbox, for any worker). */
+  overrides?: TurnOverrides;
+  /**
+   * A hash of what the sender asked (the text and whatever changes the answer), for channels whose
+   * senders choose the external id (HTTP's Idempotency-Key): the same id with another hash is refused.
+   */
+  requestHash?: string;
 }
 
 /**

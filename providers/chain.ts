@@ -160,7 +160,10 @@ export class FallbackChain implements ProviderChain {
           minWindow = Math.max(minWindow, slot.model.contextWindow);
           continue rounds;
         }
-        const sendOptions = fitted.maxTokens ? { ...options, maxTokens: fitted.maxTokens } : options;
+        const fittedOptions = fitted.maxTokens ? { ...options, maxTokens: fitted.maxTokens } : options;
+        // Anthropic takes a temperature of 0-1 (OpenAI's API, and so the HTTP API's, 0-2): above 1 is sent as 1, not refused by the slot.
+        const sendOptions =
+          slot.model.api === 'anthropic-messages' && (fittedOptions.temperature ?? 0) > 1 ? { ...fittedOptions, temperature: 1 } : fittedOptions;
         const t0 = Date.now();
         const r = await this.attempt(slot, fitted.context, sendOptions, out, st);
         hooks.onAttempt?.({ slot: slot.id, error: r.cls ?? 'ok', ms: Date.now() - t0 });

@@ -22,9 +22,13 @@ export interface WindowModel {
   maxTokens: number;
 }
 
-/** The answer's room: the requested maxTokens (else the model's, as pi-ai sends it), at most ANSWER_SHARE of the window. */
+/**
+ * The answer's room: the requested maxTokens (never above the model's own; a request's max_tokens is
+ * capped so) else the model's, as pi-ai sends it; at most ANSWER_SHARE of the window.
+ */
 export function answerTokens(model: WindowModel, requested?: number): number {
-  const wanted = requested ?? (model.maxTokens > 0 ? Math.min(model.maxTokens, 32_000) : 0);
+  const own = model.maxTokens > 0 ? model.maxTokens : Number.POSITIVE_INFINITY;
+  const wanted = requested !== undefined ? Math.min(requested, own) : Number.isFinite(own) ? Math.min(own, 32_000) : 0;
   return Math.max(0, Math.min(wanted, Math.floor(model.contextWindow * ANSWER_SHARE)));
 }
 

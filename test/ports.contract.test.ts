@@ -623,6 +623,7 @@ describe.each(backends)('ports contract: $name', (backend) => {
           '012_turn_journal.sql',
           '013_turns_parked.sql',
           '014_delivery_dead_letters.sql',
+          '015_inbox_request_fields.sql',
         ]);
 
         const identities = await q(`select external_id, sender_identity from inbox order by external_id`);

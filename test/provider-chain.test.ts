@@ -118,6 +118,24 @@ describe('provider fallback chain', () => {
     }
   });
 
+  it('sends a temperature above 1 as 1 to an Anthropic slot, as asked to an OpenAI one', async () => {
+    a.enqueue([{ kind: 'error', status: 500 }]);
+    b.respond(() => reply('answer from B'));
+    const chain = new FallbackChain(
+      [
+        { id: 'A', model: openaiModel(a), apiKey: 'k' },
+        { id: 'B', model: anthropicModel(b), apiKey: 'k' },
+      ],
+      new MemoryCooldowns(),
+      settings(),
+    );
+    const s = chain.stream(ctx, { temperature: 1.5 }, {});
+    expect(((await s.result()) as AssistantMessage).stopReason).toBe('stop');
+    expect(a.requests[0]!.body.temperature).toBe(1.5);
+    expect(b.requests[0]!.api).toBe('anthropic');
+    expect(b.requests[0]!.body.temperature).toBe(1);
+  });
+
   it('an aborted call does not advance', async () => {
     a.enqueue([{ kind: 'stall', afterTokens: 1, text: 'partial words here' }]);
     const ac = new AbortController();

@@ -17,8 +17,8 @@ export class InboxStore implements InboxRepository {
          on conflict (key) do update set updated_at = now()
          returning id
        ), i as (
-         insert into inbox (conversation_id, channel, external_id, sender, text, attachments, reply_to, context, received_at, sender_identity)
-         select c.id, $3, $6, $7, $8, $9, $10, $11, $12, $13 from c
+         insert into inbox (conversation_id, channel, external_id, sender, text, attachments, reply_to, context, received_at, sender_identity, overrides, request_hash)
+         select c.id, $3, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15 from c
          on conflict (channel, external_id) do nothing
          returning id
        )
@@ -37,27 +37,24 @@ export class InboxStore implements InboxRepository {
         msg.context ? JSON.stringify(msg.context) : null,
         msg.receivedAt,
         formatIdentity(identityOf(msg)),
+        msg.overrides && Object.keys(msg.overrides).length ? JSON.stringify(msg.overrides) : null,
+        msg.requestHash ?? null,
       ],
     );
     const row = r.rows[0]!;
     if (row.inbox_id != null) return { conversationId: row.conversation_id, inboxId: row.inbox_id, duplicate: false };
-    const existing = await this.db.query<{ id: number; conversation_id: string }>(
-      'select id, conversation_id from inbox where channel = $1 and external_id = $2',
-      [msg.channel, msg.externalId],
-    );
-    const e = existing.rows[0]!;
-    return { conversationId: e.conversation_id, inboxId: e.id, duplicate: true };
+    return (await this.inboxByExternalId(msg.channel, msg.externalId))!;
   }
 
   /** The inbox row of a message already written, as accept() reports a duplicate. */
   async inboxByExternalId(channel: string, externalId: string): Promise<AcceptResult | undefined> {
     const e = (
-      await this.db.query<{ id: number; conversation_id: string }>('select id, conversation_id from inbox where channel = $1 and external_id = $2', [
-        channel,
-        externalId,
-      ])
+      await this.db.query<{ id: number; conversation_id: string; request_hash: string | null }>(
+        'select id, conversation_id, request_hash from inbox where channel = $1 and external_id = $2',
+        [channel, externalId],
+      )
     ).rows[0];
-    return e ? { conversationId: e.conversation_id, inboxId: e.id, duplicate: true } : undefined;
+    return e ? { conversationId: e.conversation_id, inboxId: e.id, duplicate: true, ...(e.request_hash ? { requestHash: e.request_hash } : {}) } : undefined;
   }
 
   /** Unconsumed inbox rows of a conversation, oldest first. Rows with a turn id belong to an unfinished turn. */

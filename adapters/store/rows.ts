@@ -57,6 +57,9 @@ export interface InboxColumns {
   received_at: string | Date;
   turn_id: string | null;
   consumed_at: string | Date | null;
+  /** Migration 015. */
+  overrides?: InboxMessage['overrides'];
+  request_hash?: string | null;
 }
 
 /** An inbox row (or its json_agg element) as a message, with the types pg would give. Both repositories that read the inbox map here. */
@@ -75,5 +78,7 @@ export function inboxFromRow(p: InboxColumns): InboxMessage {
     receivedAt: new Date(p.received_at),
     turnId: p.turn_id,
     consumedAt: p.consumed_at ? new Date(p.consumed_at) : null,
+    ...(p.overrides ? { overrides: p.overrides } : {}),
+    ...(p.request_hash ? { requestHash: p.request_hash } : {}),
   };
 }

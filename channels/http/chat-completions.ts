@@ -15,7 +15,7 @@ import {
 } from '../../src/channel/index.js';
 import type { HttpChannelConfig } from './config.js';
 import { providerError } from './provider-error.js';
-import { checkConversationName, parseChatRequest } from './request.js';
+import { checkConversationName, parseChatRequest, requestHash } from './request.js';
 import { approvalObject, ChunkWriter, finishReasonFor, SseReply, usageFor } from './sse.js';
 
 export const CONVERSATION_HEADER = 'x-switchboard-conversation';
@@ -83,6 +83,9 @@ export async function chatCompletions(cfg: HttpChannelConfig, ctx: ListenContext
     receivedAt: new Date(),
     owner: principal.id,
     ...(oneOff && chat.messages.length > 1 ? { context: chat.messages.slice(0, -1) } : {}),
+    ...(Object.keys(chat.overrides).length ? { overrides: chat.overrides } : {}),
+    // The same Idempotency-Key with another body is refused (422), not answered from the first request's turn.
+    ...(idemKey ? { requestHash: requestHash(chat, name) } : {}),
   };
 
   // Subscribe to the conversation's turn events while the message goes in; the follower is
@@ -116,6 +119,11 @@ export async function chatCompletions(cfg: HttpChannelConfig, ctx: ListenContext
   }
   if (outcome.kind === 'refused') {
     dropFollower();
+    if (outcome.reason === 'request_mismatch')
+      return sendError(res, 422, 'This Idempotency-Key was already used for a request with a different body; use a new key for a new request.', {
+        param: 'Idempotency-Key',
+        code: 'idempotency_key_reused',
+      });
     if (outcome.reason === 'rate_limit') res.setHeader('retry-after', String(Math.max(1, Math.ceil((outcome.retryAfterMs ?? 1000) / 1000))));
     const code = outcome.reason === 'rate_limit' ? 'rate_limit_exceeded' : outcome.reason;
     return sendError(res, 429, outcome.reply ?? 'refused', { type: 'rate_limit_error', code });

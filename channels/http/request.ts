@@ -1,5 +1,7 @@
-import type { ContextMessage } from '../../kernel/envelope.js';
+import { createHash } from 'node:crypto';
+import type { ContextMessage, TurnOverrides } from '../../kernel/envelope.js';
 import { parseJsonObject, RequestError } from '../../src/channel/index.js';
+import { checkRequestFields } from './request-fields.js';
 
 /** A validated chat-completions request. */
 export interface ChatRequest {
@@ -9,6 +11,8 @@ export interface ChatRequest {
   /** The request's messages as plain text, oldest first; the last is the user's new message. */
   messages: ContextMessage[];
   user?: string;
+  /** `temperature`, `max_tokens` / `max_completion_tokens`: for this request's turn. */
+  overrides: TurnOverrides;
 }
 
 const ROLES = new Set(['system', 'developer', 'user', 'assistant', 'tool', 'function']);
@@ -22,6 +26,8 @@ export function parseChatRequest(raw: Buffer, maxMessageChars: number): ChatRequ
   if (b.messages.length === 0) throw new RequestError(400, "'messages' must contain at least one message", 'messages', 'invalid_value');
   if (b.stream !== undefined && typeof b.stream !== 'boolean') throw new RequestError(400, "'stream' must be a boolean", 'stream', 'invalid_type');
   if (b.user !== undefined && typeof b.user !== 'string') throw new RequestError(400, "'user' must be a string", 'user', 'invalid_type');
+  // Every other field is honoured, accepted as harmless, or refused by name: none is silently ignored.
+  const overrides = checkRequestFields(b);
 
   const messages: ContextMessage[] = [];
   b.messages.forEach((m: unknown, i: number) => {
@@ -48,6 +54,7 @@ export function parseChatRequest(raw: Buffer, maxMessageChars: number): ChatRequ
     includeUsage: so?.include_usage === true,
     messages,
     ...(typeof b.user === 'string' && b.user ? { user: b.user } : {}),
+    overrides,
   };
 }
 
@@ -73,4 +80,22 @@ const CONVERSATION_ID = /^[A-Za-z0-9._:@-]{1,128}$/;
 export function checkConversationName(name: string, param: string): string {
   if (!CONVERSATION_ID.test(name)) throw new RequestError(400, `${param} must be 1-128 characters of letters, digits and . _ : @ -`, param, 'invalid_value');
   return name;
+}
+
+/**
+ * A hash of what a request asks, for its Idempotency-Key: the agent, the conversation, the
+ * messages that reach the turn (a named conversation's new one, a one-off's all) and the
+ * fields that change the answer. Not `stream` or `stream_options`: a retry may ask for the
+ * same answer streamed or not.
+ */
+export function requestHash(chat: ChatRequest, conversation: string | undefined): string {
+  const messages = conversation ? chat.messages.slice(-1) : chat.messages;
+  const semantic = [
+    chat.model,
+    conversation ?? null,
+    messages.map((m) => [m.role, m.text]),
+    chat.overrides.temperature ?? null,
+    chat.overrides.maxTokens ?? null,
+  ];
+  return createHash('sha256').update(JSON.stringify(semantic)).digest('hex');
 }

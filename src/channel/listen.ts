@@ -85,7 +85,8 @@ export type ApprovalAnswer =
 /** `replayed`: the event was handled before (a platform's retry); this is its first outcome again, and nothing was done twice. */
 export type ReceiveOutcome = (
   | ({ kind: 'accepted' } & Accepted)
-  | { kind: 'refused'; reason: 'access' | 'rate_limit' | 'conversation_full'; reply?: string; retryAfterMs?: number }
+  /** request_mismatch: the message's external id (Idempotency-Key) came before with another requestHash. */
+  | { kind: 'refused'; reason: 'access' | 'rate_limit' | 'conversation_full' | 'request_mismatch'; reply?: string; retryAfterMs?: number }
   /** A command (/new, /status...) or an approval answer, answered by the gateway without a turn. */
   | { kind: 'answered'; reply: string; ok: boolean; command?: string; approval?: { code: string; answer: ApprovalAnswer } }
 ) & { replayed?: true };

@@ -2,8 +2,11 @@ import type { AcceptResult } from '../../adapters/store/ports/index.js';
 import { SwitchboardError } from '../../kernel/errors.js';
 import type { CommandName } from '../commands.js';
 
-/** Why a message was turned away. `conversation_full` and `rate_limited` are for now only: the sender may try again. */
-export type RefusalCode = 'access' | 'rate_limited' | 'conversation_full';
+/**
+ * Why a message was turned away. `conversation_full` and `rate_limited` are for now only: the sender may try again.
+ * `request_mismatch`: the external id (an HTTP Idempotency-Key) was used before for a message with another requestHash.
+ */
+export type RefusalCode = 'access' | 'rate_limited' | 'conversation_full' | 'request_mismatch';
 
 /** Set on an outcome replayed for a redelivered event: nothing was done again (a channel need not tell the sender twice). */
 interface Replay {

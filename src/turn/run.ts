@@ -5,6 +5,7 @@ import { runAgentTurn } from '../agent-loop.js';
 import { findSecrets } from '../provider-request.js';
 import { StepJournal } from './journal.js';
 import { addUsage, sanitizeHistory } from './messages.js';
+import { modelSettings } from './overrides.js';
 import { isParkedState, park } from './park.js';
 import type { TurnDeps, TurnJob, TurnOutcome, TurnSink } from './ports.js';
 import { prepare } from './prepare.js';
@@ -58,8 +59,7 @@ export async function runTurn({ job, deps, sink, signal }: RunTurn): Promise<Tur
       tools: t.tools.agentTools(),
       chain,
       maxIterations: agent.maxIterations,
-      ...(agent.maxTokens ? { maxTokens: agent.maxTokens } : {}),
-      ...(agent.temperature !== undefined ? { temperature: agent.temperature } : {}),
+      ...modelSettings(agent, batch),
       ...(signal ? { signal } : {}),
       sessionId: conv.id,
       ...(resumed ? { resumed } : {}),

@@ -1,4 +1,4 @@
-import type { ContextMessage, InboundMessage } from '../../../kernel/envelope.js';
+import type { ContextMessage, InboundMessage, TurnOverrides } from '../../../kernel/envelope.js';
 import { formatIdentity, identityOf } from '../../../kernel/identity.js';
 
 /** An inbound message as the inbox holds it. */
@@ -18,6 +18,10 @@ export interface InboxMessage {
   attachments: unknown[];
   replyTo: Record<string, unknown> | null;
   context: ContextMessage[] | null;
+  /** What the message asked of its turn (migration 015); null or absent when nothing. */
+  overrides?: TurnOverrides | null;
+  /** InboundMessage.requestHash (migration 015). */
+  requestHash?: string | null;
   receivedAt: Date;
   turnId: string | null;
   consumedAt: Date | null;
@@ -28,6 +32,8 @@ export interface AcceptResult {
   inboxId: number;
   /** True when (channel, externalId) was already in the inbox: nothing new was written. */
   duplicate: boolean;
+  /** On a duplicate: the first message's requestHash, when it had one (compare it with the redelivery's). */
+  requestHash?: string;
 }
 
 /**

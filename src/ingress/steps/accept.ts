@@ -1,5 +1,6 @@
 import type { IngressContext, IngressStep } from '../context.js';
 import type { AcceptedOutcome } from '../outcome.js';
+import { requestMismatch } from '../request-mismatch.js';
 
 /**
  * The durable inbox write, then (after the later steps) a drain enqueued for the
@@ -10,6 +11,9 @@ export const accept: IngressStep = {
   name: 'accept',
   async run(msg, ctx, next) {
     const accepted = await ctx.deps.store.accept(msg, ctx.opts.agent ?? 'default');
+    // A concurrent first delivery of the same id won the write: the same check as the redelivery step's.
+    const mismatch = accepted.duplicate ? requestMismatch(msg, accepted) : null;
+    if (mismatch) return mismatch;
     ctx.accepted = accepted;
     const outcome: AcceptedOutcome = { kind: 'accepted', ...accepted, ...(ctx.notice && !accepted.duplicate ? { notice: ctx.notice } : {}) };
     // Before the worker is woken: a caller following the turn subscribes here.

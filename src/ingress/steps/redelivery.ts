@@ -1,6 +1,7 @@
 import type { InboundMessage } from '../../../kernel/envelope.js';
 import type { IngressContext, IngressStep } from '../context.js';
 import type { AcceptedOutcome, IngressOutcome } from '../outcome.js';
+import { requestMismatch } from '../request-mismatch.js';
 import { approvalAnswerIn, commandIn } from '../text-intent.js';
 
 /**
@@ -27,7 +28,7 @@ export const redelivery: IngressStep = {
     if (ctx.opts.fresh) return next();
     const outcomes = ctx.deps.outcomes;
     const known = await ctx.deps.store.inboxByExternalId(msg.channel, msg.externalId);
-    if (known) return duplicate({ kind: 'accepted', ...known, replayed: true }, ctx);
+    if (known) return requestMismatch(msg, known) ?? duplicate({ kind: 'accepted', ...known, replayed: true }, ctx);
     // Only what the gateway answers itself without the inbox (a command, an approval answer) acts
     // outside the inbox's unique key: only that is claimed and recorded. Everything else is either
     // accepted (the inbox row is its record) or refused, and a refusal is simply decided again
@@ -40,7 +41,7 @@ export const redelivery: IngressStep = {
       if (c.state === 'recorded') return replay(c.outcome, ctx);
       // The other delivery may have been accepted meanwhile: its inbox row is its record.
       const taken = await ctx.deps.store.inboxByExternalId(msg.channel, msg.externalId);
-      if (taken) return duplicate({ kind: 'accepted', ...taken, replayed: true }, ctx);
+      if (taken) return requestMismatch(msg, taken) ?? duplicate({ kind: 'accepted', ...taken, replayed: true }, ctx);
       if (Date.now() > deadline) throw new Error(`event ${msg.channel}:${msg.externalId} is still being handled by another delivery`);
       await sleep(POLL_MS);
     }

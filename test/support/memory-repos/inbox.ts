@@ -29,7 +29,7 @@ export class MemoryInbox implements InboxRepository {
       this.t.conversations.set(conv.id, conv);
     }
     const existing = this.t.inbox.find((r) => r.channel === msg.channel && r.externalId === msg.externalId);
-    if (existing) return { conversationId: existing.conversationId, inboxId: existing.id, duplicate: true };
+    if (existing) return (await this.inboxByExternalId(msg.channel, msg.externalId))!;
     const row: InboxRecord = {
       id: this.t.nextId(),
       conversationId: conv.id,
@@ -41,6 +41,8 @@ export class MemoryInbox implements InboxRepository {
       attachments: json(msg.attachments),
       replyTo: msg.replyTo ? json(msg.replyTo) : null,
       context: msg.context ? json(msg.context) : null,
+      overrides: msg.overrides && Object.keys(msg.overrides).length ? json(msg.overrides) : null,
+      requestHash: msg.requestHash ?? null,
       receivedAt: new Date(msg.receivedAt),
       createdAt: now,
       turnId: null,
@@ -52,7 +54,7 @@ export class MemoryInbox implements InboxRepository {
 
   async inboxByExternalId(channel: string, externalId: string): Promise<AcceptResult | undefined> {
     const e = this.t.inbox.find((r) => r.channel === channel && r.externalId === externalId);
-    return e ? { conversationId: e.conversationId, inboxId: e.id, duplicate: true } : undefined;
+    return e ? { conversationId: e.conversationId, inboxId: e.id, duplicate: true, ...(e.requestHash ? { requestHash: e.requestHash } : {}) } : undefined;
   }
 
   async pending(conversationId: string): Promise<InboxMessage[]> {
