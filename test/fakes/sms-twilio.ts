@@ -135,6 +135,7 @@ export class FakeTwilio {
   private sharedKey?: { id: string; secret: string; algorithm: 'HMAC_SHA1' | 'HMAC_SHA256' };
   private lose: Array<{ remaining: number; mode: 'reset' | 'hang'; match: (m: { to: string; body: string }) => boolean }> = [];
   private hanging = new Set<Socket>();
+  private lookupFailures = 0;
 
   private server?: Server;
   private rules: FailRule[] = [];
@@ -193,6 +194,16 @@ export class FakeTwilio {
   /** From now on webhooks are signed with this SharedKey (a Webhook Rule), not the auth token. */
   useSharedKey(secret: string, opts: { id?: string; algorithm?: 'HMAC_SHA1' | 'HMAC_SHA256' } = {}): void {
     this.sharedKey = { id: opts.id ?? `webhooks_sharedkey_${hex(13)}`, secret, algorithm: opts.algorithm ?? 'HMAC_SHA256' };
+  }
+
+  /** Back to signing with the auth token (no Webhook Rule). */
+  useAuthToken(): void {
+    this.sharedKey = undefined;
+  }
+
+  /** The next `times` GETs on the messages list / read endpoints answer 500. */
+  failLookups(times: number): void {
+    this.lookupFailures = times;
   }
 
   /** The header Twilio adds when it signed with a SharedKey. */
@@ -301,6 +312,12 @@ export class FakeTwilio {
       return json(res, 200, { sid: this.accountSid, friendly_name: 'My first Twilio account', status: this.accountStatus, type: 'Full' });
     }
     const auth = `Basic ${Buffer.from(`${this.accountSid}:${this.authToken}`).toString('base64')}`;
+    const lookup = req.method === 'GET' && /\/Messages(\/SM[0-9a-f]{32})?\.json$/.test(pathname);
+    if (lookup && this.lookupFailures > 0) {
+      this.lookupFailures--;
+      this.lookups.push(`failed:${req.url}`);
+      return json(res, 500, { code: 20500, message: 'Internal Server Error', status: 500 });
+    }
     const one = /^\/2010-04-01\/Accounts\/([^/]+)\/Messages\/(SM[0-9a-f]{32})\.json$/.exec(pathname);
     if (req.method === 'GET' && one) {
       if (req.headers.authorization !== auth || one[1] !== this.accountSid) return json(res, 401, { code: 20003, message: 'Authenticate', status: 401 });
