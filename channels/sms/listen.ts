@@ -22,8 +22,6 @@ export class SmsListener implements ChannelListener {
   private readonly optOuts: OptOuts;
   private readonly statuses: StatusLog;
   private started = false;
-  /** A webhook came signed with a SharedKey and none is configured: health says so until one is. */
-  private missingSigningKey = false;
 
   constructor(
     private readonly cfg: SmsConfig,
@@ -58,11 +56,6 @@ export class SmsListener implements ChannelListener {
   health(): { ok: boolean; message?: string } {
     if (!this.started) return { ok: false, message: 'sms webhooks not registered' };
     if (!this.store.available) return { ok: false, message: 'no store for opt-outs' };
-    if (this.missingSigningKey)
-      return {
-        ok: false,
-        message: 'Twilio signs webhooks with a SharedKey (X-Twilio-Webhooks-Signature-Settings) but channels.sms.webhookSigningKeyEnv is not set',
-      };
     return { ok: true };
   }
 
@@ -87,7 +80,7 @@ export class SmsListener implements ChannelListener {
       );
       if (!check.ok) {
         if (check.reason === 'no_signing_key') {
-          this.missingSigningKey = true;
+          // Not a health flag: the header alone, unauthenticated, must not change the gateway's state.
           log.error(
             { path: url.pathname, algorithm: check.algorithm },
             'sms: refused a webhook signed with a Twilio SharedKey (X-Twilio-Webhooks-Signature-Settings): set channels.sms.webhookSigningKeyEnv to the variable holding its secret',
