@@ -72,7 +72,8 @@ describe('sms channel with a separate ingress and worker', () => {
 
     await text('slow please');
     await eventually(async () => fake.requests.some((r) => lastUserText(r.body) === 'slow please'));
-    expect((await text('STOP')).body).toContain('You will receive no more messages');
+    // Twilio sends its own STOP confirmation (keywordReplies: 'twilio' by default): we answer with empty TwiML.
+    expect((await text('STOP')).body).toBe('<?xml version="1.0" encoding="UTF-8"?><Response></Response>');
     await eventually(async () =>
       (await rows(`select state from deliveries where target = $1 and turn_id <> 'optout'`, [USER])).some((r) => r.state === 'suppressed:opted_out'),
     );

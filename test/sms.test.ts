@@ -62,6 +62,7 @@ describe('sms channel (Twilio)', () => {
             retryBaseMs: 20,
             retryMaxMs: 100,
             helpText: 'Switchboard test assistant. Reply STOP to opt out.',
+            keywordReplies: 'gateway', // this suite checks our own replies; sms-twilio-fidelity.test.ts the default
           },
         },
         access: { sms: { policy: 'allowlist', allow: USERS } },
@@ -176,7 +177,7 @@ describe('sms channel (Twilio)', () => {
     expect(tw.attempts.filter((a) => a.to === u).map((a) => a.status)).toEqual([429, 503, 201]);
     expect(bodies(u)).toEqual(['Echo: flaky']);
     const sid = tw.sentTo(u)[0]!.sid;
-    const [sent] = await rows(`select * from deliveries where channel = 'sms' and target = $1`, [u]);
+    const sent = await eventually(async () => (await rows(`select * from deliveries where channel = 'sms' and target = $1 and state = 'sent'`, [u]))[0]);
     expect(sent).toMatchObject({ state: 'sent', platform_message_id: sid, body: 'Echo: flaky' });
     // Twilio's callbacks (signed over the public status URL, with the turn in its query) are recorded.
     expect(tw.sentTo(u)[0]!.statusCallback).toBe(`${PUBLIC}${STATUS}?t=${encodeURIComponent(sent!.turn_id)}`);

@@ -1,9 +1,23 @@
 import twilio from 'twilio';
 import type { SmsConfig } from './config.js';
 
-/** What the deliverer needs of the REST API: one message create. */
+/** A message as the REST API lists it (the fields the deliverer compares). */
+export interface ListedMessage {
+  sid: string;
+  status: string;
+  direction: string;
+  to: string;
+  from: string | null;
+  messagingServiceSid: string | null;
+  body: string;
+  dateCreated: Date | null;
+}
+
+/** What the deliverer needs of the REST API: a message create, and the newest messages to a number. */
 export interface MessageSender {
   create(p: { to: string; from?: string; messagingServiceSid?: string; body: string; statusCallback?: string }): Promise<{ sid: string; status: string }>;
+  /** GET Messages.json?To=…[&From=…], newest first, at most `limit` (one page). */
+  recent(p: { to: string; from?: string; limit: number }): Promise<ListedMessage[]>;
 }
 
 /**
@@ -18,6 +32,19 @@ export function twilioSender(cfg: SmsConfig): MessageSender {
     async create(p) {
       const m = await client.messages.create(p);
       return { sid: m.sid, status: String(m.status) };
+    },
+    async recent(p) {
+      const list = await client.messages.list({ to: p.to, ...(p.from ? { from: p.from } : {}), limit: p.limit, pageSize: p.limit });
+      return list.map((m) => ({
+        sid: m.sid,
+        status: String(m.status),
+        direction: String(m.direction),
+        to: m.to,
+        from: m.from ?? null,
+        messagingServiceSid: m.messagingServiceSid ?? null,
+        body: m.body ?? '',
+        dateCreated: m.dateCreated ?? null,
+      }));
     },
   };
 }

@@ -21,6 +21,11 @@ export const smsSchema = z
     /** The variable holding the auth token (signs webhooks, authenticates API calls). */
     authTokenEnv: envName.default('TWILIO_AUTH_TOKEN'),
     /**
+     * The variable holding the secret of a Twilio webhook SharedKey: webhooks that carry
+     * X-Twilio-Webhooks-Signature-Settings are signed with it instead of the auth token.
+     */
+    webhookSigningKeyEnv: envName.optional(),
+    /**
      * Where Twilio reaches this gateway, as Twilio calls it (scheme, host and any path prefix
      * a proxy strips): webhook signatures are over that URL, not the local one.
      */
@@ -36,7 +41,13 @@ export const smsSchema = z
       .optional(),
     /** Longest single message; longer replies are split and numbered. */
     maxMessageChars: z.number().int().min(160).max(TWILIO_MAX_BODY).default(TWILIO_MAX_BODY),
-    /** Replies to the keywords; an empty string sends nothing. */
+    /**
+     * Who answers STOP/START/HELP: 'twilio' (its standard replies or Advanced Opt-Out messages,
+     * on by default for long codes and Messaging Services) or 'gateway' (the texts below, as TwiML).
+     * The opt-out state is recorded either way.
+     */
+    keywordReplies: z.enum(['twilio', 'gateway']).default('twilio'),
+    /** Replies to the keywords when keywordReplies is 'gateway'; an empty string sends nothing. */
     helpText: z.string().max(TWILIO_MAX_BODY).default('This is an AI assistant. Reply STOP to stop receiving messages, START to receive them again.'),
     stopReply: z.string().max(TWILIO_MAX_BODY).default('You will receive no more messages from this assistant. Reply START to receive them again.'),
     startReply: z.string().max(TWILIO_MAX_BODY).default('You will receive messages from this assistant again. Reply STOP to stop.'),
@@ -44,6 +55,12 @@ export const smsSchema = z
     sendAttempts: z.number().int().min(1).max(20).default(4),
     retryBaseMs: z.number().int().positive().default(500),
     retryMaxMs: z.number().int().positive().default(8_000),
+    /**
+     * Before the next numbered part, wait up to this long for the status callback saying the
+     * part before left Twilio (sent, delivered or failed): Twilio does not keep the order of
+     * queued messages. 0: wait only for the REST create. Needs statusCallbacks.
+     */
+    waitForSentMs: z.number().int().min(0).max(120_000).default(10_000),
     /** Timeout of one REST API call. */
     requestTimeoutMs: z.number().int().positive().default(15_000),
     /** The REST API's base URL; for tests and API-compatible proxies. */
@@ -55,6 +72,10 @@ export interface SmsConfig {
   accountSid: string;
   /** Secret: never logged. */
   authToken: string;
+  /** Secret: the webhook SharedKey secret, when webhookSigningKeyEnv is set. */
+  webhookSigningKey?: string;
+  /** The variable it came from, for messages. */
+  webhookSigningKeyEnv?: string;
   /** publicUrl without a trailing slash. */
   publicUrl: string;
   inboundPath: string;
@@ -62,12 +83,14 @@ export interface SmsConfig {
   statusCallbacks: boolean;
   messagingServiceSid?: string;
   maxMessageChars: number;
+  keywordReplies: 'twilio' | 'gateway';
   helpText: string;
   stopReply: string;
   startReply: string;
   sendAttempts: number;
   retryBaseMs: number;
   retryMaxMs: number;
+  waitForSentMs: number;
   requestTimeoutMs: number;
   apiBaseUrl?: string;
 }
@@ -89,22 +112,28 @@ export function parseSmsConfig(raw: unknown, env: Record<string, string | undefi
     fail('accountSid', `${c.accountSid ? '' : `${c.accountSidEnv}: `}expected an account SID: AC followed by 32 hex digits`);
   const authToken = env[c.authTokenEnv];
   if (!authToken) fail('authTokenEnv', `the environment variable ${c.authTokenEnv} (the Twilio auth token) is not set`);
+  const webhookSigningKey = c.webhookSigningKeyEnv ? env[c.webhookSigningKeyEnv] : undefined;
+  if (c.webhookSigningKeyEnv && !webhookSigningKey)
+    fail('webhookSigningKeyEnv', `the environment variable ${c.webhookSigningKeyEnv} (the webhook SharedKey secret) is not set`);
   if (c.inboundPath === c.statusPath) fail('statusPath', 'must differ from inboundPath');
   return {
     accountSid: accountSid!,
     authToken: authToken!,
+    ...(webhookSigningKey ? { webhookSigningKey, webhookSigningKeyEnv: c.webhookSigningKeyEnv! } : {}),
     publicUrl: c.publicUrl.replace(/\/+$/, ''),
     inboundPath: c.inboundPath,
     statusPath: c.statusPath,
     statusCallbacks: c.statusCallbacks,
     ...(c.messagingServiceSid ? { messagingServiceSid: c.messagingServiceSid } : {}),
     maxMessageChars: c.maxMessageChars,
+    keywordReplies: c.keywordReplies,
     helpText: c.helpText,
     stopReply: c.stopReply,
     startReply: c.startReply,
     sendAttempts: c.sendAttempts,
     retryBaseMs: c.retryBaseMs,
     retryMaxMs: c.retryMaxMs,
+    waitForSentMs: c.waitForSentMs,
     requestTimeoutMs: c.requestTimeoutMs,
     ...(c.apiBaseUrl ? { apiBaseUrl: c.apiBaseUrl.replace(/\/+$/, '') } : {}),
   };

@@ -6,10 +6,12 @@ import type { MessageSender } from './client.js';
 import type { SmsConfig } from './config.js';
 import { toPlainText } from './format.js';
 import { OptOuts } from './optout.js';
+import { findCreated } from './reconcile.js';
 import type { SmsReplyTo } from './reply-to.js';
 import { sendWithRetry, UNSUBSCRIBED } from './send.js';
 import { splitMessage } from './split.js';
 import type { SmsStore } from './store.js';
+import { waitForSent } from './wait-sent.js';
 
 /** Who a turn answers: the reply target the listener wrote, else the sender's number. */
 export function replyTarget(target: TurnTarget<SmsReplyTo | null>): { to: string; from?: string } | null {
@@ -42,10 +44,13 @@ export class SmsDeliverer implements ChannelDeliverer<SmsReplyTo | null> {
 }
 
 /**
- * One turn attempt. Every message sent is recorded (turn id, `<number>#<hash of
- * the text>`), so a retried attempt that produces the same text skips what
- * already went out instead of texting it twice (SMS cannot be edited), while a
- * turn resumed after an approval, which says something new, sends it.
+ * One turn attempt. Every message is recorded (turn id, `<number>#<hash of the
+ * text>`): state `sending` before the create (the intent), `sent` with the SID
+ * once Twilio accepted it. A retried attempt that produces the same text skips
+ * what already went out instead of texting it twice (SMS cannot be edited), and
+ * a part left at `sending` (the answer was lost, or the process died) is looked
+ * up on Twilio before it is sent again. A turn resumed after an approval, which
+ * says something new, sends it.
  */
 class SmsTurnDelivery implements TurnDelivery {
   private readonly reply = new ReplyBuffer();
@@ -135,13 +140,23 @@ class SmsTurnDelivery implements TurnDelivery {
         await deliveries.record(turnId, 'sms', dest.to, { state: 'failed:no_sender', body: plain });
         return;
       }
+      // The intent, before the create: a later try or attempt that finds it looks the message up first.
+      const since = prior?.state === 'sending' ? prior.updatedAt : (await deliveries.record(turnId, 'sms', key, { state: 'sending', body })).updatedAt;
+      const msg = { to: dest.to, ...from, body };
       const r = await sendWithRetry(
         this.sender(),
-        { to: dest.to, ...from, body, ...(statusCallback ? { statusCallback } : {}) },
-        { attempts: this.cfg.sendAttempts, baseMs: this.cfg.retryBaseMs, maxMs: this.cfg.retryMaxMs, log: this.log },
+        { ...msg, ...(statusCallback ? { statusCallback } : {}) },
+        {
+          attempts: this.cfg.sendAttempts,
+          baseMs: this.cfg.retryBaseMs,
+          maxMs: this.cfg.retryMaxMs,
+          log: this.log,
+          lookup: () => findCreated(this.sender(), { ...msg, since: new Date(since) }),
+          unknownAtStart: prior?.state === 'sending',
+        },
       ).catch(async (err: unknown) => {
         // Retries ran out: record it, and throw from close() so the whole turn is retried later
-        // (what was sent is skipped then).
+        // (what was sent is skipped then; the part at `sending` is looked up first).
         await deliveries
           .record(turnId, 'sms', dest.to, { state: 'retrying', body: plain })
           .catch((e: unknown) => this.log.warn({ err: e }, 'sms: could not record the delivery as retrying'));
@@ -160,7 +175,23 @@ class SmsTurnDelivery implements TurnDelivery {
       }
       lastSid = r.sid;
       await deliveries.record(turnId, 'sms', key, { platformMessageId: r.sid, state: 'sent', body });
+      if (i < parts.length - 1) await this.awaitLeft(r.sid, i + 1, parts.length);
     }
     await deliveries.record(turnId, 'sms', dest.to, { platformMessageId: lastSid, state: 'sent', body: plain });
+  }
+
+  /**
+   * Part n+1 goes out only once part n left Twilio (its status callback says sent,
+   * delivered or failed), or after waitForSentMs; without status callbacks, once
+   * the create answered.
+   */
+  private async awaitLeft(sid: string, part: number, of: number): Promise<void> {
+    if (!this.cfg.statusCallbacks || this.cfg.waitForSentMs === 0) return;
+    const status = await waitForSent(this.store.deliveries, this.target.turnId, sid, this.cfg.waitForSentMs);
+    if (!status)
+      this.log.warn(
+        { sid, part, of, waitedMs: this.cfg.waitForSentMs },
+        'sms: no status callback for this part yet; sending the next one anyway (order not guaranteed)',
+      );
   }
 }

@@ -28,3 +28,22 @@ export function keywordOf(text: string): Keyword | null {
     .toUpperCase();
   return Object.hasOwn(WORDS, word) ? WORDS[word]! : null;
 }
+
+/**
+ * Twilio's own verdict: with Advanced Opt-Out (and its default keyword handling) the
+ * inbound webhook carries OptOutType = STOP, START or HELP when the message matched one
+ * of the service's keywords, localized ones included (ARRET, COMMENCER...). It wins over
+ * our English list: Twilio has already opted the number out (or in), whatever we think.
+ */
+export function keywordOfOptOutType(optOutType: string | undefined): Keyword | null {
+  switch (optOutType?.trim().toUpperCase()) {
+    case 'STOP':
+      return 'stop';
+    case 'START':
+      return 'start';
+    case 'HELP':
+      return 'help';
+    default:
+      return null;
+  }
+}

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { type Attachment, conversationKey, type InboundMessage } from '../../kernel/envelope.js';
 import { BodyTooLargeError, type ChannelListener, type ListenContext, type RouteContext as RequestContext } from '../../src/channel/index.js';
 import type { SmsConfig } from './config.js';
-import { keywordOf } from './keywords.js';
+import { type Keyword, keywordOf, keywordOfOptOutType } from './keywords.js';
 import { OptOuts } from './optout.js';
 import { type FormParams, param, parseForm, signedUrl, verifyTwilioRequest } from './signature.js';
 import { StatusLog } from './status.js';
@@ -72,8 +72,25 @@ export class SmsListener implements ChannelListener {
       }
       const params = parseForm(raw);
       const full = signedUrl(this.cfg.publicUrl, req.url ?? url.pathname);
-      if (!verifyTwilioRequest(req, this.cfg.authToken, full, params)) {
-        log.warn({ path: url.pathname, signed: Boolean(req.headers['x-twilio-signature']) }, 'sms: refused a webhook with a bad or missing X-Twilio-Signature');
+      const check = verifyTwilioRequest(
+        req,
+        { authToken: this.cfg.authToken, ...(this.cfg.webhookSigningKey ? { signingKey: this.cfg.webhookSigningKey } : {}) },
+        full,
+        params,
+      );
+      if (!check.ok) {
+        if (check.reason === 'no_signing_key') {
+          // Not a health flag: the header alone, unauthenticated, must not change the gateway's state.
+          log.error(
+            { path: url.pathname, algorithm: check.algorithm },
+            'sms: refused a webhook signed with a Twilio SharedKey (X-Twilio-Webhooks-Signature-Settings): set channels.sms.webhookSigningKeyEnv to the variable holding its secret',
+          );
+          return sendPlain(res, 403, 'signed with a SharedKey; no webhook signing key is configured');
+        }
+        log.warn(
+          { path: url.pathname, reason: check.reason, algorithm: check.algorithm, sharedKey: Boolean(req.headers['x-twilio-webhooks-signature-settings']) },
+          'sms: refused a webhook with a bad or missing X-Twilio-Signature',
+        );
         return sendPlain(res, 403, 'invalid signature');
       }
       const account = param(params, 'AccountSid');
@@ -108,18 +125,13 @@ export class SmsListener implements ChannelListener {
     const ctx = this.ctx!;
     const log = this.log!;
     const text = param(p, 'Body') ?? '';
-    const keyword = keywordOf(text);
-    if (keyword === 'stop') {
-      await this.optOuts.set(from, true, text.trim().toUpperCase());
-      log.info({ sid }, 'sms: number opted out (STOP)');
-      return this.cfg.stopReply || null;
-    }
-    if (keyword === 'start') {
-      await this.optOuts.set(from, false, text.trim().toUpperCase());
-      log.info({ sid }, 'sms: number opted in again (START)');
-      return this.cfg.startReply || null;
-    }
-    if (keyword === 'help') return this.cfg.helpText || null;
+    // Twilio's OptOutType (Advanced Opt-Out, localized keywords) wins over our own matching.
+    const optOutType = param(p, 'OptOutType');
+    const twilioSays = keywordOfOptOutType(optOutType);
+    if (optOutType && !twilioSays) log.warn({ sid, optOutType }, 'sms: unknown OptOutType; matching the keywords ourselves');
+    const keyword = twilioSays ?? keywordOf(text);
+    if (keyword)
+      return this.keyword(keyword, from, sid, twilioSays ? `OptOutType=${optOutType!.trim().toUpperCase()} (${text.trim()})` : text.trim().toUpperCase());
     if (await this.optOuts.isOptedOut(from)) {
       // It could not be answered: not run through the agent. START lifts the opt-out.
       log.info({ sid }, 'sms: message from an opted-out number dropped (it must send START first)');
@@ -146,6 +158,27 @@ export class SmsListener implements ChannelListener {
       case 'answered':
         return outcome.reply;
     }
+  }
+
+  /**
+   * STOP/START/HELP: the opt-out state is recorded whoever answers; the reply is ours only
+   * with keywordReplies 'gateway' (by default Twilio sends its own, and a second one would
+   * reach the person too).
+   */
+  private async keyword(keyword: Keyword, from: string, sid: string, source: string): Promise<string | null> {
+    const log = this.log!;
+    const ours = this.cfg.keywordReplies === 'gateway';
+    if (keyword === 'stop') {
+      await this.optOuts.set(from, true, source);
+      log.info({ sid, source }, 'sms: number opted out (STOP)');
+      return ours ? this.cfg.stopReply || null : null;
+    }
+    if (keyword === 'start') {
+      await this.optOuts.set(from, false, source);
+      log.info({ sid, source }, 'sms: number opted in again (START)');
+      return ours ? this.cfg.startReply || null : null;
+    }
+    return ours ? this.cfg.helpText || null : null;
   }
 
   private async status(p: FormParams, url: URL): Promise<null> {

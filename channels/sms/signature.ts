@@ -33,22 +33,44 @@ export function signedUrl(publicUrl: string, localPathAndQuery: string): string 
   return publicUrl + (localPathAndQuery.startsWith('/') ? localPathAndQuery : `/${localPathAndQuery}`);
 }
 
+/** Why a webhook signature was refused (or whose secret it held). */
+export type SignatureCheck =
+  | { ok: true; signedWith: 'auth_token' | 'signing_key' }
+  | { ok: false; reason: 'missing' | 'invalid' | 'unsupported_algorithm' | 'no_signing_key'; algorithm?: string };
+
+const header = (req: IncomingMessage, name: string): string | undefined => {
+  const v = req.headers[name];
+  return Array.isArray(v) ? v[0] : v;
+};
+
 /**
- * X-Twilio-Signature: HMAC over the URL and the sorted POST parameters with the
- * auth token (HMAC-SHA1, or the algorithm named by X-Twilio-Webhooks-Signature-Settings).
+ * X-Twilio-Signature: HMAC over the URL and the sorted POST parameters. Without
+ * X-Twilio-Webhooks-Signature-Settings it is HMAC-SHA1 with the auth token; with
+ * it (`key=<SharedKey id>,algorithm=HMAC_SHA256`, set by a Webhook Rule), Twilio
+ * signed with that SharedKey's secret and the algorithm the header names, as
+ * twilio-node's webhook() reads it. Such a request is checked against the
+ * signing key only: without one configured it is refused (`no_signing_key`).
  * Twilio signs no timestamp, so a captured request stays valid: replays are
  * stopped by MessageSid (the listener's memory and the inbox's unique key).
  */
-export function verifyTwilioRequest(req: IncomingMessage, authToken: string, url: string, params: FormParams): boolean {
-  const header = req.headers['x-twilio-signature'];
-  const signature = Array.isArray(header) ? header[0] : header;
-  if (!signature) return false;
-  const settings = req.headers['x-twilio-webhooks-signature-settings'];
-  const algorithm = twilio.getSignatureAlgorithm(Array.isArray(settings) ? settings[0] : settings);
-  if (algorithm !== 'HMAC_SHA1' && algorithm !== 'HMAC_SHA256') return false;
+export function verifyTwilioRequest(
+  req: IncomingMessage,
+  secrets: { authToken: string; signingKey?: string },
+  url: string,
+  params: FormParams,
+): SignatureCheck {
+  const signature = header(req, 'x-twilio-signature');
+  if (!signature) return { ok: false, reason: 'missing' };
+  const settings = header(req, 'x-twilio-webhooks-signature-settings');
+  const algorithm = twilio.getSignatureAlgorithm(settings);
+  if (algorithm !== 'HMAC_SHA1' && algorithm !== 'HMAC_SHA256') return { ok: false, reason: 'unsupported_algorithm', algorithm };
+  const signedWith = settings ? 'signing_key' : 'auth_token';
+  const secret = settings ? secrets.signingKey : secrets.authToken;
+  if (!secret) return { ok: false, reason: 'no_signing_key', algorithm };
   try {
-    return twilio.validateRequest(authToken, signature, url, params, algorithm);
+    return twilio.validateRequest(secret, signature, url, params, algorithm) ? { ok: true, signedWith } : { ok: false, reason: 'invalid', algorithm };
   } catch {
-    return false;
+    // validateRequest throws only on a URL it cannot parse: that request is not Twilio's.
+    return { ok: false, reason: 'invalid', algorithm };
   }
 }

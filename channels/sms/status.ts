@@ -16,6 +16,11 @@ const RANK: Record<string, number> = {
   canceled: 6,
 };
 
+/** The message has left Twilio for the carrier, or will not (sent, delivered, undelivered, failed, read, canceled). */
+export function hasLeftTwilio(status: string): boolean {
+  return status !== 'receiving' && status !== 'received' && Object.hasOwn(RANK, status) && RANK[status]! >= RANK.sent!;
+}
+
 /**
  * Twilio's delivery status callbacks, a small log on the deliveries table: one
  * row per message, turn id from the callback URL (or 'status'), target

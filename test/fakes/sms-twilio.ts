@@ -9,14 +9,33 @@
  * the channel could get it wrong: Body of at most 1600 characters, a From or a
  * MessagingServiceSid, an E.164 To.
  *
+ * GET Messages.json (To, From, DateSent / DateSent> / DateSent< filters,
+ * PageSize; newest first) and GET Messages/<sid>.json read them back, with the
+ * status a message has reached (queued until the carrier takes it: date_sent is
+ * null until then). `loseResponseNext` plays "created, but the answer was lost":
+ * the message is accepted, then the connection is reset (or left hanging).
+ *
+ * The handset: `phone(to)` is what the person's phone received, in the order it
+ * arrived: API messages when the carrier took them (`carrierDelayMs` per
+ * message: Twilio does not keep the order of queued messages), TwiML replies,
+ * and Twilio's own keyword replies.
+ *
+ * Opt-out handling (`optOut`, off unless a test turns it on): Twilio's standard
+ * keywords, or Advanced Opt-Out with localized ones and `OptOutType` = STOP |
+ * START | HELP on the inbound webhook; Twilio sends its own confirmation and
+ * refuses later messages to an opted-out number (21610) until START.
+ *
  * Webhook side: plays Twilio calling the gateway behind a proxy. Requests are
  * signed (X-Twilio-Signature) over the public URL and sent to the gateway's
  * local address with the public prefix stripped; status callbacks (queued → sent
  * → delivered, or failed/undelivered with an ErrorCode) are posted the same way.
+ * With `useSharedKey`, as with a Webhook Rule naming a SharedKey, every webhook is
+ * signed with that secret instead of the auth token (HMAC-SHA256 by default) and
+ * carries `X-Twilio-Webhooks-Signature-Settings: key=<id>,algorithm=<alg>`.
  */
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import twilio from 'twilio';
 
 export interface SentMessage {
@@ -27,6 +46,45 @@ export interface SentMessage {
   body: string;
   statusCallback?: string;
   at: number;
+  /** queued → sent → delivered, as the list/read endpoints report it. */
+  status: string;
+  dateCreated: Date;
+  /** Set when the carrier took it (status sent); null while queued, as on Twilio. */
+  dateSent: Date | null;
+}
+
+/** What reached a phone, in arrival order. */
+export interface HandsetMessage {
+  body: string;
+  /** api: a REST message; twiml: a <Message> in a webhook answer; twilio: Twilio's own keyword reply. */
+  via: 'api' | 'twiml' | 'twilio';
+  at: number;
+}
+
+export type OptOutKind = 'STOP' | 'START' | 'HELP';
+
+/** Twilio's keyword handling: which words do what, its replies, and whether OptOutType is sent (Advanced Opt-Out). */
+export interface OptOutSettings {
+  advanced: boolean;
+  keywords: Record<OptOutKind, string[]>;
+  replies: Record<OptOutKind, string>;
+}
+
+/** Twilio's default opt-out keywords and replies (long codes, Messaging Services). */
+export function standardOptOut(opts: { advanced?: boolean; extra?: Partial<Record<OptOutKind, string[]>> } = {}): OptOutSettings {
+  return {
+    advanced: opts.advanced ?? false,
+    keywords: {
+      STOP: ['STOP', 'STOPALL', 'UNSUBSCRIBE', 'CANCEL', 'END', 'QUIT', 'REVOKE', 'OPTOUT', ...(opts.extra?.STOP ?? [])],
+      START: ['START', 'YES', 'UNSTOP', ...(opts.extra?.START ?? [])],
+      HELP: ['HELP', 'INFO', ...(opts.extra?.HELP ?? [])],
+    },
+    replies: {
+      STOP: 'You have successfully been unsubscribed. You will not receive any more messages from this number. Reply START to resubscribe.',
+      START: 'You have successfully been re-subscribed to messages from this number. Reply HELP for help. Reply STOP to unsubscribe. Msg&Data Rates May Apply.',
+      HELP: 'Reply STOP to unsubscribe. Msg&Data Rates May Apply.',
+    },
+  };
 }
 
 export interface ScriptedFailure {
@@ -64,6 +122,20 @@ export class FakeTwilio {
   statusCallbacks = true;
   /** The gateway's local address (set after it starts). */
   gatewayUrl?: string;
+  /** How long a message stays queued before the carrier takes it (then the phone has it). */
+  carrierDelayMs: (m: SentMessage, indexForRecipient: number) => number = () => 5;
+  /** Twilio's keyword handling; null: none (the fake neither replies nor blocks). */
+  optOut: OptOutSettings | null = null;
+  /** Numbers Twilio has opted out (STOP): creates to them fail with 21610. */
+  readonly optedOut = new Set<string>();
+  /** Every GET on the messages list / read endpoints (the query string). */
+  readonly lookups: string[] = [];
+
+  private readonly handsets = new Map<string, HandsetMessage[]>();
+  private sharedKey?: { id: string; secret: string; algorithm: 'HMAC_SHA1' | 'HMAC_SHA256' };
+  private lose: Array<{ remaining: number; mode: 'reset' | 'hang'; match: (m: { to: string; body: string }) => boolean }> = [];
+  private hanging = new Set<Socket>();
+  private lookupFailures = 0;
 
   private server?: Server;
   private rules: FailRule[] = [];
@@ -83,6 +155,7 @@ export class FakeTwilio {
   }
 
   async close(): Promise<void> {
+    for (const sock of this.hanging) sock.destroy();
     await Promise.allSettled([...this.pending]);
     await new Promise<void>((resolve) => {
       this.server?.close(() => resolve());
@@ -104,9 +177,58 @@ export class FakeTwilio {
     return this.messages.filter((m) => m.to === to);
   }
 
-  /** Signs params over `url` as Twilio does. */
+  /** What the phone `to` received, in arrival order. */
+  phone(to: string): HandsetMessage[] {
+    return [...(this.handsets.get(to) ?? [])];
+  }
+
+  /**
+   * The next `times` creates matching `match` are accepted (recorded, queued, sent), but
+   * the answer never reaches the client: 'reset' destroys the connection, 'hang' keeps it
+   * open without answering (the client times out).
+   */
+  loseResponseNext(times: number, mode: 'reset' | 'hang' = 'reset', match: (m: { to: string; body: string }) => boolean = () => true): void {
+    this.lose.push({ remaining: times, mode, match });
+  }
+
+  /** From now on webhooks are signed with this SharedKey (a Webhook Rule), not the auth token. */
+  useSharedKey(secret: string, opts: { id?: string; algorithm?: 'HMAC_SHA1' | 'HMAC_SHA256' } = {}): void {
+    this.sharedKey = { id: opts.id ?? `webhooks_sharedkey_${hex(13)}`, secret, algorithm: opts.algorithm ?? 'HMAC_SHA256' };
+  }
+
+  /** Back to signing with the auth token (no Webhook Rule). */
+  useAuthToken(): void {
+    this.sharedKey = undefined;
+  }
+
+  /** The next `times` GETs on the messages list / read endpoints answer 500. */
+  failLookups(times: number): void {
+    this.lookupFailures = times;
+  }
+
+  /** The header Twilio adds when it signed with a SharedKey. */
+  get signatureSettings(): string | undefined {
+    return this.sharedKey ? `key=${this.sharedKey.id},algorithm=${this.sharedKey.algorithm}` : undefined;
+  }
+
+  /** Signs params over `url` as Twilio does (with the SharedKey when one is in use). */
   sign(url: string, params: Record<string, string>): string {
+    if (this.sharedKey) return twilio.getExpectedTwilioSignature(this.sharedKey.secret, url, params, this.sharedKey.algorithm);
     return twilio.getExpectedTwilioSignature(this.authToken, url, params);
+  }
+
+  private toPhone(to: string, body: string, via: HandsetMessage['via']): void {
+    const list = this.handsets.get(to) ?? [];
+    list.push({ body, via, at: Date.now() });
+    this.handsets.set(to, list);
+  }
+
+  /** Twilio's keyword match: the whole message, one word, any case. */
+  optOutKind(body: string): OptOutKind | null {
+    if (!this.optOut) return null;
+    const word = body.trim().toUpperCase();
+    for (const k of ['STOP', 'START', 'HELP'] as const) if (this.optOut.keywords[k].includes(word)) return k;
+    return null;
   }
 
   /** An inbound SMS, as Twilio posts it to the messaging webhook. */
@@ -127,6 +249,8 @@ export class FakeTwilio {
     };
     p.SmsSid = p.SmsMessageSid!;
     p.MessageSid = p.SmsMessageSid!;
+    const kind = this.optOutKind(m.body);
+    if (kind && this.optOut?.advanced) p.OptOutType = kind;
     m.media?.forEach((x, i) => {
       p[`MediaUrl${i}`] = x.url;
       p[`MediaContentType${i}`] = x.contentType;
@@ -142,17 +266,30 @@ export class FakeTwilio {
   async webhook(path: string, params: Record<string, string>, opts: { signatureUrl?: string; signature?: string | null } = {}): Promise<WebhookResult> {
     const publicUrl = this.publicUrl + path;
     const signature = opts.signature === undefined ? this.sign(opts.signatureUrl ?? publicUrl, params) : opts.signature;
+    const inbound = params.SmsStatus === 'received' && params.From !== undefined;
+    // Twilio acts on its keywords before it forwards the message: it opts the number out or in and sends its own reply.
+    const kind = inbound && params.Body !== undefined ? this.optOutKind(params.Body) : null;
+    if (kind && params.From) {
+      if (kind === 'STOP') this.optedOut.add(params.From);
+      if (kind === 'START') this.optedOut.delete(params.From);
+      this.toPhone(params.From, this.optOut!.replies[kind], 'twilio');
+    }
     const started = performance.now();
+    const settings = this.signatureSettings;
     const r = await fetch(this.toLocal(publicUrl), {
       method: 'POST',
       headers: {
         'content-type': 'application/x-www-form-urlencoded',
         'user-agent': 'TwilioProxy/1.1',
         ...(signature !== null ? { 'x-twilio-signature': signature } : {}),
+        ...(settings ? { 'x-twilio-webhooks-signature-settings': settings } : {}),
       },
       body: new URLSearchParams(params).toString(),
     });
     const body = await r.text();
+    // A TwiML <Message> reply is texted back (not to a number Twilio opted out).
+    if (inbound && r.status === 200 && params.From && !(this.optOut && this.optedOut.has(params.From)))
+      for (const m of body.matchAll(/<Message>([\s\S]*?)<\/Message>/g)) this.toPhone(params.From, unescapeXml(m[1]!), 'twiml');
     return { status: r.status, contentType: r.headers.get('content-type') ?? '', body, ms: performance.now() - started };
   }
 
@@ -174,9 +311,26 @@ export class FakeTwilio {
       if (req.headers.authorization !== basic || account[1] !== this.accountSid) return json(res, 401, { code: 20003, message: 'Authenticate', status: 401 });
       return json(res, 200, { sid: this.accountSid, friendly_name: 'My first Twilio account', status: this.accountStatus, type: 'Full' });
     }
-    const m = /^\/2010-04-01\/Accounts\/([^/]+)\/Messages\.json$/.exec(pathname);
-    if (req.method !== 'POST' || !m) return json(res, 404, { code: 20404, message: 'The requested resource was not found', status: 404 });
     const auth = `Basic ${Buffer.from(`${this.accountSid}:${this.authToken}`).toString('base64')}`;
+    const lookup = req.method === 'GET' && /\/Messages(\/SM[0-9a-f]{32})?\.json$/.test(pathname);
+    if (lookup && this.lookupFailures > 0) {
+      this.lookupFailures--;
+      this.lookups.push(`failed:${req.url}`);
+      return json(res, 500, { code: 20500, message: 'Internal Server Error', status: 500 });
+    }
+    const one = /^\/2010-04-01\/Accounts\/([^/]+)\/Messages\/(SM[0-9a-f]{32})\.json$/.exec(pathname);
+    if (req.method === 'GET' && one) {
+      if (req.headers.authorization !== auth || one[1] !== this.accountSid) return json(res, 401, { code: 20003, message: 'Authenticate', status: 401 });
+      this.lookups.push(`sid=${one[2]}`);
+      const found = this.messages.find((x) => x.sid === one[2]);
+      return found ? json(res, 200, this.resource(found)) : json(res, 404, { code: 20404, message: 'The requested resource was not found', status: 404 });
+    }
+    const m = /^\/2010-04-01\/Accounts\/([^/]+)\/Messages\.json$/.exec(pathname);
+    if (req.method === 'GET' && m) {
+      if (req.headers.authorization !== auth || m[1] !== this.accountSid) return json(res, 401, { code: 20003, message: 'Authenticate', status: 401 });
+      return this.list(req, res);
+    }
+    if (req.method !== 'POST' || !m) return json(res, 404, { code: 20404, message: 'The requested resource was not found', status: 404 });
     if (req.headers.authorization !== auth || m[1] !== this.accountSid) return json(res, 401, { code: 20003, message: 'Authenticate', status: 401 });
     const form = new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
     const to = form.get('To') ?? '';
@@ -189,6 +343,7 @@ export class FakeTwilio {
     if (!form.get('From') && !form.get('MessagingServiceSid'))
       return fail(400, 21603, "A 'From' or 'MessagingServiceSid' parameter is required to send a message.");
     if (body.length > 1600) return fail(400, 21617, 'The concatenated message body exceeds the 1600 character limit.');
+    if (this.optOut && this.optedOut.has(to)) return fail(400, 21610, 'Attempt to send to unsubscribed recipient');
     const perm = this.permanent.get(to);
     if (perm) return fail(perm.status, perm.code, perm.message ?? `scripted error ${perm.code}`);
     const rule = this.rules.find((r) => r.remaining > 0 && r.match({ to, body }));
@@ -200,44 +355,106 @@ export class FakeTwilio {
     const from = form.get('From') ?? undefined;
     const messagingServiceSid = form.get('MessagingServiceSid') ?? undefined;
     const statusCallback = form.get('StatusCallback') ?? undefined;
-    this.messages.push({
+    const msg: SentMessage = {
       sid,
       to,
       body,
       at: Date.now(),
+      status: 'queued',
+      dateCreated: new Date(),
+      dateSent: null,
       ...(from ? { from } : {}),
       ...(messagingServiceSid ? { messagingServiceSid } : {}),
       ...(statusCallback ? { statusCallback } : {}),
-    });
+    };
+    const index = this.sentTo(to).length;
+    this.messages.push(msg);
     this.attempts.push({ to, body, status: 201 });
-    json(res, 201, {
-      sid,
+    const p = this.carry(msg, this.carrierDelayMs(msg, index));
+    this.pending.add(p);
+    void p.finally(() => this.pending.delete(p));
+    const lost = this.lose.find((r) => r.remaining > 0 && r.match({ to, body }));
+    if (lost) {
+      // Created, and the answer is lost: the client sees a reset connection or a timeout.
+      lost.remaining--;
+      if (lost.mode === 'reset') req.socket.destroy();
+      else this.hanging.add(req.socket);
+      return;
+    }
+    json(res, 201, this.resource(msg));
+  }
+
+  /** A message as the REST API shows it. */
+  private resource(m: SentMessage): Record<string, unknown> {
+    return {
+      sid: m.sid,
       account_sid: this.accountSid,
-      to,
-      from: from ?? null,
-      messaging_service_sid: messagingServiceSid ?? null,
-      body,
-      status: 'queued',
-      num_segments: String(Math.ceil(body.length / 153) || 1),
+      to: m.to,
+      from: m.from ?? null,
+      messaging_service_sid: m.messagingServiceSid ?? null,
+      body: m.body,
+      status: m.status,
+      num_segments: String(Math.ceil(m.body.length / 153) || 1),
       num_media: '0',
       direction: 'outbound-api',
       api_version: '2010-04-01',
-      date_created: new Date().toUTCString(),
-      uri: `/2010-04-01/Accounts/${this.accountSid}/Messages/${sid}.json`,
-    });
-    if (statusCallback && this.statusCallbacks) {
-      const p = this.sendStatuses(statusCallback, sid, to, from ?? '');
-      this.pending.add(p);
-      void p.finally(() => this.pending.delete(p));
-    }
+      date_created: m.dateCreated.toUTCString(),
+      date_updated: new Date().toUTCString(),
+      date_sent: m.dateSent ? m.dateSent.toUTCString() : null,
+      uri: `/2010-04-01/Accounts/${this.accountSid}/Messages/${m.sid}.json`,
+    };
   }
 
-  /** queued → sent → delivered, each a signed POST to the callback URL (through the proxy). */
-  private async sendStatuses(url: string, sid: string, to: string, from: string): Promise<void> {
-    for (const status of ['queued', 'sent', 'delivered']) {
-      await new Promise((r) => setTimeout(r, 5));
-      await this.statusCallback(url, { sid, to, from, status }).catch(() => {});
-    }
+  /** GET Messages.json: To, From, DateSent (YYYY-MM-DD or a timestamp; also DateSent> and DateSent<), PageSize. Newest first. */
+  private list(req: IncomingMessage, res: ServerResponse): void {
+    const q = new URL(req.url ?? '/', 'http://x').searchParams;
+    this.lookups.push(q.toString());
+    const day = (d: Date) => d.toISOString().slice(0, 10);
+    const bound = (v: string) => new Date(/^\d{4}-\d{2}-\d{2}$/.test(v) ? `${v}T00:00:00Z` : v);
+    const to = q.get('To');
+    const from = q.get('From');
+    const on = q.get('DateSent');
+    const after = q.get('DateSent>');
+    const before = q.get('DateSent<');
+    const size = Math.min(1000, Number(q.get('PageSize') ?? 50) || 50);
+    const hits = this.messages
+      .filter((x) => (!to || x.to === to) && (!from || x.from === from))
+      // A DateSent filter leaves out what is still queued (date_sent null), as Twilio's does.
+      .filter((x) => !on || (x.dateSent !== null && day(x.dateSent) === on.slice(0, 10)))
+      .filter((x) => !after || (x.dateSent !== null && x.dateSent >= bound(after)))
+      .filter((x) => !before || (x.dateSent !== null && x.dateSent <= bound(before)))
+      .sort((a, b) => b.dateCreated.getTime() - a.dateCreated.getTime() || b.at - a.at)
+      .slice(0, size);
+    const uri = `/2010-04-01/Accounts/${this.accountSid}/Messages.json?${q.toString()}`;
+    json(res, 200, {
+      messages: hits.map((x) => this.resource(x)),
+      end: Math.max(0, hits.length - 1),
+      first_page_uri: uri,
+      next_page_uri: null,
+      page: 0,
+      page_size: size,
+      previous_page_uri: null,
+      start: 0,
+      uri,
+    });
+  }
+
+  /** The carrier takes the message after `delayMs` (the phone has it); status callbacks queued → sent → delivered. */
+  private async carry(m: SentMessage, delayMs: number): Promise<void> {
+    const url = m.statusCallback && this.statusCallbacks ? m.statusCallback : undefined;
+    const report = async (status: string) => {
+      if (url) await this.statusCallback(url, { sid: m.sid, to: m.to, from: m.from ?? '', status }).catch(() => {});
+    };
+    await new Promise((r) => setTimeout(r, 5));
+    await report('queued');
+    await new Promise((r) => setTimeout(r, delayMs));
+    m.status = 'sent';
+    m.dateSent = new Date();
+    this.toPhone(m.to, m.body, 'api');
+    await report('sent');
+    await new Promise((r) => setTimeout(r, 5));
+    m.status = 'delivered';
+    await report('delivered');
   }
 
   /** One status callback; exposed so tests can send failures (ErrorCode) or forged ones. */
@@ -258,15 +475,29 @@ export class FakeTwilio {
       ...(s.errorCode ? { ErrorCode: s.errorCode } : {}),
     };
     const signature = opts.signature === undefined ? this.sign(url, params) : opts.signature;
+    const settings = this.signatureSettings;
     const r = await fetch(this.toLocal(url), {
       method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', ...(signature !== null ? { 'x-twilio-signature': signature } : {}) },
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        ...(signature !== null ? { 'x-twilio-signature': signature } : {}),
+        ...(settings ? { 'x-twilio-webhooks-signature-settings': settings } : {}),
+      },
       body: new URLSearchParams(params).toString(),
     });
     await r.arrayBuffer();
     this.callbacks.push({ url, status: s.status, http: r.status });
     return r.status;
   }
+}
+
+function unescapeXml(s: string): string {
+  return s
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&quot;/g, '"')
+    .replace(/&apos;/g, "'")
+    .replace(/&amp;/g, '&');
 }
 
 function json(res: ServerResponse, status: number, body: unknown): void {
