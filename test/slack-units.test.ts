@@ -107,6 +107,15 @@ describe('slack event classification', () => {
     expect(classify({ type: 'message', subtype: 'message_deleted', channel: 'D1', channel_type: 'im' }, 'T1', bot).kind).toBe('ignore');
   });
 
+  it("ignores Slackbot and system subtypes; in a shared channel the envelope's team keys the thread, the sender keeps theirs", () => {
+    expect(classify(msg({ user: 'USLACKBOT', channel: 'D1', channel_type: 'im' }), 'T1', bot)).toMatchObject({ kind: 'ignore', reason: 'slackbot' });
+    for (const subtype of ['channel_join', 'channel_archive', 'channel_topic', 'bot_message', 'pinned_item'])
+      expect(classify(msg({ subtype, text: '<@UBOT> x' }), 'T1', bot).kind).toBe('ignore');
+    const partner = classify(msg({ text: '<@UBOT> hi', team: 'T2', user_team: 'T2', source_team: 'T2' }), 'T1', bot);
+    expect(partner).toMatchObject({ kind: 'take', team: 'T1', senderTeam: 'T2', replyTo: { team: 'T2', user: 'U1' } });
+    expect(classify(msg({ text: '<@UBOT> hi', team: 'T1' }), 'T1', bot)).toMatchObject({ team: 'T1', senderTeam: 'T1' });
+  });
+
   it('an edit is the original message (same id); an edit that adds a mention is taken', () => {
     const edit = classify(
       {
