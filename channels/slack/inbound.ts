@@ -12,7 +12,17 @@ import type { ThreadMembership } from './threads.js';
 interface EventBody {
   team_id?: string;
   event_id?: string;
-  authorizations?: Array<{ team_id?: string | null }>;
+  authorizations?: Array<{ team_id?: string | null; enterprise_id?: string | null }>;
+}
+
+/**
+ * The workspace a channel is seen from, the same for every event of one channel whoever sends:
+ * the installation the event is delivered to (authorizations[0]: its team, or its enterprise for an
+ * org-wide Enterprise Grid install, which has no team), else the envelope's team_id.
+ */
+export function workspaceOfEnvelope(body: EventBody): string | undefined {
+  const auth = body.authorizations?.[0];
+  return auth?.team_id ?? auth?.enterprise_id ?? body.team_id ?? undefined;
 }
 
 /**
@@ -35,7 +45,7 @@ export class InboundHandler {
 
   async onEvent(event: SlackMessage, body: EventBody, outcome: EventOutcome | undefined, retryNum?: number): Promise<void> {
     try {
-      const c = classify(event, body.team_id ?? body.authorizations?.[0]?.team_id ?? undefined, this.bot);
+      const c = classify(event, workspaceOfEnvelope(body), this.bot);
       if (c.kind === 'ignore') {
         this.log.debug({ reason: c.reason, event: body.event_id }, 'slack event ignored');
         return;
