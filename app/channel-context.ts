@@ -129,6 +129,7 @@ export function listenContext(s: ListenServices, log: Logger): ListenContext {
       return { ok: true, principal };
     },
     workersAlive: () => s.workers.anyAlive(),
+    conversationExists: async (conversationKey) => (await s.store.conversationByKey(conversationKey)) !== undefined,
     follow: (conversationKey) => TurnWaiter.open(s.bus, s.store, conversationTopic(conversationKey)),
     state: s.state,
     deliveries: s.deliveries,

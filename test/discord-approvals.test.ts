@@ -16,6 +16,7 @@ import { lastUserText } from './fakes/fake-llm.js';
 import { eventually, startGateway, testConfig } from './support/gateway.js';
 
 const EPHEMERAL = 64;
+const DEFERRED_CHANNEL_MESSAGE = 5;
 let w: World;
 
 beforeAll(async () => {
@@ -128,9 +129,11 @@ describe('discord slash commands', () => {
     const oldKey = await w.conversationKey(first);
 
     const slash = fake.slashCommand({ channelId: OPEN, name: 'new', user: ALICE });
+    // Deferred at once (type 5, for everyone in the channel to see), then the deferred response edited.
     const ack = await eventually(async () => fake.repliesTo(slash)[0]);
-    expect(ack.type).toBe(4);
-    expect(ack.data.content).toMatch(/new conversation/i);
+    expect(ack.type).toBe(DEFERRED_CHANNEL_MESSAGE);
+    const shown = await eventually(async () => (fake.responseShown(slash)?.thinking === false ? fake.responseShown(slash) : undefined));
+    expect(shown).toMatchObject({ ephemeral: false, content: expect.stringMatching(/new conversation/i) });
 
     const second = fake.userMessage({ channelId: OPEN, author: ALICE, content: 'what was the word' });
     await w.answered(second);
@@ -142,11 +145,41 @@ describe('discord slash commands', () => {
     expect(JSON.stringify(call.body.messages)).not.toContain('pineapple');
 
     const status = fake.slashCommand({ channelId: OPEN, name: 'status', user: ALICE });
-    const report = await eventually(async () => fake.repliesTo(status)[0]);
-    expect(report.type).toBe(4);
-    expect(report.data.flags & EPHEMERAL).toBe(EPHEMERAL);
-    expect(report.data.content).toContain(newKey);
-    expect(report.data.content).toMatch(/^Connected/);
+    const deferred = await eventually(async () => fake.repliesTo(status)[0]);
+    expect(deferred.type).toBe(DEFERRED_CHANNEL_MESSAGE);
+    expect(deferred.data.flags & EPHEMERAL).toBe(EPHEMERAL);
+    const report = await eventually(async () => (fake.responseShown(status)?.thinking === false ? fake.responseShown(status) : undefined));
+    expect(report.ephemeral).toBe(true);
+    expect(report.content).toContain(newKey);
+    expect(report.content).toMatch(/^Connected/);
+    expect(fake.lateResponses).toBe(0);
+  });
+
+  it('/new answers within the 3-second interaction deadline while the store is slow', async () => {
+    const { fake } = w;
+    // The embedded database held by a long transaction: every store query waits for it (PGlite runs one at a time).
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    const holding = w.gw.infra.store.db.transaction(async (tx) => {
+      await tx.query('select 1');
+      await held;
+    });
+    const releaseTimer = setTimeout(release, 4_000);
+    try {
+      const started = Date.now();
+      const slash = fake.slashCommand({ channelId: OPEN, name: 'new', user: BOB });
+      const ack = await eventually(async () => fake.repliesTo(slash)[0], 3_000);
+      expect(ack.type).toBe(DEFERRED_CHANNEL_MESSAGE);
+      const shown = await eventually(async () => (fake.responseShown(slash)?.thinking === false ? fake.responseShown(slash) : undefined), 15_000);
+      expect(shown.content).toMatch(/new conversation/i);
+      // The answer really waited for the store, past the deadline a direct reply would have missed.
+      expect(Date.now() - started).toBeGreaterThan(3_000);
+      expect(fake.lateResponses).toBe(0);
+    } finally {
+      clearTimeout(releaseTimer);
+      release();
+      await holding;
+    }
   });
 });
 

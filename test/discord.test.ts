@@ -14,6 +14,7 @@ import { BOT_ID, type FakeMessage } from './fakes/discord-server.js';
 import {
   ALICE,
   BOB,
+  BOT_ROLE,
   DM,
   FENCED,
   FENCES,
@@ -22,6 +23,7 @@ import {
   LIMITED,
   LONG_500,
   OPEN,
+  OPS_ROLE,
   OTHER_BOT,
   RESET,
   RESUME,
@@ -69,6 +71,18 @@ describe('discord: who is answered, where', () => {
     const plain = fake.userMessage({ channelId: OPEN, author: BOB, content: 'no mention needed here' });
     await w.answered(plain);
     expect(repliesTo(OPEN, plain).map((m) => m.content)).toEqual(['echo: no mention needed here']);
+  });
+
+  it("a mention of the bot's managed role counts as a mention (what autocomplete inserts); another role's does not", async () => {
+    const { fake } = w;
+    const viaRole = fake.userMessage({ channelId: GENERAL, author: BOB, content: `<@&${BOT_ROLE}> what about roles` });
+    const otherRole = fake.userMessage({ channelId: GENERAL, author: BOB, content: `<@&${OPS_ROLE}> ops, anyone?` });
+    await w.answered(viaRole);
+    expect(repliesTo(GENERAL, viaRole).map((m) => m.content)).toEqual(['echo: what about roles']);
+    expect((await w.inboxRows(viaRole))[0]!.text).toBe('what about roles');
+    await new Promise((r) => setTimeout(r, 300));
+    expect(await w.inboxRows(otherRole)).toHaveLength(0);
+    expect(repliesTo(GENERAL, otherRole)).toEqual([]);
   });
 
   it('a DM needs no mention; attachments arrive as metadata', async () => {

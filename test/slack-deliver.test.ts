@@ -205,6 +205,59 @@ describe('slack deliverer', () => {
     expect(msgs[0]).toMatchObject({ text: 'streamed part, edited part', streaming: false });
   });
 
+  it("all streams of a workspace share one chat.appendStream budget: Slack's limit is never hit, every reply arrives whole", async () => {
+    const perMinute = 30;
+    slack.appendStreamPerMinute = perMinute; // the fake answers 429 past this, counted per workspace (token)
+    const before = slack.rateLimited;
+    const appendsBefore = slack.callsOf('chat.appendStream').length;
+    try {
+      const d = deliverer({ appendStreamPerMinute: perMinute, streamIntervalMs: 50 });
+      const words = Array.from({ length: 60 }, (_, i) => `s${i}`);
+      const streams = [1, 2, 3].map((k) => ({ ch: `C${n}x${k}`, thread: `${n}.00${k}00`, turn: `t${n}s${k}` }));
+      await Promise.all(
+        streams.map((st) => {
+          const events: Array<Record<string, unknown> | number> = [];
+          for (const w of words) events.push({ type: 'text_delta', delta: `${w} ` }, 40);
+          return run(d, target(st.ch, st.thread, st.turn), events);
+        }),
+      );
+      expect(slack.rateLimited - before).toBe(0);
+      const appends = slack.callsOf('chat.appendStream').length - appendsBefore;
+      expect(appends).toBeGreaterThan(0);
+      expect(appends).toBeLessThanOrEqual(perMinute);
+      for (const st of streams) {
+        const msgs = slack.botMessages(st.ch, st.thread);
+        expect(msgs).toHaveLength(1);
+        expect(msgs[0]).toMatchObject({ streaming: false, text: `${words.join(' ')} ` });
+      }
+    } finally {
+      slack.appendStreamPerMinute = undefined;
+    }
+  });
+
+  it('every chat.appendStream carries markdown_text, task updates included (the fake refuses one without)', async () => {
+    const thread = `${n}.000100`;
+    const ch = `C${n}`;
+    await run(deliverer(), target(ch, thread, `t${n}`), [
+      { type: 'text_delta', delta: 'Looking.' },
+      100,
+      { type: 'tool_start', toolCallId: 'k3', name: 'web_fetch', args: {} },
+      100,
+      { type: 'tool_end', toolCallId: 'k3', name: 'web_fetch', isError: false },
+      100,
+      { type: 'text_delta', delta: ' Found it.' },
+    ]);
+    const m = slack.botMessages(ch, thread)[0]!;
+    const appends = slack.callsOf('chat.appendStream').filter((c) => c.args.ts === m.ts);
+    expect(appends.some((c) => Array.isArray(c.args.chunks))).toBe(true);
+    expect(appends.every((c) => typeof c.args.markdown_text === 'string')).toBe(true);
+    expect(m.tasks.map((t) => [t.id, t.status])).toEqual([
+      ['k3', 'in_progress'],
+      ['k3', 'complete'],
+    ]);
+    expect(m.text).toBe('Looking. Found it.');
+  });
+
   it('falls back to posting and editing when native streaming is not available', async () => {
     slack.failing.set('chat.startStream', 'unknown_method');
     const thread = `${n}.000100`;

@@ -13,6 +13,9 @@ process.env.SB_TEST_SLACK_BOT = BOT_TOKEN;
 process.env.SB_TEST_SLACK_APP = APP_TOKEN;
 
 const OPERATOR = 'UOPERATOR';
+/** A member of a partner workspace in a Slack Connect channel. */
+const PARTNER = 'UPARTNER';
+const PARTNER_TEAM = 'T0PARTNER';
 
 /** The model: "run: <cmd>" asks for shell_exec; after a tool result it reports; else it answers with Markdown, slowly. */
 function model(req: FakeRequest) {
@@ -118,6 +121,64 @@ describe('slack over socket mode', () => {
     await new Promise((r) => setTimeout(r, 700));
     expect(slack.botMessages('C1')).toHaveLength(2);
     expect(llm.requests.map((r) => lastUserText(r.body))).not.toContain('just chatting');
+  });
+
+  it('a shared channel (Slack Connect): a partner team member replying in the thread stays in its conversation, as themselves', async () => {
+    const ev = slack.userMessage({ type: 'app_mention', user: 'UALICE', channel: 'C7', text: `<@${BOT.userId}> remember the word kumquat` });
+    await event(ev);
+    await finalMessage('C7', ev.ts, /kumquat/);
+    // Bob of the partner workspace answers in the bot's thread, without a mention: the event's team is his.
+    const reply = slack.userMessage({ user: PARTNER, team: PARTNER_TEAM, channel: 'C7', text: 'what was the word?', thread_ts: ev.ts });
+    expect(slack.eventBody(reply)).toMatchObject({ team_id: BOT.team, is_ext_shared_channel: true, event: { team: PARTNER_TEAM, user_team: PARTNER_TEAM } });
+    await event(reply);
+    await finalMessage('C7', ev.ts, /what was the word/);
+    const rows = (
+      await gw.infra.store.db.query<{ key: string; sender_identity: string; external_id: string }>(
+        `select c.key, i.sender_identity, i.external_id from inbox i join conversations c on c.id = i.conversation_id where i.external_id = any($1)`,
+        [[ev.client_msg_id, reply.client_msg_id]],
+      )
+    ).rows;
+    expect(new Set(rows.map((r) => r.key))).toEqual(new Set([`slack/${BOT.team}/C7/${ev.ts}`]));
+    expect(rows.find((r) => r.external_id === reply.client_msg_id)!.sender_identity).toBe(`slack:${PARTNER_TEAM}:${PARTNER}`);
+    // The model answering Bob saw Alice's turn: one conversation, one thread.
+    const req = llm.requests.find((r) => lastUserText(r.body) === 'what was the word?')!;
+    expect(JSON.stringify(req.body.messages)).toContain('kumquat');
+    // The stream names Bob, of his team, as its recipient.
+    expect(slack.callsOf('chat.startStream').at(-1)!.args).toMatchObject({ recipient_user_id: PARTNER, recipient_team_id: PARTNER_TEAM });
+  });
+
+  it("a shared-channel thread already keyed by the sender's team (before the change) keeps that conversation", async () => {
+    const root = slack.userMessage({ type: 'app_mention', user: PARTNER, team: PARTNER_TEAM, channel: 'C8', text: `<@${BOT.userId}> hi` });
+    const legacyKey = `slack/${PARTNER_TEAM}/C8/${root.ts}`;
+    // What an older gateway stored for this thread: the conversation under the sender's team.
+    await gw.infra.store.accept({
+      channel: 'slack',
+      externalId: 'legacy-root',
+      conversationKey: legacyKey,
+      sender: { id: PARTNER, workspace: PARTNER_TEAM },
+      text: 'the password is papaya',
+      attachments: [],
+      receivedAt: new Date(),
+    });
+    const next = slack.userMessage({ user: PARTNER, team: PARTNER_TEAM, channel: 'C8', text: `<@${BOT.userId}> what is the password?`, thread_ts: root.ts });
+    await event(next);
+    await finalMessage('C8', root.ts, /what is the password/);
+    const key = (
+      await gw.infra.store.db.query<{ key: string }>(`select c.key from inbox i join conversations c on c.id = i.conversation_id where i.external_id = $1`, [
+        next.client_msg_id,
+      ])
+    ).rows[0]!.key;
+    expect(key).toBe(legacyKey);
+  });
+
+  it('does not answer Slackbot (USLACKBOT) or system messages', async () => {
+    await event(slack.userMessage({ user: 'USLACKBOT', channel: 'D6', text: 'Reminder: stand-up' }));
+    await event({ ...slack.userMessage({ user: 'UALICE', channel: 'D6', text: 'archived the channel' }), subtype: 'channel_archive' });
+    await event(slack.userMessage({ user: 'UALICE', channel: 'D6', text: 'a real question' }));
+    await finalMessage('D6', undefined, /a real question/);
+    await new Promise((r) => setTimeout(r, 500));
+    expect(slack.botMessages('D6')).toHaveLength(1);
+    expect(llm.requests.map((r) => lastUserText(r.body))).not.toContain('Reminder: stand-up');
   });
 
   it('answers a DM at top level by posting and editing (≤ 1 edit/s), Markdown as mrkdwn, files as metadata', async () => {

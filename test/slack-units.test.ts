@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { approvalBlocks, decidedBlocks } from '../channels/slack/approvals.js';
 import { parseSlackConfig } from '../channels/slack/config.js';
 import { markdownToMrkdwn, slackToPlain } from '../channels/slack/format.js';
+import { workspaceOfEnvelope } from '../channels/slack/inbound.js';
 import { classify } from '../channels/slack/normalize.js';
 import { signSlackRequest, verifySlackSignature } from '../channels/slack/signature.js';
 import { splitMessage } from '../channels/slack/split.js';
@@ -105,6 +106,19 @@ describe('slack event classification', () => {
     expect(classify(msg({ bot_id: 'B9', channel_type: 'im', channel: 'D1' }), 'T1', bot).kind).toBe('ignore');
     expect(classify(msg({ subtype: 'channel_join', text: '<@UBOT>' }), 'T1', bot).kind).toBe('ignore');
     expect(classify({ type: 'message', subtype: 'message_deleted', channel: 'D1', channel_type: 'im' }, 'T1', bot).kind).toBe('ignore');
+  });
+
+  it("ignores Slackbot and system subtypes; in a shared channel the envelope's team keys the thread, the sender keeps theirs", () => {
+    expect(classify(msg({ user: 'USLACKBOT', channel: 'D1', channel_type: 'im' }), 'T1', bot)).toMatchObject({ kind: 'ignore', reason: 'slackbot' });
+    for (const subtype of ['channel_join', 'channel_archive', 'channel_topic', 'bot_message', 'pinned_item'])
+      expect(classify(msg({ subtype, text: '<@UBOT> x' }), 'T1', bot).kind).toBe('ignore');
+    const partner = classify(msg({ text: '<@UBOT> hi', team: 'T2', user_team: 'T2', source_team: 'T2' }), 'T1', bot);
+    expect(partner).toMatchObject({ kind: 'take', team: 'T1', senderTeam: 'T2', replyTo: { team: 'T2', user: 'U1' } });
+    expect(classify(msg({ text: '<@UBOT> hi', team: 'T1' }), 'T1', bot)).toMatchObject({ team: 'T1', senderTeam: 'T1' });
+    // The workspace comes from the installation the event is delivered to (an org-wide install: its enterprise).
+    expect(workspaceOfEnvelope({ team_id: 'T1', authorizations: [{ team_id: 'T1', enterprise_id: null }] })).toBe('T1');
+    expect(workspaceOfEnvelope({ team_id: 'T3', authorizations: [{ team_id: null, enterprise_id: 'E1' }] })).toBe('E1');
+    expect(workspaceOfEnvelope({ team_id: 'T3' })).toBe('T3');
   });
 
   it('an edit is the original message (same id); an edit that adds a mention is taken', () => {

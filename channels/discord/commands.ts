@@ -35,20 +35,34 @@ async function placeOfInteraction(i: ChatInputCommandInteraction): Promise<Disco
   return { guildId: i.guildId ?? null, channelId: i.channelId, parentId };
 }
 
+/**
+ * /new and /status. Discord refuses an interaction's first answer after 3 seconds (10062 Unknown
+ * interaction), so the command is deferred (type 5, "thinking…"; ephemeral but for /new) before
+ * anything touches the store, and the answer edits that deferred response. A refused /new takes
+ * its public "thinking…" back and tells only the user.
+ */
 export async function handleCommand(
   i: ChatInputCommandInteraction,
   deps: { gens: Generations; ctx: Pick<ListenContext, 'checkAccess' | 'pendingApprovals'>; log: Logger },
 ): Promise<void> {
+  const ephemeral = i.commandName !== 'new';
+  await i.deferReply(ephemeral ? { flags: MessageFlags.Ephemeral } : {});
   const verdict = await deps.ctx.checkAccess({ channel: 'discord', id: i.user.id });
   if (!verdict.allowed) {
-    await i.reply({ content: verdict.reply ?? 'Sorry, you may not use this assistant.', flags: MessageFlags.Ephemeral });
+    const content = verdict.reply ?? 'Sorry, you may not use this assistant.';
+    if (ephemeral) {
+      await i.editReply({ content });
+    } else {
+      await i.deleteReply();
+      await i.followUp({ content, flags: MessageFlags.Ephemeral });
+    }
     return;
   }
   const place = await placeOfInteraction(i);
   if (i.commandName === 'new') {
     const key = await deps.gens.renew(place, i.id);
     deps.log.info({ key, user: i.user.id }, 'new conversation started with /new');
-    await i.reply({ content: 'Started a new conversation: what comes next here begins fresh.' });
+    await i.editReply({ content: 'Started a new conversation: what comes next here begins fresh.' });
     return;
   }
   if (i.commandName === 'status') {
@@ -56,11 +70,10 @@ export async function handleCommand(
     const pending = (await deps.ctx.pendingApprovals().catch(() => [])).filter((a) => a.channel === 'discord').length;
     const gen = await deps.gens.generation(place);
     const since = gen && /^\d+$/.test(gen) ? ` (started fresh <t:${Math.floor(Number((BigInt(gen) >> 22n) + 1420070400000n) / 1000)}:R>)` : '';
-    await i.reply({
+    await i.editReply({
       content: `Connected${ping >= 0 ? ` (gateway ping ${ping} ms)` : ''}. This conversation: \`${keyFor(place, gen)}\`${since}. Approvals waiting: ${pending}.`,
-      flags: MessageFlags.Ephemeral,
     });
     return;
   }
-  await i.reply({ content: `Unknown command /${i.commandName}.`, flags: MessageFlags.Ephemeral });
+  await i.editReply({ content: `Unknown command /${i.commandName}.` });
 }

@@ -19,10 +19,19 @@ export function placeOf(message: Pick<Message, 'guildId' | 'channelId' | 'channe
   return { guildId: message.guildId ?? null, channelId: message.channelId, parentId };
 }
 
+/**
+ * The bot's managed role in the message's guild (the role Discord gives a bot, tags.bot_id = the
+ * bot): what autocomplete often inserts for "@Switchboard".
+ */
+function botRoleOf(message: Message, botId: string): string | undefined {
+  return message.guild?.roles.botRoleFor(botId)?.id;
+}
+
 /** Whether the bot is addressed: a user mention, a reply to one of its messages, or its managed role. */
-function mentionsBot(message: Message, botId: string): boolean {
+function mentionsBot(message: Message, botId: string, botRoleId: string | undefined): boolean {
   if (message.mentions.users.has(botId)) return true;
   if (message.mentions.repliedUser?.id === botId) return true;
+  if (botRoleId && (message.mentions.roles.has(botRoleId) || message.content.includes(`<@&${botRoleId}>`))) return true;
   return new RegExp(`<@!?${botId}>`).test(message.content);
 }
 
@@ -43,11 +52,12 @@ export async function toInbound(
   const place = placeOf(message);
   const isDm = message.guildId === null;
   if (isDm && !cfg.dms) return null;
+  const botRoleId = isDm ? undefined : botRoleOf(message, botId);
   const stripped = message.content
-    .replace(new RegExp(`<@!?${botId}>`, 'g'), ' ')
+    .replace(new RegExp(`<@!?${botId}>${botRoleId ? `|<@&${botRoleId}>` : ''}`, 'g'), ' ')
     .replace(/[ \t]+/g, ' ')
     .trim();
-  const answerOnly = !isDm && mentionRequired(cfg, place.channelId, place.parentId) && !mentionsBot(message, botId);
+  const answerOnly = !isDm && mentionRequired(cfg, place.channelId, place.parentId) && !mentionsBot(message, botId, botRoleId);
   if (answerOnly && !parseApprovalAnswer(stripped)) return null;
   const text = message.channel ? cleanContent(stripped, message.channel) : stripped;
   const attachments = [...message.attachments.values()].map((a) => ({

@@ -182,10 +182,11 @@ export class DiscordListener implements ChannelListener {
       }
     } catch (err) {
       log.error({ err, interaction: i.id }, 'discord interaction could not be handled');
-      if (i.isRepliable() && !i.replied && !i.deferred)
-        await i
-          .reply({ content: 'Sorry, that did not work; please try again.', flags: MessageFlags.Ephemeral })
-          .catch((e: unknown) => log.debug({ err: e, interaction: i.id }, 'could not tell the user it failed'));
+      const sorry = 'Sorry, that did not work; please try again.';
+      if (!i.isRepliable() || i.replied) return;
+      // A deferred command: its "thinking…" becomes the apology.
+      const tell = i.deferred ? i.editReply({ content: sorry }) : i.reply({ content: sorry, flags: MessageFlags.Ephemeral });
+      await tell.catch((e: unknown) => log.debug({ err: e, interaction: i.id }, 'could not tell the user it failed'));
     }
   }
 }

@@ -26,6 +26,8 @@ export const slackSchema = z
     updateIntervalMs: z.number().int().min(100).default(1_000),
     /** Least time between two chat.appendStream calls. */
     streamIntervalMs: z.number().int().min(50).default(500),
+    /** chat.appendStream calls a minute for all native streams of one workspace (Slack's per-workspace limit), per worker process. */
+    appendStreamPerMinute: z.number().int().min(6).default(100),
     /** Longer replies are split into several messages. */
     maxMessageChars: z.number().int().min(200).max(12_000).default(3_500),
     /** Socket Mode: no event and no ping from Slack for this long → the connection is deaf: reconnect. */

@@ -1,6 +1,7 @@
 import type { WebClient } from '@slack/web-api';
 import type { ApprovalInfo } from '../../kernel/turn-events.js';
 import type { ChannelDeliverer, DeliverContext, TurnDelivery, TurnTarget } from '../../src/channel/index.js';
+import { AppendBudgets } from './append-budget.js';
 import { approvalBlocks } from './approvals.js';
 import { webClient } from './client.js';
 import type { SlackConfig } from './config.js';
@@ -22,8 +23,12 @@ export class SlackDeliverer implements ChannelDeliverer<SlackReplyTo | null>, Na
   /** Slack said the streaming methods are not available: every turn edits instead. */
   nativeOff = false;
   private readonly turns = new Set<SlackNativeTurn>();
+  /** chat.appendStream budgets, one per workspace, shared by this process's streams. */
+  readonly appendBudgets: AppendBudgets;
 
-  constructor(readonly cfg: SlackConfig) {}
+  constructor(readonly cfg: SlackConfig) {
+    this.appendBudgets = new AppendBudgets(cfg.appendStreamPerMinute);
+  }
 
   async start(ctx: DeliverContext): Promise<void> {
     this.client ??= webClient(this.cfg, ctx.log);

@@ -8,6 +8,23 @@ import { type BotIdentity, classify, type SlackMessage, type Taken } from './nor
 import type { EventOutcome } from './receiver.js';
 import type { ThreadMembership } from './threads.js';
 
+/** The event_callback envelope: the team the event is delivered for. */
+interface EventBody {
+  team_id?: string;
+  event_id?: string;
+  authorizations?: Array<{ team_id?: string | null; enterprise_id?: string | null }>;
+}
+
+/**
+ * The workspace a channel is seen from, the same for every event of one channel whoever sends:
+ * the installation the event is delivered to (authorizations[0]: its team, or its enterprise for an
+ * org-wide Enterprise Grid install, which has no team), else the envelope's team_id.
+ */
+export function workspaceOfEnvelope(body: EventBody): string | undefined {
+  const auth = body.authorizations?.[0];
+  return auth?.team_id ?? auth?.enterprise_id ?? body.team_id ?? undefined;
+}
+
 /**
  * message and app_mention events → InboundMessage → ctx.receive. Each
  * message is handled once: Slack's retries, the app_mention + message pair of
@@ -26,9 +43,9 @@ export class InboundHandler {
     private readonly log: Logger,
   ) {}
 
-  async onEvent(event: SlackMessage, body: { team_id?: string; event_id?: string }, outcome: EventOutcome | undefined, retryNum?: number): Promise<void> {
+  async onEvent(event: SlackMessage, body: EventBody, outcome: EventOutcome | undefined, retryNum?: number): Promise<void> {
     try {
-      const c = classify(event, body.team_id, this.bot);
+      const c = classify(event, workspaceOfEnvelope(body), this.bot);
       if (c.kind === 'ignore') {
         this.log.debug({ reason: c.reason, event: body.event_id }, 'slack event ignored');
         return;
@@ -39,7 +56,7 @@ export class InboundHandler {
       }
       if (c.mention && !c.dm && c.thread) this.threads.mark(c.channel, c.thread);
       const name = await this.names.name(c.user);
-      const r = await this.ctx.receive(this.toInbound(c, name));
+      const r = await this.ctx.receive(this.toInbound(c, name, await this.keyOf(c)));
       if (r.replayed) {
         this.log.debug({ externalId: c.externalId, event: body.event_id, retry: retryNum, kind: r.kind }, 'slack message handled already; its outcome stands');
       } else if (r.kind === 'accepted') {
@@ -58,18 +75,28 @@ export class InboundHandler {
     }
   }
 
-  private toInbound(c: Taken, name: string | undefined): InboundMessage {
+  /**
+   * The conversation: keyed by the workspace the channel is seen from (the envelope's team), so
+   * everyone in a shared channel's thread is in one conversation. Until this change the sender's
+   * team keyed it: in a shared channel, a thread that already has a conversation under the
+   * sender's team keeps it (one lookup, only when the two teams differ), so none is cut in two.
+   */
+  private async keyOf(c: Taken): Promise<string> {
+    const key = (team: string | undefined) =>
+      conversationKey({ channel: 'slack', ...(team ? { workspace: team } : {}), chat: c.channel, ...(c.thread ? { thread: c.thread } : {}) });
+    const owner = key(c.team);
+    if (!c.senderTeam || c.senderTeam === c.team) return owner;
+    const legacy = key(c.senderTeam);
+    return (await this.ctx.conversationExists(legacy)) ? legacy : owner;
+  }
+
+  private toInbound(c: Taken, name: string | undefined, key: string): InboundMessage {
     return {
       channel: 'slack',
       externalId: c.externalId,
-      conversationKey: conversationKey({
-        channel: 'slack',
-        ...(c.team ? { workspace: c.team } : {}),
-        chat: c.channel,
-        ...(c.thread ? { thread: c.thread } : {}),
-      }),
-      // A Slack user id is the team's: the team is part of who they are (kernel/identity.ts).
-      sender: { id: c.user, ...(c.team ? { workspace: c.team } : {}), ...(name ? { name } : {}) },
+      conversationKey: key,
+      // A Slack user id is the team's: the sender's own team is part of who they are (kernel/identity.ts).
+      sender: { id: c.user, ...(c.senderTeam ? { workspace: c.senderTeam } : {}), ...(name ? { name } : {}) },
       text: c.text,
       attachments: c.attachments,
       replyTo: { ...c.replyTo },

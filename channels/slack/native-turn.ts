@@ -2,6 +2,7 @@ import type { WebClient } from '@slack/web-api';
 import type { Logger } from 'pino';
 import type { ApprovalInfo, TurnEvent } from '../../kernel/turn-events.js';
 import { ChannelDeliveryError, type DeliverContext, ReplyBuffer, type TurnDelivery, type TurnTarget } from '../../src/channel/index.js';
+import { type AppendBudgets, type TokenBucket, workspaceOf } from './append-budget.js';
 import { SlackApprovalPoster } from './approval-post.js';
 import { isTransient, slackError } from './client.js';
 import type { SlackConfig } from './config.js';
@@ -14,6 +15,8 @@ import type { SlackWhere } from './target.js';
 /** Whether this Slack app may stream natively at all, shared by its turns (the deliverer). */
 export interface NativeSwitch {
   nativeOff: boolean;
+  /** chat.appendStream budgets per workspace, shared by every stream of the process. */
+  appendBudgets: AppendBudgets;
 }
 
 /** One message of the reply, streamed natively (row msg:<channel>:<index>). */
@@ -49,6 +52,9 @@ export class SlackNativeTurn implements TurnDelivery {
   private syncing = false;
   private dirty = false;
   private lastSyncAt = 0;
+  /** The workspace's append budget was spent: no append before this. */
+  private pacedUntil = 0;
+  private readonly budget: TokenBucket;
   private closed = false;
   private abandoned = false;
   /** An approval request Slack did not take, worth retrying the turn for (Slack unreachable). */
@@ -65,6 +71,7 @@ export class SlackNativeTurn implements TurnDelivery {
     private readonly done: () => void,
   ) {
     this.approvals = new SlackApprovalPoster(client, where, ctx, target.turnId, log);
+    this.budget = native.appendBudgets.for(workspaceOf(target.conversation.key));
     // A first attempt has nothing posted yet; a retried or resumed one looks at what it left.
     this.loaded = target.attempt <= 1;
   }
@@ -140,7 +147,7 @@ export class SlackNativeTurn implements TurnDelivery {
     if (this.closed || this.timer || this.syncing || this.fallback) return;
     const streaming = this.streams.some((s) => s.open) || !this.streams.length;
     const interval = streaming ? this.cfg.streamIntervalMs : this.cfg.updateIntervalMs;
-    const wait = Math.max(0, this.lastSyncAt + interval - Date.now());
+    const wait = Math.max(0, this.lastSyncAt + interval - Date.now(), this.pacedUntil - Date.now());
     this.timer = setTimeout(() => {
       this.timer = undefined;
       if (this.closed) return;
@@ -194,9 +201,15 @@ export class SlackNativeTurn implements TurnDelivery {
         return false;
       }
       const delta = want.slice(s.sent.length);
-      const tasks = isLast ? this.takeTasks() : [];
-      if (!isLast || final) return this.stop(s, delta, tasks);
-      return delta || tasks.length ? this.append(s, delta, tasks) : true;
+      if (!isLast || final) return this.stop(s, delta, isLast ? this.takeTasks() : []);
+      if (!delta && !(this.tasks.length && !this.tasksOff)) return true;
+      if (!this.budget.take()) {
+        // The workspace's budget is spent: this text (and its task updates) goes with a later append.
+        this.pacedUntil = Date.now() + this.budget.waitMs();
+        this.dirty = true;
+        return true;
+      }
+      return this.append(s, delta, this.takeTasks());
     }
     // A finished stream is touched again only if its text changed, by editing it.
     return want === s.sent;
@@ -240,9 +253,8 @@ export class SlackNativeTurn implements TurnDelivery {
 
   private async append(s: Stream, delta: string, tasks: TaskChunk[]): Promise<boolean> {
     try {
-      const args: Record<string, unknown> = { channel: this.where.channel, ts: s.ts };
-      if (tasks.length) args.chunks = [...(delta ? [{ type: 'markdown_text', text: delta }] : []), ...tasks];
-      else args.markdown_text = delta;
+      // markdown_text is required by the method, also when only task updates come (then empty).
+      const args: Record<string, unknown> = { channel: this.where.channel, ts: s.ts, markdown_text: delta, ...(tasks.length ? { chunks: tasks } : {}) };
       await this.client.chat.appendStream(args as never);
       s.sent += delta;
       return true;

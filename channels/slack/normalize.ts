@@ -14,6 +14,7 @@ export interface SlackReplyTo {
   thread_ts?: string;
   /** The message being answered. */
   ts: string;
+  /** The sender's team (native streaming names its recipient: this user of this team). */
   team?: string;
   /** The sender (native streaming outside DMs names its recipient). */
   user: string;
@@ -24,7 +25,14 @@ export interface Taken {
   kind: 'take';
   externalId: string;
   channel: string;
+  /**
+   * The workspace the channel is seen from: the event envelope's team (team_id, else
+   * authorizations[0].team_id), the same for every member of a Slack Connect or org-wide channel.
+   * The conversation key's workspace.
+   */
   team?: string;
+  /** The sender's own team (user_team, else team): part of who they are (access, operators). */
+  senderTeam?: string;
   user: string;
   ts: string;
   /** The conversation's thread: DMs only when the message is in one; channels always (a mention starts one). */
@@ -42,6 +50,9 @@ export interface Taken {
 export type Classified = Taken | { kind: 'ignore'; reason: string };
 
 const TAKEN_SUBTYPES = new Set([undefined, 'file_share', 'thread_broadcast', 'me_message']);
+
+/** Slack's own system user (Slackbot DMs, "archived the channel" notices): never answered. */
+const SLACK_SYSTEM_USERS = new Set(['USLACKBOT', 'USLACK']);
 
 interface SlackFile {
   name?: string;
@@ -61,7 +72,11 @@ export interface SlackMessage {
   ts?: string;
   thread_ts?: string;
   client_msg_id?: string;
+  /** The sender's team (in a shared channel: a partner's own team). */
   team?: string;
+  /** Shared channels: the sender's team and the team the message came from. */
+  user_team?: string;
+  source_team?: string;
   channel?: string;
   channel_type?: string;
   files?: SlackFile[];
@@ -78,6 +93,8 @@ export interface SlackMessage {
  * new one under the ORIGINAL message's id, so an edit of a message already
  * taken is a duplicate (ignored), and an edit that adds a mention is taken.
  * Deletions are ignored (a deleted message already taken is still answered).
+ * Slackbot (USLACKBOT) and system subtypes (joins, archives…) are ignored.
+ * `teamId` is the event envelope's team (the workspace the channel is seen from).
  */
 export function classify(ev: SlackMessage, teamId: string | undefined, bot: BotIdentity): Classified {
   let m = ev;
@@ -92,6 +109,7 @@ export function classify(ev: SlackMessage, teamId: string | undefined, bot: BotI
   }
   if (m.bot_id || m.subtype === 'bot_message' || (m.user && m.user === bot.userId)) return { kind: 'ignore', reason: 'bot message' };
   if (!TAKEN_SUBTYPES.has(m.subtype)) return { kind: 'ignore', reason: `subtype ${m.subtype}` };
+  if (m.user && SLACK_SYSTEM_USERS.has(m.user)) return { kind: 'ignore', reason: 'slackbot' };
   const channel = m.channel ?? ev.channel;
   if (!m.user || !channel || !m.ts) return { kind: 'ignore', reason: 'no sender, channel or ts' };
   const dm = m.channel_type === 'im' || (m.channel_type === undefined && channel.startsWith('D'));
@@ -101,13 +119,17 @@ export function classify(ev: SlackMessage, teamId: string | undefined, bot: BotI
   const text = slackToPlain(m.text ?? '', bot.userId);
   const attachments = (m.files ?? []).map(fileToAttachment);
   if (!text && !attachments.length) return { kind: 'ignore', reason: 'empty' };
-  const team = m.team ?? teamId ?? bot.teamId;
+  // The envelope's team keys the conversation (one thread, one conversation, whoever writes in it);
+  // the sender keeps their own team. They differ only in shared channels.
+  const senderTeam = m.user_team ?? m.team ?? teamId ?? bot.teamId;
+  const team = teamId ?? bot.teamId ?? senderTeam;
   const thread = dm ? (inThread ? m.thread_ts : undefined) : (m.thread_ts ?? m.ts);
   return {
     kind: 'take',
     externalId: m.client_msg_id ?? `${channel}:${m.ts}`,
     channel,
     ...(team ? { team } : {}),
+    ...(senderTeam ? { senderTeam } : {}),
     user: m.user,
     ts: m.ts,
     ...(thread ? { thread } : {}),
@@ -117,7 +139,7 @@ export function classify(ev: SlackMessage, teamId: string | undefined, bot: BotI
     edited,
     text,
     attachments,
-    replyTo: { channel, ...(thread ? { thread_ts: thread } : {}), ts: m.ts, ...(team ? { team } : {}), user: m.user, dm },
+    replyTo: { channel, ...(thread ? { thread_ts: thread } : {}), ts: m.ts, ...(senderTeam ? { team: senderTeam } : {}), user: m.user, dm },
   };
 }
 

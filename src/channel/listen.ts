@@ -137,6 +137,8 @@ export interface ListenContext {
    * True when it cannot be known (the store does not answer). Must not throw.
    */
   workersAlive(): Promise<boolean>;
+  /** Whether a conversation with this key exists (a channel keeping a conversation opened under an older key). */
+  conversationExists(conversationKey: string): Promise<boolean>;
   /** A follower of the turns of one conversation, subscribed before the message is received. */
   follow(conversationKey: string): Promise<TurnFollower>;
   state: ChannelState;

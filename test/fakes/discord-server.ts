@@ -39,7 +39,15 @@ export interface FakeGuild {
   name: string;
   channels: FakeChannel[];
   threads: FakeChannel[];
-  roles: Array<{ id: string; name: string }>;
+  roles: FakeRole[];
+}
+
+export interface FakeRole {
+  id: string;
+  name: string;
+  /** A role an integration owns: the bot's own role has managed: true and tags.bot_id = the bot. */
+  managed?: boolean;
+  tags?: { bot_id?: string };
 }
 
 export interface FakeMessage {
@@ -102,6 +110,10 @@ export class FakeDiscord {
   readonly messages = new Map<string, FakeMessage>();
   readonly requests: LoggedRequest[] = [];
   readonly interactionReplies: InteractionReply[] = [];
+  /** Interaction id → when it was created and whether its one initial response was given. */
+  private readonly interactionsSeen = new Map<string, { at: number; responded: boolean }>();
+  /** Initial interaction responses refused for coming after Discord's 3-second deadline (10062). */
+  lateResponses = 0;
   readonly registeredCommands: Array<{ path: string; body: any }> = [];
   /** Count of 429 answers served. */
   rateLimited = 0;
@@ -165,14 +177,19 @@ export class FakeDiscord {
     id: string,
     name: string,
     channels: Array<{ id: string; name: string }>,
-    opts: { threads?: Array<{ id: string; parent: string; name: string }>; roles?: Array<{ id: string; name: string }> } = {},
+    opts: { threads?: Array<{ id: string; parent: string; name: string }>; roles?: FakeRole[]; botRole?: string } = {},
   ): FakeGuild {
     const g: FakeGuild = {
       id,
       name,
       channels: channels.map((c) => ({ id: c.id, type: 0, guild_id: id, name: c.name })),
       threads: (opts.threads ?? []).map((t) => ({ id: t.id, type: 11, guild_id: id, parent_id: t.parent, name: t.name })),
-      roles: [{ id, name: '@everyone' }, ...(opts.roles ?? [])],
+      // Discord gives a bot invited with permissions its own managed role, tagged with the bot's id.
+      roles: [
+        { id, name: '@everyone' },
+        ...(opts.roles ?? []),
+        { id: opts.botRole ?? snowflake(), name: this.bot.username, managed: true, tags: { bot_id: BOT_ID } },
+      ],
     };
     this.guilds.set(id, g);
     for (const c of [...g.channels, ...g.threads]) this.channels.set(c.id, c);
@@ -222,9 +239,13 @@ export class FakeDiscord {
     const id = m.id ?? snowflake();
     const content = m.mentionBot ? `<@${BOT_ID}> ${m.content}` : m.content;
     const msg = this.messageJson({ id, channel_id: m.channelId, ...(ch.guild_id ? { guild_id: ch.guild_id } : {}), author: m.author, content, components: [] });
+    // Role mentions in the text (<@&id>) of this guild's roles, as Discord resolves them.
+    const guildRoles = ch.guild_id ? (this.guilds.get(ch.guild_id)?.roles ?? []) : [];
+    const mentionRoles = [...content.matchAll(/<@&(\d+)>/g)].map((x) => x[1]!).filter((r) => guildRoles.some((g) => g.id === r));
     const d: Record<string, unknown> = {
       ...msg,
       mentions: m.mentionBot ? [userJson(this.bot)] : [],
+      mention_roles: mentionRoles,
       attachments: (m.attachments ?? []).map((a) => ({
         id: snowflake(),
         filename: a.filename,
@@ -273,6 +294,19 @@ export class FakeDiscord {
     return this.interactionReplies.filter((r) => r.interactionId === interactionId);
   }
 
+  /**
+   * What the user sees of a command's response: its text (the initial response's, or the last edit
+   * of the original), whether only they see it, and "thinking…" while it is deferred and not edited.
+   */
+  responseShown(interactionId: string): { content: string; ephemeral: boolean; thinking: boolean } | undefined {
+    const rs = this.repliesTo(interactionId);
+    const initial = rs.find((r) => r.type > 0);
+    if (!initial || rs.some((r) => r.type === -3)) return undefined;
+    const edits = rs.filter((r) => r.type === -1 && r.data?.content !== undefined);
+    const content = edits.length ? String(edits[edits.length - 1]!.data.content) : String(initial.data?.content ?? '');
+    return { content, ephemeral: (Number(initial.data?.flags ?? 0) & 64) === 64, thinking: initial.type === 5 && !edits.length };
+  }
+
   /** Closes the gateway socket (4000 is resumable: discord.js comes back with RESUME). */
   drop(code = 4000): void {
     this.socket?.close(code, 'test drop');
@@ -283,6 +317,7 @@ export class FakeDiscord {
     const ch = this.channels.get(channelId);
     if (!ch) throw new Error(`unknown channel ${channelId}`);
     const id = snowflake();
+    this.interactionsSeen.set(id, { at: Date.now(), responded: false });
     const who = ch.guild_id
       ? {
           guild_id: ch.guild_id,
@@ -399,7 +434,8 @@ export class FakeDiscord {
           hoist: false,
           position: i,
           permissions: '0',
-          managed: false,
+          managed: r.managed ?? false,
+          ...(r.tags ? { tags: { ...r.tags } } : {}),
           mentionable: false,
           flags: 0,
         })),
@@ -465,7 +501,8 @@ export class FakeDiscord {
     }
     const url = new URL(req.url ?? '/', 'http://x');
     const method = req.method ?? 'GET';
-    const path = url.pathname.replace(/^\/api\/v10/, '');
+    // decoded: discord.js sends /messages/%40original
+    const path = decodeURIComponent(url.pathname).replace(/^\/api\/v10/, '');
     const entry: LoggedRequest = { method, path, body, status: 0, at: Date.now() };
     this.requests.push(entry);
     const reply = (status: number, payload?: unknown, headers: Record<string, string> = {}) => {
@@ -575,12 +612,28 @@ export class FakeDiscord {
       );
     }
     if ((m = /^\/interactions\/(\d+)\/([^/]+)\/callback$/.exec(path)) && method === 'POST') {
+      // One initial response, within 3 seconds of the interaction (else its token is gone).
+      const seen = this.interactionsSeen.get(m[1]!);
+      if (!seen || Date.now() - seen.at > 3_000) {
+        this.lateResponses++;
+        return reply(404, { message: 'Unknown interaction', code: 10062 });
+      }
+      if (seen.responded) return reply(400, { message: 'Interaction has already been acknowledged.', code: 40060 });
+      seen.responded = true;
       this.interactionReplies.push({ interactionId: m[1]!, type: body?.type, data: body?.data });
       if (body?.type === 7 || body?.type === 6) this.applyInteractionUpdate(m[1]!, body?.data);
       return reply(204);
     }
+    if ((m = /^\/webhooks\/(\d+)\/([^/]+)\/messages\/@original$/.exec(path)) && method === 'DELETE') {
+      const interactionId = m[2]!.replace(/^tok-/, '');
+      if (!this.interactionsSeen.get(interactionId)?.responded) return reply(404, { message: 'Unknown Message', code: 10008 });
+      this.interactionReplies.push({ interactionId, type: -3, data: null });
+      return reply(204);
+    }
     if ((m = /^\/webhooks\/(\d+)\/([^/]+)\/messages\/@original$/.exec(path)) && method === 'PATCH') {
       const interactionId = m[2]!.replace(/^tok-/, '');
+      // The original response exists only once the interaction was answered (or deferred).
+      if (!this.interactionsSeen.get(interactionId)?.responded) return reply(404, { message: 'Unknown Message', code: 10008 });
       this.interactionReplies.push({ interactionId, type: -1, data: body });
       this.applyInteractionUpdate(interactionId, body);
       return reply(200, { id: snowflake(), content: body?.content ?? '' });

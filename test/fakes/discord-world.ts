@@ -22,6 +22,8 @@ export const RETRY = '700000000000000018';
 export const THREAD = '700000000000000020';
 export const DM = '700000000000000030';
 export const OPS_ROLE = '700000000000000040';
+/** The bot's managed role in GUILD (tags.bot_id = the bot). */
+export const BOT_ROLE = '700000000000000041';
 
 export const ALICE: FakeUser = { id: '600000000000000001', username: 'alice' };
 export const BOB: FakeUser = { id: '600000000000000002', username: 'bob' };
@@ -86,7 +88,7 @@ export async function startWorld(discord: Record<string, unknown> = {}): Promise
     GUILD,
     'Test guild',
     [GENERAL, OPEN, STREAM, FENCES, LIMITED, RESET, RESUME, APPROVE, RETRY].map((id, i) => ({ id, name: `chan-${i}` })),
-    { threads: [{ id: THREAD, parent: GENERAL, name: 'a thread' }], roles: [{ id: OPS_ROLE, name: 'ops' }] },
+    { threads: [{ id: THREAD, parent: GENERAL, name: 'a thread' }], roles: [{ id: OPS_ROLE, name: 'ops' }], botRole: BOT_ROLE },
   );
   fake.addDm(DM);
   const primary = new FakeLlm();

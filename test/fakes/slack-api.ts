@@ -66,6 +66,11 @@ export class FakeSlack {
   /** Envelopes acknowledged over the socket, by envelope id. */
   readonly acks = new Map<string, any>();
   connections = 0;
+  /** Slack's per-workspace budget for chat.appendStream (calls a minute, all streams together); unset: none. */
+  appendStreamPerMinute: number | undefined;
+  /** 429 answers served. */
+  rateLimited = 0;
+  private readonly appendTimes = new Map<string, number[]>();
   private server?: Server;
   private wss?: WebSocketServer;
   private readonly sockets: WebSocket[] = [];
@@ -145,6 +150,11 @@ export class FakeSlack {
       else res.writeHead(fault.status, { 'content-type': 'text/plain' }).end('upstream unavailable');
       return;
     }
+    if (method === 'chat.appendStream' && this.overBudget(token)) {
+      this.rateLimited++;
+      res.writeHead(429, { 'content-type': 'application/json', 'retry-after': '1' }).end(JSON.stringify({ ok: false, error: 'ratelimited' }));
+      return;
+    }
     const out = this.answer(method, args, token);
     res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(out));
   }
@@ -204,6 +214,8 @@ export class FakeSlack {
       }
       case 'chat.appendStream':
       case 'chat.stopStream': {
+        // appendStream's schema: markdown_text is required (task chunks come besides it).
+        if (method === 'chat.appendStream' && typeof args.markdown_text !== 'string') return { ok: false, error: 'invalid_arguments' };
         const msg = this.messages.get(args.ts);
         if (!msg || msg.channel !== args.channel) return { ok: false, error: 'message_not_found' };
         if (!msg.streaming) return { ok: false, error: 'message_not_in_streaming_state' };
@@ -244,6 +256,17 @@ export class FakeSlack {
     };
     this.messages.set(msg.ts, msg);
     return msg;
+  }
+
+  /** chat.appendStream calls of one workspace (one token) in the last minute over appendStreamPerMinute: 429 as Slack answers. */
+  private overBudget(token: string | undefined): boolean {
+    if (this.appendStreamPerMinute === undefined) return false;
+    const now = Date.now();
+    const recent = (this.appendTimes.get(token ?? '') ?? []).filter((t) => now - t < 60_000);
+    const over = recent.length >= this.appendStreamPerMinute;
+    if (!over) recent.push(now);
+    this.appendTimes.set(token ?? '', recent);
+    return over;
   }
 
   nextTs(): string {
@@ -307,6 +330,8 @@ export class FakeSlack {
     ts?: string;
     type?: string;
     clientMsgId?: string | null;
+    /** The sender's own team: another than the bot's in a Slack Connect / org-wide shared channel. */
+    team?: string;
   }): any {
     const ts = p.ts ?? this.nextTs();
     if (!this.messages.has(ts))
@@ -318,7 +343,9 @@ export class FakeSlack {
       ts,
       channel: p.channel,
       channel_type: p.channel_type ?? (p.channel.startsWith('D') ? 'im' : 'channel'),
-      team: BOT.team,
+      // As Slack sends a message in a shared channel: the sender's team, also as user_team and source_team.
+      team: p.team ?? BOT.team,
+      ...(p.team && p.team !== BOT.team ? { user_team: p.team, source_team: p.team } : {}),
       event_ts: ts,
       ...(p.clientMsgId === null ? {} : { client_msg_id: p.clientMsgId ?? randomUUID() }),
       ...(p.thread_ts ? { thread_ts: p.thread_ts } : {}),
@@ -336,8 +363,9 @@ export class FakeSlack {
       type: 'event_callback',
       event_id: eventId,
       event_time: Math.floor(Date.now() / 1000),
+      // The envelope is the installation's: the bot's team, whoever's team the sender is in.
       authorizations: [{ enterprise_id: null, team_id: BOT.team, user_id: BOT.userId, is_bot: true, is_enterprise_install: false }],
-      is_ext_shared_channel: false,
+      is_ext_shared_channel: typeof event?.team === 'string' && event.team !== BOT.team,
     };
   }
 
