@@ -102,7 +102,7 @@ describe('approvals never wedge', () => {
     expect(proxy!.dropped).toBe(1);
     expect(lost.status).toBeGreaterThanOrEqual(500); // the operator could not know it went through
     // It did, whole: decided, audited and the turn unparked, in one transaction.
-    expect(await gw.infra.approvals.byCode(code)).toMatchObject({ decided_by: expect.stringMatching(/^http:op:/) });
+    expect(await gw.infra.approvals.byCode(code)).toMatchObject({ decidedBy: expect.stringMatching(/^http:op:/) });
     expect((await gw.infra.approvals.auditTrail(code)).map((e) => e.action)).toEqual(['approval.requested', 'approval.approved']);
     expect((await gw.infra.store.turn(sb.turn))!.status).not.toBe('parked');
 

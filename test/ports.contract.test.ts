@@ -695,7 +695,7 @@ describe.each(backends)('ports contract: $name', (backend) => {
       try {
         const rule = { scope: 'global' as const, scopeKey: '', variable: [], kind: 'command' as const };
         await expect(approvals.answer({ code: a.code, decision: 'approved', by: 'http:boom', via: 'http', rule })).rejects.toThrow(/audit refused/);
-        expect(await approvals.get(a.id)).toMatchObject({ status: 'pending', decided_by: null, always: false });
+        expect(await approvals.get(a.id)).toMatchObject({ status: 'pending', decidedBy: null, always: false });
         expect((await approvals.rules()).filter((r) => r.createdBy === 'http:boom')).toEqual([]);
         expect(await approvals.auditTrail(a.code)).toEqual([]);
         expect((await store.turn(turn.id))!.status).toBe('parked');

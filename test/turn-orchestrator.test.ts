@@ -269,7 +269,7 @@ describe('the turn orchestrator', () => {
     await runTurn({ job: job('mail a and b', { turn: { state: firstPark, attempt: 2 } }), deps, sink: new RecordingSink() });
     expect(deps.store.parked).toHaveLength(2);
     const second = [...deps.approvals.rows.values()][1]!;
-    expect(second).toMatchObject({ tool_call_id: 'call_b', status: 'pending' });
+    expect(second).toMatchObject({ toolCallId: 'call_b', status: 'pending' });
     expect(deps.store.parked[1]!.state).toMatchObject({ modelCalls: 2, pending: [{ toolCallId: 'call_b', approvalId: second.id }] });
 
     // The worker died before the second park took (the row still holds the first park's state): the retry

@@ -10,6 +10,8 @@ import type { AllRepositories } from '../support/memory-repos/index.js';
 import { msg, starter } from './conversation-repos.js';
 
 const u = () => randomUUID().slice(0, 8);
+/** Lets the clock move on: PGlite can stamp two quick statements with the same now(). */
+const pause = () => new Promise((r) => setTimeout(r, 5));
 
 export function otherRepositoryContracts(repos: () => AllRepositories): void {
   describe('approvals', () => {
@@ -131,7 +133,7 @@ export function otherRepositoryContracts(repos: () => AllRepositories): void {
       const { conversationId, turnId, first, second } = await parkedWithTwo();
       expect(await repos().approvals.readyParkedTurns()).not.toContain(turnId);
       const one = await repos().approvals.answer({ code: first.code, decision: 'approved', by: 'http:op', via: 'http' });
-      expect(one).toMatchObject({ ok: true, approval: { id: first.id, status: 'approved', decided_by: 'http:op', decided_via: 'http', always: false } });
+      expect(one).toMatchObject({ ok: true, approval: { id: first.id, status: 'approved', decidedBy: 'http:op', decidedVia: 'http', always: false } });
       expect(one.ok && one.unparked).toBeUndefined(); // the other one still waits
       expect(one.ok && one.rule).toBeUndefined();
       expect(await statusOf(turnId)).toBe('parked');
@@ -145,7 +147,7 @@ export function otherRepositoryContracts(repos: () => AllRepositories): void {
       expect(await repos().approvals.answer({ code: first.code, decision: 'denied', by: 'http:op2', via: 'http' })).toMatchObject({
         ok: false,
         reason: 'already_decided',
-        approval: { status: 'approved', decided_by: 'http:op' },
+        approval: { status: 'approved', decidedBy: 'http:op' },
       });
       expect(await repos().approvals.auditTrail(first.code)).toHaveLength(1);
       expect(await repos().approvals.answer({ code: 'QQQQQ', decision: 'approved', by: 'http:op', via: 'http' })).toEqual({ ok: false, reason: 'unknown' });
@@ -170,7 +172,7 @@ export function otherRepositoryContracts(repos: () => AllRepositories): void {
       expect(r).toMatchObject({
         ok: true,
         approval: { always: true },
-        rule: { tool: 'shell_exec', pattern: 'ls -la', scope: 'conversation', scope_key: first.conversationId, variable: [1], created_by: 'http:op' },
+        rule: { tool: 'shell_exec', pattern: 'ls -la', scope: 'conversation', scopeKey: first.conversationId, variable: [1], createdBy: 'http:op' },
       });
       const rule = r.ok ? r.rule! : undefined;
       expect((await repos().approvals.rules()).map((x) => x.id)).toContain(rule!.id);
@@ -312,6 +314,7 @@ export function otherRepositoryContracts(repos: () => AllRepositories): void {
         error: 'HTTP 503',
         attempts: 5,
       });
+      await pause(); // distinct timestamps: PGlite's clock can give two statements the same one
       await repos().deliveries.deadLetter({
         turnId: t2,
         conversationId: 'c2',
@@ -320,6 +323,7 @@ export function otherRepositoryContracts(repos: () => AllRepositories): void {
         error: 'gone',
         attempts: 1,
       });
+      await pause(); // distinct timestamps: PGlite's clock can give two statements the same one
       await repos().deliveries.deadLetter({
         turnId: t1,
         conversationId: 'c1',
