@@ -312,7 +312,7 @@ describe('"always allow" rules that cannot generalize', () => {
       const row = page.locator(`#approvals tr:has-text("${chained.sb.approval.code}")`);
       await row.waitFor();
       expect(await row.textContent()).toContain('tar -czf backup.tgz *␠×300; truncate -s 0 notes.txt');
-      expect(await row.textContent()).toContain('no always: it runs more than one command');
+      expect(await row.textContent()).toContain('"Always allow" is not offered: it runs more than one command');
       expect(await page.locator(`button[data-code="${chained.sb.approval.code}"][data-decision="always"]`).count()).toBe(0);
 
       // Always, for the sender: the rule appears in the rules table.
@@ -324,7 +324,7 @@ describe('"always allow" rules that cannot generalize', () => {
       expect(await ruleRow.textContent()).toMatch(/sender http:/);
       const id = await ruleRow.getAttribute('data-rule');
       await page.click(`button[data-delete-rule="${id}"]`);
-      await page.waitForSelector(`#apprmsg:text("Rule #${id} deleted")`);
+      await page.waitForSelector(`#rulemsg:text("Rule #${id} deleted")`);
       await eventually(async () => (await page.locator('#rules tr:has-text("touch console.txt")').count()) === 0);
       expect((await gw.infra.approvals.rules()).some((r) => r.id === Number(id))).toBe(false);
       await page.close();

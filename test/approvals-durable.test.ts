@@ -191,7 +191,7 @@ describe('approvals never wedge', () => {
     expect(readFileSync(join(workspaceFor(gw.config.dataDir, conv), 'f.txt'), 'utf8')).toBe('ok\n');
   }, 90_000);
 
-  it('a connection that dies after the approval row is written: the retried attempt asks anew, the orphan holds nothing', async () => {
+  it('a connection that dies after the approval row is written: the retried attempt replays the journaled call and finds the same approval', async () => {
     const { config, start } = await setup();
     const gw = await start(config());
     const db = gw.infra.store.db;
@@ -213,11 +213,10 @@ describe('approvals never wedge', () => {
         [conv],
       )
     ).rows;
-    // The first attempt's request was never shown and nothing waits for it.
-    expect(rows).toHaveLength(2);
-    expect(rows[0]).toMatchObject({ status: 'expired', decided_by: 'superseded' });
-    expect(rows[1]).toMatchObject({ code, status: 'pending' });
-    expect(text).not.toContain(rows[0]!.code);
+    // The retry replays the journaled model response (the same tool call id), so it finds the
+    // approval the first attempt wrote: one request, the code the user was shown, nothing orphaned.
+    // (Were the response not journaled, park would supersede the first attempt's request.)
+    expect(rows).toEqual([{ code, status: 'pending', decided_by: null }]);
 
     expect((await answer(gw, code, 'approve')).status).toBe(200);
     expect(await lastAssistant(gw, 'dur-orphan', 'tool said', 20_000)).toContain('exit code 0'); // not after the orphan's deadline

@@ -196,9 +196,10 @@ describe('sms channel (Twilio)', () => {
     expect(JSON.parse(status!.body)).toEqual({ to: u });
   });
 
-  it('a turn whose sends keep failing is retried without texting twice what went out', async () => {
+  it('a reply whose sends keep failing is delivered by a delivery job, without texting twice what went out or asking the model again', async () => {
     const u = USERS[7]!;
-    // The second part fails more often than sendAttempts (3): close() throws and the turn runs again.
+    // The second part fails more often than sendAttempts (3): close() throws, the turn closes anyway and a
+    // delivery job replays the answer (issue #21: delivery separate from thinking).
     tw.failNext(3, { status: 500, code: 20500, message: 'Internal Server Error' }, (m) => m.to === u && m.body.startsWith('(2/'));
     await text(u, 'long again');
     const expected = LONG.replace(/\*\*/g, '');
@@ -206,9 +207,9 @@ describe('sms channel (Twilio)', () => {
     await settle();
     const got = bodies(u);
     expect(got.map((b) => b.slice(0, 6))).toEqual(got.map((_, i) => `(${i + 1}/${got.length}) `)); // each part once, in order
-    expect(llmCalls('long again')).toBe(2); // the turn ran twice
+    expect(llmCalls('long again')).toBe(1); // the model was asked once
     const [turn] = await rows(`select t.status, t.attempt from turns t join deliveries d on d.turn_id = t.id where d.target = $1`, [u]);
-    expect(turn).toMatchObject({ status: 'done', attempt: 2 });
+    expect(turn).toMatchObject({ status: 'done', attempt: 1 });
   });
 
   it('permanent failures are recorded on the delivery row and do not fail the turn', async () => {
