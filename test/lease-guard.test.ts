@@ -113,7 +113,8 @@ describe('what asks the lease guard', () => {
     publisher.push(delta('two'));
     await publisher.drain();
     await new Promise((r) => setTimeout(r, 20));
-    expect(seen).toEqual([delta('one')]);
+    expect(seen).toMatchObject([delta('one')]);
+    expect(seen).toHaveLength(1);
     sub.close();
   });
 

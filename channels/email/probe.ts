@@ -1,5 +1,6 @@
 import { ImapFlow } from 'imapflow';
 import nodemailer from 'nodemailer';
+import { ignoreError } from '../../kernel/errors.js';
 import type { ChannelProbe } from '../../src/channel/index.js';
 import type { EmailConfig } from './config.js';
 
@@ -18,7 +19,7 @@ export async function probeEmail(c: EmailConfig): Promise<ChannelProbe[]> {
       logger: false,
       connectionTimeout: 10_000,
     });
-    client.on('error', () => undefined); // the awaited call below reports it
+    client.on('error', ignoreError('the awaited connect or mailboxOpen below reports it'));
     try {
       await client.connect();
       const box = await client.mailboxOpen(c.imap.mailbox, { readOnly: true });

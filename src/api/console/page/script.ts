@@ -62,7 +62,8 @@ function sse(path, onEvent) {
       }
     })().catch((e) => { if (e.name !== 'AbortError') console.warn(e); reject(e); });
   });
-  ready.catch(() => {});
+  // The stream's own failure is reported above; a caller that never awaits ready must not get an unhandled rejection.
+  ready.catch((e) => { if (e && e.name !== 'AbortError') console.debug('live stream ended', e); });
   return { ready, close: () => ctl.abort() };
 }
 
@@ -200,7 +201,8 @@ async function watch(c) {
   const pending = [];
   let loaded = false;
   live = sse('/v1/console/conversations/' + encodeURIComponent(c.id) + '/events', (e) => loaded ? appendEvent(box, e) : pending.push(e));
-  await live.ready.catch(() => {});
+  // A stream that could not open: the stored transcript below still shows.
+  await live.ready.catch((e) => console.warn('live events unavailable', e));
   // The whole stored transcript, a page (200 messages) at a time.
   for (let after = 0; ;) {
     const r = await api('/v1/conversations/' + encodeURIComponent(c.id) + '/messages?after=' + after);
@@ -237,7 +239,7 @@ async function send() {
       else if (e.type === 'done') { log.append(e.finishReason === 'stop' ? '' : el('span', { class: 'muted' }, ' [' + e.finishReason + ']')); refresh(); }
       log.scrollTop = log.scrollHeight;
     });
-    await chat.ready.catch(() => {});
+    await chat.ready.catch((e) => console.warn('live events unavailable', e));
   }
   log.append(el('span', { class: 'good' }, '\nyou> '), text, '\nagent> ');
   const r = await api('/v1/chat/completions', { method: 'POST', headers: { 'x-switchboard-conversation': chatConv }, body: JSON.stringify({ model: 'default', messages: [{ role: 'user', content: text }] }) });
