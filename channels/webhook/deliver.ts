@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import { signedHeaders } from '../../kernel/hmac-signature.js';
 import type { TurnEvent } from '../../kernel/turn-events.js';
@@ -62,14 +63,18 @@ async function deliver(
   target: TurnTarget,
   log: Logger,
 ): Promise<void> {
-  const prior = await ctx.deliveries.get(target.turnId, 'webhook', url);
-  if (prior?.state === 'delivered') return; // a retried turn does not call back twice
+  // Recorded by (turn, url + hash of the body): a retried attempt that says the same does not call
+  // back twice, while a turn resumed after an approval (its parked callback already delivered) says
+  // something new and calls back again.
+  const key = `${url}#${createHash('sha256').update(body).digest('hex').slice(0, 16)}`;
+  const prior = await ctx.deliveries.get(target.turnId, 'webhook', key);
+  if (prior?.state === 'delivered') return;
   let lastError = '';
   for (let attempt = 1; attempt <= cfg.callbackAttempts; attempt++) {
     try {
       const res = await safeFetch(url, { method: 'POST', headers: signedHeaders(secret, body), body, allowCidrs, timeoutMs: 10_000, maxRedirects: 0 });
       if (res.status >= 200 && res.status < 300) {
-        await ctx.deliveries.record(target.turnId, 'webhook', url, { state: 'delivered', body: `HTTP ${res.status} after ${attempt} attempt(s)` });
+        await ctx.deliveries.record(target.turnId, 'webhook', key, { state: 'delivered', body: `HTTP ${res.status} after ${attempt} attempt(s)` });
         return;
       }
       lastError = `HTTP ${res.status}`;
@@ -81,5 +86,5 @@ async function deliver(
     await new Promise((r) => setTimeout(r, cfg.callbackBackoffMs * 2 ** (attempt - 1)));
   }
   log.warn({ url, turn: target.turnId, error: lastError }, 'webhook callback failed');
-  await ctx.deliveries.record(target.turnId, 'webhook', url, { state: 'failed', body: lastError });
+  await ctx.deliveries.record(target.turnId, 'webhook', key, { state: 'failed', body: lastError });
 }
