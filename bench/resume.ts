@@ -41,7 +41,7 @@ async function main(): Promise<void> {
       approvals: { autonomy: 'trusted' },
     }),
   );
-  const env = { ...stack.env, SWITCHBOARD_CONFIG: join(dir, 'c.json'), SWITCHBOARD_DATA: dir, SWITCHBOARD_LOG_LEVEL: 'warn' };
+  const env = { ...stack.env, SWITCHBOARD_CONFIG: join(dir, 'c.json'), SWITCHBOARD_DATA: dir };
   const ingress = await GatewayProcess.spawn('ingress', env);
   // One worker at a time: the one killed is the one running the turn; its replacement resumes it.
   let worker = await GatewayProcess.spawn('worker', env);
