@@ -16,11 +16,18 @@ export function requestTokens(context: Context): number {
   return estimateTokens(context.messages, context.systemPrompt ?? '') + toolTokens(context.tools);
 }
 
+/** Characters of each tool definition, kept per definition object: a request is fitted before every attempt, and the schemas do not change. */
+const toolChars = new WeakMap<object, number>();
+
 /** Tool definitions as they are sent: name, description and JSON schema. */
 export function toolTokens(tools: Context['tools']): number {
   if (!tools?.length) return 0;
   let chars = 0;
-  for (const t of tools) chars += t.name.length + (t.description?.length ?? 0) + JSON.stringify(t.parameters ?? {}).length + 32;
+  for (const t of tools) {
+    let n = toolChars.get(t);
+    if (n === undefined) toolChars.set(t, (n = t.name.length + (t.description?.length ?? 0) + JSON.stringify(t.parameters ?? {}).length + 32));
+    chars += n;
+  }
   return Math.ceil(chars / 4);
 }
 

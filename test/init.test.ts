@@ -128,6 +128,24 @@ describe('switchboard init --yes', () => {
     expect(() => statSync(join(dir, '.env'))).toThrow();
   });
 
+  it('an answer cannot inject a variable into .env: a line break is refused, quotes survive the round trip', async () => {
+    const dir = folder();
+    for (const flag of ['--provider-key', '--model']) {
+      const r = await cli(['init', '--yes', '--no-probe', '--provider', 'openai', flag, 'sk-x\nSWITCHBOARD_OPEN_ACCESS=true'], { cwd: dir });
+      expect(r.code, flag).toBe(2);
+      expect(r.err).toContain('cannot hold a line break');
+      expect(() => statSync(join(dir, '.env'))).toThrow();
+    }
+    // A key with quotes and spaces is written so that every command reads it back unchanged.
+    const key = `sk-"odd' key`;
+    expect((await cli(['init', '--yes', '--no-probe', '--provider', 'openai', '--provider-key', key], { cwd: dir })).code).toBe(0);
+    const d = await cli(['doctor', '--json'], { cwd: dir, env: { SWITCHBOARD_SANDBOX: 'none' } });
+    const report = JSON.parse(d.out) as { config: { http: { openAccess: boolean } }; slots: Array<{ keyPresent: boolean }> };
+    expect(report.config.http.openAccess).toBe(false);
+    expect(report.slots[0]!.keyPresent).toBe(true);
+    expect(readFileSync(join(dir, '.env'), 'utf8')).toContain(`OPENAI_API_KEY=\`${key}\``);
+  });
+
   it('a provider that refuses is reported (exit 1), with the files written for the operator to fix', async () => {
     const dir = folder();
     const dead = await freePort(); // nothing listens there

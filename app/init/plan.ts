@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { stringify } from 'yaml';
 import type { ChannelSetup } from '../../src/channel/index.js';
+import { InitError } from './answers.js';
 
 export const PROVIDERS = ['openai', 'anthropic', 'openai-compatible', 'none'] as const;
 export type ProviderChoice = (typeof PROVIDERS)[number];
@@ -120,8 +121,9 @@ export function planInit(a: {
 
 /** A value as Node's dotenv parser (util.parseEnv) reads it back unchanged: its quotes have no escapes. */
 export function quote(v: string): string {
-  if (/[\r\n]/.test(v)) throw new Error('a value for .env cannot hold a line break');
+  // A line break would start a variable of its own in .env (an injected SWITCHBOARD_OPEN_ACCESS=true...).
+  if (/[\r\n]/.test(v)) throw new InitError('a value for .env cannot hold a line break');
   if (/^[\w@%+=:,./-]*$/.test(v)) return v;
   for (const q of ["'", '"', '`']) if (!v.includes(q)) return `${q}${v}${q}`;
-  throw new Error('a value for .env cannot hold all three quote characters');
+  throw new InitError('a value for .env cannot hold all three quote characters');
 }
