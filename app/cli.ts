@@ -25,6 +25,7 @@ commands:
             (SWITCHBOARD_URL, SWITCHBOARD_OPERATOR_KEY)
   access list | approve CODE | allow CHANNEL SENDER | deny CHANNEL SENDER   pairing and allowlists (operator key)
   memory list | set NOTE | forget ID   durable notes, through the running gateway (operator key)
+  audit     verify [--head HASH] | export [--after SEQ]   the hash-chained audit ledger (opens the database itself)
   moat      the guards on their own: classify | check-url | scan | claims (see switchboard moat --help)
   doctor    check the configuration, connections and provider slots (with cooldowns); print the effective configuration
             --probe: also send one tiny request to each provider slot
@@ -49,6 +50,7 @@ const OWN_OPTIONS: Record<string, () => Promise<Verb>> = {
   access: async () => (await import('./cli/access.js')).runAccess,
   status: async () => (await import('./cli/status.js')).runStatus,
   init: async () => (await import('./cli/init.js')).runInit,
+  audit: async () => (await import('./cli/audit.js')).runAudit,
 };
 
 export async function main(argv: string[]): Promise<number> {

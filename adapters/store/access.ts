@@ -1,4 +1,4 @@
-import type { Db } from '../db/port.js';
+import type { Db, Queryable } from '../db/port.js';
 import type { AccessEntry, AccessRepository } from './ports/access.js';
 
 export type { AccessEntry, AccessRepository } from './ports/access.js';
@@ -42,25 +42,42 @@ export class AccessStore implements AccessRepository {
     ).rows[0]!;
   }
 
+  /** Access changes are audited in the same transaction (the ledger, migration 022). */
   async approvePairing(code: string, by: string): Promise<AccessEntry | undefined> {
-    return (
-      await this.db.query<AccessEntry>(
-        `update access set status = 'allowed', decided_by = $2, code = null, updated_at = now() where code = $1 and status = 'pending' and expires_at > now() returning ${ENTRY}`,
-        [code, by],
-      )
-    ).rows[0];
+    return this.db.transaction(async (tx) => {
+      const row = (
+        await tx.query<AccessEntry>(
+          `update access set status = 'allowed', decided_by = $2, code = null, updated_at = now() where code = $1 and status = 'pending' and expires_at > now() returning ${ENTRY}`,
+          [code, by],
+        )
+      ).rows[0];
+      if (row) await auditAccess(tx, by, 'access.paired', row.channel, row.sender);
+      return row;
+    });
   }
 
   async setStatus(channel: string, sender: string, status: AccessEntry['status'], by: string): Promise<void> {
-    await this.db.query(
-      `insert into access (channel, sender, status, decided_by) values ($1, $2, $3, $4)
-       on conflict (channel, sender) do update set status = excluded.status, decided_by = excluded.decided_by, code = null, updated_at = now()`,
-      [channel, sender, status, by],
-    );
+    await this.db.transaction(async (tx) => {
+      await tx.query(
+        `insert into access (channel, sender, status, decided_by) values ($1, $2, $3, $4)
+         on conflict (channel, sender) do update set status = excluded.status, decided_by = excluded.decided_by, code = null, updated_at = now()`,
+        [channel, sender, status, by],
+      );
+      await auditAccess(tx, by, `access.${status}`, channel, sender);
+    });
   }
 
   async list(status?: AccessEntry['status']): Promise<AccessEntry[]> {
     return (await this.db.query<AccessEntry>(`select ${ENTRY} from access where ($1::text is null or status = $1) order by updated_at desc`, [status ?? null]))
       .rows;
   }
+}
+
+function auditAccess(q: Queryable, by: string, action: string, channel: string, sender: string) {
+  return q.query('insert into audit (actor, action, subject, details) values ($1, $2, $3, $4)', [
+    by,
+    action,
+    `${channel}:${sender}`,
+    JSON.stringify({ channel, sender }),
+  ]);
 }

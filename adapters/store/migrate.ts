@@ -39,10 +39,23 @@ export async function migrate(db: Db, opts: { until?: string } = {}): Promise<Mi
   });
 }
 
-/** Splits on semicolons at the end of a line; our migrations keep one statement per such span. */
-function splitSql(sql: string): string[] {
-  return sql
-    .split(/;\s*$/m)
-    .map((s) => s.replace(/^\s*--.*$/gm, '').trim())
-    .filter(Boolean);
+/**
+ * Splits on semicolons at the end of a line, outside dollar-quoted bodies ($$ … $$, for
+ * functions); our migrations keep one statement per such span.
+ */
+export function splitSql(sql: string): string[] {
+  const out: string[] = [];
+  let current = '';
+  let quoted = false;
+  for (const line of sql.split('\n')) {
+    const code = line.replace(/^\s*--.*$/, '');
+    quoted = (code.match(/\$\$/g)?.length ?? 0) % 2 === 1 ? !quoted : quoted;
+    current += `${code}\n`;
+    if (!quoted && /;\s*$/.test(code)) {
+      out.push(current.trim().replace(/;$/, '').trim());
+      current = '';
+    }
+  }
+  out.push(current.trim());
+  return out.filter(Boolean);
 }
