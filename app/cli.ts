@@ -25,6 +25,8 @@ commands:
             (SWITCHBOARD_URL, SWITCHBOARD_OPERATOR_KEY)
   access list | approve CODE | allow CHANNEL SENDER | deny CHANNEL SENDER   pairing and allowlists (operator key)
   memory list | set NOTE | forget ID   durable notes, through the running gateway (operator key)
+  export    --conversation ID | --sender CHANNEL:ID | --all [--format json|markdown] [--out FILE]   transcripts (operator key)
+  erase     --conversation ID | --sender CHANNEL:ID --yes   delete a conversation or a sender's data, audited (operator key)
   audit     verify [--head HASH] | export [--after SEQ]   the hash-chained audit ledger (opens the database itself)
   moat      the guards on their own: classify | check-url | scan | claims (see switchboard moat --help)
   doctor    check the configuration, connections and provider slots (with cooldowns); print the effective configuration
@@ -51,6 +53,8 @@ const OWN_OPTIONS: Record<string, () => Promise<Verb>> = {
   status: async () => (await import('./cli/status.js')).runStatus,
   init: async () => (await import('./cli/init.js')).runInit,
   audit: async () => (await import('./cli/audit.js')).runAudit,
+  export: async () => (await import('./cli/data-rights.js')).runExport,
+  erase: async () => (await import('./cli/data-rights.js')).runErase,
 };
 
 export async function main(argv: string[]): Promise<number> {

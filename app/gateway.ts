@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import { MemoryCooldowns } from '../adapters/cooldowns/memory.js';
 import type { DataLock } from '../adapters/db/data-lock.js';
 import { openTurnSlots } from '../adapters/ratelimit/open.js';
+import { DataRightsStore } from '../adapters/store/data-rights.js';
 import type { IngressOutcomeRepository } from '../adapters/store/ingress-outcomes.js';
 import { scanText } from '../moat/secrets.js';
 import { FallbackChain, type ProviderChain } from '../providers/chain.js';
@@ -10,6 +11,7 @@ import type { ProviderStatus } from '../providers/slot.js';
 import { AccessControl } from '../src/access.js';
 import { registerAccessApi } from '../src/api/access-api.js';
 import { registerConsole } from '../src/api/console/api.js';
+import { registerDataRightsApi } from '../src/api/data-rights-api.js';
 import { registerDeliveryApi } from '../src/api/deliveries-api.js';
 import { registerMcpServer } from '../src/api/mcp-server.js';
 import { registerOperatorApi } from '../src/api/operator-api.js';
@@ -232,6 +234,7 @@ export class Gateway {
           outcomes: infra.ingressOutcomes as IngressOutcomeRepository<IngressOutcome>,
         });
         registerOperatorApi(http, { auth, store: infra.store, approvals });
+        registerDataRightsApi(http, { auth, store: infra.store, rights: new DataRightsStore(infra.store.db), dataDir: config.dataDir });
         registerMcpServer(http, { auth, store: infra.store, bus: infra.bus, ingress, approvals });
         registerWebhookApi(http, auth, infra.webhooks);
         registerDeliveryApi(http, auth, infra.deliveries);
