@@ -19,6 +19,12 @@ export interface Attachment {
   contentType?: string;
   size?: number;
   url?: string;
+  /**
+   * The file's bytes, base64, for a small file the channel received inline and checked (an HTTP API
+   * image: type by its magic bytes, size-limited). Kept with the message in the inbox; the stored
+   * transcript names it instead of repeating it.
+   */
+  data?: string;
 }
 
 /** A message of the OpenAI-style request context, used by one-off HTTP conversations. */

@@ -55,6 +55,7 @@ function slotModel(s: SlotConfig, at: string, problems: ConfigProblem[]): Model<
     ...(s.contextWindow ? { contextWindow: s.contextWindow } : {}),
     ...(s.maxTokens ? { maxTokens: s.maxTokens } : {}),
     ...(s.reasoning !== undefined ? { reasoning: s.reasoning } : {}),
+    ...(s.input ? { input: s.input } : {}),
     ...(s.compat ? { compat: s.compat } : {}),
   };
   if (known && known.api === s.api) return { ...known, ...overrides } as Model<Api>;
@@ -69,7 +70,7 @@ function slotModel(s: SlotConfig, at: string, problems: ConfigProblem[]): Model<
     provider: provider ?? 'custom',
     baseUrl: s.baseUrl.replace(/\/+$/, ''),
     reasoning: s.reasoning ?? false,
-    input: ['text'],
+    input: s.input ?? ['text'],
     cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
     contextWindow: s.contextWindow ?? 128_000,
     maxTokens: s.maxTokens ?? 4096,

@@ -11,6 +11,8 @@ import { RequestError } from '../../src/channel/index.js';
 /** Accepted and changing nothing of the answer: metadata for the client's own bookkeeping. */
 const HARMLESS = new Set(['stream_options', 'metadata', 'store']);
 
+export const CLIENT_TOOLS_WHY = "the agent's tools are configured on the gateway; a request cannot bring its own tools or choose among them";
+
 /** Refused whatever their value: the agent's tools are configured on the gateway. */
 const CLIENT_TOOLS = new Set(['tools', 'tool_choice', 'functions', 'function_call', 'parallel_tool_calls']);
 
@@ -38,7 +40,7 @@ const NOT_HONOURED: Record<string, unknown> = {
 /** What request.ts checks itself. */
 const PARSED = new Set(['model', 'messages', 'stream', 'user']);
 
-const unsupported = (field: string, why: string) => new RequestError(400, `'${field}' is not supported: ${why}`, field, 'unsupported_parameter');
+export const unsupported = (field: string, why: string) => new RequestError(400, `'${field}' is not supported: ${why}`, field, 'unsupported_parameter');
 
 /** Checks every field of the body; returns what the turn is to use of them. */
 export function checkRequestFields(b: Record<string, unknown>): TurnOverrides {
@@ -69,8 +71,7 @@ export function checkRequestFields(b: Record<string, unknown>): TurnOverrides {
         throw new RequestError(400, `'${field}' must be ${field === 'store' ? 'a boolean' : 'an object'}`, field, 'invalid_type');
       continue;
     }
-    if (CLIENT_TOOLS.has(field))
-      throw unsupported(field, "the agent's tools are configured on the gateway; a request cannot bring its own tools or choose among them");
+    if (CLIENT_TOOLS.has(field)) throw unsupported(field, CLIENT_TOOLS_WHY);
     if (Object.hasOwn(NOT_HONOURED, field)) {
       const noOp = NOT_HONOURED[field];
       if (noOp !== undefined && value === noOp) continue;
@@ -87,7 +88,7 @@ export function checkRequestFields(b: Record<string, unknown>): TurnOverrides {
   return overrides;
 }
 
-function numberIn(field: string, value: unknown, min: number, max: number, integer: boolean): number {
+export function numberIn(field: string, value: unknown, min: number, max: number, integer: boolean): number {
   if (typeof value !== 'number' || !Number.isFinite(value) || (integer && !Number.isInteger(value)))
     throw new RequestError(400, `Invalid '${field}': expected ${integer ? 'an integer' : 'a number'}.`, field, 'invalid_type');
   if (value < min || value > max)
