@@ -40,7 +40,13 @@ export interface ContextMessage {
 export interface TurnOverrides {
   temperature?: number;
   maxTokens?: number;
+  /** JSON mode or a JSON schema for the answer (OpenAI's response_format / text.format), for slots that take it. */
+  responseFormat?: ResponseFormat;
 }
+
+export type ResponseFormat =
+  | { type: 'json_object' }
+  | { type: 'json_schema'; name: string; schema: Record<string, unknown>; strict?: boolean; description?: string };
 
 export interface InboundMessage {
   channel: string;

@@ -41,6 +41,8 @@ export const slotSchema = z
     reasoning: z.boolean().optional(),
     /** What the model takes in: ["text", "image"] lets images reach it (default: pi-ai's catalog entry, else text only). */
     input: modelInputSchema,
+    /** Whether the slot's server takes OpenAI's JSON modes (response_format); default true for the OpenAI APIs. */
+    jsonModes: z.boolean().optional(),
     /** pi-ai compat flags for OpenAI-compatible servers (supportsDeveloperRole, maxTokensField...). */
     compat: z.record(z.string().regex(NOT_RESERVED_KEY, RESERVED_KEY_MESSAGE), z.unknown()).optional(),
   })
@@ -56,6 +58,7 @@ export const providerEnvSchema = z
     contextWindow: z.number().int().positive().optional(),
     maxTokens: z.number().int().positive().optional(),
     input: modelInputSchema,
+    jsonModes: z.boolean().optional(),
   })
   .strict()
   .prefault({});

@@ -45,7 +45,8 @@ describe('images in through the HTTP APIs', () => {
     vision = await startGateway(
       testConfig(fake, { redisUrl: redis.url, databaseUrl: db1.url }, { provider: { input: ['text', 'image'] }, http: { maxBodyBytes: 8 * 1024 * 1024 } }),
     );
-    textOnly = await startGateway(testConfig(fake, { redisUrl: redis.url, databaseUrl: db2.url }));
+    // Its provider also takes no JSON modes: a Responses text.format JSON is refused there.
+    textOnly = await startGateway(testConfig(fake, { redisUrl: redis.url, databaseUrl: db2.url }, { provider: { jsonModes: false } }));
     client = openaiClient(vision.url!);
   }, 180_000);
   afterAll(async () => {
@@ -119,6 +120,15 @@ describe('images in through the HTTP APIs', () => {
     const call = fake.requests.find((q) => allText(q).includes('text-only model picture'));
     expect(imageParts(call!)).toEqual([]);
     expect(allText(call!)).toContain('image omitted: model does not support images');
+  });
+
+  it('a gateway whose provider takes no JSON modes refuses text.format JSON by name', async () => {
+    const r = await post('/v1/responses', { model: 'default', input: 'json please', text: { format: { type: 'json_object' } } }, textOnly.url!);
+    expect(r.status).toBe(400);
+    const e = ((await r.json()) as { error: { param: string; code: string; message: string } }).error;
+    expect(e).toMatchObject({ param: 'text.format', code: 'unsupported_parameter' });
+    expect(e.message).toMatch(/takes no JSON modes/);
+    expect(sent('json please')).toHaveLength(0);
   });
 
   describe('hostile images are refused with a 400 and nothing is enqueued', () => {

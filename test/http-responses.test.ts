@@ -198,8 +198,9 @@ describe('the Responses API', () => {
       ['n: 2', { n: 2 }, 'n', 'unsupported_parameter', /one output/],
       ['temperature above 2', { temperature: 3 }, 'temperature', 'invalid_value', /<= 2/],
       ['max_output_tokens 0', { max_output_tokens: 0 }, 'max_output_tokens', 'invalid_value', />= 1/],
-      ['text.format json_schema', { text: { format: { type: 'json_schema', name: 'x', schema: {} } } }, 'text.format', 'unsupported_parameter', /json_schema/],
-      ['text.format json_object', { text: { format: { type: 'json_object' } } }, 'text.format', 'unsupported_parameter', /json_object/],
+      ['text.format json_schema without a schema', { text: { format: { type: 'json_schema', name: 'x' } } }, 'text.format.schema', 'invalid_type', /schema/],
+      ['text.format of no known type', { text: { format: { type: 'yaml' } } }, 'text.format.type', 'invalid_value', /text.format/],
+      ['text.verbosity', { text: { verbosity: 'low' } }, 'text.verbosity', 'unsupported_parameter', /verbosity/],
       [
         'client tools',
         { tools: [{ type: 'function', name: 'f', parameters: { type: 'object' } }] },
@@ -242,9 +243,22 @@ describe('the Responses API', () => {
     });
 
     it('the openai client sees a refused field as a BadRequestError', async () => {
-      const err = await client.responses.create({ model: 'default', input: 'x', text: { format: { type: 'json_object' } } }).catch((e: unknown) => e);
+      const err = await client.responses.create({ model: 'default', input: 'x', n: 2 } as never).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(OpenAI.BadRequestError);
-      expect((err as InstanceType<typeof OpenAI.BadRequestError>).param).toBe('text.format');
+      expect((err as InstanceType<typeof OpenAI.BadRequestError>).param).toBe('n');
+    });
+
+    it('passes text.format JSON schema and JSON mode to a chain whose slots take them, and echoes it', async () => {
+      const schema = { type: 'object', properties: { ok: { type: 'boolean' } }, required: ['ok'], additionalProperties: false };
+      const r = await client.responses.create({
+        model: 'default',
+        input: 'rj1',
+        text: { format: { type: 'json_schema', name: 'verdict', schema, strict: true } },
+      });
+      expect(sent('rj1')[0]!.body.response_format).toEqual({ type: 'json_schema', json_schema: { name: 'verdict', schema, strict: true } });
+      expect(r.text?.format).toMatchObject({ type: 'json_schema', name: 'verdict' });
+      await client.responses.create({ model: 'default', input: 'rj2', text: { format: { type: 'json_object' } } });
+      expect(sent('rj2')[0]!.body.response_format).toEqual({ type: 'json_object' });
     });
 
     it('replays a retried Idempotency-Key and refuses it with another body (422)', async () => {

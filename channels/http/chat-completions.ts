@@ -19,7 +19,7 @@ export async function chatCompletions(cfg: HttpChannelConfig, ctx: ListenContext
   let chat!: ChatRequest;
   let name: string | undefined;
   const ok = parsed(res, () => {
-    chat = parseChatRequest(raw, cfg.maxMessageChars);
+    chat = parseChatRequest(raw, cfg.maxMessageChars, cfg.jsonModes);
     // Own properties only: "__proto__", "constructor" or "toString" name no agent.
     if (!Object.hasOwn(cfg.agents, chat.model))
       throw new RequestError(404, `The model '${chat.model}' does not exist. GET /v1/models lists the agents.`, 'model', 'model_not_found');

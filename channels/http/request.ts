@@ -22,7 +22,7 @@ export interface ChatRequest {
 
 const ROLES = new Set(['system', 'developer', 'user', 'assistant', 'tool', 'function']);
 
-export function parseChatRequest(raw: Buffer, maxMessageChars: number): ChatRequest {
+export function parseChatRequest(raw: Buffer, maxMessageChars: number, jsonModes = false): ChatRequest {
   // Invalid JSON, a body that is not an object, too deep, NUL in strings: a 400 (HttpError); __proto__ keys dropped.
   const b = parseJsonObject(raw, 'a JSON object with "model" and "messages"');
   if (typeof b.model !== 'string' || !b.model) throw new RequestError(400, 'you must provide a model parameter', 'model', 'missing_required_parameter');
@@ -32,7 +32,7 @@ export function parseChatRequest(raw: Buffer, maxMessageChars: number): ChatRequ
   if (b.stream !== undefined && typeof b.stream !== 'boolean') throw new RequestError(400, "'stream' must be a boolean", 'stream', 'invalid_type');
   if (b.user !== undefined && typeof b.user !== 'string') throw new RequestError(400, "'user' must be a string", 'user', 'invalid_type');
   // Every other field is honoured, accepted as harmless, or refused by name: none is silently ignored.
-  const overrides = checkRequestFields(b);
+  const overrides = checkRequestFields(b, { jsonModes });
 
   const messages: ContextMessage[] = [];
   let attachments: Attachment[] = [];
@@ -121,6 +121,7 @@ export function requestHash(chat: ChatRequest, conversation: string | undefined)
     messages.map((m) => [m.role, m.text]),
     chat.overrides.temperature ?? null,
     chat.overrides.maxTokens ?? null,
+    chat.overrides.responseFormat ?? null,
     chat.attachments.map((a) =>
       createHash('sha256')
         .update(a.data ?? '')

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
-import type { Attachment, ContextMessage, TurnOverrides } from '../../kernel/envelope.js';
+import type { Attachment, ContextMessage, ResponseFormat, TurnOverrides } from '../../kernel/envelope.js';
 import { parseJsonObject, RequestError } from '../../src/channel/index.js';
 import { checkImageCount, imageAttachment } from './images.js';
-import { CLIENT_TOOLS_WHY, numberIn, unsupported } from './request-fields.js';
+import { CLIENT_TOOLS_WHY, checkResponseFormat, numberIn, unsupported } from './request-fields.js';
 
 /** A validated POST /v1/responses request. */
 export interface ResponsesRequest {
@@ -18,7 +18,13 @@ export interface ResponsesRequest {
   metadata?: Record<string, string>;
   overrides: TurnOverrides;
   /** What the response object echoes. */
-  echo: { temperature: number | null; max_output_tokens: number | null; top_p: number; truncation: 'disabled' | 'auto' };
+  echo: {
+    temperature: number | null;
+    max_output_tokens: number | null;
+    top_p: number;
+    truncation: 'disabled' | 'auto';
+    format: ResponseFormat | { type: 'text' };
+  };
 }
 
 /** Known fields the gateway cannot honour, each accepted only at the value that changes nothing (undefined: none). */
@@ -42,7 +48,7 @@ const NOT_HONOURED: Record<string, unknown> = {
  * Every top-level field of a Responses request is honoured, accepted as harmless, or refused by
  * name (the README's "Request fields" table): none is silently ignored. null counts as absent.
  */
-export function parseResponsesRequest(raw: Buffer, maxMessageChars: number): ResponsesRequest {
+export function parseResponsesRequest(raw: Buffer, maxMessageChars: number, jsonModes = false): ResponsesRequest {
   const b = parseJsonObject(raw, 'a JSON object with "model" and "input"');
   if (typeof b.model !== 'string' || !b.model) throw new RequestError(400, 'you must provide a model parameter', 'model', 'missing_required_parameter');
   const overrides: TurnOverrides = {};
@@ -53,7 +59,7 @@ export function parseResponsesRequest(raw: Buffer, maxMessageChars: number): Res
     attachments: [],
     store: true,
     overrides,
-    echo: { temperature: null, max_output_tokens: null, top_p: 1, truncation: 'disabled' },
+    echo: { temperature: null, max_output_tokens: null, top_p: 1, truncation: 'disabled', format: { type: 'text' } },
   };
   let input: unknown;
   for (const [field, value] of Object.entries(b)) {
@@ -84,9 +90,11 @@ export function parseResponsesRequest(raw: Buffer, maxMessageChars: number): Res
       case 'n':
         if (numberIn(field, value, 1, Number.MAX_SAFE_INTEGER, true) > 1) throw unsupported('n', 'the gateway answers with one output (n: 1)');
         continue;
-      case 'text':
-        checkTextConfig(value);
+      case 'text': {
+        const format = checkTextConfig(value, jsonModes);
+        if (format) overrides.responseFormat = req.echo.format = format;
         continue;
+      }
       case 'truncation':
         // The gateway compacts a long conversation itself (a running summary): that is "auto".
         if (value === 'auto') req.echo.truncation = 'auto';
@@ -151,9 +159,10 @@ function metadataField(value: unknown): Record<string, string> {
   return Object.fromEntries(entries) as Record<string, string>;
 }
 
-/** `text.format` `{type: "text"}` is what the gateway answers anyway; JSON modes are refused (see request-fields.ts). */
-function checkTextConfig(value: unknown): void {
+/** `text`: `format` (JSON modes as request-fields.ts decides), `verbosity` only at its default. */
+function checkTextConfig(value: unknown, jsonModes: boolean): ResponseFormat | undefined {
   if (typeof value !== 'object' || Array.isArray(value) || !value) throw new RequestError(400, "'text' must be an object", 'text', 'invalid_type');
+  let format: ResponseFormat | undefined;
   for (const [k, v] of Object.entries(value)) {
     if (v === null || v === undefined) continue;
     if (k === 'verbosity') {
@@ -166,17 +175,9 @@ function checkTextConfig(value: unknown): void {
       );
     }
     if (k !== 'format') throw new RequestError(400, `Unrecognized request argument supplied: text.${k}`, `text.${k}`, 'unknown_parameter');
-    const type = typeof v === 'object' && !Array.isArray(v) ? (v as { type?: unknown }).type : undefined;
-    if (type === 'text') continue;
-    if (type === 'json_object' || type === 'json_schema')
-      throw new RequestError(
-        400,
-        `'text.format' of type '${type}' is not supported: the gateway answers in text (its answers may carry notices, and a fallback model may not support JSON modes)`,
-        'text.format',
-        'unsupported_parameter',
-      );
-    throw new RequestError(400, "Invalid 'text.format': expected an object with 'type': 'text'.", 'text.format.type', 'invalid_value');
+    format = checkResponseFormat(v, 'text.format', jsonModes, false);
   }
+  return format;
 }
 
 const ROLES = new Set(['user', 'system', 'developer', 'assistant']);
@@ -271,6 +272,7 @@ export function responsesRequestHash(r: ResponsesRequest, conversation: string |
     ),
     r.overrides.temperature ?? null,
     r.overrides.maxTokens ?? null,
+    r.overrides.responseFormat ?? null,
     r.store,
   ];
   return createHash('sha256').update(JSON.stringify(semantic)).digest('hex');

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { ChannelState } from '../../src/channel/index.js';
 import type { OutputItem } from './responses-output.js';
+import type { ResponsesRequest } from './responses-request.js';
 
 /**
  * Stored responses (`store: true`, the default), in the channel's durable state: what GET
@@ -21,7 +22,7 @@ export interface StoredResponse {
   instructions: string | null;
   previousResponseId: string | null;
   metadata: Record<string, string>;
-  echo: { temperature: number | null; max_output_tokens: number | null; top_p: number; truncation: 'disabled' | 'auto' };
+  echo: ResponsesRequest['echo'];
   output: OutputItem[];
   usage: Record<string, unknown> | null;
   error: { code: string; message: string } | null;

@@ -42,7 +42,7 @@ export function responseObject(r: StoredResponse, store: boolean) {
     reasoning: { effort: null, summary: null },
     store,
     temperature: r.echo.temperature,
-    text: { format: { type: 'text' }, verbosity: 'medium' },
+    text: { format: r.echo.format ?? { type: 'text' }, verbosity: 'medium' },
     tool_choice: 'auto',
     tools: [],
     top_p: r.echo.top_p,
@@ -201,7 +201,7 @@ async function createResponse(cfg: HttpChannelConfig, ctx: ListenContext, store:
   const { principal, raw } = got;
   let r!: ResponsesRequest;
   const ok = parsed(res, () => {
-    r = parseResponsesRequest(raw, cfg.maxMessageChars);
+    r = parseResponsesRequest(raw, cfg.maxMessageChars, cfg.jsonModes);
     if (!Object.hasOwn(cfg.agents, r.model))
       throw new RequestError(404, `The model '${r.model}' does not exist. GET /v1/models lists the agents.`, 'model', 'model_not_found');
   });
