@@ -33,11 +33,25 @@ describe('the Responses API', () => {
       if (last.role === 'tool') return reply('the time is known');
       const text = lastUserText(req.body);
       if (text === 'what time is it') return toolCall('current_time', { timeZone: 'UTC' });
+      if (text === 'run it') return toolCall('shell_exec', { command: 'echo hi >> out.txt' });
+      if (text === 'fail please') return [{ kind: 'error', status: 500 }];
       return reply(`echo: ${text}`);
     });
     redis = await TestRedis.start();
     pgdb = await createTestDatabase();
-    gw = await startGateway(testConfig(fake, { redisUrl: redis.url, databaseUrl: pgdb.url }, { agents: { default: { maxTokens: 500, temperature: 0.3 } } }));
+    gw = await startGateway(
+      testConfig(
+        fake,
+        { redisUrl: redis.url, databaseUrl: pgdb.url },
+        {
+          agents: { default: { maxTokens: 500, temperature: 0.3 } },
+          // A failing provider fails at once (no busy retries).
+          fallback: { busyRetryMs: 0 },
+          approvals: { timeoutMs: 120_000 },
+          tools: { planner: false },
+        },
+      ),
+    );
     client = openaiClient(gw.url!);
     other = openaiClient(gw.url!, OTHER_KEY);
   }, 120_000);
@@ -166,6 +180,47 @@ describe('the Responses API', () => {
     const final = (events[events.length - 1] as unknown as { response: OpenAI.Responses.Response }).response;
     expect(final.output.map((o) => o.type)).toEqual(['mcp_call', 'message']);
     expect(final.output_text ?? (final.output[1] as OpenAI.Responses.ResponseOutputMessage).content[0]).toBeTruthy();
+  });
+
+  it('a call parked for approval is an incomplete mcp_call and an mcp_approval_request item', async () => {
+    const r = await client.responses.create({ model: 'default', input: 'run it' });
+    const types = r.output.map((o) => o.type);
+    expect(types).toContain('mcp_call');
+    expect(types).toContain('mcp_approval_request');
+    const call = r.output.find((o) => o.type === 'mcp_call') as OpenAI.Responses.ResponseOutputItem.McpCall;
+    const req = r.output.find((o) => o.type === 'mcp_approval_request') as OpenAI.Responses.ResponseOutputItem.McpApprovalRequest;
+    expect(call).toMatchObject({ name: 'shell_exec', status: 'incomplete', approval_request_id: req.id });
+    const code = (r as unknown as { switchboard: { approval: { code: string } } }).switchboard.approval.code;
+    expect(req).toMatchObject({ id: `mcpr_${code}`, name: 'shell_exec', server_label: 'switchboard' });
+    expect(JSON.parse(req.arguments)).toMatchObject({ command: 'echo hi >> out.txt' });
+    // The text fallback is in the message too, for clients that read only output_text.
+    expect(r.output_text).toContain(code);
+  });
+
+  it('a turn that fails on every provider: 502 in the error shape, streamed as response.failed', async () => {
+    const plain = await post({ input: 'fail please' });
+    expect(plain.status).toBe(502);
+    expect(((await plain.json()) as { error: unknown }).error).toMatchObject({ type: 'api_error', code: 'provider_error' });
+    const stream = await client.responses.create({ model: 'default', input: 'fail please', stream: true });
+    const events: Array<{ type: string; response?: { status: string; error: { code: string; message: string } } }> = [];
+    for await (const e of stream) events.push(e as never);
+    const last = events[events.length - 1]!;
+    expect(last.type).toBe('response.failed');
+    expect(last.response!.status).toBe('failed');
+    expect(last.response!.error.message).toMatch(/Every model provider failed/);
+  });
+
+  it('hostile ids and metadata are refused or unknown, never looked up as something else', async () => {
+    for (const id of ['../../etc/passwd', '__proto__', `resp_${'a'.repeat(5000)}`, 'resp_%00', "resp_' or 1=1"]) {
+      const r = await post({ input: 'hostile id', previous_response_id: id });
+      expect([400, 404]).toContain(r.status);
+      const g = await fetch(`${gw.url}/v1/responses/${encodeURIComponent(id)}`, { headers: { authorization: `Bearer ${API_KEY}` } });
+      expect([400, 404]).toContain(g.status);
+    }
+    const many = Object.fromEntries(Array.from({ length: 17 }, (_, i) => [`k${i}`, 'v']));
+    expect((await post({ metadata: many })).status).toBe(400);
+    expect((await post({ metadata: { k: 1 } })).status).toBe(400);
+    expect(sent('hostile id')).toHaveLength(0);
   });
 
   describe('request fields', () => {
