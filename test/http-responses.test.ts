@@ -119,6 +119,17 @@ describe('the Responses API', () => {
     expect(got.output_text).toBe('echo: stream me please');
   });
 
+  it("the SDK's stream helper accumulates the events into the final response", async () => {
+    const helper = client.responses.stream({ model: 'default', input: 'helper stream' });
+    let deltas = '';
+    helper.on('response.output_text.delta', (e) => {
+      deltas += e.delta;
+    });
+    const final = await helper.finalResponse();
+    expect(final.output_text).toBe('echo: helper stream');
+    expect(deltas).toBe('echo: helper stream');
+  });
+
   it('continues with previous_response_id, only from the latest response, and only for the same key', async () => {
     const r1 = await client.responses.create({ model: 'default', input: 'first question' });
     const r2 = await client.responses.create({ model: 'default', input: 'second question', previous_response_id: r1.id });
