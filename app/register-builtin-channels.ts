@@ -1,3 +1,4 @@
+import { chainTakesJsonModes } from '../providers/response-format.js';
 import type { Env } from '../src/channel/plugin.js';
 import type { Config } from '../src/config.js';
 import { ChannelRegistry } from './channel-registry.js';
@@ -18,6 +19,7 @@ export function registerBuiltinChannels(registry: ChannelRegistry): ChannelRegis
         maxMessageChars: config.http.maxMessageChars,
         requestTimeoutMs: config.http.requestTimeoutMs,
         applyLimits: config.limits.applyToHttp,
+        jsonModes: chainTakesJsonModes(config),
       }),
     })
     .register({

@@ -19,6 +19,12 @@ export interface Attachment {
   contentType?: string;
   size?: number;
   url?: string;
+  /**
+   * The file's bytes, base64, for a small file the channel received inline and checked (an HTTP API
+   * image: type by its magic bytes, size-limited). Kept with the message in the inbox; the stored
+   * transcript names it instead of repeating it.
+   */
+  data?: string;
 }
 
 /** A message of the OpenAI-style request context, used by one-off HTTP conversations. */
@@ -34,7 +40,13 @@ export interface ContextMessage {
 export interface TurnOverrides {
   temperature?: number;
   maxTokens?: number;
+  /** JSON mode or a JSON schema for the answer (OpenAI's response_format / text.format), for slots that take it. */
+  responseFormat?: ResponseFormat;
 }
+
+export type ResponseFormat =
+  | { type: 'json_object' }
+  | { type: 'json_schema'; name: string; schema: Record<string, unknown>; strict?: boolean; description?: string };
 
 export interface InboundMessage {
   channel: string;

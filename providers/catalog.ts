@@ -3,6 +3,7 @@ import type { ConfigProblem } from '../kernel/config-slice.js';
 import type { ProvidersConfig, SlotConfig } from './config.js';
 import { providerFromConfig } from './from-env.js';
 import { catalogModel } from './model-catalog.js';
+import { slotTakesJsonModes } from './response-format.js';
 import type { ProviderSlot } from './slot.js';
 
 /** pi-ai provider whose catalog an API's models come from, when the slot names none. */
@@ -35,6 +36,7 @@ export function slotsFromConfig(
     const at = `providers.${i}`;
     const before = problems.length;
     if (seen.has(s.id)) problems.push({ path: `${at}.id`, message: `slot id "${s.id}" is used twice` });
+    if (s.jsonModes && !slotTakesJsonModes(s)) problems.push({ path: `${at}.jsonModes`, message: `${s.api} takes no JSON modes (only the OpenAI APIs do)` });
     seen.add(s.id);
     let apiKey: string | undefined;
     if (s.apiKeyEnv) {
@@ -55,6 +57,7 @@ function slotModel(s: SlotConfig, at: string, problems: ConfigProblem[]): Model<
     ...(s.contextWindow ? { contextWindow: s.contextWindow } : {}),
     ...(s.maxTokens ? { maxTokens: s.maxTokens } : {}),
     ...(s.reasoning !== undefined ? { reasoning: s.reasoning } : {}),
+    ...(s.input ? { input: s.input } : {}),
     ...(s.compat ? { compat: s.compat } : {}),
   };
   if (known && known.api === s.api) return { ...known, ...overrides } as Model<Api>;
@@ -69,7 +72,7 @@ function slotModel(s: SlotConfig, at: string, problems: ConfigProblem[]): Model<
     provider: provider ?? 'custom',
     baseUrl: s.baseUrl.replace(/\/+$/, ''),
     reasoning: s.reasoning ?? false,
-    input: ['text'],
+    input: s.input ?? ['text'],
     cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
     contextWindow: s.contextWindow ?? 128_000,
     maxTokens: s.maxTokens ?? 4096,

@@ -14,6 +14,13 @@ export const PROVIDER_APIS = [
   'bedrock-converse-stream',
 ] as const;
 
+/** What a model takes in besides text (pi-ai's Model.input). */
+export const modelInputSchema = z
+  .array(z.enum(['text', 'image']))
+  .min(1)
+  .refine((a) => a.includes('text'), 'must include "text"')
+  .optional();
+
 /** One slot of the provider fallback chain. */
 export const slotSchema = z
   .object({
@@ -32,6 +39,10 @@ export const slotSchema = z
     contextWindow: z.number().int().positive().optional(),
     maxTokens: z.number().int().positive().optional(),
     reasoning: z.boolean().optional(),
+    /** What the model takes in: ["text", "image"] lets images reach it (default: pi-ai's catalog entry, else text only). */
+    input: modelInputSchema,
+    /** Whether the slot's server takes OpenAI's JSON modes (response_format); default true for the OpenAI APIs. */
+    jsonModes: z.boolean().optional(),
     /** pi-ai compat flags for OpenAI-compatible servers (supportsDeveloperRole, maxTokensField...). */
     compat: z.record(z.string().regex(NOT_RESERVED_KEY, RESERVED_KEY_MESSAGE), z.unknown()).optional(),
   })
@@ -46,6 +57,8 @@ export const providerEnvSchema = z
     model: z.string().optional(),
     contextWindow: z.number().int().positive().optional(),
     maxTokens: z.number().int().positive().optional(),
+    input: modelInputSchema,
+    jsonModes: z.boolean().optional(),
   })
   .strict()
   .prefault({});
@@ -89,6 +102,7 @@ export const PROVIDER_ENV: EnvBinding[] = [
   { env: 'OPENAI_API_KEY', path: ['openaiApiKey'], kind: 'string' },
   { env: 'OPENAI_BASE_URL', path: ['openaiBaseUrl'], kind: 'string' },
   { env: 'SWITCHBOARD_MODEL', path: ['model'], kind: 'string' },
+  { env: 'SWITCHBOARD_MODEL_INPUT', path: ['input'], kind: 'list' },
 ];
 
 export type SlotConfig = z.infer<typeof slotSchema>;

@@ -21,7 +21,7 @@ export function providerFromConfig(cfg: ProviderEnvConfig): { slot?: ProviderSlo
       provider: 'openai-compatible',
       baseUrl: cfg.openaiBaseUrl.replace(/\/+$/, ''),
       reasoning: false,
-      input: ['text'],
+      input: cfg.input ?? ['text'],
       cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
       contextWindow: cfg.contextWindow ?? 32_768,
       maxTokens: cfg.maxTokens ?? 4096,
@@ -51,7 +51,12 @@ function knownModel(provider: 'anthropic' | 'openai', id: string): Model<Api> | 
 }
 
 function withOverrides(m: Model<Api>, cfg: ProviderEnvConfig): Model<Api> {
-  return { ...m, ...(cfg.contextWindow ? { contextWindow: cfg.contextWindow } : {}), ...(cfg.maxTokens ? { maxTokens: cfg.maxTokens } : {}) };
+  return {
+    ...m,
+    ...(cfg.input ? { input: cfg.input } : {}),
+    ...(cfg.contextWindow ? { contextWindow: cfg.contextWindow } : {}),
+    ...(cfg.maxTokens ? { maxTokens: cfg.maxTokens } : {}),
+  };
 }
 
 export function providerStatus(slots: ProviderSlot[], reason?: string): ProviderStatus {

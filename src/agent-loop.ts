@@ -10,9 +10,11 @@ import {
   runAgentLoopContinue,
 } from '@mariozechner/pi-agent-core';
 import { type AssistantMessage, type Context, createAssistantMessageEventStream, type Message } from '@mariozechner/pi-ai';
+import type { ResponseFormat } from '../kernel/envelope.js';
 import type { FinishReason, TurnEvent, TurnEventSink, TurnUsage } from '../kernel/turn-events.js';
 import { Redactor } from '../moat/secrets.js';
 import type { Attempt, ChainHooks, ProviderChain } from '../providers/chain.js';
+import { responseFormatPayload } from '../providers/response-format.js';
 import { type SecretsFound, type SecretsPolicy, type SystemPart, sendToProvider } from './provider-request.js';
 import { keptBeforeDone, replayStream } from './replay-stream.js';
 
@@ -35,6 +37,8 @@ export interface AgentRunInput {
   maxIterations: number;
   maxTokens?: number;
   temperature?: number;
+  /** JSON mode / a JSON schema for the agent's model calls (the HTTP API checked that every slot takes it). */
+  responseFormat?: ResponseFormat;
   signal?: AbortSignal;
   sessionId?: string;
   /** Continue a parked turn: these messages (ending with tool results) follow the prompts. */
@@ -254,7 +258,7 @@ export async function runAgentTurn(input: AgentRunInput, out: AgentRunOutput): P
       { system, messages: context.messages, ...(context.tools ? { tools: context.tools } : {}) },
       {
         ...secrets,
-        options: options ?? {},
+        options: input.responseFormat ? { ...options, onPayload: responseFormatPayload(input.responseFormat) } : (options ?? {}),
         hooks: {
           // The chain withdraws the partial message: forget its text too.
           onReset: (reason) => {

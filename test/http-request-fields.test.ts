@@ -29,7 +29,11 @@ describe('chat-completions request fields', () => {
     const backend = { redisUrl: redis.url, databaseUrl: pgdb.url };
     const agents = { default: { maxTokens: 500, temperature: 0.3 }, loose: {} };
     gw = await startGateway(testConfig(fake, backend, { agents }));
-    edge = await startGateway(testConfig(fake, backend, { agents, queue: gw.config.queue }), { ingress: true, worker: false });
+    // The edge's provider is configured without JSON modes: it refuses response_format JSON, gw passes it on.
+    edge = await startGateway(testConfig(fake, backend, { agents, queue: gw.config.queue, provider: { jsonModes: false } }), {
+      ingress: true,
+      worker: false,
+    });
     client = openaiClient(gw.url!);
   }, 60_000);
   afterAll(async () => {
@@ -113,6 +117,34 @@ describe('chat-completions request fields', () => {
     expect(text).toBe('echo: t9');
   });
 
+  it('passes response_format JSON mode and JSON schema to a chain whose slots take them', async () => {
+    await client.chat.completions.create({ model: 'default', response_format: { type: 'json_object' }, messages: [{ role: 'user', content: 'j1' }] });
+    expect(sent('j1')[0]!.body.response_format).toEqual({ type: 'json_object' });
+    const schema = { type: 'object', properties: { n: { type: 'integer' } }, required: ['n'], additionalProperties: false };
+    await client.chat.completions.create({
+      model: 'default',
+      response_format: { type: 'json_schema', json_schema: { name: 'count', schema, strict: true } },
+      messages: [{ role: 'user', content: 'j2' }],
+    });
+    expect(sent('j2')[0]!.body.response_format).toEqual({ type: 'json_schema', json_schema: { name: 'count', schema, strict: true } });
+    // Text is the default: nothing is added.
+    await client.chat.completions.create({ model: 'default', response_format: { type: 'text' }, messages: [{ role: 'user', content: 'j3' }] });
+    expect(sent('j3')[0]!.body.response_format).toBeUndefined();
+  });
+
+  it('refuses JSON modes where a provider slot does not take them (jsonModes: false), naming the field', async () => {
+    for (const response_format of [{ type: 'json_object' }, { type: 'json_schema', json_schema: { name: 'x', schema: { type: 'object' } } }]) {
+      const before = await inboxCount();
+      const r = await post({ response_format, messages: [{ role: 'user', content: 'j4' }] }, {}, edge.url!);
+      expect(r.status).toBe(400);
+      const e = ((await r.json()) as any).error;
+      expect(e).toMatchObject({ param: 'response_format', code: 'unsupported_parameter' });
+      expect(e.message).toMatch(/takes no JSON modes/);
+      expect(await inboxCount()).toBe(before);
+    }
+    expect(sent('j4')).toHaveLength(0);
+  });
+
   describe('refuses what it cannot honour with a 400 naming the field, and enqueues nothing', () => {
     const cases: Array<[string, Record<string, unknown>, string, string, RegExp]> = [
       ['temperature above 2', { temperature: 2.5 }, 'temperature', 'invalid_value', /<= 2, but got 2.5/],
@@ -123,15 +155,21 @@ describe('chat-completions request fields', () => {
       ['max_completion_tokens a string', { max_completion_tokens: '100' }, 'max_completion_tokens', 'invalid_type', /max_completion_tokens/],
       ['n: 2', { n: 2 }, 'n', 'unsupported_parameter', /'n' is not supported.*one choice/],
       ['n: 0', { n: 0 }, 'n', 'invalid_value', />= 1/],
-      ['response_format json_object', { response_format: { type: 'json_object' } }, 'response_format', 'unsupported_parameter', /json_object/],
-      [
-        'response_format json_schema',
-        { response_format: { type: 'json_schema', json_schema: { name: 'x', schema: { type: 'object' } } } },
-        'response_format',
-        'unsupported_parameter',
-        /json_schema/,
-      ],
       ['response_format of no known type', { response_format: { type: 'yaml' } }, 'response_format.type', 'invalid_value', /response_format/],
+      [
+        'response_format json_schema without a schema',
+        { response_format: { type: 'json_schema', json_schema: { name: 'x' } } },
+        'response_format.json_schema.schema',
+        'invalid_type',
+        /schema/,
+      ],
+      [
+        'response_format json_schema with a bad name',
+        { response_format: { type: 'json_schema', json_schema: { name: 'a b', schema: {} } } },
+        'response_format.json_schema.name',
+        'invalid_value',
+        /name/,
+      ],
       [
         'client tools',
         { tools: [{ type: 'function', function: { name: 'f', parameters: { type: 'object' } } }] },

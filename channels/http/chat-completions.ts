@@ -1,21 +1,11 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { conversationKey, type InboundMessage } from '../../kernel/envelope.js';
 import type { TurnEvent } from '../../kernel/turn-events.js';
-import {
-  BodyTooLargeError,
-  checkJsonContentType,
-  type ListenContext,
-  type ReceiveOutcome,
-  RequestError,
-  type RouteContext,
-  sendError,
-  sendJson,
-  type TurnFollower,
-  withApprovalsText,
-} from '../../src/channel/index.js';
+import { type ListenContext, RequestError, type RouteContext, sendError, sendJson, withApprovalsText } from '../../src/channel/index.js';
 import type { HttpChannelConfig } from './config.js';
+import { authenticatedBody, externalIdFor, idempotencyKey, parsed, receiveFollowing, stableName, workerAlive } from './ingest.js';
 import { providerError } from './provider-error.js';
-import { checkConversationName, parseChatRequest, requestHash } from './request.js';
+import { type ChatRequest, checkConversationName, parseChatRequest, requestHash } from './request.js';
 import { approvalObject, ChunkWriter, finishReasonFor, SseReply, usageFor } from './sse.js';
 
 export const CONVERSATION_HEADER = 'x-switchboard-conversation';
@@ -23,63 +13,40 @@ export const CONVERSATION_HEADER = 'x-switchboard-conversation';
 /** POST /v1/chat/completions: one user message in, the agent's reply out (SSE or JSON). */
 export async function chatCompletions(cfg: HttpChannelConfig, ctx: ListenContext, rc: RouteContext): Promise<void> {
   const { req, res } = rc;
-  // The API key, then requests per key (limits.apiKey), before the body is even read.
-  const auth = await ctx.authenticate(req, { rateLimit: true });
-  if (!auth.ok) {
-    if (auth.status === 401) return sendError(res, 401, auth.message, { code: auth.code });
-    req.resume();
-    res.setHeader('retry-after', String(Math.max(1, Math.ceil((auth.retryAfterMs ?? 1000) / 1000))));
-    return sendError(res, 429, auth.message, { type: 'rate_limit_error', code: auth.code });
-  }
-  const principal = auth.principal;
-  let raw: Buffer;
-  try {
-    checkJsonContentType(req);
-    raw = await rc.body();
-  } catch (err) {
-    if (err instanceof BodyTooLargeError) return sendError(res, 413, `Request body too large: the limit is ${err.limit} bytes.`, { code: 'request_too_large' });
-    throw err;
-  }
-  let chat;
+  const got = await authenticatedBody(ctx, rc);
+  if (!got) return;
+  const { principal, raw } = got;
+  let chat!: ChatRequest;
   let name: string | undefined;
-  try {
-    chat = parseChatRequest(raw, cfg.maxMessageChars);
+  const ok = parsed(res, () => {
+    chat = parseChatRequest(raw, cfg.maxMessageChars, cfg.jsonModes);
     // Own properties only: "__proto__", "constructor" or "toString" name no agent.
     if (!Object.hasOwn(cfg.agents, chat.model))
       throw new RequestError(404, `The model '${chat.model}' does not exist. GET /v1/models lists the agents.`, 'model', 'model_not_found');
     const header = req.headers[CONVERSATION_HEADER];
     if (typeof header === 'string' && header) name = checkConversationName(header, 'X-Switchboard-Conversation');
     else if (chat.user) name = checkConversationName(chat.user, 'user');
-  } catch (err) {
-    if (err instanceof RequestError) return sendError(res, err.status, err.message, { param: err.param, code: err.code });
-    throw err;
-  }
-
-  // No worker has beaten within the heartbeat TTL: nobody would answer, so say so now, before
-  // anything is written (rather than wait for the request timeout).
-  if (!(await ctx.workersAlive()))
-    return sendError(res, 503, 'No worker is alive to answer: start a `switchboard worker` process (or `switchboard start`), then retry.', {
-      type: 'server_error',
-      code: 'no_worker',
-    });
+    // A one-off conversation's earlier messages are its context, which is text: their images would be lost.
+    if (!name && chat.earlierImages)
+      throw new RequestError(400, 'Only the last user message may carry images (the earlier ones are text context).', 'messages', 'unsupported_content');
+  });
+  if (!ok || !(await workerAlive(ctx, res))) return;
 
   // A named conversation keeps its history in the gateway and takes only the new
   // message; without a name the request's messages are a one-off conversation.
   const oneOff = !name;
-  const idem = req.headers['idempotency-key'];
-  const idemKey = typeof idem === 'string' && idem ? idem.slice(0, 200) : undefined;
+  const idemKey = idempotencyKey(rc);
   // A retried one-off request (same Idempotency-Key) must land in the same conversation.
-  const conversation = name ?? `oneoff-${idemKey ? createHash('sha256').update(`${principal.id}\0${idemKey}`).digest('hex').slice(0, 32) : randomUUID()}`;
+  const conversation = name ?? stableName('oneoff-', principal, idemKey);
   const key = conversationKey({ channel: 'http', workspace: principal.id, chat: conversation });
   const last = chat.messages[chat.messages.length - 1]!;
-  const externalId = idemKey ? `${principal.id}:${idemKey}` : randomUUID();
   const msg: InboundMessage = {
     channel: 'http',
-    externalId,
+    externalId: externalIdFor(principal, idemKey),
     conversationKey: key,
     sender: { id: principal.id },
     text: last.text,
-    attachments: [],
+    attachments: chat.attachments,
     receivedAt: new Date(),
     owner: principal.id,
     ...(oneOff && chat.messages.length > 1 ? { context: chat.messages.slice(0, -1) } : {}),
@@ -88,48 +55,18 @@ export async function chatCompletions(cfg: HttpChannelConfig, ctx: ListenContext
     ...(idemKey ? { requestHash: requestHash(chat, name) } : {}),
   };
 
-  // Subscribe to the conversation's turn events while the message goes in; the follower is
-  // bound to the inbox row before a worker is woken, so no event is missed. The same steps as
-  // every channel: "YES K7Q2P" answers an approval, /new, /status, /stop in a named conversation
-  // are commands, then the conversation rules (the cap on waiting messages, interrupt mode).
-  const following = ctx.follow(key);
-  let waiter: TurnFollower | undefined;
-  const dropFollower = () =>
-    void following.then(
-      (w) => w.close(),
-      () => {},
-    );
-  let outcome: ReceiveOutcome;
-  try {
-    outcome = await ctx.receive(msg, {
-      authenticated: true,
-      ...(idemKey ? {} : { fresh: true }),
-      operator: principal.operator,
-      agent: chat.model,
-      commands: !oneOff,
-      rateLimit: cfg.applyLimits,
-      onAccepted: async (accepted) => {
-        waiter = await following;
-        waiter.bind(accepted.inboxId, accepted.turnId);
-      },
-    });
-  } catch (err) {
-    dropFollower();
-    throw err;
-  }
-  if (outcome.kind === 'refused') {
-    dropFollower();
-    if (outcome.reason === 'request_mismatch')
-      return sendError(res, 422, 'This Idempotency-Key was already used for a request with a different body; use a new key for a new request.', {
-        param: 'Idempotency-Key',
-        code: 'idempotency_key_reused',
-      });
-    if (outcome.reason === 'rate_limit') res.setHeader('retry-after', String(Math.max(1, Math.ceil((outcome.retryAfterMs ?? 1000) / 1000))));
-    const code = outcome.reason === 'rate_limit' ? 'rate_limit_exceeded' : outcome.reason;
-    return sendError(res, 429, outcome.reply ?? 'refused', { type: 'rate_limit_error', code });
-  }
-  if (outcome.kind === 'answered') {
-    dropFollower();
+  // The same steps as every channel: "YES K7Q2P" answers an approval, /new, /status, /stop in a
+  // named conversation are commands, then the conversation rules (the cap on waiting messages, interrupt mode).
+  const received = await receiveFollowing(ctx, res, msg, {
+    ...(idemKey ? {} : { fresh: true }),
+    operator: principal.operator,
+    agent: chat.model,
+    commands: !oneOff,
+    rateLimit: cfg.applyLimits,
+  });
+  if (!received) return;
+  if (received.kind === 'answered') {
+    const { outcome } = received;
     const a = outcome.approval;
     if (a)
       return replyDirectly(res, chat, outcome.reply, {
@@ -137,16 +74,14 @@ export async function chatCompletions(cfg: HttpChannelConfig, ctx: ListenContext
       });
     return replyDirectly(res, chat, outcome.reply, { conversation: name, command: outcome.command });
   }
-  const accepted = outcome;
+  const { accepted, follower } = received;
   // The conversation's turn waits for an approval: a plain request is answered with the notice at
   // once (the message is kept; GET /v1/conversations/{name}/messages has its answer later); a
   // streamed one shows it first and goes on waiting for its own answer.
   if (accepted.notice && !chat.stream) {
-    dropFollower();
+    follower.close();
     return replyDirectly(res, chat, accepted.notice, { conversation, queued: true, notice: accepted.notice, notices: [accepted.notice] });
   }
-  const follower = waiter!;
-  if (accepted.duplicate) void follower.poll(true);
 
   const deadline = Date.now() + cfg.requestTimeoutMs;
   const id = `chatcmpl-${accepted.inboxId}-${randomUUID().slice(0, 8)}`;

@@ -13,6 +13,8 @@ export const httpChannelSchema = z
     requestTimeoutMs: z.number().int().positive(),
     /** limits.applyToHttp: the per-sender and per-conversation limits count HTTP messages too. */
     applyLimits: z.boolean().default(false),
+    /** Every provider slot takes OpenAI's JSON modes: response_format / text.format JSON is passed on, else refused. */
+    jsonModes: z.boolean().default(false),
   })
   .strict();
 

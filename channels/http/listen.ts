@@ -1,8 +1,9 @@
 import { type ChannelListener, type ListenContext, sendError, sendJson } from '../../src/channel/index.js';
 import { chatCompletions } from './chat-completions.js';
 import type { HttpChannelConfig } from './config.js';
+import { mountResponses } from './responses.js';
 
-/** POST /v1/chat/completions and GET /v1/models on the gateway's HTTP server. */
+/** POST /v1/chat/completions, the Responses API (/v1/responses) and GET /v1/models on the gateway's HTTP server. */
 export class HttpListener implements ChannelListener {
   private started = false;
 
@@ -10,6 +11,7 @@ export class HttpListener implements ChannelListener {
 
   async start(ctx: ListenContext): Promise<void> {
     ctx.mount({ method: 'POST', path: '/v1/chat/completions', handler: (rc) => chatCompletions(this.cfg, ctx, rc) });
+    mountResponses(this.cfg, ctx);
     ctx.mount({
       method: 'GET',
       path: '/v1/models',

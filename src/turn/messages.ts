@@ -1,4 +1,4 @@
-import type { AssistantMessage, Message, UserMessage } from '@mariozechner/pi-ai';
+import type { AssistantMessage, ImageContent, Message, TextContent, UserMessage } from '@mariozechner/pi-ai';
 import type { TurnUsage } from '../../kernel/turn-events.js';
 import type { ProviderChain } from '../../providers/chain.js';
 import { markAuthor } from '../provider-request.js';
@@ -6,11 +6,42 @@ import type { InboxMessage } from './ports.js';
 
 /** Message helpers of a turn: inbox rows as user messages, a one-off request's context, usage sums. */
 
+type StoredAttachment = { name?: string; contentType?: string; size?: number; data?: string };
+
+/**
+ * An inbox row as the turn's user message: an image that came with its bytes (the HTTP API's image
+ * parts) as image content (pi-ai puts a note in its place for a slot whose model takes no images);
+ * any other attachment named in a line of text.
+ */
 export function toUserMessage(row: InboxMessage): UserMessage {
   let text = row.text;
-  const atts = row.attachments as Array<{ name?: string; contentType?: string }>;
-  if (atts.length) text += `\n\n[attachments: ${atts.map((a) => `${a.name ?? 'file'}${a.contentType ? ` (${a.contentType})` : ''}`).join(', ')}]`;
-  return { role: 'user', content: text, timestamp: new Date(row.receivedAt).getTime() };
+  const atts = row.attachments as StoredAttachment[];
+  const images = atts.filter((a) => a.data && a.contentType?.startsWith('image/'));
+  const named = atts.filter((a) => !images.includes(a));
+  if (named.length) text += `\n\n[attachments: ${named.map((a) => `${a.name ?? 'file'}${a.contentType ? ` (${a.contentType})` : ''}`).join(', ')}]`;
+  const timestamp = new Date(row.receivedAt).getTime();
+  if (!images.length) return { role: 'user', content: text, timestamp };
+  const content: Array<TextContent | ImageContent> = text ? [{ type: 'text', text }] : [];
+  for (const a of images) content.push({ type: 'image', data: a.data!, mimeType: a.contentType! });
+  return { role: 'user', content, timestamp };
+}
+
+/**
+ * The turn's user messages as the transcript keeps them: each image by reference (a line naming it),
+ * not its bytes, so later turns do not send it again. The bytes stay with the inbox row.
+ */
+export function storedPrompts(prompts: readonly UserMessage[]): UserMessage[] {
+  return prompts.map((m) => {
+    if (typeof m.content === 'string' || !m.content.some((p) => p.type === 'image')) return m;
+    let n = 0;
+    const content = m.content.map((p): TextContent => {
+      if (p.type === 'text') return p;
+      n++;
+      const kb = Math.max(1, Math.round((p.data.length * 3) / 4 / 1024));
+      return { type: 'text', text: `[image ${n} (${p.mimeType}, ${kb} KB) was shown with this message]` };
+    });
+    return { ...m, content };
+  });
 }
 
 /** A one-off HTTP request's own context: system messages go to the system prompt, the rest become history. */

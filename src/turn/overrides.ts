@@ -1,4 +1,5 @@
 import type { InboxMessage } from '../../adapters/store/ports/index.js';
+import type { ResponseFormat } from '../../kernel/envelope.js';
 import type { Config } from '../config.js';
 
 /**
@@ -8,9 +9,13 @@ import type { Config } from '../config.js';
 export function modelSettings(
   agent: Config['agents'][string],
   batch: readonly Pick<InboxMessage, 'overrides'>[],
-): { maxTokens?: number; temperature?: number } {
+): { maxTokens?: number; temperature?: number; responseFormat?: ResponseFormat } {
   const asked = batch[batch.length - 1]?.overrides ?? {};
   const maxTokens = asked.maxTokens !== undefined ? Math.min(asked.maxTokens, agent.maxTokens ?? asked.maxTokens) : agent.maxTokens;
   const temperature = asked.temperature ?? agent.temperature;
-  return { ...(maxTokens ? { maxTokens } : {}), ...(temperature !== undefined ? { temperature } : {}) };
+  return {
+    ...(maxTokens ? { maxTokens } : {}),
+    ...(temperature !== undefined ? { temperature } : {}),
+    ...(asked.responseFormat ? { responseFormat: asked.responseFormat } : {}),
+  };
 }

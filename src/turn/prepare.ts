@@ -9,7 +9,7 @@ import { capSummary, estimateTokens, InTurnCompactor, safeCut, summarize, summar
 import type { Config } from '../config.js';
 import { inputBudget } from '../context-fit.js';
 import { findSecrets, refusalText, type SecretsPolicy, type SystemPart, userRefusal } from '../provider-request.js';
-import { contextToMessages, toUserMessage } from './messages.js';
+import { contextToMessages, messageText, storedPrompts, toUserMessage } from './messages.js';
 import type { ParkedState } from './park.js';
 import type { TurnDeps, TurnJob } from './ports.js';
 
@@ -59,7 +59,7 @@ export async function prepare(job: TurnJob, deps: TurnDeps, parked: ParkedState 
   const oneOff = batch[0]?.context ?? null;
   const sender = senderIdentity(batch[0]!);
 
-  if (!deps.chain) return { kind: 'close', text: NO_PROVIDER_REPLY, finishReason: 'no_provider', messages: prompts };
+  if (!deps.chain) return { kind: 'close', text: NO_PROVIDER_REPLY, finishReason: 'no_provider', messages: storedPrompts(prompts) };
   const chain = deps.chain;
 
   const contextMessages = oneOff ? contextToMessages(oneOff, chain) : { messages: [] as Message[], system: [] as string[] };
@@ -131,7 +131,7 @@ export async function prepare(job: TurnJob, deps: TurnDeps, parked: ParkedState 
   let offered = all;
   if (deps.config.tools.planner && all.length) {
     const plan = planTools(
-      prompts.map((p) => (typeof p.content === 'string' ? p.content : '')).join('\n'),
+      prompts.map(messageText).join('\n'),
       all.map((t) => ({ name: t.name, description: t.description, ...(t.toolset ? { toolset: t.toolset } : {}), schemaChars: schemaCharsOf(t) })),
     );
     // A resumed turn keeps every tool its parked calls may need.

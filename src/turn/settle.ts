@@ -5,7 +5,7 @@ import type { AgentRunResult } from '../agent-loop.js';
 import { checkTurnClaims } from '../honesty-judge.js';
 import { refusalText } from '../provider-request.js';
 import type { TurnTools } from '../turn-tools.js';
-import { appendText, noUsage } from './messages.js';
+import { appendText, noUsage, storedPrompts } from './messages.js';
 import type { StoredMessage, TurnDeps, TurnJob, TurnOutcome } from './ports.js';
 import type { EarlyClose, Prepared } from './prepare.js';
 
@@ -92,7 +92,7 @@ export async function settle(job: TurnJob, deps: TurnDeps, sink: TurnEventSink, 
   if (provider.fallbackActivated && deps.config.fallback.notice)
     sink.push({ type: 'notice', turnId, text: `(answered by the fallback model ${provider.slot})` });
 
-  const stored = [...s.prepared.contextMessages.messages, ...s.prepared.prompts, ...s.resumed, ...kept] as StoredMessage[];
+  const stored = [...s.prepared.contextMessages.messages, ...storedPrompts(s.prepared.prompts), ...s.resumed, ...kept] as StoredMessage[];
   await sink.flush?.();
   const closed = await deps.store.finishTurn({
     turnId,
