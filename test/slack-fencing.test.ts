@@ -16,6 +16,9 @@ import { eventually, GatewayProcess } from './support/gateway.js';
 import { createTestDatabase, type TestDatabase } from './support/postgres.js';
 import { TestRedis } from './support/redis.js';
 
+/** Process start on a busy machine (2 cores shared by many test runs). */
+const SLOW_START = { startTimeoutMs: 120_000 };
+
 const range = (w: string, from: number, to: number) => Array.from({ length: to - from }, (_, i) => `${w}${from + i}`).join(' ');
 const B_TEXT = range('beta', 0, 12);
 const LOCK_MS = 2_000;
@@ -87,9 +90,9 @@ describe('a Slack worker frozen with an edit queued, continued after another wor
       SWITCHBOARD_MODEL: 'fake-model',
     });
     // A edits at most every 5 s: an edit is always waiting while its words arrive.
-    const ingress = await GatewayProcess.spawn('ingress', env(configFor('ingress', 1_000)));
+    const ingress = await GatewayProcess.spawn('ingress', env(configFor('ingress', 1_000)), SLOW_START);
     procs.push(ingress);
-    const a = await GatewayProcess.spawn('worker', env(configFor('a', 5_000)));
+    const a = await GatewayProcess.spawn('worker', env(configFor('a', 5_000)), SLOW_START);
     procs.push(a);
 
     const ev = slack.userMessage({ user: 'UALICE', channel: DM, text: 'tell me a long story' });
@@ -115,7 +118,7 @@ describe('a Slack worker frozen with an edit queued, continued after another wor
     expect(posted!.text).not.toContain('alpha3');
 
     // B takes the stalled job over once A's lease has run out, and edits A's message into its answer.
-    const b = await GatewayProcess.spawn('worker', env(configFor('b', 200)));
+    const b = await GatewayProcess.spawn('worker', env(configFor('b', 200)), SLOW_START);
     procs.push(b);
     await eventually(async () => {
       const t = await db.query<{ status: string }>('select status from turns');
