@@ -71,6 +71,8 @@ export interface ModelJournal {
   replayModel(index: number): { message: AssistantMessage; attempts: Attempt[] } | undefined;
   /** Keeps a response that asks for tools, before any of them runs; rejects when it could not. */
   recordModel(index: number, message: AssistantMessage, attempts: Attempt[]): Promise<void>;
+  /** A final text-only response: remembered, not written (settle keeps it only when closing the turn takes long). */
+  finalModel?(index: number, message: AssistantMessage, attempts: Attempt[]): void;
   /** Set once a journal write failed: the loop stops at its next event. */
   failed(): Error | undefined;
 }
@@ -279,8 +281,13 @@ export async function runAgentTurn(input: AgentRunInput, out: AgentRunOutput): P
     const journal = input.journal;
     if (!journal) return live;
     // A response that asks for tools is journaled before any of them runs. A final text-only
-    // one is not: the settle statement stores it, and a rerun before that asks for it again.
-    return keptBeforeDone(live, (m) => (m.content.some((c) => c.type === 'toolCall') ? journal.recordModel(index, m, callAttempts) : undefined));
+    // one is not written here: the settle statement stores it (settle journals it first only
+    // when closing the turn takes long: src/turn/settle.ts).
+    return keptBeforeDone(live, (m) => {
+      if (m.content.some((c) => c.type === 'toolCall')) return journal.recordModel(index, m, callAttempts);
+      journal.finalModel?.(index, m, callAttempts);
+      return undefined;
+    });
   };
   const systemText = system
     .map((p) => (typeof p === 'string' ? p : p.text))

@@ -204,6 +204,7 @@ export class TurnTools {
     } catch (err) {
       return this.abandon(err, 'creating the approval request', c.toolCall.id);
     }
+    faultPoint('approval-created');
     this.parked.push({ toolCallId: c.toolCall.id, tool: tool.name, approvalId: approval.id });
     this.requested.push(approval);
     return { block: true, reason: PARKED_REASON };

@@ -277,6 +277,8 @@ export class Worker {
             const delivery = this.deps.deliverers.get(conv.channel)?.open(target, {
               ...this.deps.deliverContext,
               deliveries: fencedDeliveries(this.deps.deliverContext.deliveries, turn.id, turn.attempt, guard),
+              // Asked right before each platform call, not only when the edit was queued.
+              fence: () => guard.check(),
             });
             // A channel failing once the text is final hands the reply to the delivery queue; the turn closes as usual.
             const retries = this.deliveryRetries;

@@ -191,11 +191,11 @@ describe('approvals never wedge', () => {
     expect(readFileSync(join(workspaceFor(gw.config.dataDir, conv), 'f.txt'), 'utf8')).toBe('ok\n');
   }, 90_000);
 
-  it('a connection that dies after the approval row is written: the retried attempt replays the journaled call and finds the same approval', async () => {
+  it('a connection that dies while the approval row is written: the retried attempt replays the journaled call and asks once', async () => {
     const { config, start } = await setup();
     const gw = await start(config());
     const db = gw.infra.store.db;
-    // The approval row commits; the audit row of the request kills its connection: once.
+    // The audit row of the request (written in the approval's own statement) kills its connection: once, so nothing of it stays.
     await db.query('create sequence audit_fault');
     await db.query(
       `create function audit_fault() returns trigger language plpgsql as $$
@@ -213,10 +213,10 @@ describe('approvals never wedge', () => {
         [conv],
       )
     ).rows;
-    // The retry replays the journaled model response (the same tool call id), so it finds the
-    // approval the first attempt wrote: one request, the code the user was shown, nothing orphaned.
-    // (Were the response not journaled, park would supersede the first attempt's request.)
+    // The retry replays the journaled model response (the same tool call id) and writes the
+    // request: one request, audited once, the code the user was shown, nothing orphaned.
     expect(rows).toEqual([{ code, status: 'pending', decided_by: null }]);
+    expect((await gw.infra.approvals.auditTrail(code)).map((e) => e.action)).toEqual(['approval.requested']);
 
     expect((await answer(gw, code, 'approve')).status).toBe(200);
     expect(await lastAssistant(gw, 'dur-orphan', 'tool said', 20_000)).toContain('exit code 0'); // not after the orphan's deadline

@@ -697,7 +697,7 @@ describe.each(backends)('ports contract: $name', (backend) => {
         await expect(approvals.answer({ code: a.code, decision: 'approved', by: 'http:boom', via: 'http', rule })).rejects.toThrow(/audit refused/);
         expect(await approvals.get(a.id)).toMatchObject({ status: 'pending', decidedBy: null, always: false });
         expect((await approvals.rules()).filter((r) => r.createdBy === 'http:boom')).toEqual([]);
-        expect(await approvals.auditTrail(a.code)).toEqual([]);
+        expect((await approvals.auditTrail(a.code)).map((e) => e.action)).toEqual(['approval.requested']);
         expect((await store.turn(turn.id))!.status).toBe('parked');
         // The same answer again, once the store works: all of it.
         expect(await approvals.answer({ code: a.code, decision: 'approved', by: 'http:op', via: 'http', rule })).toMatchObject({
@@ -706,11 +706,40 @@ describe.each(backends)('ports contract: $name', (backend) => {
           rule: { scope: 'global' },
         });
         expect((await store.turn(turn.id))!.status).toBe('running');
-        expect((await approvals.auditTrail(a.code)).map((e) => e.action)).toEqual(['rule.created', 'approval.approved']);
+        expect((await approvals.auditTrail(a.code)).map((e) => e.action)).toEqual(['approval.requested', 'rule.created', 'approval.approved']);
       } finally {
         await db.query('drop trigger refuse_boom on audit');
         for (const r of await approvals.rules()) if (r.pattern === 'ls' && r.scope === 'global') await approvals.deleteRule(r.id);
       }
+    });
+
+    it('an approval is created and audited once per (turn, tool call): a retried attempt gets the same code and no second audit row', async () => {
+      const approvals = new ApprovalStore(db);
+      const m = await store.accept(msg('approval-once-1', 'http/-/approval-once/-'));
+      const turn = (await start(m.conversationId)).turn!;
+      const ask = () =>
+        approvals.create({
+          conversationId: m.conversationId,
+          turnId: turn.id,
+          toolCallId: 'call_once',
+          tool: 'shell_exec',
+          args: { command: 'touch x' },
+          argsHash: 'h',
+          pattern: 'touch x',
+          tier: 'caution',
+          reasons: [],
+          rulePermitted: true,
+          requester: 'http:u1',
+          channel: 'http',
+          expiresAt: new Date(Date.now() + 60_000),
+        });
+      const first = await ask();
+      const again = await ask();
+      expect(first.created).toBe(true);
+      expect(again).toMatchObject({ created: false, id: first.id, code: first.code, status: 'pending' });
+      const trail = await approvals.auditTrail(first.code);
+      expect(trail).toEqual([expect.objectContaining({ actor: 'http:u1', action: 'approval.requested' })]);
+      expect(trail[0]!.details).toEqual({ approval: first.id, tool: 'shell_exec', tier: 'caution', turn: turn.id });
     });
 
     it('finds conversations whose inbox rows waited too long', async () => {

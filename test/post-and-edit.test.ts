@@ -202,4 +202,19 @@ describe('post-and-edit engine', () => {
     expect(chat.shown()).toEqual(['I need to run a command.', 'It ran: exit code 0.']);
     expect(JSON.parse(store.rows[0]!.body!)).toEqual({ phase: 1, ids: ['m2'] });
   });
+  it('asks the fence right before each call: an edit queued while the lease held is not sent once it is lost', async () => {
+    const chat = new FakeChat();
+    let held = true;
+    const e = new PostAndEdit(chat, null, opts({ fence: () => held }), false);
+    e.show({ text: 'alpha0' });
+    await vi.advanceTimersByTimeAsync(10);
+    e.show({ text: 'alpha0 alpha1' }); // queued behind the throttle
+    await vi.advanceTimersByTimeAsync(100);
+    held = false; // frozen past the lease; another attempt took the turn
+    await vi.advanceTimersByTimeAsync(2_000);
+    const closing = e.close().catch((err: unknown) => err);
+    await vi.advanceTimersByTimeAsync(10);
+    expect(await closing).toMatchObject({ code: 'lease_lost' });
+    expect(chat.log.map((l) => [l.op, l.content])).toEqual([['post', 'alpha0']]);
+  });
 });

@@ -9,6 +9,7 @@ import type {
   ApprovalRecord,
   ApprovalRepository,
   ApprovalStatus,
+  CreatedApproval,
   DecideOutcome,
   NewApproval,
   NewRule,
@@ -23,6 +24,7 @@ export type {
   ApprovalRecord,
   ApprovalRepository,
   ApprovalStatus,
+  CreatedApproval,
   DecideOutcome,
   NewApproval,
   NewRule,
@@ -111,14 +113,23 @@ function ruleFromRow(r: RuleColumns): AllowRuleRecord {
 export class ApprovalStore implements ApprovalRepository {
   constructor(private readonly db: Db) {}
 
-  async create(a: NewApproval): Promise<ApprovalRecord> {
+  async create(a: NewApproval): Promise<CreatedApproval> {
     for (let attempt = 0; ; attempt++) {
       try {
-        const r = await this.db.query<ApprovalColumns>(
-          `insert into approvals (id, code, conversation_id, turn_id, tool_call_id, tool, args, args_hash, pattern, tier, reasons, rule_permitted, requester, channel, expires_at)
-           values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
-           on conflict (turn_id, tool_call_id) do update set turn_id = excluded.turn_id
-           returning *`,
+        // xmax = 0: this statement inserted the row (a retried attempt's conflict updates it); only then is it audited.
+        const r = await this.db.query<ApprovalColumns & { created: boolean }>(
+          `with ins as (
+             insert into approvals (id, code, conversation_id, turn_id, tool_call_id, tool, args, args_hash, pattern, tier, reasons, rule_permitted, requester, channel, expires_at)
+             values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
+             on conflict (turn_id, tool_call_id) do update set turn_id = excluded.turn_id
+             returning *, (xmax = 0) as created
+           ), audited as (
+             insert into audit (actor, action, subject, details)
+             select coalesce(requester, 'unknown'), 'approval.requested', code,
+                    jsonb_build_object('approval', id, 'tool', tool, 'tier', tier, 'turn', turn_id)
+             from ins where created
+           )
+           select * from ins`,
           [
             'ap_' + randomUUID(),
             newCode(),
@@ -137,7 +148,8 @@ export class ApprovalStore implements ApprovalRepository {
             a.expiresAt,
           ],
         );
-        return approvalFromRow(r.rows[0]!);
+        const row = r.rows[0]!;
+        return { ...approvalFromRow(row), created: row.created };
       } catch (err) {
         // A code already pending elsewhere: draw another.
         if ((err as { code?: string }).code === '23505' && attempt < 10) continue;

@@ -148,6 +148,7 @@ export class DiscordTurnDelivery implements TurnDelivery {
   private thinking = false;
   private typingTimer: NodeJS.Timeout | undefined;
   private lastEventAt = Date.now();
+  private readonly fence: () => boolean;
 
   constructor(
     turn: TurnTarget<DiscordReplyTo | null>,
@@ -156,13 +157,21 @@ export class DiscordTurnDelivery implements TurnDelivery {
     private readonly cfg: DiscordSettings,
     private readonly log: Logger,
   ) {
+    this.fence = ctx.fence ?? (() => true);
     this.target = readReplyTo(turn);
     if (!this.target) this.log.warn('discord turn without a reply target: nothing will be delivered');
     this.engine = this.target
       ? new PostAndEdit(
           new DiscordMessages(rest, this.target, turn.turnId, log),
           deliveriesRecord(ctx.deliveries, turn.turnId, CHANNEL, this.target.channelId, log),
-          { maxChars: DISCORD_LIMIT, editIntervalMs: cfg.editIntervalMs, deliveryTimeoutMs: cfg.deliveryTimeoutMs, placeholder: PLACEHOLDER, log },
+          {
+            maxChars: DISCORD_LIMIT,
+            editIntervalMs: cfg.editIntervalMs,
+            deliveryTimeoutMs: cfg.deliveryTimeoutMs,
+            placeholder: PLACEHOLDER,
+            log,
+            ...(ctx.fence ? { fence: ctx.fence } : {}),
+          },
           turn.attempt > 1,
         )
       : null;
@@ -222,6 +231,7 @@ export class DiscordTurnDelivery implements TurnDelivery {
   }
 
   private sendTyping(): void {
+    if (!this.fence()) return this.stopTyping();
     void this.rest.post(Routes.channelTyping(this.target!.channelId)).catch((err: unknown) => this.log.debug({ err }, 'typing indicator failed'));
   }
 }

@@ -1,5 +1,6 @@
 import type { WebClient } from '@slack/web-api';
 import type { Logger } from 'pino';
+import { LeaseLostError } from '../../kernel/lease-lost.js';
 import type { ApprovalInfo } from '../../kernel/turn-events.js';
 import type { DeliverContext } from '../../src/channel/index.js';
 import { approvalBlocks } from './approvals.js';
@@ -33,6 +34,7 @@ export class SlackApprovalPoster {
       this.posted.add(a.code); // asked already by an earlier attempt of this turn
       return;
     }
+    if (this.ctx.fence && !this.ctx.fence()) throw new LeaseLostError(`not posting approval request ${a.code}: this attempt's lease is lost`);
     const { text, blocks } = approvalBlocks(a);
     const r = await this.client.chat.postMessage({
       channel: this.where.channel,

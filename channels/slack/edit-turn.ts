@@ -172,6 +172,7 @@ export class SlackEditTurn implements TurnDelivery {
         deliveryTimeoutMs: cfg.deliveryTimeoutMs,
         render: (chunk, status) => [chunk.trim() ? markdownToMrkdwn(chunk) : '', status ? `_${status}_` : ''].filter(Boolean).join('\n\n') || '…',
         log,
+        ...(ctx.fence ? { fence: ctx.fence } : {}),
       },
       target.attempt > 1 || handover !== undefined,
     );

@@ -133,6 +133,21 @@ export class SlackNativeTurn implements TurnDelivery {
     }
   }
 
+  /**
+   * Asked right before each stream call: once the attempt's lease is lost (ctx.fence), the turn is
+   * abandoned here and makes no more calls; the attempt that took over owns these messages.
+   */
+  private live(): boolean {
+    if (this.abandoned) return false;
+    if (this.ctx.fence && !this.ctx.fence()) {
+      this.log.warn('the lease is lost: this delivery makes no more platform calls');
+      this.abandon();
+      this.done();
+      return false;
+    }
+    return true;
+  }
+
   abandon(): void {
     this.abandoned = true;
     this.closed = true;
@@ -167,7 +182,7 @@ export class SlackNativeTurn implements TurnDelivery {
   // ---- the streams --------------------------------------------------------
 
   private async sync(final: boolean): Promise<void> {
-    if (this.abandoned || this.fallback) return;
+    if (!this.live() || this.fallback) return;
     if (!this.loaded) await this.load();
     if (this.fallback) return;
     this.lastSyncAt = Date.now();
@@ -222,6 +237,7 @@ export class SlackNativeTurn implements TurnDelivery {
   }
 
   private async start(want: string, tasks: TaskChunk[]): Promise<Stream | undefined> {
+    if (!this.live()) return undefined;
     if (this.native.nativeOff) return undefined; // another turn learned that this app cannot stream
     const w = this.where;
     try {
@@ -252,6 +268,7 @@ export class SlackNativeTurn implements TurnDelivery {
   }
 
   private async append(s: Stream, delta: string, tasks: TaskChunk[]): Promise<boolean> {
+    if (!this.live()) return true; // abandoned: nothing more is called
     try {
       // markdown_text is required by the method, also when only task updates come (then empty).
       const args: Record<string, unknown> = { channel: this.where.channel, ts: s.ts, markdown_text: delta, ...(tasks.length ? { chunks: tasks } : {}) };
@@ -272,6 +289,7 @@ export class SlackNativeTurn implements TurnDelivery {
 
   /** False when the stream could not take its last delta (the engine edits it in). */
   private async stop(s: Stream, delta = '', tasks: TaskChunk[] = []): Promise<boolean> {
+    if (!this.live()) return true;
     try {
       const args: Record<string, unknown> = { channel: this.where.channel, ts: s.ts };
       if (delta) args.markdown_text = delta;
@@ -290,6 +308,7 @@ export class SlackNativeTurn implements TurnDelivery {
 
   /** The edit engine takes the turn from here, with the messages streamed so far. */
   private handOver(seed: EditSeed = this.seed()): void {
+    if (this.abandoned) return;
     clearTimeout(this.timer);
     this.timer = undefined;
     this.fallback = new SlackEditTurn(this.client, this.cfg, this.target, this.ctx, this.where, this.log, { seed, approvals: this.approvals });
@@ -305,7 +324,7 @@ export class SlackNativeTurn implements TurnDelivery {
   }
 
   private async postApproval(a: ApprovalInfo): Promise<void> {
-    if (this.fallback) return; // the edit turn asks it, after the reply
+    if (this.fallback || !this.live()) return; // the edit turn asks it, after the reply
     try {
       await this.approvals.post(a);
     } catch (err) {

@@ -74,13 +74,10 @@ export class ApprovalService {
 
   async request(a: Omit<NewApproval, 'expiresAt'>): Promise<ApprovalRecord> {
     const expiresAt = new Date(Date.now() + this.deps.config.approvals.timeoutMs);
-    const row = await this.deps.approvals.create({ ...a, expiresAt });
-    await this.deps.approvals.audit(a.requester ?? 'unknown', 'approval.requested', row.code, {
-      approval: row.id,
-      tool: row.tool,
-      tier: row.tier,
-      turn: row.turnId,
-    });
+    // Audited in the same statement; a retried attempt (same turn, same tool call) gets the row
+    // already there and asks nobody again: no second audit row, operator post, webhook or deadline job.
+    const { created, ...row } = await this.deps.approvals.create({ ...a, expiresAt });
+    if (!created) return row;
     if (this.deps.notify)
       void this.deps
         .notify(row)

@@ -13,6 +13,12 @@ export interface DeliverContext {
   /** Durable per-channel key/value state (opt-outs, cursors...), shared by every process. */
   state: ChannelStateRepository;
   log: Logger;
+  /**
+   * The turn attempt's fence, asked right before each platform call (post, edit, stream append,
+   * approval request): false once the attempt's lease is lost (another attempt runs the turn),
+   * and the call is not made. Absent outside a turn (a delivery job replaying a stored answer).
+   */
+  fence?: () => boolean;
 }
 
 /** The conversation a turn answers, as a domain value. */

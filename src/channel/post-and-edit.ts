@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { DeliveryRepository } from '../../adapters/store/ports/deliveries.js';
 import { ignoreError } from '../../kernel/errors.js';
+import { LeaseLostError } from '../../kernel/lease-lost.js';
 import { splitFenced } from '../../kernel/text-split.js';
 import { ChannelDeliveryError } from './delivery-error.js';
 
@@ -63,6 +64,11 @@ export interface PostAndEditOptions {
   render?: (chunk: string, status: string | null) => string;
   split?: (text: string, max: number) => string[];
   log: Logger;
+  /**
+   * Asked right before every platform call (DeliverContext.fence): once false, the engine makes no
+   * more calls (an edit queued before the worker froze included) and close() rejects with lease_lost.
+   */
+  fence?: () => boolean;
 }
 
 /** Where the engine keeps what it posted: the turn's row in the deliveries store. */
@@ -109,13 +115,16 @@ export class PostAndEdit {
   private wake: (() => void) | undefined;
   private readonly loop: Promise<void>;
 
+  private readonly platform: EditPlatform;
+
   constructor(
-    private readonly platform: EditPlatform,
+    platform: EditPlatform,
     private readonly record: PostedRecord | null,
     private readonly opts: PostAndEditOptions,
     /** A first attempt has nothing to resume. */
     resume: boolean,
   ) {
+    this.platform = opts.fence ? fencedPlatform(platform, opts.fence) : platform;
     this.loop = this.run(resume);
     this.loop.catch(ignoreError('surfaced by close(), which awaits it'));
   }
@@ -162,6 +171,12 @@ export class PostAndEdit {
         failingSince = null;
         backoff = 500;
       } catch (err) {
+        if (err instanceof LeaseLostError) {
+          // Another attempt runs the turn now and owns these messages: not one call more from this one.
+          this.opts.log.warn({ err }, 'the lease is lost: this delivery makes no more platform calls');
+          this.dead = true;
+          throw err;
+        }
         const platformCode = this.platform.code?.(err);
         if (this.platform.permanent(err)) {
           this.opts.log.error({ err, platformCode }, "the platform refused the reply; giving up on this turn's delivery");
@@ -207,7 +222,8 @@ export class PostAndEdit {
           // The decision resumed the turn: its continuation is a new reply under the request.
           this.phase = r.phase + 1;
           const last = r.ids.at(-1);
-          if (last) await this.platform.resumedAfterPark?.(last).catch((err: unknown) => this.opts.log.debug({ err }, 'could not tidy the request message'));
+          if (last && this.platform.resumedAfterPark)
+            await this.platform.resumedAfterPark(last).catch((err: unknown) => this.opts.log.debug({ err }, 'could not tidy the request message'));
         } else {
           this.phase = r.phase;
           this.msgs = r.ids.map((id) => ({ id, content: null, extra: '?', editedAt: 0 }));
@@ -276,4 +292,39 @@ export class PostAndEdit {
     }
     return -1;
   }
+}
+
+/**
+ * The platform behind the fence: each call asks it first and throws LeaseLostError instead of
+ * calling once it says no. Checked at the call, not when the edit was queued: a worker frozen
+ * with an edit waiting for its throttle must not send it when it wakes.
+ */
+export function fencedPlatform(platform: EditPlatform, fence: () => boolean): EditPlatform {
+  const gate = (what: string) => {
+    if (!fence()) throw new LeaseLostError(`not calling ${what}: this attempt's lease is lost`);
+  };
+  return {
+    post: async (part, phase, salt) => {
+      gate('post');
+      return platform.post(part, phase, salt);
+    },
+    edit: async (id, part) => {
+      gate('edit');
+      return platform.edit(id, part);
+    },
+    remove: async (id) => {
+      gate('remove');
+      return platform.remove(id);
+    },
+    permanent: (err) => platform.permanent(err),
+    ...(platform.code ? { code: (err: unknown) => platform.code!(err) } : {}),
+    ...(platform.resumedAfterPark
+      ? {
+          resumedAfterPark: async (id: string) => {
+            gate('resumedAfterPark');
+            return platform.resumedAfterPark!(id);
+          },
+        }
+      : {}),
+  };
 }

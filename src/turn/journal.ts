@@ -2,11 +2,13 @@ import type { AgentToolResult } from '@mariozechner/pi-agent-core';
 import type { AssistantMessage } from '@mariozechner/pi-ai';
 import type { Logger } from 'pino';
 import type { ModelStep, ToolStep, ToolStepResult } from '../../adapters/store/ports/index.js';
+import { ignoreError } from '../../kernel/errors.js';
 import type { TurnEventSink } from '../../kernel/turn-events.js';
 import type { TraceEntry } from '../../moat/honesty.js';
 import type { Attempt } from '../../providers/chain.js';
 import type { ModelJournal } from '../agent-loop.js';
 import type { TurnJob, TurnStore } from './ports.js';
+import { faultPoint } from './test-fault.js';
 
 /** What the model is told of a call that began before a restart and may have had its effect. */
 export const UNCERTAIN_RESULT = 'This call may or may not have completed before a restart; check before repeating it.';
@@ -25,6 +27,8 @@ export class StepJournal {
   private readonly models = new Map<number, ModelStep>();
   private readonly tools = new Map<string, ToolStep>();
   private failure?: Error;
+  /** This attempt's final text-only response, kept only if settling takes long (keepFinalAfter). */
+  private final?: { index: number; message: AssistantMessage; attempts: Attempt[] };
 
   private constructor(
     private readonly store: JournalStore,
@@ -57,6 +61,9 @@ export class StepJournal {
       firstCall,
       replayModel: (index) => this.replayModel(index),
       recordModel: (index, message, attempts) => this.recordModel(index, message, attempts),
+      finalModel: (index, message, attempts) => {
+        if (message.stopReason !== 'error' && message.stopReason !== 'aborted') this.final = { index, message, attempts };
+      },
       failed: () => this.failed(),
     };
   }
@@ -69,6 +76,34 @@ export class StepJournal {
   /** Keeps model response #index (one that asks for tools), before any of its calls runs. */
   recordModel(index: number, message: AssistantMessage, attempts: Attempt[]): Promise<void> {
     return this.write(() => this.store.recordModelStep(this.fence()!, { turnId: this.job.turn.id, index, message, attempts }));
+  }
+
+  /**
+   * Journals the final text-only response if closing the turn has not finished within `ms` (the
+   * honesty judge, a channel retrying a failing delivery): a worker dying before the close then
+   * makes the retry replay the answer instead of asking the model again. The common, quick close
+   * writes nothing (finishTurn stores the answer with the transcript). done() cancels the timer
+   * and waits for a write that began (it must land before finishTurn deletes the journal).
+   */
+  keepFinalAfter(ms: number): { done(): Promise<void> } {
+    let writing: Promise<void> | undefined;
+    const timer = setTimeout(() => {
+      writing = this.keepFinal().catch(ignoreError('logged by write(); the close is fenced on its own'));
+    }, ms);
+    return {
+      done: async () => {
+        clearTimeout(timer);
+        await writing;
+      },
+    };
+  }
+
+  private async keepFinal(): Promise<void> {
+    const f = this.final;
+    if (!f || this.models.has(f.index)) return; // nothing new, or replayed from the journal already
+    await this.recordModel(f.index, f.message, f.attempts);
+    this.models.set(f.index, { turnId: this.job.turn.id, index: f.index, message: f.message, attempts: f.attempts });
+    faultPoint('final-kept');
   }
 
   step(toolCallId: string): ToolStep | undefined {

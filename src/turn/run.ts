@@ -125,5 +125,5 @@ export async function runTurn({ job, deps, sink, signal }: RunTurn): Promise<Tur
       modelCalls: result.modelCalls,
       lease: job.context.lease,
     });
-  return settle(job, deps, sink, { prepared: p, result, tools: t.tools, resumed: resumed ?? [], kept, text, usage, provider }, signal);
+  return settle(job, deps, sink, { prepared: p, result, tools: t.tools, resumed: resumed ?? [], kept, text, usage, provider, journal }, signal);
 }

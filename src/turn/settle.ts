@@ -5,9 +5,13 @@ import type { AgentRunResult } from '../agent-loop.js';
 import { checkTurnClaims } from '../honesty-judge.js';
 import { refusalText } from '../provider-request.js';
 import type { TurnTools } from '../turn-tools.js';
+import type { StepJournal } from './journal.js';
 import { appendText, noUsage, storedPrompts } from './messages.js';
 import type { StoredMessage, TurnDeps, TurnJob, TurnOutcome } from './ports.js';
 import type { EarlyClose, Prepared } from './prepare.js';
+
+/** Closing a turn that takes longer than this (the honesty judge, a failing channel) journals its final answer first. */
+export const KEEP_FINAL_AFTER_MS = 1_000;
 
 /** What a chat user is told when every provider failed: no upstream error text. */
 export const PROVIDER_FAILED_TEXT = 'Sorry, I could not get an answer from the model provider right now. Please try again in a moment.';
@@ -41,6 +45,8 @@ export interface SettleInput {
   text: string;
   usage: TurnUsage;
   provider: TurnProvider;
+  /** The attempt's step journal: the final answer is kept in it when closing takes long. */
+  journal?: StepJournal;
 }
 
 /**
@@ -58,6 +64,8 @@ export async function settle(job: TurnJob, deps: TurnDeps, sink: TurnEventSink, 
     sink.push({ type: 'text_delta', turnId, delta: note });
   };
   const finishReason = result.finishReason;
+  // Resume, not rerun, also while the turn closes: past a moment the final answer is journaled.
+  const keeping = s.journal?.keepFinalAfter(KEEP_FINAL_AFTER_MS);
   let honesty: ClaimFinding[] = [];
   if (finishReason === 'error') {
     // Withdraw any partial answer and say plainly that it failed. The upstream's own words (which may
@@ -94,6 +102,7 @@ export async function settle(job: TurnJob, deps: TurnDeps, sink: TurnEventSink, 
 
   const stored = [...s.prepared.contextMessages.messages, ...storedPrompts(s.prepared.prompts), ...s.resumed, ...kept] as StoredMessage[];
   await sink.flush?.();
+  await keeping?.done();
   const closed = await deps.store.finishTurn({
     turnId,
     status: finishReason === 'error' ? 'failed' : 'done',

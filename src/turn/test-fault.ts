@@ -7,13 +7,15 @@
  * Points: `tool-started` (journal says started, the tool has not run), `tool-ran`
  * (the tool returned, its result is not journaled), `tool-finished` (journaled),
  * `approval-claimed` (an approved call claimed, not yet started), `before-park`
- * (approvals asked and shown, the turn not yet parked).
+ * (approvals asked and shown, the turn not yet parked), `approval-created` (an approval row
+ * written and audited, not yet shown), `final-kept` (a final answer journaled because closing
+ * the turn took long, the turn not closed).
  */
 const spec = process.env.SWITCHBOARD_TEST_FAULT ?? '';
 const [armed = '', nth = '1'] = spec.split(':');
 let passed = 0;
 
-export type FaultPoint = 'tool-started' | 'tool-ran' | 'tool-finished' | 'approval-claimed' | 'before-park';
+export type FaultPoint = 'tool-started' | 'tool-ran' | 'tool-finished' | 'approval-claimed' | 'approval-created' | 'before-park' | 'final-kept';
 
 export function faultPoint(point: FaultPoint): void {
   if (armed !== point) return;

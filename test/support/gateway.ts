@@ -79,14 +79,18 @@ export class GatewayProcess {
     }
   }
 
-  static async spawn(role: 'start' | 'ingress' | 'worker', env: Record<string, string>, opts: { cwd?: string } = {}): Promise<GatewayProcess> {
+  static async spawn(
+    role: 'start' | 'ingress' | 'worker',
+    env: Record<string, string>,
+    opts: { cwd?: string; startTimeoutMs?: number } = {},
+  ): Promise<GatewayProcess> {
     const proc = spawn(process.execPath, [join(packageRoot, 'bin', 'switchboard.js'), role], {
       ...(opts.cwd ? { cwd: opts.cwd } : {}),
       env: { PATH: process.env.PATH ?? '', SWITCHBOARD_LOG_LEVEL: 'debug', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const gp = new GatewayProcess(proc);
-    await gp.waitForLog(role === 'worker' ? /switchboard worker started/ : /switchboard is listening/, 45_000).catch(async (err) => {
+    await gp.waitForLog(role === 'worker' ? /switchboard worker started/ : /switchboard is listening/, opts.startTimeoutMs ?? 45_000).catch(async (err) => {
       gp.proc.kill('SIGKILL');
       throw new Error(`${(err as Error).message}\n${gp.logs.join('\n')}`);
     });

@@ -100,14 +100,21 @@ export interface AuditEntry {
   details: unknown;
 }
 
+/** An approval as create() returns it: whether this call made it, or found it made by an earlier attempt. */
+export interface CreatedApproval extends ApprovalRecord {
+  created: boolean;
+}
+
 /** Approvals of parked tool calls, operators' "always allow" rules, and the audit trail. */
 export interface ApprovalRepository {
   /**
    * Creates the pending approval of one tool call, with a fresh code unique
-   * among pending approvals. Idempotent per (turn, tool call): a retried turn
-   * gets the approval already there, with its code and status.
+   * among pending approvals, and its `approval.requested` audit row (actor: the
+   * requester), in one statement. Idempotent per (turn, tool call): a retried turn
+   * gets the approval already there, with its code and status, `created: false`,
+   * and no second audit row.
    */
-  create(a: NewApproval): Promise<ApprovalRecord>;
+  create(a: NewApproval): Promise<CreatedApproval>;
   /** Every pending approval (expired or not), oldest first. */
   pending(): Promise<ApprovalRecord[]>;
   /**

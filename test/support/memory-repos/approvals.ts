@@ -7,6 +7,7 @@ import type {
   ApprovalRecord,
   ApprovalRepository,
   AuditEntry,
+  CreatedApproval,
   DecideOutcome,
   NewApproval,
   NewRule,
@@ -17,9 +18,9 @@ import { copy, json, type Tables } from './tables.js';
 export class MemoryApprovals implements ApprovalRepository {
   constructor(private readonly t: Tables) {}
 
-  async create(a: NewApproval): Promise<ApprovalRecord> {
+  async create(a: NewApproval): Promise<CreatedApproval> {
     const existing = this.t.approvals.find((x) => x.turnId === a.turnId && x.toolCallId === a.toolCallId);
-    if (existing) return copy(existing);
+    if (existing) return { ...copy(existing), created: false };
     let code = newCode();
     while (this.t.approvals.some((x) => x.status === 'pending' && x.code === code)) code = newCode();
     const row: ApprovalRecord = {
@@ -46,7 +47,8 @@ export class MemoryApprovals implements ApprovalRepository {
       createdAt: this.t.now(),
     };
     this.t.approvals.push(row);
-    return copy(row);
+    this.auditNow(a.requester ?? 'unknown', 'approval.requested', code, { approval: row.id, tool: row.tool, tier: row.tier, turn: row.turnId });
+    return { ...copy(row), created: true };
   }
 
   async pending(): Promise<ApprovalRecord[]> {
