@@ -90,6 +90,11 @@ describe('RoomManners', () => {
       answer: false,
       why: 'bot',
     });
+    // An allowed bot that does not address the bot is not chimed in on either.
+    expect(await m.decide('slack', { room: 'C1', facts: { ...room, fromBot: { ids: ['B1'] } }, policy: { ...p, allowBots: ['B1'] }, text: 'beep?' })).toEqual({
+      answer: false,
+      why: 'not_addressed',
+    });
     expect(await m.decide('slack', { room: 'C1', facts: room, policy: policy(), text: 'no ambient' })).toEqual({ answer: false, why: 'not_addressed' });
     expect(asked).toEqual(['lunch?']);
   });

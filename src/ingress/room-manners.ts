@@ -57,7 +57,8 @@ export class RoomManners {
       if (policy.ambientPerHour > 0 && !facts.isDirect) await this.promptedReply(channel, q.room);
       return { answer: true, why: a.why };
     }
-    if (a.why !== 'not_addressed' || policy.ambientPerHour === 0 || !policy.classifierSlot || facts.isDirect) return { answer: false, why: a.why };
+    if (a.why !== 'not_addressed' || policy.ambientPerHour === 0 || !policy.classifierSlot || facts.isDirect || facts.fromBot)
+      return { answer: false, why: a.why };
     return this.ambient(channel, q, policy.ambientPerHour, policy.classifierSlot);
   }
 
