@@ -57,6 +57,12 @@ describe('RoomManners', () => {
     // An unlisted bot never gets that far.
     expect(await m.decide('slack', { ...q('C1'), facts: { ...room, mentionsBot: true, fromBot: { ids: ['B9'] } } })).toEqual({ answer: false, why: 'bot' });
     expect(ignored).toEqual(['bot_loop', 'bot']);
+    // The same message asked again (a retry, Slack's app_mention + message pair) counts once.
+    now += 61_000;
+    const once = { ...q('C3'), messageId: 'M1' };
+    for (let i = 0; i < 4; i++) expect((await m.decide('slack', once)).answer).toBe(true);
+    expect((await m.decide('slack', q('C3'))).answer).toBe(true);
+    expect((await m.decide('slack', q('C3'))).answer).toBe(false);
   });
 
   it('ambient: the classifier decides, within the hourly budget, never twice in a row', async () => {

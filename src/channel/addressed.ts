@@ -114,4 +114,6 @@ export interface RoomQuestion {
   policy: GroupsPolicy;
   /** The message's text: what the classifier sees in ambient mode. */
   text: string;
+  /** The platform's message id: the same message asked twice (a retry, Slack's app_mention + message pair) counts once. */
+  messageId?: string;
 }

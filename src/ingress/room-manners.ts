@@ -13,12 +13,14 @@ import type { ChannelStateRepository } from '../../adapters/store/ports/channel-
 import { type AddressedWhy, addressedToMe, type IgnoreReason, type RoomDecision, type RoomQuestion } from '../channel/addressed.js';
 
 interface RoomState {
-  /** When the bot answered another bot (ms), the last minute's. */
-  bot?: number[];
+  /** When the bot answered another bot (ms) and to which message, the last minute's. */
+  bot?: Array<{ t: number; id?: string }>;
   /** When the bot chimed in unasked (ms), the last hour's. */
   ambient?: number[];
   /** The bot's last reply in this room was unprompted. */
   lastUnprompted?: boolean;
+  /** The message it was to (asked again, the same answer). */
+  lastAmbientId?: string;
 }
 
 export interface RoomMannersDeps {
@@ -52,7 +54,7 @@ export class RoomManners {
     const { facts, policy } = q;
     const a = addressedToMe(facts, policy);
     if (a.addressed) {
-      if (facts.fromBot) return this.botExchange(channel, q.room, policy.botLoopPerMinute, a.why);
+      if (facts.fromBot) return this.botExchange(channel, q, policy.botLoopPerMinute, a.why);
       // Addressed in the room: the next unprompted reply may come again.
       if (policy.ambientPerHour > 0 && !facts.isDirect) await this.promptedReply(channel, q.room);
       return { answer: true, why: a.why };
@@ -63,12 +65,15 @@ export class RoomManners {
   }
 
   /** An allowed bot addressed us: answered unless this room had its share of bot exchanges this minute. */
-  private async botExchange(channel: string, room: string, perMinute: number, why: AddressedWhy): Promise<RoomDecision> {
-    const out = await this.update(channel, room, (s, now) => {
-      const recent = (s.bot ?? []).filter((t) => t > now - MINUTE);
+  private async botExchange(channel: string, q: RoomQuestion, perMinute: number, why: AddressedWhy): Promise<RoomDecision> {
+    let again = false;
+    const out = await this.update(channel, q.room, (s, now) => {
+      const recent = (s.bot ?? []).filter((e) => e.t > now - MINUTE);
+      if (q.messageId && recent.some((e) => e.id === q.messageId)) return ((again = true), null);
       if (recent.length >= perMinute) return null;
-      return { ...s, bot: [...recent, now] };
+      return { ...s, bot: [...recent, { t: now, ...(q.messageId ? { id: q.messageId } : {}) }] };
     });
+    if (again) return { answer: true, why };
     if (out === 'busy') return { answer: false, why: 'busy' };
     return out ? { answer: true, why } : { answer: false, why: 'bot_loop' };
   }
@@ -86,7 +91,9 @@ export class RoomManners {
       if (s.lastUnprompted) return 'ambient_in_a_row';
       return (s.ambient ?? []).filter((t) => t > now - HOUR).length >= perHour ? 'ambient_budget' : null;
     };
-    const before = refused((await this.deps.state.get<RoomState>(channel, roomKey(q.room))) ?? {}, this.now());
+    const cur = (await this.deps.state.get<RoomState>(channel, roomKey(q.room))) ?? {};
+    if (q.messageId && cur.lastUnprompted && cur.lastAmbientId === q.messageId) return { answer: true, why: 'ambient' };
+    const before = refused(cur, this.now());
     if (before) return { answer: false, why: before };
     if (!(await this.deps.chimeIn(slot, q.text))) return { answer: false, why: 'ambient_declined' };
     let why: IgnoreReason = 'ambient_budget';
@@ -96,7 +103,12 @@ export class RoomManners {
         why = r;
         return null;
       }
-      return { ...s, ambient: [...(s.ambient ?? []).filter((t) => t > now - HOUR), now], lastUnprompted: true };
+      return {
+        ...s,
+        ambient: [...(s.ambient ?? []).filter((t) => t > now - HOUR), now],
+        lastUnprompted: true,
+        ...(q.messageId ? { lastAmbientId: q.messageId } : {}),
+      };
     });
     if (out === 'busy') return { answer: false, why: 'busy' };
     return out ? { answer: true, why: 'ambient' } : { answer: false, why };
