@@ -15,6 +15,7 @@ import { conversationTopic } from '../src/event-publisher.js';
 import type { ApiKeyAuth } from '../src/http/auth.js';
 import type { HttpServer } from '../src/http/server.js';
 import { TurnWaiter } from '../src/http/turn-follower.js';
+import type { RoomManners } from '../src/ingress/room-manners.js';
 import type { Ingress } from '../src/ingress.js';
 import type { RateLimits } from '../src/limits.js';
 import type { WorkerMonitor } from '../src/worker-heartbeat.js';
@@ -34,6 +35,7 @@ export interface ListenServices {
   deliveries: DeliveryStore;
   locks: LockService;
   workers: WorkerMonitor;
+  manners: RoomManners;
 }
 
 /**
@@ -42,7 +44,7 @@ export interface ListenServices {
  * approval answer, the durable write, a worker woken), with the options the SDK names; once the
  * ingress pipeline takes these options itself, receive() becomes a call of it.
  */
-export function listenContext(s: ListenServices, log: Logger): ListenContext {
+export function listenContext(s: ListenServices, log: Logger, channel: string): ListenContext {
   const answerApproval: ListenContext['answerApproval'] = async (code, decision, actor, opts = {}) => {
     const operator = opts.operator === true || s.approvals.isOperator(actor);
     return toAnswer(await s.approvals.answer(code, decision, { ...actor, operator }, opts.scope ? { scope: opts.scope } : {}));
@@ -107,6 +109,7 @@ export function listenContext(s: ListenServices, log: Logger): ListenContext {
 
   return {
     receive,
+    shouldAnswer: (q) => s.manners.decide(channel, q),
     answerApproval,
     isOperator: (who: Identity) => s.approvals.isOperator(who),
     pendingApprovals: async () => (await s.approvals.pending()).map((a) => ({ code: a.code, channel: a.channel })),

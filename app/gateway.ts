@@ -25,11 +25,13 @@ import { type Config, ConfigError, configError } from '../src/config.js';
 import { ApiKeyAuth } from '../src/http/auth.js';
 import { type HealthOptions, operatorReadiness, registerHealth } from '../src/http/health.js';
 import { HttpServer } from '../src/http/server.js';
+import { RoomManners } from '../src/ingress/room-manners.js';
 import { Ingress, type IngressOutcome } from '../src/ingress.js';
 import { RateLimits } from '../src/limits.js';
 import { createLogger } from '../src/log.js';
 import { Metrics } from '../src/metrics.js';
 import { PromptComposer } from '../src/prompt.js';
+import { RoomClassifier } from '../src/room-classifier.js';
 import { loadSkills, skillsPromptBlock, skillTools } from '../src/skills.js';
 import { EventHub } from '../src/webhooks/events.js';
 import { Worker } from '../src/worker.js';
@@ -233,6 +235,20 @@ export class Gateway {
           limits,
           outcomes: infra.ingressOutcomes as IngressOutcomeRepository<IngressOutcome>,
         });
+        const classifier = new RoomClassifier({
+          chain,
+          cooldowns: new MemoryCooldowns(),
+          settings: config.fallback,
+          secrets: config.moat.secrets,
+          log: providerLog,
+        });
+        const manners = new RoomManners({
+          state: infra.channelState,
+          locks: infra.locks,
+          chimeIn: (slot, text) => classifier.chimeIn(slot, text),
+          ignored: (channel, reason) => metrics.roomIgnored.inc({ channel, reason }),
+          log,
+        });
         registerOperatorApi(http, { auth, store: infra.store, approvals });
         registerDataRightsApi(http, { auth, store: infra.store, rights: new DataRightsStore(infra.store.db), dataDir: config.dataDir });
         registerMcpServer(http, { auth, store: infra.store, bus: infra.bus, ingress, approvals });
@@ -269,8 +285,9 @@ export class Gateway {
                     deliveries: infra.deliveries,
                     locks: infra.locks,
                     workers,
+                    manners,
                   };
-                  await listener.start(listenContext(services, log.child({ channel: c.name })));
+                  await listener.start(listenContext(services, log.child({ channel: c.name }), c.name));
                 },
                 close,
               ),

@@ -58,6 +58,12 @@ export class Metrics {
     labelNames: ['channel', 'code'] as const,
     registers: [this.registry],
   });
+  readonly roomIgnored = new Counter({
+    name: 'switchboard_room_messages_ignored_total',
+    help: 'Room messages left unanswered by group-chat manners, by channel and reason',
+    labelNames: ['channel', 'reason'] as const,
+    registers: [this.registry],
+  });
   readonly requests = new Counter({
     name: 'switchboard_http_requests_total',
     help: 'HTTP API requests by route and status',

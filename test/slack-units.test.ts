@@ -96,21 +96,31 @@ describe('slack event classification', () => {
     expect(inThread).toMatchObject({ kind: 'take', thread: '100.1', externalId: 'C1:105.5' });
   });
 
-  it('thread replies without a mention need the bot in the thread; channel chatter is ignored', () => {
+  it('thread replies without a mention need the bot in the thread; channel chatter is taken for the manners to decide', () => {
     expect(classify(msg({ ts: '101.0', thread_ts: '100.1' }), 'T1', bot)).toMatchObject({ kind: 'take', needsThread: true });
-    expect(classify(msg({}), 'T1', bot)).toMatchObject({ kind: 'ignore' });
+    expect(classify(msg({}), 'T1', bot)).toMatchObject({ kind: 'take', mention: false, needsThread: false, mentionsOthers: false });
+    expect(classify(msg({ text: '<@U2> can you look?' }), 'T1', bot)).toMatchObject({ kind: 'take', mentionsOthers: true });
+    expect(classify(msg({ text: '<!subteam^S1|@ops> can you look?' }), 'T1', bot)).toMatchObject({ kind: 'take', mentionsOthers: true });
+    expect(classify(msg({ text: '<@UBOT> ask <@U2>' }), 'T1', bot)).toMatchObject({ kind: 'take', mention: true, mentionsOthers: true });
   });
 
-  it("ignores the bot's own and other bots' messages, joins and deletions", () => {
+  it("ignores the bot's own messages, joins and deletions; other bots' are taken as from a bot", () => {
     expect(classify(msg({ user: 'UBOT', channel_type: 'im', channel: 'D1' }), 'T1', bot).kind).toBe('ignore');
-    expect(classify(msg({ bot_id: 'B9', channel_type: 'im', channel: 'D1' }), 'T1', bot).kind).toBe('ignore');
+    expect(classify(msg({ bot_id: 'B9', channel_type: 'im', channel: 'D1' }), 'T1', bot)).toMatchObject({ kind: 'take', fromBot: ['B9', 'U1'] });
+    expect(
+      classify({ type: 'message', subtype: 'bot_message', bot_id: 'B8', text: 'beep', ts: '1.0', channel: 'C1', channel_type: 'channel' }, 'T1', bot),
+    ).toMatchObject({
+      kind: 'take',
+      user: 'B8',
+      fromBot: ['B8'],
+    });
     expect(classify(msg({ subtype: 'channel_join', text: '<@UBOT>' }), 'T1', bot).kind).toBe('ignore');
     expect(classify({ type: 'message', subtype: 'message_deleted', channel: 'D1', channel_type: 'im' }, 'T1', bot).kind).toBe('ignore');
   });
 
   it("ignores Slackbot and system subtypes; in a shared channel the envelope's team keys the thread, the sender keeps theirs", () => {
     expect(classify(msg({ user: 'USLACKBOT', channel: 'D1', channel_type: 'im' }), 'T1', bot)).toMatchObject({ kind: 'ignore', reason: 'slackbot' });
-    for (const subtype of ['channel_join', 'channel_archive', 'channel_topic', 'bot_message', 'pinned_item'])
+    for (const subtype of ['channel_join', 'channel_archive', 'channel_topic', 'pinned_item'])
       expect(classify(msg({ subtype, text: '<@UBOT> x' }), 'T1', bot).kind).toBe('ignore');
     const partner = classify(msg({ text: '<@UBOT> hi', team: 'T2', user_team: 'T2', source_team: 'T2' }), 'T1', bot);
     expect(partner).toMatchObject({ kind: 'take', team: 'T1', senderTeam: 'T2', replyTo: { team: 'T2', user: 'U1' } });

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ConfigError, configError, issueProblems } from '../../src/channel/index.js';
+import { ConfigError, configError, type GroupsPolicy, groupsSchema, issueProblems } from '../../src/channel/index.js';
 
 const snowflake = z.string().regex(/^\d{1,25}$/, 'a Discord id (digits)');
 
@@ -39,6 +39,8 @@ export const discordConfigSchema = z
     typing: z.boolean().default(true),
     /** How long a turn's delivery keeps retrying a failing Discord before the turn is retried as a whole. */
     deliveryTimeoutMs: z.number().int().positive().default(120_000),
+    /** Manners in guild channels (who is answered, other bots, ambient replies); a channel's requireMention: false means respondIn: all there. */
+    groups: groupsSchema({ respondIn: 'mentions' }),
   })
   .strict();
 
@@ -64,4 +66,9 @@ export function parseDiscordConfig(raw: unknown, env: Record<string, string | un
 /** Whether a guild message in this channel (or thread, falling back to its parent) must mention the bot. */
 export function mentionRequired(cfg: DiscordConfig, channelId: string, parentId?: string | null): boolean {
   return cfg.channels[channelId]?.requireMention ?? (parentId ? cfg.channels[parentId]?.requireMention : undefined) ?? cfg.requireMention;
+}
+
+/** The groups policy in one guild channel or thread: requireMention false there answers every message. */
+export function groupsPolicy(cfg: DiscordConfig, channelId: string, parentId?: string | null): GroupsPolicy {
+  return mentionRequired(cfg, channelId, parentId) ? cfg.groups : { ...cfg.groups, respondIn: 'all' };
 }

@@ -1,7 +1,7 @@
 import { cleanContent, type Message } from 'discord.js';
 import type { InboundMessage } from '../../kernel/envelope.js';
-import { parseApprovalAnswer } from '../../src/channel/index.js';
-import { type DiscordConfig, mentionRequired } from './config.js';
+import { type AddressFacts, botNames, type GroupsPolicy, nameAtLineStart } from '../../src/channel/index.js';
+import { type DiscordConfig, groupsPolicy } from './config.js';
 import type { DiscordPlace, Generations } from './conversations.js';
 
 /** What the deliverer needs to answer a message (stored as the inbox row's reply_to). */
@@ -27,28 +27,48 @@ function botRoleOf(message: Message, botId: string): string | undefined {
   return message.guild?.roles.botRoleFor(botId)?.id;
 }
 
-/** Whether the bot is addressed: a user mention, a reply to one of its messages, or its managed role. */
-function mentionsBot(message: Message, botId: string, botRoleId: string | undefined): boolean {
-  if (message.mentions.users.has(botId)) return true;
-  if (message.mentions.repliedUser?.id === botId) return true;
-  if (botRoleId && (message.mentions.roles.has(botRoleId) || message.content.includes(`<@&${botRoleId}>`))) return true;
-  return new RegExp(`<@!?${botId}>`).test(message.content);
+/**
+ * The addressing facts of a guild message: a user mention of the bot, its managed role, a reply to
+ * one of its messages (referenced_message's author, pinged or not), a thread it started, its name
+ * at a line's start; someone else addressed (another user or role mentioned, a reply to someone
+ * else); another bot as the sender.
+ */
+export function discordFacts(message: Message, botId: string, botRoleId: string | undefined, policy: GroupsPolicy): AddressFacts {
+  const isDirect = message.guildId === null;
+  const author = message.author.id;
+  const others =
+    message.mentions.users.some((u) => u.id !== botId && u.id !== author) ||
+    message.mentions.roles.some((r) => r.id !== botRoleId) ||
+    (!!message.mentions.repliedUser && message.mentions.repliedUser.id !== botId && message.mentions.repliedUser.id !== author);
+  const ch = message.channel;
+  const me = message.client.user;
+  return {
+    isDirect,
+    mentionsBot: message.mentions.users.has(botId) || new RegExp(`<@!?${botId}>`).test(message.content),
+    mentionsBotRole: !!botRoleId && (message.mentions.roles.has(botRoleId) || message.content.includes(`<@&${botRoleId}>`)),
+    replyToBot: message.mentions.repliedUser?.id === botId,
+    inBotThread: !!ch && ch.isThread() && ch.ownerId === botId,
+    mentionsOthers: others,
+    startsWithBotName: nameAtLineStart(message.content, botNames(policy, [me?.username, me?.globalName, message.guild?.members.me?.displayName])),
+    ...(message.author.bot ? { fromBot: { ids: [author] } } : {}),
+  };
+}
+
+export interface DiscordInbound {
+  msg: InboundMessage;
+  /** For ctx.shouldAnswer: the room is the channel or thread. */
+  room: string;
+  facts: AddressFacts;
+  policy: GroupsPolicy;
 }
 
 /**
- * Normalizes a message into the envelope, or null when the channel should not
- * answer it: bots (itself included), webhooks and system messages; DMs when
- * disabled; guild messages without a mention where one is required (except what
- * reads as an approval answer, "YES K7Q4P": returned with answerOnly, for the
- * listener to check the code is pending); empty messages.
+ * Normalizes a message into the envelope with its addressing facts, or null when the channel never
+ * answers it: itself, webhooks and system messages; DMs when disabled; empty messages. Whether it
+ * is answered is ctx.shouldAnswer's (the listener asks before anything else).
  */
-export async function toInbound(
-  message: Message,
-  botId: string,
-  cfg: DiscordConfig,
-  gens: Generations,
-): Promise<{ msg: InboundMessage; answerOnly: boolean } | null> {
-  if (message.author.bot || message.webhookId || message.system) return null;
+export async function toInbound(message: Message, botId: string, cfg: DiscordConfig, gens: Generations): Promise<DiscordInbound | null> {
+  if (message.author.id === botId || message.webhookId || message.system) return null;
   const place = placeOf(message);
   const isDm = message.guildId === null;
   if (isDm && !cfg.dms) return null;
@@ -57,8 +77,6 @@ export async function toInbound(
     .replace(new RegExp(`<@!?${botId}>${botRoleId ? `|<@&${botRoleId}>` : ''}`, 'g'), ' ')
     .replace(/[ \t]+/g, ' ')
     .trim();
-  const answerOnly = !isDm && mentionRequired(cfg, place.channelId, place.parentId) && !mentionsBot(message, botId, botRoleId);
-  if (answerOnly && !parseApprovalAnswer(stripped)) return null;
   const text = message.channel ? cleanContent(stripped, message.channel) : stripped;
   const attachments = [...message.attachments.values()].map((a) => ({
     name: a.name,
@@ -67,6 +85,7 @@ export async function toInbound(
     url: a.url,
   }));
   if (!text && attachments.length === 0) return null;
+  const policy = groupsPolicy(cfg, place.channelId, place.parentId);
   const replyTo: DiscordReplyTo = { channelId: message.channelId, messageId: message.id, guildId: message.guildId ?? null };
   const member = message.member;
   const msg: InboundMessage = {
@@ -79,5 +98,5 @@ export async function toInbound(
     replyTo: { ...replyTo },
     receivedAt: message.createdAt,
   };
-  return { msg, answerOnly };
+  return { msg, room: message.channelId, facts: discordFacts(message, botId, botRoleId, policy), policy };
 }

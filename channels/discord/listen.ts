@@ -124,11 +124,16 @@ export class DiscordListener implements ChannelListener {
       const botId = this.client.user.id;
       const inbound = await this.retrying(() => toInbound(message, botId, this.cfg, this.gens!));
       if (!inbound) return;
-      const { msg, answerOnly } = inbound;
-      // Unaddressed chatter that merely looks like "no mercy": only a pending code makes it an answer.
-      if (answerOnly) {
-        const code = parseApprovalAnswer(msg.text)?.code;
-        if (!code || !(await this.ctx!.pendingApprovals()).some((a) => a.code === code)) return;
+      const { msg, room, facts, policy } = inbound;
+      // Before anything the user could see (the typing indicator comes with the turn) or a model call.
+      const decision = await this.retrying(() => ctx.shouldAnswer({ room, facts, policy, text: msg.text }));
+      if (!decision.answer) {
+        // Unaddressed chatter that merely looks like "no mercy": only a pending code makes it an answer.
+        const code = facts.fromBot ? undefined : parseApprovalAnswer(msg.text)?.code;
+        if (!code || !(await ctx.pendingApprovals()).some((a) => a.code === code)) {
+          log.debug({ message: message.id, reason: decision.why }, 'discord room message not answered');
+          return;
+        }
       }
       const reply = await this.receive(message, msg);
       if (reply) await message.reply({ content: reply.slice(0, 2000), allowedMentions: { parse: [], repliedUser: false } });

@@ -1,7 +1,7 @@
 import type { WebClient } from '@slack/web-api';
 import type { Logger } from 'pino';
 import { conversationKey, type InboundMessage } from '../../kernel/envelope.js';
-import type { ListenContext } from '../../src/channel/index.js';
+import { type AddressFacts, botNames, type GroupsPolicy, type ListenContext, nameAtLineStart } from '../../src/channel/index.js';
 import { slackError } from './client.js';
 import type { NameResolver } from './names.js';
 import { type BotIdentity, classify, type SlackMessage, type Taken } from './normalize.js';
@@ -41,6 +41,7 @@ export class InboundHandler {
     private readonly names: NameResolver,
     private readonly threads: ThreadMembership,
     private readonly log: Logger,
+    private readonly groups: GroupsPolicy,
   ) {}
 
   async onEvent(event: SlackMessage, body: EventBody, outcome: EventOutcome | undefined, retryNum?: number): Promise<void> {
@@ -50,8 +51,16 @@ export class InboundHandler {
         this.log.debug({ reason: c.reason, event: body.event_id }, 'slack event ignored');
         return;
       }
-      if (c.needsThread && !(await this.threads.isIn(c.channel, c.thread!))) {
-        this.log.debug({ channel: c.channel, thread: c.thread }, 'thread reply in a thread the bot is not in');
+      // Before anything the user could see or a model call: is this addressed to the bot?
+      const decision = await this.ctx.shouldAnswer({
+        room: `${c.team ?? '-'}:${c.channel}`,
+        facts: await this.facts(c),
+        policy: this.groups,
+        text: c.text,
+        messageId: c.externalId,
+      });
+      if (!decision.answer) {
+        this.log.debug({ reason: decision.why, channel: c.channel, event: body.event_id }, 'slack room message not answered');
         return;
       }
       if (c.mention && !c.dm && c.thread) this.threads.mark(c.channel, c.thread);
@@ -73,6 +82,19 @@ export class InboundHandler {
       this.log.error({ err }, 'slack message could not be taken; Slack will deliver it again');
       if (outcome) outcome.failed = err;
     }
+  }
+
+  /** What addresses the bot in this message; the thread is looked up only when it decides (respondIn threads). */
+  private async facts(c: Taken): Promise<AddressFacts> {
+    const inBotThread = c.needsThread && this.groups.respondIn === 'threads' && !c.mentionsOthers ? await this.threads.isIn(c.channel, c.thread!) : false;
+    return {
+      isDirect: c.dm,
+      mentionsBot: c.mention,
+      inBotThread,
+      mentionsOthers: c.mentionsOthers,
+      startsWithBotName: nameAtLineStart(c.text, botNames(this.groups, [this.bot.name])),
+      ...(c.fromBot ? { fromBot: { ids: c.fromBot } } : {}),
+    };
   }
 
   /**

@@ -67,7 +67,12 @@ export class SlackListener implements ChannelListener {
       try {
         const r = await this.client!.auth.test();
         if (!r.user_id) throw new Error('auth.test returned no user_id');
-        this.bot = { userId: r.user_id, ...(r.bot_id ? { botId: r.bot_id } : {}), ...(r.team_id ? { teamId: r.team_id } : {}) };
+        this.bot = {
+          userId: r.user_id,
+          ...(r.user ? { name: r.user } : {}),
+          ...(r.bot_id ? { botId: r.bot_id } : {}),
+          ...(r.team_id ? { teamId: r.team_id } : {}),
+        };
         break;
       } catch (err) {
         const code = slackError(err);
@@ -100,7 +105,7 @@ export class SlackListener implements ChannelListener {
     });
     const names = new NameResolver(this.client!, this.cfg.nameCacheMs, log);
     const threads = new ThreadMembership(this.client!, () => bot, log);
-    const inbound = new InboundHandler(ctx, this.client!, bot, names, threads, log);
+    const inbound = new InboundHandler(ctx, this.client!, bot, names, threads, log, this.cfg.groups);
     const clicks = new ApprovalClicks(ctx, this.client!, log, bot.teamId);
     const outcomeOf = (context: Record<string, unknown>) => context.sbOutcome as EventOutcome | undefined;
     const retryOf = (context: Record<string, unknown>) => (typeof context.retryNum === 'number' ? context.retryNum : undefined);

@@ -3,6 +3,8 @@ import { slackToPlain } from './format.js';
 
 export interface BotIdentity {
   userId: string;
+  /** The bot user's name (auth.test `user`): what nameTrigger matches at a line's start. */
+  name?: string;
   botId?: string;
   teamId?: string;
 }
@@ -39,8 +41,12 @@ export interface Taken {
   thread?: string;
   dm: boolean;
   mention: boolean;
-  /** A channel message in a thread without a mention: taken only if the bot is in that thread. */
+  /** A channel message in a thread without a mention: answered (respondIn threads) only if the bot is in that thread. */
   needsThread: boolean;
+  /** Another user (<@U…>) or a user group (<!subteam^…>) is mentioned. */
+  mentionsOthers: boolean;
+  /** Sent by another bot: its bot id and user id (both are what groups.allowBots may list). */
+  fromBot?: string[];
   edited: boolean;
   text: string;
   attachments: Attachment[];
@@ -49,7 +55,7 @@ export interface Taken {
 
 export type Classified = Taken | { kind: 'ignore'; reason: string };
 
-const TAKEN_SUBTYPES = new Set([undefined, 'file_share', 'thread_broadcast', 'me_message']);
+const TAKEN_SUBTYPES = new Set([undefined, 'file_share', 'thread_broadcast', 'me_message', 'bot_message']);
 
 /** Slack's own system user (Slackbot DMs, "archived the channel" notices): never answered. */
 const SLACK_SYSTEM_USERS = new Set(['USLACKBOT', 'USLACK']);
@@ -86,10 +92,10 @@ export interface SlackMessage {
 
 /**
  * Decides what a `message` or `app_mention` event is to the bot, without I/O:
- * DMs are taken; in channels a mention is taken (and starts or continues a
- * thread, which is the conversation), a thread reply without one is taken only
- * if the bot is in the thread (the caller checks); the bot's own and other
- * bots' messages are ignored. Edits: the edited message is classified like a
+ * the bot's own messages are ignored; everything else is taken with what
+ * addresses it (a mention, a DM, a thread, someone else mentioned, another bot
+ * as the sender) for the caller to ask ctx.shouldAnswer. In channels the answer
+ * goes to the message's thread (a top-level message starts one: the conversation). Edits: the edited message is classified like a
  * new one under the ORIGINAL message's id, so an edit of a message already
  * taken is a duplicate (ignored), and an edit that adds a mention is taken.
  * Deletions are ignored (a deleted message already taken is still answered).
@@ -107,15 +113,18 @@ export function classify(ev: SlackMessage, teamId: string | undefined, bot: BotI
     m = { ...ev.message, channel: ev.channel, channel_type: ev.channel_type };
     edited = true;
   }
-  if (m.bot_id || m.subtype === 'bot_message' || (m.user && m.user === bot.userId)) return { kind: 'ignore', reason: 'bot message' };
+  if ((m.user && m.user === bot.userId) || (bot.botId && m.bot_id === bot.botId)) return { kind: 'ignore', reason: 'own message' };
   if (!TAKEN_SUBTYPES.has(m.subtype)) return { kind: 'ignore', reason: `subtype ${m.subtype}` };
   if (m.user && SLACK_SYSTEM_USERS.has(m.user)) return { kind: 'ignore', reason: 'slackbot' };
   const channel = m.channel ?? ev.channel;
-  if (!m.user || !channel || !m.ts) return { kind: 'ignore', reason: 'no sender, channel or ts' };
+  const sender = m.user ?? m.bot_id;
+  if (!sender || !channel || !m.ts) return { kind: 'ignore', reason: 'no sender, channel or ts' };
+  const fromBot = m.bot_id || m.subtype === 'bot_message' ? [m.bot_id, m.user].filter((x): x is string => !!x) : undefined;
   const dm = m.channel_type === 'im' || (m.channel_type === undefined && channel.startsWith('D'));
   const mention = ev.type === 'app_mention' || (!!bot.userId && (m.text ?? '').includes(`<@${bot.userId}`));
   const inThread = !!m.thread_ts && m.thread_ts !== m.ts;
-  if (!dm && !mention && !inThread) return { kind: 'ignore', reason: 'channel message not addressed to the bot' };
+  const raw = m.text ?? '';
+  const mentionsOthers = [...raw.matchAll(/<@([UW][A-Z0-9]+)[|>]/g)].some((x) => x[1] !== bot.userId && x[1] !== sender) || raw.includes('<!subteam^');
   const text = slackToPlain(m.text ?? '', bot.userId);
   const attachments = (m.files ?? []).map(fileToAttachment);
   if (!text && !attachments.length) return { kind: 'ignore', reason: 'empty' };
@@ -130,16 +139,18 @@ export function classify(ev: SlackMessage, teamId: string | undefined, bot: BotI
     channel,
     ...(team ? { team } : {}),
     ...(senderTeam ? { senderTeam } : {}),
-    user: m.user,
+    user: sender,
     ts: m.ts,
     ...(thread ? { thread } : {}),
     dm,
     mention,
-    needsThread: !dm && !mention,
+    needsThread: !dm && !mention && inThread,
+    mentionsOthers,
+    ...(fromBot ? { fromBot } : {}),
     edited,
     text,
     attachments,
-    replyTo: { channel, ...(thread ? { thread_ts: thread } : {}), ts: m.ts, ...(senderTeam ? { team: senderTeam } : {}), user: m.user, dm },
+    replyTo: { channel, ...(thread ? { thread_ts: thread } : {}), ts: m.ts, ...(senderTeam ? { team: senderTeam } : {}), user: sender, dm },
   };
 }
 

@@ -16,6 +16,20 @@ export { type AnswerDecision, parseApprovalAnswer } from '../approvals/parse.js'
 export { type CommandName, parseCommand } from '../commands.js';
 // Configuration errors: parseConfig throws these, naming the key.
 export { ConfigError, configError, issueProblems } from '../config.js';
+// Group-chat manners: the facts a channel computes, the policy (channels.<name>.groups), the rules.
+export {
+  type Addressed,
+  type AddressFacts,
+  addressedToMe,
+  botNames,
+  type GroupsPolicy,
+  groupsSchema,
+  type IgnoreReason,
+  nameAtLineStart,
+  type RespondIn,
+  type RoomDecision,
+  type RoomQuestion,
+} from './addressed.js';
 export { type ApprovalAction, type ApprovalCard, approvalCard, approvalsText, withApprovalsText } from './approval-card.js';
 export type { ChannelDeliverer, Conversation, DeliverContext, TurnDelivery, TurnTarget } from './deliver.js';
 // A reply a channel could not deliver: retryable (the delivery queue tries again) or refused (dead letter).

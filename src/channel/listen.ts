@@ -9,6 +9,7 @@ import type { TurnEvent } from '../../kernel/turn-events.js';
 import type { RuleScope } from '../../moat/approval-engine.js';
 import type { AnswerDecision } from '../approvals/parse.js';
 import type { RequestContext } from '../http/server.js';
+import type { RoomDecision, RoomQuestion } from './addressed.js';
 
 export type { Lease } from '../../adapters/lock/port.js';
 export type { DeliveryRecord } from '../../adapters/store/ports/deliveries.js';
@@ -116,6 +117,13 @@ export interface TurnFollower {
 export interface ListenContext {
   /** The one way in: access, limits, commands, approval answers, the durable inbox, a worker woken. */
   receive(message: InboundMessage, opts?: ReceiveOptions): Promise<ReceiveOutcome>;
+  /**
+   * Group-chat manners, asked BEFORE receive, any typing indicator or model call: is this room
+   * message addressed to the bot (addressedToMe over the facts), within the bot-to-bot loop guard,
+   * or an unprompted reply ambient mode allows? `answer: false`: say nothing, do nothing (counted in
+   * switchboard_room_messages_ignored_total{channel,reason}). DMs (facts.isDirect) are always answered.
+   */
+  shouldAnswer(question: RoomQuestion): Promise<RoomDecision>;
   /**
    * An approval decided by a click (a button) rather than a typed answer. `operator`: the platform
    * vouches for the actor (a Discord operator role); configured operators are recognized anyway.

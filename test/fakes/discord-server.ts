@@ -233,19 +233,36 @@ export class FakeDiscord {
     attachments?: Array<{ filename: string; size: number; content_type?: string }>;
     roles?: string[];
     id?: string;
+    /** Other users mentioned (<@id> in the text, as Discord resolves them). */
+    mentions?: FakeUser[];
+    /** A reply to this message (message_reference + referenced_message); ping: its author is mentioned too (Discord's default). */
+    replyTo?: { messageId: string; ping?: boolean };
   }): string {
     const ch = this.channels.get(m.channelId);
     if (!ch) throw new Error(`unknown channel ${m.channelId}`);
     const id = m.id ?? snowflake();
-    const content = m.mentionBot ? `<@${BOT_ID}> ${m.content}` : m.content;
-    const msg = this.messageJson({ id, channel_id: m.channelId, ...(ch.guild_id ? { guild_id: ch.guild_id } : {}), author: m.author, content, components: [] });
+    const others = (m.mentions ?? []).map((u) => `<@${u.id}> `).join('');
+    const content = m.mentionBot ? `<@${BOT_ID}> ${others}${m.content}` : `${others}${m.content}`;
+    const referenced = m.replyTo ? this.messages.get(m.replyTo.messageId) : undefined;
+    if (m.replyTo && !referenced) throw new Error(`unknown message ${m.replyTo.messageId}`);
+    const msg = this.messageJson({
+      id,
+      channel_id: m.channelId,
+      ...(ch.guild_id ? { guild_id: ch.guild_id } : {}),
+      author: m.author,
+      content,
+      components: [],
+      ...(referenced ? { message_reference: { message_id: referenced.id } } : {}),
+    });
+    const mentioned = [...(m.mentionBot ? [this.bot] : []), ...(m.mentions ?? []), ...(referenced && m.replyTo?.ping !== false ? [referenced.author] : [])];
     // Role mentions in the text (<@&id>) of this guild's roles, as Discord resolves them.
     const guildRoles = ch.guild_id ? (this.guilds.get(ch.guild_id)?.roles ?? []) : [];
     const mentionRoles = [...content.matchAll(/<@&(\d+)>/g)].map((x) => x[1]!).filter((r) => guildRoles.some((g) => g.id === r));
     const d: Record<string, unknown> = {
       ...msg,
-      mentions: m.mentionBot ? [userJson(this.bot)] : [],
+      mentions: [...new Map(mentioned.map((u) => [u.id, userJson(u)])).values()],
       mention_roles: mentionRoles,
+      ...(referenced ? { referenced_message: this.messageJson(referenced) } : {}),
       attachments: (m.attachments ?? []).map((a) => ({
         id: snowflake(),
         filename: a.filename,
