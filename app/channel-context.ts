@@ -34,6 +34,8 @@ export interface ListenServices {
   deliveries: DeliveryStore;
   locks: LockService;
   workers: WorkerMonitor;
+  /** Counts a message a channel chose not to hand on (switchboard_messages_dropped_total). */
+  dropped: (channel: string, reason: string) => void;
 }
 
 /**
@@ -42,7 +44,7 @@ export interface ListenServices {
  * approval answer, the durable write, a worker woken), with the options the SDK names; once the
  * ingress pipeline takes these options itself, receive() becomes a call of it.
  */
-export function listenContext(s: ListenServices, log: Logger): ListenContext {
+export function listenContext(s: ListenServices, log: Logger, channel: string): ListenContext {
   const answerApproval: ListenContext['answerApproval'] = async (code, decision, actor, opts = {}) => {
     const operator = opts.operator === true || s.approvals.isOperator(actor);
     return toAnswer(await s.approvals.answer(code, decision, { ...actor, operator }, opts.scope ? { scope: opts.scope } : {}));
@@ -131,6 +133,13 @@ export function listenContext(s: ListenServices, log: Logger): ListenContext {
     workersAlive: () => s.workers.anyAlive(),
     conversationExists: async (conversationKey) => (await s.store.conversationByKey(conversationKey)) !== undefined,
     follow: (conversationKey) => TurnWaiter.open(s.bus, s.store, conversationTopic(conversationKey)),
+    dropped: (reason) => {
+      try {
+        s.dropped(channel, reason);
+      } catch (err) {
+        log.debug({ err, reason }, 'could not count a dropped message');
+      }
+    },
     state: s.state,
     deliveries: s.deliveries,
     leases: s.locks,

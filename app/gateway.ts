@@ -230,12 +230,13 @@ export class Gateway {
           conversations: { config, bus: infra.bus },
           limits,
           outcomes: infra.ingressOutcomes as IngressOutcomeRepository<IngressOutcome>,
+          dropped: (channel, reason) => metrics.dropped.inc({ channel, reason }),
         });
         registerOperatorApi(http, { auth, store: infra.store, approvals });
         registerMcpServer(http, { auth, store: infra.store, bus: infra.bus, ingress, approvals });
         registerWebhookApi(http, auth, infra.webhooks);
         registerDeliveryApi(http, auth, infra.deliveries);
-        registerConsole(http, { auth, infra, chain, config, health: () => operatorReadiness(healthOptions) });
+        registerConsole(http, { auth, infra, chain, config, health: () => operatorReadiness(healthOptions), dropped: () => metrics.droppedCounts() });
         registerAccessApi(http, auth, infra.access);
         for (const c of channels) {
           if (!c.listener) continue;
@@ -266,8 +267,9 @@ export class Gateway {
                     deliveries: infra.deliveries,
                     locks: infra.locks,
                     workers,
+                    dropped: (channel: string, reason: string) => metrics.dropped.inc({ channel, reason }),
                   };
-                  await listener.start(listenContext(services, log.child({ channel: c.name })));
+                  await listener.start(listenContext(services, log.child({ channel: c.name }), c.name));
                 },
                 close,
               ),
