@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ConfigError, configError, issueProblems } from '../../src/channel/index.js';
+import { ConfigError, catchUpSchema, configError, issueProblems } from '../../src/channel/index.js';
 
 const snowflake = z.string().regex(/^\d{1,25}$/, 'a Discord id (digits)');
 
@@ -39,6 +39,8 @@ export const discordConfigSchema = z
     typing: z.boolean().default(true),
     /** How long a turn's delivery keeps retrying a failing Discord before the turn is retried as a whole. */
     deliveryTimeoutMs: z.number().int().positive().default(120_000),
+    /** Messages sent while the gateway was down: read from each channel's history after the last one seen. */
+    catchUp: catchUpSchema,
   })
   .strict();
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ConfigError, configError, issueProblems } from '../../src/channel/index.js';
+import { ConfigError, catchUpSchema, configError, issueProblems } from '../../src/channel/index.js';
 
 const envName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'expected an environment variable name');
 
@@ -40,6 +40,8 @@ export const slackSchema = z
     requestTimeoutMs: z.number().int().positive().default(10_000),
     /** How long a turn's own delivery keeps retrying a failing Slack before a delivery job takes over (0: at once). */
     deliveryTimeoutMs: z.number().int().nonnegative().default(30_000),
+    /** Messages sent while the gateway was down: read with conversations.history / .replies after the last one seen. */
+    catchUp: catchUpSchema,
   })
   .strict();
 

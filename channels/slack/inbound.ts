@@ -41,6 +41,8 @@ export class InboundHandler {
     private readonly names: NameResolver,
     private readonly threads: ThreadMembership,
     private readonly log: Logger,
+    /** A message handed to the ingress (the catch-up cursors move past it). */
+    private readonly onTaken?: (c: Taken) => void,
   ) {}
 
   async onEvent(event: SlackMessage, body: EventBody, outcome: EventOutcome | undefined, retryNum?: number): Promise<void> {
@@ -57,6 +59,7 @@ export class InboundHandler {
       if (c.mention && !c.dm && c.thread) this.threads.mark(c.channel, c.thread);
       const name = await this.names.name(c.user);
       const r = await this.ctx.receive(this.toInbound(c, name, await this.keyOf(c)));
+      this.onTaken?.(c);
       if (r.replayed) {
         this.log.debug({ externalId: c.externalId, event: body.event_id, retry: retryNum, kind: r.kind }, 'slack message handled already; its outcome stands');
       } else if (r.kind === 'accepted') {

@@ -122,6 +122,17 @@ export class CatchUpCursors {
     this.timer.unref?.();
   }
 
+  /** Stops following a place (a thread long quiet). */
+  forget(place: string): void {
+    if (!(place in this.cursors)) return;
+    delete this.cursors[place];
+    this.timer ??= setTimeout(() => {
+      this.timer = undefined;
+      void this.flush();
+    }, this.flushMs);
+    this.timer.unref?.();
+  }
+
   /** Writes the cursors now (close() calls this). */
   flush(): Promise<void> {
     if (this.timer) clearTimeout(this.timer);
