@@ -23,7 +23,7 @@ async function messagesAfter(client: Client, channelId: string, after: string, l
     log.info({ channelId, err: (err as Error).message }, 'discord catch-up: channel not reachable; skipped');
     return null;
   });
-  if (!channel || !channel.isTextBased() || !('messages' in channel)) return [];
+  if (!channel?.isTextBased() || !('messages' in channel)) return [];
   const out: Message[] = [];
   let cursor = after;
   for (let page = 0; page < MAX_PAGES; page++) {
