@@ -36,6 +36,8 @@ export interface ListenServices {
   locks: LockService;
   workers: WorkerMonitor;
   manners: RoomManners;
+  /** Counts a message a channel chose not to hand on (switchboard_messages_dropped_total). */
+  dropped: (channel: string, reason: string) => void;
 }
 
 /**
@@ -134,6 +136,13 @@ export function listenContext(s: ListenServices, log: Logger, channel: string): 
     workersAlive: () => s.workers.anyAlive(),
     conversationExists: async (conversationKey) => (await s.store.conversationByKey(conversationKey)) !== undefined,
     follow: (conversationKey) => TurnWaiter.open(s.bus, s.store, conversationTopic(conversationKey)),
+    dropped: (reason) => {
+      try {
+        s.dropped(channel, reason);
+      } catch (err) {
+        log.debug({ err, reason }, 'could not count a dropped message');
+      }
+    },
     state: s.state,
     deliveries: s.deliveries,
     leases: s.locks,

@@ -234,6 +234,7 @@ export class Gateway {
           conversations: { config, bus: infra.bus },
           limits,
           outcomes: infra.ingressOutcomes as IngressOutcomeRepository<IngressOutcome>,
+          dropped: (channel, reason) => metrics.dropped.inc({ channel, reason }),
         });
         const classifier = new RoomClassifier({
           chain,
@@ -254,7 +255,7 @@ export class Gateway {
         registerMcpServer(http, { auth, store: infra.store, bus: infra.bus, ingress, approvals });
         registerWebhookApi(http, auth, infra.webhooks);
         registerDeliveryApi(http, auth, infra.deliveries);
-        registerConsole(http, { auth, infra, chain, config, health: () => operatorReadiness(healthOptions) });
+        registerConsole(http, { auth, infra, chain, config, health: () => operatorReadiness(healthOptions), dropped: () => metrics.droppedCounts() });
         registerAccessApi(http, auth, infra.access);
         for (const c of channels) {
           if (!c.listener) continue;
@@ -286,6 +287,7 @@ export class Gateway {
                     locks: infra.locks,
                     workers,
                     manners,
+                    dropped: (channel: string, reason: string) => metrics.dropped.inc({ channel, reason }),
                   };
                   await listener.start(listenContext(services, log.child({ channel: c.name }), c.name));
                 },

@@ -64,12 +64,27 @@ export class Metrics {
     labelNames: ['channel', 'reason'] as const,
     registers: [this.registry],
   });
+  readonly dropped = new Counter({
+    name: 'switchboard_messages_dropped_total',
+    help: 'Inbound messages not answered, by channel and reason (access, rate_limited, conversation_full, catch_up_too_old, automated…)',
+    labelNames: ['channel', 'reason'] as const,
+    registers: [this.registry],
+  });
   readonly requests = new Counter({
     name: 'switchboard_http_requests_total',
     help: 'HTTP API requests by route and status',
     labelNames: ['route', 'status'] as const,
     registers: [this.registry],
   });
+
+  /** switchboard_messages_dropped_total as rows, most first (for the console). */
+  async droppedCounts(): Promise<Array<{ channel: string; reason: string; count: number }>> {
+    const { values } = await this.dropped.get();
+    return values
+      .map((v) => ({ channel: String(v.labels.channel ?? ''), reason: String(v.labels.reason ?? ''), count: v.value }))
+      .filter((r) => r.count > 0)
+      .sort((a, b) => b.count - a.count || a.channel.localeCompare(b.channel) || a.reason.localeCompare(b.reason));
+  }
 
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: 'switchboard_' });

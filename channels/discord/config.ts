@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ConfigError, configError, type GroupsPolicy, groupsSchema, issueProblems } from '../../src/channel/index.js';
+import { ConfigError, catchUpSchema, configError, type GroupsPolicy, groupsSchema, issueProblems } from '../../src/channel/index.js';
 
 const snowflake = z.string().regex(/^\d{1,25}$/, 'a Discord id (digits)');
 
@@ -41,6 +41,8 @@ export const discordConfigSchema = z
     deliveryTimeoutMs: z.number().int().positive().default(120_000),
     /** Manners in guild channels (who is answered, other bots, ambient replies); a channel's requireMention: false means respondIn: all there. */
     groups: groupsSchema({ respondIn: 'mentions' }),
+    /** Messages sent while the gateway was down: read from each channel's history after the last one seen. */
+    catchUp: catchUpSchema,
   })
   .strict();
 

@@ -1,8 +1,17 @@
 import { type Client, DiscordjsError, DiscordjsErrorCodes, Events, type GuildMember, type Interaction, type Message, MessageFlags, Status } from 'discord.js';
 import type { Logger } from 'pino';
 import type { InboundMessage } from '../../kernel/envelope.js';
-import { type ChannelListener, ConfigError, type ListenContext, parseApprovalAnswer } from '../../src/channel/index.js';
+import {
+  addressedToMe,
+  CatchUpCursors,
+  type ChannelListener,
+  ConfigError,
+  compareSnowflakes,
+  type ListenContext,
+  parseApprovalAnswer,
+} from '../../src/channel/index.js';
 import { handleApprovalClick, hasOperatorRole } from './approvals.js';
+import { catchUp } from './catch-up.js';
 import { createClient } from './client.js';
 import { handleCommand, registerCommands } from './commands.js';
 import type { DiscordSettings } from './config.js';
@@ -24,6 +33,10 @@ export class DiscordListener implements ChannelListener {
   private closed = false;
   private lastError: string | undefined;
   private retry: NodeJS.Timeout | undefined;
+  /** The last message seen per channel, for catching up after downtime. */
+  private cursors: CatchUpCursors | undefined;
+  /** Live messages wait for the catch-up to finish, so a channel's messages are answered in order. */
+  private caughtUp: Promise<void> = Promise.resolve();
 
   constructor(private readonly cfg: DiscordSettings) {}
 
@@ -31,6 +44,7 @@ export class DiscordListener implements ChannelListener {
     this.ctx = ctx;
     this.log = ctx.log;
     this.gens = new Generations(ctx.state);
+    this.cursors = new CatchUpCursors(ctx.state, 'discord', 'channels', compareSnowflakes);
     const first = this.connect();
     let timer: NodeJS.Timeout | undefined;
     const waited = await Promise.race([
@@ -76,11 +90,12 @@ export class DiscordListener implements ChannelListener {
 
   private wire(client: Client): void {
     const log = this.log!;
-    client.on(Events.MessageCreate, (m) => void this.onMessage(m));
+    client.on(Events.MessageCreate, (m) => void this.caughtUp.then(() => this.onMessage(m)));
     client.on(Events.InteractionCreate, (i) => void this.onInteraction(i));
     client.once(Events.ClientReady, (c) => {
       log.info({ user: c.user.tag, guilds: c.guilds.cache.size }, 'discord connected');
       if (this.cfg.registerCommands) void registerCommands(c, this.cfg.commandGuildIds, log);
+      this.caughtUp = this.startCatchUp(c);
     });
     client.on(Events.ShardDisconnect, (e) => {
       if (this.closed) return;
@@ -101,9 +116,28 @@ export class DiscordListener implements ChannelListener {
     client.on(Events.Warn, (msg) => log.warn({ msg }, 'discord warning'));
   }
 
+  /** The messages sent while the gateway was down (channels.discord.catchUp). Never rejects. */
+  private async startCatchUp(client: Client): Promise<void> {
+    const botId = client.user!.id;
+    await catchUp({
+      client,
+      cursors: this.cursors!,
+      policy: this.cfg.catchUp,
+      log: this.log!,
+      addressed: async (m) => {
+        const inbound = await toInbound(m, botId, this.cfg, this.gens!);
+        // Only what would be answered now counts toward the catch-up (ambient replies are not caught up).
+        return inbound !== null && addressedToMe(inbound.facts, inbound.policy).addressed;
+      },
+      handle: (m) => this.onMessage(m),
+      dropped: (reason) => this.ctx!.dropped(reason),
+    }).catch((err: unknown) => this.log!.warn({ err }, 'discord catch-up failed; answering new messages only'));
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     if (this.retry) clearTimeout(this.retry);
+    await this.cursors?.flush();
     await this.client?.destroy().catch((err: unknown) => this.log?.debug({ err }, 'discord client did not close cleanly'));
   }
 
@@ -123,7 +157,7 @@ export class DiscordListener implements ChannelListener {
     try {
       const botId = this.client.user.id;
       const inbound = await this.retrying(() => toInbound(message, botId, this.cfg, this.gens!));
-      if (!inbound) return;
+      if (!inbound) return this.cursors?.seen(message.channelId, message.id);
       const { msg, room, facts, policy } = inbound;
       // Before anything the user could see (the typing indicator comes with the turn) or a model call.
       const decision = await this.retrying(() => ctx.shouldAnswer({ room, facts, policy, text: msg.text }));
@@ -132,10 +166,11 @@ export class DiscordListener implements ChannelListener {
         const code = facts.fromBot ? undefined : parseApprovalAnswer(msg.text)?.code;
         if (!code || !(await ctx.pendingApprovals()).some((a) => a.code === code)) {
           log.debug({ message: message.id, reason: decision.why }, 'discord room message not answered');
-          return;
+          return this.cursors?.seen(message.channelId, message.id);
         }
       }
       const reply = await this.receive(message, msg);
+      this.cursors?.seen(message.channelId, message.id);
       if (reply) await message.reply({ content: reply.slice(0, 2000), allowedMentions: { parse: [], repliedUser: false } });
     } catch (err) {
       log.error({ err, message: message.id }, 'discord message could not be handled');

@@ -1,7 +1,17 @@
+import EmailReplyParser from 'email-reply-parser';
 import { convert } from 'html-to-text';
 
-const ATTRIBUTION_START = /^(on|am|le|el|il|op|den|på|em)\s/i;
-const ATTRIBUTION_END = /((wrote|writes|a écrit|escribió|ha scritto|schreef|skrev|escreveu)\s*|schrieb\s.*):\s*$/i;
+/**
+ * email-reply-parser's regexes (about 30 languages' attribution lines: "Op … schreef <naam> het
+ * volgende:", "Den … skrev <name>:", "W dniu … pisze:"…) are backtracking and grow with the square
+ * of a long line: only this much of the text, from its top where the new text is, goes through it.
+ */
+const REPLY_PARSER_MAX_CHARS = 8_000;
+
+const ATTRIBUTION_START = /^(on|am|le|el|il|op|den|på|em|w dniu|dnia)\s/i;
+// The verb, then maybe the name after it ("… schreef Jan Jansen <jan@x.nl> het volgende:", "… skrev Ola <a@b>:").
+const ATTRIBUTION_END =
+  /(wrote|writes|a écrit|escribió|ha scritto|schreef|geschreven|skrev|escreveu|schrieb|pisze|napisał\(a\)|napisał)(\s[^:]{0,160})?\s*:\s*$/i;
 const SEPARATOR = /^(-{2,}\s*(original message|forwarded message|ursprüngliche nachricht|message d'origine|mensaje original)\s*-{2,}|_{10,})$/i;
 const OUTLOOK_FROM = /^\*?(from|von|de|da|van)\s*:\*?\s/i;
 const OUTLOOK_SENT = /^\*?(sent|date|gesendet|datum|envoyé|enviado|inviato|verzonden)\s*:\*?\s/i;
@@ -34,6 +44,29 @@ function isOutlookHeader(lines: string[], i: number): boolean {
  * quote is kept.
  */
 export function stripQuotesAndSignature(text: string): string {
+  return cutQuotedHistory(stripOwn(text));
+}
+
+/**
+ * What the reply-parsing library finds on top of our own rules: the quoted history under an
+ * attribution line in another language or word order, cut with everything below it. Only a cut
+ * is taken from it, never a rewrite of the text above.
+ */
+function cutQuotedHistory(text: string): string {
+  if (!text) return text;
+  const head = text.slice(0, REPLY_PARSER_MAX_CHARS);
+  let visible: string;
+  try {
+    visible = new EmailReplyParser().read(head).getVisibleText().trim();
+  } catch {
+    return text; // the library choked on odd input: our own rules have run already
+  }
+  // Only a clean cut counts: the library's text must be the top of ours (it trims lines as it reads).
+  if (!visible || visible.length >= head.trim().length || !head.startsWith(visible)) return text;
+  return visible;
+}
+
+function stripOwn(text: string): string {
   const lines = text.replace(/\r\n?/g, '\n').split('\n');
   const out: string[] = [];
   for (let i = 0; i < lines.length; i++) {

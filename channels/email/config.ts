@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ConfigError, configError, issueProblems } from '../../src/channel/index.js';
+import { ConfigError, catchUpSchema, configError, issueProblems } from '../../src/channel/index.js';
 
 const retrySchema = z
   .object({
@@ -97,6 +97,11 @@ export const emailConfigSchema = z
       .default(10 * 1024 * 1024),
     /** Longest message text handed to the agent (the rest is cut with a note). */
     maxTextChars: z.number().int().positive().default(20_000),
+    /**
+     * Mail found in the mailbox (after downtime, or a burst): older than maxAgeMinutes by when the server
+     * received it (default a day: mail is slow), or past maxMessages from one sender in one sync, is skipped.
+     */
+    catchUp: catchUpSchema.unwrap().prefault({ maxAgeMinutes: 1_440 }),
   })
   .strict();
 

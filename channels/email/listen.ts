@@ -1,7 +1,7 @@
 import { ImapFlow, type SearchObject } from 'imapflow';
 import type { Logger } from 'pino';
 import { ignoreError } from '../../kernel/errors.js';
-import type { ChannelListener, ListenContext } from '../../src/channel/index.js';
+import { type CatchUpSkip, type ChannelListener, type ListenContext, offlineReplyText, planCatchUp } from '../../src/channel/index.js';
 import { composeReply } from './compose.js';
 import type { EmailConfig } from './config.js';
 import { replyTarget, toInbound } from './inbound.js';
@@ -10,6 +10,12 @@ import { Mailer } from './smtp.js';
 import { type Cursor, CursorStore, PollerLease } from './state.js';
 
 type Status = 'starting' | 'connected' | 'standby' | 'disconnected' | 'closed';
+
+/** A mail the catch-up policy skips (too old, too many from one sender in one sync), and whether it gets the offline reply. */
+interface Skip {
+  reason: CatchUpSkip;
+  apologize: boolean;
+}
 
 const RESCAN_DAYS = 7;
 
@@ -242,15 +248,33 @@ export class EmailListener implements ChannelListener {
     const found = (await client.search(query, { uid: true })) || [];
     const after = cursor.lastUid;
     const uids = found.filter((u) => u > after).sort((a, b) => a - b);
+    // A rescan after a UIDVALIDITY change looks again at mail that may be answered already: no skipping there.
+    const skips = cursor.since ? new Map<number, Skip>() : await this.planBatch(client, uids);
     for (const uid of uids) {
       if (this.closed || !client.usable) return;
-      await this.handleUid(client, uid);
+      await this.handleUid(client, uid, skips.get(uid));
       cursor = { ...cursor, lastUid: uid };
       await this.cursors!.set(cursor);
     }
   }
 
-  private async handleUid(client: ImapFlow, uid: number): Promise<void> {
+  /** channels.email.catchUp over the mail found in one sync: by when the server received it, per sender. */
+  private async planBatch(client: ImapFlow, uids: number[]): Promise<Map<number, Skip>> {
+    const out = new Map<number, Skip>();
+    if (!uids.length) return out;
+    const items: Array<{ uid: number; at: Date; place: string }> = [];
+    for await (const m of client.fetch(uids.join(','), { uid: true, internalDate: true, envelope: true }, { uid: true })) {
+      const at = m.internalDate ? new Date(m.internalDate) : new Date();
+      items.push({ uid: m.uid, at: Number.isNaN(at.getTime()) ? new Date() : at, place: m.envelope?.from?.[0]?.address?.toLowerCase() ?? '' });
+    }
+    const plan = planCatchUp(items, this.cfg.catchUp, new Date());
+    const sorry = new Set(plan.apologize.map((a) => a.uid));
+    for (const s of plan.skipped) out.set(s.message.uid, { reason: s.reason, apologize: sorry.has(s.message.uid) });
+    if (plan.skipped.length) this.log.info({ found: items.length, skipped: plan.skipped.length }, 'email catch-up: mail skipped by channels.email.catchUp');
+    return out;
+  }
+
+  private async handleUid(client: ImapFlow, uid: number, skip?: Skip): Promise<void> {
     const { processed, maxMessageBytes } = this.cfg;
     const head = await client.fetchOne(String(uid), { uid: true, flags: true, size: true }, { uid: true });
     if (!head) return; // expunged meanwhile
@@ -267,24 +291,36 @@ export class EmailListener implements ChannelListener {
     } catch (err) {
       this.log.warn({ uid, err: (err as Error).message }, 'unreadable mail skipped');
     }
-    if (mail) await this.deliver(mail, msg.internalDate ? new Date(msg.internalDate) : undefined, uid);
+    if (mail) await this.deliver(mail, msg.internalDate ? new Date(msg.internalDate) : undefined, uid, skip);
+    else this.ctx!.dropped('unreadable');
     await this.markProcessed(client, uid);
   }
 
   /** Hands one mail to the ingress (throws if the ingress fails: the mail is tried again). */
-  private async deliver(mail: InboundMail, receivedAt: Date | undefined, uid: number): Promise<void> {
+  private async deliver(mail: InboundMail, receivedAt: Date | undefined, uid: number, skip?: Skip): Promise<void> {
     if (mail.automated) {
       this.log.info({ uid, from: mail.from, reason: mail.automated }, 'automated mail not answered');
+      this.ctx!.dropped('automated');
       return;
     }
     if (!mail.text.trim()) {
       this.log.info({ uid, from: mail.from }, 'mail without new text not answered');
+      this.ctx!.dropped('empty');
       return;
     }
     const verified = !this.cfg.requireAuthenticatedSender || mail.authenticated;
     if (!verified && !this.cfg.allowUnauthenticatedSenders) {
       // Nothing is enqueued and nothing is sent: a reply to a forged From would be backscatter.
       this.log.info({ uid, from: mail.from }, 'sender not authenticated by the receiving server: not answered (channels.email.allowUnauthenticatedSenders)');
+      this.ctx!.dropped('unauthenticated');
+      return;
+    }
+    if (skip) {
+      this.log.info({ uid, from: mail.from, reason: skip.reason }, 'mail skipped by channels.email.catchUp');
+      this.ctx!.dropped(skip.reason);
+      const sorry = offlineReplyText(this.cfg.catchUp);
+      // Never to an unverified From (backscatter).
+      if (skip.apologize && sorry && verified) this.notify(mail, sorry);
       return;
     }
     if (!verified) this.log.info({ uid, from: mail.from }, 'sender not authenticated by the receiving server: treated as unverified');

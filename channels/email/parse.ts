@@ -3,6 +3,7 @@ import { type AddressObject, simpleParser } from 'mailparser';
 import type { Attachment } from '../../kernel/envelope.js';
 import { parseApprovalAnswer, parseCommand } from '../../src/channel/index.js';
 import { senderAuthenticated } from './auth-results.js';
+import { repairMislabeledUtf8 } from './charset.js';
 import { htmlToPlain, stripQuotesAndSignature } from './clean.js';
 import { messageIds, normalizeMessageId, RawHeaders } from './headers.js';
 import { automatedReason } from './loops.js';
@@ -57,9 +58,9 @@ export async function readMail(raw: Buffer, opts: ReadOptions): Promise<InboundM
   const messageId = normalizeMessageId(p.messageId);
   const references = messageIds(p.references);
   const inReplyTo = messageIds(p.inReplyTo)[0];
-  const subject = (p.subject ?? '').trim();
+  const subject = repairMislabeledUtf8((p.subject ?? '').trim());
 
-  const body = p.text?.trim() ? p.text : p.html ? htmlToPlain(p.html) : '';
+  const body = repairMislabeledUtf8(p.text?.trim() ? p.text : p.html ? htmlToPlain(p.html) : '');
   let text = stripQuotesAndSignature(body);
   const bareSubject = subject.replace(/^\s*(re|aw|sv)\s*:\s*/i, '');
   // Approval answers and conversation commands (/new, /status…) must stay on the first line.
@@ -80,14 +81,14 @@ export async function readMail(raw: Buffer, opts: ReadOptions): Promise<InboundM
     externalId: messageId ?? `<sha256.${createHash('sha256').update(raw).digest('hex').slice(0, 40)}@switchboard.invalid>`,
     ...(messageId ? { messageId } : {}),
     from: from.address,
-    ...(from.name ? { fromName: from.name } : {}),
+    ...(from.name ? { fromName: repairMislabeledUtf8(from.name) } : {}),
     replyAddress: replyTo && replyTo.address !== opts.ourAddress ? replyTo.address : from.address,
     subject,
     references,
     ...(inReplyTo ? { inReplyTo } : {}),
     text,
     attachments,
-    automated: automatedReason(headers, from.address, opts.ourAddress, contentType),
+    automated: automatedReason(headers, from.address, opts.ourAddress, contentType, subject),
     authenticated: senderAuthenticated(headers.all('authentication-results'), from.address, opts.authServId),
     ...(p.date ? { date: p.date } : {}),
   };

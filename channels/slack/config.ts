@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ConfigError, configError, groupsSchema, issueProblems } from '../../src/channel/index.js';
+import { ConfigError, catchUpSchema, configError, groupsSchema, issueProblems } from '../../src/channel/index.js';
 
 const envName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'expected an environment variable name');
 
@@ -42,6 +42,8 @@ export const slackSchema = z
     deliveryTimeoutMs: z.number().int().nonnegative().default(30_000),
     /** Manners in channels (who is answered, other bots, ambient replies): by default mentions and threads the bot is in. */
     groups: groupsSchema({ respondIn: 'threads' }),
+    /** Messages sent while the gateway was down: read with conversations.history / .replies after the last one seen. */
+    catchUp: catchUpSchema,
   })
   .strict();
 

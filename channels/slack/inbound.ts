@@ -42,6 +42,8 @@ export class InboundHandler {
     private readonly threads: ThreadMembership,
     private readonly log: Logger,
     private readonly groups: GroupsPolicy,
+    /** A message handed to the ingress (the catch-up cursors move past it). */
+    private readonly onTaken?: (c: Taken) => void,
   ) {}
 
   async onEvent(event: SlackMessage, body: EventBody, outcome: EventOutcome | undefined, retryNum?: number): Promise<void> {
@@ -61,11 +63,13 @@ export class InboundHandler {
       });
       if (!decision.answer) {
         this.log.debug({ reason: decision.why, channel: c.channel, event: body.event_id }, 'slack room message not answered');
+        this.onTaken?.(c); // decided: a catch-up need not read it again
         return;
       }
       if (c.mention && !c.dm && c.thread) this.threads.mark(c.channel, c.thread);
       const name = await this.names.name(c.user);
       const r = await this.ctx.receive(this.toInbound(c, name, await this.keyOf(c)));
+      this.onTaken?.(c);
       if (r.replayed) {
         this.log.debug({ externalId: c.externalId, event: body.event_id, retry: retryNum, kind: r.kind }, 'slack message handled already; its outcome stands');
       } else if (r.kind === 'accepted') {

@@ -1,9 +1,10 @@
 import { App } from '@slack/bolt';
 import type { WebClient } from '@slack/web-api';
 import type { Logger } from 'pino';
-import type { ChannelListener, ListenContext } from '../../src/channel/index.js';
+import { CatchUpCursors, type ChannelListener, compareSlackTs, type ListenContext } from '../../src/channel/index.js';
 import { ApprovalClicks } from './actions.js';
 import { ACTION_RE } from './approvals.js';
+import { catchUp, placesOf } from './catch-up.js';
 import { slackError, webClient, webClientOptions } from './client.js';
 import { requireListenSecret, type SlackConfig } from './config.js';
 import { handleSlackHttp } from './http.js';
@@ -36,6 +37,9 @@ export class SlackListener implements ChannelListener {
   private closed = false;
   private connecting?: Promise<void>;
   private wake?: () => void;
+  private cursors?: CatchUpCursors;
+  /** Live events wait for the catch-up, so a conversation's messages are answered in order. */
+  private caughtUp: Promise<void> = Promise.resolve();
 
   constructor(private readonly cfg: SlackConfig) {}
 
@@ -105,12 +109,21 @@ export class SlackListener implements ChannelListener {
     });
     const names = new NameResolver(this.client!, this.cfg.nameCacheMs, log);
     const threads = new ThreadMembership(this.client!, () => bot, log);
-    const inbound = new InboundHandler(ctx, this.client!, bot, names, threads, log, this.cfg.groups);
+    const cursors = (this.cursors = new CatchUpCursors(ctx.state, 'slack', `places:${bot.teamId ?? '-'}`, compareSlackTs));
+    const inbound = new InboundHandler(ctx, this.client!, bot, names, threads, log, this.cfg.groups, (c) => {
+      for (const place of placesOf(c)) cursors.seen(place, c.ts);
+    });
     const clicks = new ApprovalClicks(ctx, this.client!, log, bot.teamId);
     const outcomeOf = (context: Record<string, unknown>) => context.sbOutcome as EventOutcome | undefined;
     const retryOf = (context: Record<string, unknown>) => (typeof context.retryNum === 'number' ? context.retryNum : undefined);
-    app.event('message', async ({ event, body, context }) => inbound.onEvent(event as unknown as SlackMessage, body, outcomeOf(context), retryOf(context)));
-    app.event('app_mention', async ({ event, body, context }) => inbound.onEvent(event as unknown as SlackMessage, body, outcomeOf(context), retryOf(context)));
+    app.event('message', async ({ event, body, context }) => {
+      await this.caughtUp;
+      await inbound.onEvent(event as unknown as SlackMessage, body, outcomeOf(context), retryOf(context));
+    });
+    app.event('app_mention', async ({ event, body, context }) => {
+      await this.caughtUp;
+      await inbound.onEvent(event as unknown as SlackMessage, body, outcomeOf(context), retryOf(context));
+    });
     app.action(ACTION_RE, async ({ ack, body, action }) => {
       await ack();
       await clicks.onClick(body as never, action as never);
@@ -121,6 +134,15 @@ export class SlackListener implements ChannelListener {
     });
     this.app = app;
     if (this.closed) return;
+    this.caughtUp = catchUp({
+      client: this.client!,
+      bot,
+      cursors,
+      policy: this.cfg.catchUp,
+      log,
+      handle: (event, body) => inbound.onEvent(event, body, undefined),
+      dropped: (reason) => ctx.dropped(reason),
+    }).catch((err: unknown) => log.warn({ err }, 'slack catch-up failed; answering new messages only'));
     if (this.socket) {
       this.status = { ok: true, message: 'socket mode' };
       this.socket.start();
@@ -135,6 +157,7 @@ export class SlackListener implements ChannelListener {
     this.wake?.();
     await this.connecting;
     await this.socket?.close();
+    await this.cursors?.flush();
   }
 
   health(): { ok: boolean; message?: string } {

@@ -31,6 +31,20 @@ export {
   type RoomQuestion,
 } from './addressed.js';
 export { type ApprovalAction, type ApprovalCard, approvalCard, approvalsText, withApprovalsText } from './approval-card.js';
+// What was sent while the gateway was down: the shared catchUp setting, the pure decision, the cursors.
+export {
+  CatchUpCursors,
+  type CatchUpPlan,
+  type CatchUpPolicy,
+  type CatchUpSkip,
+  catchUpSchema,
+  compareSlackTs,
+  compareSnowflakes,
+  DEFAULT_OFFLINE_REPLY,
+  type MissedMessage,
+  offlineReplyText,
+  planCatchUp,
+} from './catch-up.js';
 export type { ChannelDeliverer, Conversation, DeliverContext, TurnDelivery, TurnTarget } from './deliver.js';
 // A reply a channel could not deliver: retryable (the delivery queue tries again) or refused (dead letter).
 export { ChannelDeliveryError } from './delivery-error.js';

@@ -149,6 +149,12 @@ export interface ListenContext {
   conversationExists(conversationKey: string): Promise<boolean>;
   /** A follower of the turns of one conversation, subscribed before the message is received. */
   follow(conversationKey: string): Promise<TurnFollower>;
+  /**
+   * A message the channel itself chose not to hand on (too old to catch up, an auto-reply, an
+   * unauthenticated sender…): counted in switchboard_messages_dropped_total{channel,reason} and shown
+   * in the console. Refusals of receive() (access, rate limit, waiting cap) are counted already. Must not throw.
+   */
+  dropped(reason: string): void;
   state: ChannelState;
   deliveries: Deliveries;
   leases: Leases;

@@ -31,6 +31,8 @@ export interface IngressDeps {
   /** Recorded outcomes, for replaying redeliveries. */
   outcomes?: IngressOutcomeRepository<IngressOutcome>;
   enqueueTimeoutMs?: number;
+  /** A refusal (not a replayed one), for switchboard_messages_dropped_total. Must not throw. */
+  dropped?: (channel: string, reason: string) => void;
 }
 
 /** One message on its way through the steps: the parts, the caller's options, and what earlier steps found. */

@@ -58,7 +58,9 @@ export class Ingress {
 
   async receive(msg: InboundMessage, opts: ReceiveOptions = {}): Promise<IngressOutcome> {
     this.retention?.maybePrune();
-    return this.chain.run(msg, { deps: this.deps, opts, sender: identityOf(msg) });
+    const out = await this.chain.run(msg, { deps: this.deps, opts, sender: identityOf(msg) });
+    if (out.kind === 'refused' && !out.replayed) this.deps.dropped?.(msg.channel, out.code);
+    return out;
   }
 
   /** The error boundary: logged with the step and the event, then thrown to the channel (which lets its platform deliver again). */

@@ -64,6 +64,8 @@ export interface FakeMessage {
   deleted: boolean;
   /** Every content the message had, in order. */
   history: string[];
+  /** The message object as Discord's REST API returns it (GET /channels/{id}/messages). */
+  json?: Record<string, unknown>;
 }
 
 export interface LoggedRequest {
@@ -89,9 +91,9 @@ interface RateLimitRule {
 }
 
 let counter = 0n;
-/** Increasing snowflakes (timestamp-based, as Discord's are). */
-export function snowflake(): string {
-  return (((BigInt(Date.now()) - 1420070400000n) << 22n) | (counter++ & 0x3fffffn)).toString();
+/** Increasing snowflakes (timestamp-based, as Discord's are; `at` for a message sent in the past). */
+export function snowflake(at = Date.now()): string {
+  return (((BigInt(at) - 1420070400000n) << 22n) | (counter++ & 0x3fffffn)).toString();
 }
 
 const userJson = (u: FakeUser) => ({
@@ -130,6 +132,8 @@ export class FakeDiscord {
   closeOnIdentify: number | undefined;
   /** On RESUME, also replay this many user messages the client already had (at-least-once; the channel must not answer twice). */
   replayOverlap = 0;
+  /** Shifts the fake's clock for the ids and timestamps of new messages (negative: a test's past). */
+  clockOffsetMs = 0;
   private rules: RateLimitRule[] = [];
   private interactionMessage = new Map<string, string>();
   private server: Server;
@@ -237,23 +241,28 @@ export class FakeDiscord {
     mentions?: FakeUser[];
     /** A reply to this message (message_reference + referenced_message); ping: its author is mentioned too (Discord's default). */
     replyTo?: { messageId: string; ping?: boolean };
+    /** When it was sent (default now): its snowflake and timestamp say so. */
+    at?: Date;
   }): string {
     const ch = this.channels.get(m.channelId);
     if (!ch) throw new Error(`unknown channel ${m.channelId}`);
-    const id = m.id ?? snowflake();
+    const id = m.id ?? snowflake(m.at?.getTime() ?? Date.now() + this.clockOffsetMs);
     const others = (m.mentions ?? []).map((u) => `<@${u.id}> `).join('');
     const content = m.mentionBot ? `<@${BOT_ID}> ${others}${m.content}` : `${others}${m.content}`;
     const referenced = m.replyTo ? this.messages.get(m.replyTo.messageId) : undefined;
     if (m.replyTo && !referenced) throw new Error(`unknown message ${m.replyTo.messageId}`);
-    const msg = this.messageJson({
-      id,
-      channel_id: m.channelId,
-      ...(ch.guild_id ? { guild_id: ch.guild_id } : {}),
-      author: m.author,
-      content,
-      components: [],
-      ...(referenced ? { message_reference: { message_id: referenced.id } } : {}),
-    });
+    const msg = {
+      ...this.messageJson({
+        id,
+        channel_id: m.channelId,
+        ...(ch.guild_id ? { guild_id: ch.guild_id } : {}),
+        author: m.author,
+        content,
+        components: [],
+        ...(referenced ? { message_reference: { message_id: referenced.id } } : {}),
+      }),
+      timestamp: (m.at ?? new Date(Date.now() + this.clockOffsetMs)).toISOString(),
+    };
     const mentioned = [...(m.mentionBot ? [this.bot] : []), ...(m.mentions ?? []), ...(referenced && m.replyTo?.ping !== false ? [referenced.author] : [])];
     // Role mentions in the text (<@&id>) of this guild's roles, as Discord resolves them.
     const guildRoles = ch.guild_id ? (this.guilds.get(ch.guild_id)?.roles ?? []) : [];
@@ -284,6 +293,8 @@ export class FakeDiscord {
       edits: 0,
       deleted: false,
       history: [content],
+      // REST message objects carry no guild_id and no member (only gateway events do).
+      json: Object.fromEntries(Object.entries(d).filter(([k]) => k !== 'guild_id' && k !== 'member' && k !== 'channel_type')),
     });
     this.dispatch('MESSAGE_CREATE', d);
     return id;
@@ -575,6 +586,10 @@ export class FakeDiscord {
       const ch = this.channels.get(m[1]!);
       return ch ? reply(200, { ...ch }) : reply(404, { message: 'Unknown Channel', code: 10003 });
     }
+    if ((m = /^\/channels\/(\d+)\/messages$/.exec(path)) && method === 'GET') {
+      if (!this.channels.has(m[1]!)) return reply(404, { message: 'Unknown Channel', code: 10003 });
+      return reply(200, this.history(m[1]!, url.searchParams));
+    }
     if ((m = /^\/channels\/(\d+)\/messages$/.exec(path)) && method === 'POST') {
       const ch = this.channels.get(m[1]!);
       if (!ch) return reply(404, { message: 'Unknown Channel', code: 10003 });
@@ -590,7 +605,7 @@ export class FakeDiscord {
         const same = [...this.messages.values()].find((x) => x.channel_id === ch.id && x.nonce === body.nonce && x.author.id === BOT_ID);
         if (same) return reply(200, this.messageJson(same));
       }
-      const id = snowflake();
+      const id = snowflake(Date.now() + this.clockOffsetMs);
       const msg: FakeMessage = {
         id,
         channel_id: ch.id,
@@ -677,6 +692,22 @@ export class FakeDiscord {
       });
     }
     reply(404, { message: `fake discord: no route ${method} ${path}`, code: 0 });
+  }
+
+  /**
+   * GET /channels/{id}/messages as Discord answers it: `limit` 1–100 (default 50); with `after`, the
+   * messages right after that id, else those before `before` (or the latest); every page sorted
+   * newest first, whichever parameter is used.
+   */
+  private history(channelId: string, q: URLSearchParams): unknown[] {
+    const limit = Math.min(100, Math.max(1, Number(q.get('limit') ?? 50) || 50));
+    const all = [...this.messages.values()].filter((x) => x.channel_id === channelId && !x.deleted).sort((a, b) => (BigInt(a.id) < BigInt(b.id) ? -1 : 1));
+    const after = q.get('after');
+    const before = q.get('before');
+    const page = after
+      ? all.filter((x) => BigInt(x.id) > BigInt(after)).slice(0, limit)
+      : all.filter((x) => !before || BigInt(x.id) < BigInt(before)).slice(-limit);
+    return page.reverse().map((x) => x.json ?? { ...this.messageJson(x), content: x.content });
   }
 
   private applyEdit(msg: FakeMessage, body: any): void {

@@ -77,12 +77,19 @@ export class TestMailbox {
     return new TestMailbox(client);
   }
 
-  /** Delivers a mail into INBOX; returns its Message-ID and UID. */
-  async deliver(m: MailSpec, mailbox = 'INBOX'): Promise<{ messageId: string; uid: number }> {
+  /** Delivers a mail into INBOX; returns its Message-ID and UID. `receivedAt`: the server's internal date (a mail that came in long ago). */
+  async deliver(m: MailSpec, mailbox = 'INBOX', receivedAt?: Date): Promise<{ messageId: string; uid: number }> {
     const { raw, messageId } = rawMail(m);
-    const r = await this.client.append(mailbox, raw, []);
+    const r = await this.client.append(mailbox, raw, [], receivedAt);
     if (!r) throw new Error('APPEND failed');
     return { messageId, uid: r.uid ?? 0 };
+  }
+
+  /** Delivers a raw message exactly as given (real-world shapes: its own charset, encodings and headers). */
+  async deliverRaw(raw: string | Buffer, opts: { receivedAt?: Date; mailbox?: string } = {}): Promise<{ uid: number }> {
+    const r = await this.client.append(opts.mailbox ?? 'INBOX', raw, [], opts.receivedAt);
+    if (!r) throw new Error('APPEND failed');
+    return { uid: r.uid ?? 0 };
   }
 
   async flags(uid: number, mailbox = 'INBOX'): Promise<string[]> {

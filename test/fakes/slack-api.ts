@@ -34,6 +34,8 @@ export interface FakeMessage {
   history: string[];
   tasks: any[];
   deleted: boolean;
+  /** A user's message as conversations.history returns it (client_msg_id, team, files…). */
+  raw?: Record<string, unknown>;
 }
 
 export interface FakeUser {
@@ -179,8 +181,18 @@ export class FakeSlack {
         };
       }
       case 'conversations.replies': {
-        const msgs = [...this.messages.values()].filter((x) => x.channel === args.channel && !x.deleted && (x.ts === args.ts || x.thread_ts === args.ts));
-        return { ok: true, messages: msgs.map((x) => ({ ts: x.ts, thread_ts: x.thread_ts, user: x.user, bot_id: x.bot_id, text: x.text })) };
+        // The thread's parent first, then its replies oldest first (after `oldest`), paged by cursor.
+        const all = this.sorted(args.channel).filter((x) => x.ts === args.ts || x.thread_ts === args.ts);
+        const parent = all.filter((x) => x.ts === args.ts);
+        const replies = all.filter((x) => x.ts !== args.ts && this.inRange(x.ts, args));
+        const { page, next } = this.page(replies, args, false);
+        return this.listed([...parent, ...page], next);
+      }
+      case 'conversations.history': {
+        // Top-level messages (and thread parents) of the channel, newest first, paged by cursor toward older ones.
+        const top = this.sorted(args.channel).filter((x) => (!x.thread_ts || x.thread_ts === x.ts) && this.inRange(x.ts, args));
+        const { page, next } = this.page(top, args, true);
+        return this.listed(page, next);
       }
       case 'chat.postMessage': {
         const msg = this.store({ channel: args.channel, thread_ts: args.thread_ts, text: args.text ?? '', blocks: args.blocks, streaming: false });
@@ -228,6 +240,46 @@ export class FakeSlack {
     }
   }
 
+  private sorted(channel: string): FakeMessage[] {
+    return [...this.messages.values()].filter((x) => x.channel === channel && !x.deleted).sort((a, b) => Number(a.ts) - Number(b.ts));
+  }
+
+  /** oldest/latest bound the range (exclusive unless inclusive=true), as Slack's history methods do. */
+  private inRange(ts: string, args: Record<string, any>): boolean {
+    const inclusive = args.inclusive === true || args.inclusive === 'true' || args.inclusive === '1';
+    const t = Number(ts);
+    if (args.oldest !== undefined && (inclusive ? t < Number(args.oldest) : t <= Number(args.oldest))) return false;
+    if (args.latest !== undefined && (inclusive ? t > Number(args.latest) : t >= Number(args.latest))) return false;
+    return true;
+  }
+
+  /** One page of `limit` (default 100; history keeps the newest end first) and the cursor to the next. */
+  private page(list: FakeMessage[], args: Record<string, any>, newestFirst: boolean): { page: FakeMessage[]; next?: string } {
+    const ordered = newestFirst ? [...list].reverse() : list;
+    const limit = Math.max(1, Math.min(999, Number(args.limit ?? 100) || 100));
+    const start = args.cursor
+      ? Number(
+          Buffer.from(String(args.cursor), 'base64')
+            .toString('utf8')
+            .replace(/^offset:/, ''),
+        )
+      : 0;
+    const page = ordered.slice(start, start + limit);
+    const more = start + limit < ordered.length;
+    return { page, ...(more ? { next: Buffer.from(`offset:${start + limit}`).toString('base64') } : {}) };
+  }
+
+  private listed(page: FakeMessage[], next: string | undefined): Record<string, unknown> {
+    return {
+      ok: true,
+      messages: page.map(
+        (x) => x.raw ?? { type: 'message', ts: x.ts, ...(x.thread_ts ? { thread_ts: x.thread_ts } : {}), user: x.user, bot_id: x.bot_id, text: x.text },
+      ),
+      has_more: next !== undefined,
+      response_metadata: { next_cursor: next ?? '' },
+    };
+  }
+
   private streamIn(msg: FakeMessage, args: Record<string, any>): void {
     let add = typeof args.markdown_text === 'string' ? args.markdown_text : '';
     for (const c of Array.isArray(args.chunks) ? args.chunks : []) {
@@ -269,9 +321,13 @@ export class FakeSlack {
     return over;
   }
 
+  /** Shifts the fake's clock for the ts of new messages (negative: a test's past). */
+  clockOffsetMs = 0;
+
   nextTs(): string {
     this.tsCounter++;
-    return `${this.tsBase + Math.floor(this.tsCounter / 1000)}.${String(this.tsCounter % 1000).padStart(3, '0')}${String(Math.floor(Math.random() * 1000)).padStart(3, '0')}`;
+    const base = this.clockOffsetMs ? Math.floor((Date.now() + this.clockOffsetMs) / 1000) : this.tsBase;
+    return `${base + Math.floor(this.tsCounter / 1000)}.${String(this.tsCounter % 1000).padStart(3, '0')}${String(Math.floor(Math.random() * 1000)).padStart(3, '0')}`;
   }
 
   // ---- what a user sees --------------------------------------------------------
@@ -332,11 +388,11 @@ export class FakeSlack {
     clientMsgId?: string | null;
     /** The sender's own team: another than the bot's in a Slack Connect / org-wide shared channel. */
     team?: string;
+    /** When it was sent (default now): its ts says so. */
+    at?: Date;
   }): any {
-    const ts = p.ts ?? this.nextTs();
-    if (!this.messages.has(ts))
-      this.store({ channel: p.channel, text: p.text, streaming: false, user: p.user, ts, ...(p.thread_ts ? { thread_ts: p.thread_ts } : {}) });
-    return {
+    const ts = p.ts ?? (p.at ? `${Math.floor(p.at.getTime() / 1000)}.${String(++this.tsCounter % 1_000_000).padStart(6, '0')}` : this.nextTs());
+    const event = {
       type: p.type ?? 'message',
       user: p.user,
       text: p.text,
@@ -351,6 +407,13 @@ export class FakeSlack {
       ...(p.thread_ts ? { thread_ts: p.thread_ts } : {}),
       ...(p.files ? { files: p.files } : {}),
     };
+    if (!this.messages.has(ts)) {
+      const msg = this.store({ channel: p.channel, text: p.text, streaming: false, user: p.user, ts, ...(p.thread_ts ? { thread_ts: p.thread_ts } : {}) });
+      // History items carry no channel, channel_type or event_ts.
+      const { channel: _c, channel_type: _t, event_ts: _e, ...raw } = event;
+      msg.raw = { ...raw, type: 'message' };
+    }
+    return event;
   }
 
   /** The Events API body (event_callback) around an event. */

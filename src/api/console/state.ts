@@ -13,6 +13,8 @@ export interface ConsoleDeps {
   config: Config;
   /** The operator's /readyz body: checks of store, queue, bus, provider, workers and channels. */
   health: () => Promise<Record<string, unknown>>;
+  /** Messages not answered, by channel and reason, since this process started (switchboard_messages_dropped_total). */
+  dropped?: () => Promise<Array<{ channel: string; reason: string; count: number }>>;
 }
 
 /** A conversation's state as the console shows it: its latest turn running, parked for approval, or nothing running. */
@@ -28,7 +30,7 @@ function conversationState(status: string | null): 'running' | 'parked' | 'idle'
  */
 export async function consoleState(deps: ConsoleDeps): Promise<Record<string, unknown>> {
   const { infra } = deps;
-  const [conversations, latencies, queue, approvals, slots, pairing, rules, health] = await Promise.all([
+  const [conversations, latencies, queue, approvals, slots, pairing, rules, health, dropped] = await Promise.all([
     infra.store.repos.console.recentConversations(30),
     infra.store.repos.console.turnLatencies(60),
     infra.queue.counts().catch(() => null),
@@ -37,6 +39,7 @@ export async function consoleState(deps: ConsoleDeps): Promise<Record<string, un
     infra.access.list('pending'),
     infra.approvals.rules().then((r) => rulesJson(r, infra.store)),
     deps.health().catch((err: unknown) => ({ ready: false, error: (err as Error).message })),
+    deps.dropped ? deps.dropped().catch(() => []) : Promise.resolve([]),
   ]);
   const keys = new Map<string, string | undefined>();
   for (const a of approvals) if (!keys.has(a.conversationId)) keys.set(a.conversationId, (await infra.store.conversation(a.conversationId))?.key);
@@ -74,6 +77,7 @@ export async function consoleState(deps: ConsoleDeps): Promise<Record<string, un
     rules,
     slots,
     health,
+    dropped,
     pairing: pairing
       .filter((p) => p.expiresAt && new Date(p.expiresAt) > new Date())
       .map((p) => ({ channel: p.channel, sender: p.sender, code: p.code, expiresAt: new Date(p.expiresAt!).toISOString() })),

@@ -5,6 +5,7 @@ export const CONSOLE_BODY = `
 <main id="app" hidden>
 <section class="wide"><h2>Pending approvals</h2><table id="approvals"><tbody></tbody></table><p id="noappr">none</p><p id="apprmsg"></p></section>
 <section><h2>Health</h2><div id="health"></div></section>
+<section><h2>Dropped messages (not answered, by reason)</h2><table id="dropped"><thead><tr><th>channel</th><th>reason</th><th>count</th></tr></thead><tbody></tbody></table></section>
 <section><h2>Recent turn latency (ms, time parked for approval excluded)</h2><svg id="chart" width="100%" height="80" viewBox="0 0 300 80" preserveAspectRatio="none"></svg><div id="chartlabel"></div></section>
 <section><h2>Conversations</h2><table id="convs"><thead><tr><th>conversation</th><th>channel</th><th>sender</th><th>last activity</th><th>state</th></tr></thead><tbody></tbody></table></section>
 <section><h2>Conversation: <span id="convname">pick a conversation</span></h2><div id="transcript" class="log"></div></section>

@@ -80,7 +80,7 @@ async function refresh() {
   const first = $('#app').hidden;
   lastState = s; skew = new Date(s.now).getTime() - Date.now();
   $('#login').hidden = true; $('#app').hidden = false; $('#logout').hidden = false;
-  renderApprovals(s); renderRules(s); renderHealth(s); renderChart(s); renderConversations(s); renderPairing(s);
+  renderApprovals(s); renderRules(s); renderHealth(s); renderDropped(s); renderChart(s); renderConversations(s); renderPairing(s);
   await Promise.all([renderAccess(), renderWebhooks(), renderMemory(), first ? renderConfig() : null]);
 }
 
@@ -136,6 +136,9 @@ function renderHealth(s) {
   if (!s.slots.length) out.push(el('div', { class: 'bad' }, 'no provider slots'));
   for (const x of s.slots) out.push(el('div', {}, 'slot ' + x.id + ' (' + x.model + '): ', el('span', { class: x.cooling ? 'bad' : 'good' }, x.cooling ? 'cooling' : 'ready')));
   $('#health').replaceChildren(...out);
+}
+function renderDropped(s) {
+  fill('#dropped', (s.dropped || []).map((d) => row(d.channel, d.reason, String(d.count))), 'none dropped since this process started');
 }
 function renderChart(s) {
   const L = s.latencies, max = Math.max(1, ...L), svg = $('#chart');
