@@ -160,9 +160,11 @@ export class FakeTelegram {
     textMention?: string;
   }): { updateId: number; messageId: number } {
     const entities: Entity[] = [];
-    for (const x of m.text.matchAll(/@[A-Za-z0-9_]{5,32}/g)) entities.push({ type: 'mention', offset: x.index, length: x[0].length });
     const cmd = /^\/[A-Za-z0-9_]+(@[A-Za-z0-9_]+)?/.exec(m.text);
     if (cmd) entities.push({ type: 'bot_command', offset: 0, length: cmd[0].length });
+    // A "@bot" that ends a command is part of the command, not a mention.
+    for (const x of m.text.matchAll(/@[A-Za-z0-9_]{5,32}/g))
+      if (x.index >= (cmd?.[0].length ?? 0)) entities.push({ type: 'mention', offset: x.index, length: x[0].length });
     if (m.textMention) {
       const at = m.text.indexOf(m.textMention);
       entities.push({ type: 'text_mention', offset: at, length: m.textMention.length, user: BOT });
