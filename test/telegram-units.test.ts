@@ -135,21 +135,26 @@ describe('telegram stored values and settings', () => {
     expect(() => parseTelegramConfig({ bogus: 1 }, env)).toThrow(/bogus/);
     const ok = parseTelegramConfig({ publicUrl: 'https://bot.example.com' }, { ...env, TELEGRAM_WEBHOOK_SECRET: 's'.repeat(32) });
     expect(ok.webhookSecret).toBe('s'.repeat(32));
-    expect(parseTelegramConfig({}, env).catchUp).toEqual({ maxAgeMinutes: 60, maxMessages: 50, offlineReply: expect.stringMatching(/offline/) });
+    expect(parseTelegramConfig({}, env).catchUp).toEqual({ enabled: true, maxAgeMinutes: 60, maxMessages: 20, offlineReply: true });
   });
 
-  it('catch-up: too old, past the cap, and one offline reply per conversation', () => {
+  it('catch-up: too old, past the cap per conversation, disabled; one offline reply per conversation', () => {
     const start = 10_000_000;
-    const c = new CatchUp({ maxAgeMinutes: 10, maxMessages: 1, offlineReply: 'sorry' }, start);
-    expect(c.judge(start - 11 * 60_000, start)).toBe('too_old');
-    expect(c.judge(start - 60_000, start)).toBe('answer');
-    expect(c.judge(start - 50_000, start)).toBe('catch_up_cap');
-    c.refund();
-    expect(c.judge(start - 40_000, start)).toBe('answer');
+    const c = new CatchUp({ enabled: true, maxAgeMinutes: 10, maxMessages: 1, offlineReply: 'sorry' }, start);
+    expect(c.judge('a', start - 11 * 60_000, start)).toBe('catch_up_too_old');
+    expect(c.judge('a', start - 60_000, start)).toBe('answer');
+    expect(c.judge('a', start - 50_000, start)).toBe('catch_up_too_many');
+    expect(c.judge('b', start - 50_000, start)).toBe('answer');
+    c.refund('a');
+    expect(c.judge('a', start - 40_000, start)).toBe('answer');
     // Live messages are not capped.
-    expect(c.judge(start + 5_000, start + 6_000)).toBe('answer');
+    expect(c.judge('a', start + 5_000, start + 6_000)).toBe('answer');
     expect(c.offlineReplyFor('k')).toBe('sorry');
     expect(c.offlineReplyFor('k')).toBeUndefined();
-    expect(new CatchUp({ maxAgeMinutes: 0, maxMessages: 5, offlineReply: false }, start).offlineReplyFor('k')).toBeUndefined();
+    const off = new CatchUp({ enabled: false, maxAgeMinutes: 60, maxMessages: 5, offlineReply: false }, start);
+    expect(off.judge('a', start - 60_000, start)).toBe('catch_up_too_old');
+    expect(off.judge('a', start + 1_000, start + 2_000)).toBe('answer');
+    expect(off.offlineReplyFor('k')).toBeUndefined();
+    expect(new CatchUp({ enabled: true, maxAgeMinutes: 60, maxMessages: 5, offlineReply: true }, start).offlineReplyFor('k')).toMatch(/offline/);
   });
 });

@@ -215,7 +215,7 @@ describe('telegram: catch-up after downtime', () => {
     const old2 = fake.userMessage({ chat: DM_ALICE, from: ALICE, text: 'ancient follow-up', ageSeconds: 2 * 3600 - 60 });
     const first = fake.userMessage({ chat: DM_BOB, from: BOB, text: 'first while down', ageSeconds: 120 });
     const second = fake.userMessage({ chat: DM_BOB, from: BOB, text: 'second while down', ageSeconds: 110 });
-    const third = fake.userMessage({ chat: GROUP, from: BOB, text: `@${BOT.username} third while down`, ageSeconds: 100 });
+    const third = fake.userMessage({ chat: DM_BOB, from: BOB, text: 'third while down', ageSeconds: 100 });
     await w.restart();
     await w.answered(first.updateId, 40_000);
     await w.answered(second.updateId, 40_000);
@@ -227,10 +227,10 @@ describe('telegram: catch-up after downtime', () => {
     expect(offline.text).toMatch(/offline/);
     expect(repliesTo(DM_ALICE.id, old2.messageId)).toEqual([]);
     expect(await w.inboxRows(old.updateId)).toHaveLength(0);
-    // Past catchUp.maxMessages (2): not answered, told once.
-    expect((await eventually(async () => repliesTo(GROUP.id, third.messageId)[0])).text).toMatch(/offline/);
+    // Past catchUp.maxMessages (2) in its conversation: not answered, told once.
+    expect((await eventually(async () => repliesTo(DM_BOB.id, third.messageId)[0])).text).toMatch(/offline/);
     expect(await w.inboxRows(third.updateId)).toHaveLength(0);
-    expect(w.listener().drops).toEqual({ too_old: 2, catch_up_cap: 1 });
+    expect(w.listener().drops).toEqual({ catch_up_too_old: 2, catch_up_too_many: 1 });
     // Nothing is answered twice by a later poll.
     const later = fake.userMessage({ chat: DM_BOB, from: BOB, text: 'after the catch-up' });
     await w.answered(later.updateId);

@@ -53,24 +53,23 @@ export const telegramSchema = z
     deliveryTimeoutMs: z.number().int().nonnegative().default(60_000),
     /** Register /new, /status and /stop with setMyCommands when started. */
     registerCommands: z.boolean().default(true),
-    /** Messages that waited while the gateway was down (pending updates). */
+    /**
+     * Messages that waited while the gateway was down (pending updates). The same keys as the other
+     * channels' catchUp; maxMessages counts per conversation, the first ones in order.
+     */
     catchUp: z
       .object({
-        /** Older than this: not answered (the offline reply instead). */
-        maxAgeMinutes: z.number().int().min(0).default(60),
-        /** At most this many waiting messages are answered after a start; the rest get the offline reply. */
-        maxMessages: z.number().int().min(0).default(50),
-        /** Sent once per chat for what is not answered; false: nothing is sent. */
-        offlineReply: z
-          .union([z.string().min(1).max(1_000), z.literal(false)])
-          .default('Sorry, I was offline when you wrote this, so it was not answered. Please send it again if it still matters.'),
+        /** false: no waiting message is answered (each gets the offline reply, per offlineReply). */
+        enabled: z.boolean().default(true),
+        /** Older than this: not answered. */
+        maxAgeMinutes: z.number().int().positive().default(60),
+        /** At most this many waiting messages per conversation are answered after a start. */
+        maxMessages: z.number().int().positive().max(1_000).default(20),
+        /** What is not answered gets one reply per conversation: true the default text, a string its own, false none. */
+        offlineReply: z.union([z.boolean(), z.string().min(1).max(1_000)]).default(true),
       })
       .strict()
-      .default({
-        maxAgeMinutes: 60,
-        maxMessages: 50,
-        offlineReply: 'Sorry, I was offline when you wrote this, so it was not answered. Please send it again if it still matters.',
-      }),
+      .prefault({}),
   })
   .strict();
 
@@ -81,6 +80,9 @@ export interface TelegramSettings extends TelegramConfig {
   /** Present when publicUrl is set. */
   webhookSecret?: string;
 }
+
+export const DEFAULT_OFFLINE_REPLY =
+  'Sorry, I was offline when you sent this, and it is too old for me to answer now. Please send it again if it still matters.';
 
 const SECRET = /^[A-Za-z0-9_-]{16,256}$/;
 

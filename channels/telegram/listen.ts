@@ -6,7 +6,7 @@ import type { InboundMessage } from '../../kernel/envelope.js';
 import { type ChannelListener, ConfigError, type ListenContext, parseApprovalAnswer, type RouteContext, sendJson } from '../../src/channel/index.js';
 import type { BotSelf } from './addressing.js';
 import { handleApprovalTap } from './approvals.js';
-import { CatchUp, type DropReason } from './catch-up.js';
+import { CatchUp, type CatchUpSkip, type DropReason } from './catch-up.js';
 import { createApi, errorCode } from './client.js';
 import { type TelegramSettings, WEBHOOK_PATH } from './config.js';
 import { conversationKeyOf, threadOf, toInbound } from './inbound.js';
@@ -190,13 +190,15 @@ export class TelegramListener implements ChannelListener {
       const code = parseApprovalAnswer(msg.text)?.code;
       if (!code || !(await ctx.pendingApprovals()).some((a) => a.code === code)) return;
     }
-    const verdict = this.catchUp!.judge(m.date * 1000);
+    const verdict = this.catchUp!.judge(msg.conversationKey, m.date * 1000);
     if (verdict !== 'answer') return this.dropWaiting(m, msg, verdict);
     if (/^\/start(@\w+)?(\s|$)/i.test(msg.text)) return this.say(m, WELCOME);
     const outcome = await ctx.receive(msg);
-    if ((outcome.replayed || (outcome.kind === 'accepted' && outcome.duplicate)) && this.catchUp!.waited(m.date * 1000)) this.catchUp!.refund();
+    if ((outcome.replayed || (outcome.kind === 'accepted' && outcome.duplicate)) && this.catchUp!.waited(m.date * 1000))
+      this.catchUp!.refund(msg.conversationKey);
     if (outcome.kind === 'refused') {
-      this.drop(msg, outcome.reason);
+      // Counted in /metrics by the ingress itself; here for drops and the log.
+      this.drop(msg, outcome.reason, false);
       if (outcome.reply && !outcome.replayed) await this.say(m, outcome.reply);
       return;
     }
@@ -204,13 +206,15 @@ export class TelegramListener implements ChannelListener {
     if (reply) await this.say(m, reply);
   }
 
-  private drop(msg: InboundMessage, reason: DropReason): void {
+  private drop(msg: InboundMessage, reason: DropReason, own = true): void {
     this.catchUp!.count(reason);
+    // ListenContext.dropped (switchboard_messages_dropped_total) where the SDK has it.
+    if (own) (this.ctx as { dropped?: (reason: string) => void }).dropped?.(reason);
     this.log!.info({ reason, update: msg.externalId, conversation: msg.conversationKey }, 'telegram: message not answered');
   }
 
-  /** Too old, or past catchUp.maxMessages: counted, and the conversation told once (when configured). */
-  private async dropWaiting(m: Message, msg: InboundMessage, reason: 'too_old' | 'catch_up_cap'): Promise<void> {
+  /** Too old, or past catchUp.maxMessages in its conversation: counted, and the conversation told once (when configured). */
+  private async dropWaiting(m: Message, msg: InboundMessage, reason: CatchUpSkip): Promise<void> {
     this.drop(msg, reason);
     const text = this.catchUp!.offlineReplyFor(conversationKeyOf(m));
     if (text) await this.say(m, text);
