@@ -11,9 +11,10 @@ import { parseCallbackData } from '../channels/telegram/approvals.js';
 import { CatchUp } from '../channels/telegram/catch-up.js';
 import { parseTelegramConfig } from '../channels/telegram/config.js';
 import { htmlToPlain, toTelegramHtml } from '../channels/telegram/format.js';
+import { probeTelegram } from '../channels/telegram/probe.js';
 import { parseTelegramReplyTo } from '../channels/telegram/reply-to.js';
 import { ReplyToError } from '../src/channel/index.js';
-import { parseHtml } from './fakes/telegram-server.js';
+import { BOT_TOKEN, FakeTelegram, parseHtml } from './fakes/telegram-server.js';
 
 const self = { id: 42, username: 'switchboard_bot' };
 const env = { TELEGRAM_BOT_TOKEN: '1:abc' };
@@ -156,5 +157,32 @@ describe('telegram stored values and settings', () => {
     expect(off.judge('a', start + 1_000, start + 2_000)).toBe('answer');
     expect(off.offlineReplyFor('k')).toBeUndefined();
     expect(new CatchUp({ enabled: true, maxAgeMinutes: 60, maxMessages: 5, offlineReply: true }, start).offlineReplyFor('k')).toMatch(/offline/);
+  });
+});
+
+describe('telegram doctor --probe', () => {
+  it('checks the token, says the privacy mode, and compares the webhook with the configured one', async () => {
+    const fake = await new FakeTelegram().start();
+    try {
+      const polling = await probeTelegram(parseTelegramConfig({ apiRoot: fake.apiRoot }, { TELEGRAM_BOT_TOKEN: BOT_TOKEN }));
+      expect(polling.map((p) => [p.name, p.ok])).toEqual([
+        ['bot token', true],
+        ['privacy mode', true],
+        ['webhook', true],
+      ]);
+      expect(polling[0]!.message).toContain('@switchboard_bot');
+      expect(polling[1]!.message).toMatch(/^on: /);
+      const hooked = await probeTelegram(
+        parseTelegramConfig(
+          { apiRoot: fake.apiRoot, publicUrl: 'https://bot.example.com' },
+          { TELEGRAM_BOT_TOKEN: BOT_TOKEN, TELEGRAM_WEBHOOK_SECRET: 's'.repeat(20) },
+        ),
+      );
+      expect(hooked.find((p) => p.name === 'webhook')).toMatchObject({ ok: false, message: expect.stringMatching(/not set/) });
+      const refused = await probeTelegram(parseTelegramConfig({ apiRoot: fake.apiRoot }, { TELEGRAM_BOT_TOKEN: '1:wrong' }));
+      expect(refused).toEqual([{ name: 'bot token', ok: false, message: expect.stringMatching(/refused the bot token \(TELEGRAM_BOT_TOKEN\): Unauthorized/) }]);
+    } finally {
+      await fake.close();
+    }
   });
 });
