@@ -42,6 +42,11 @@ export function registerBuiltinChannels(registry: ChannelRegistry): ChannelRegis
       load: async () => (await import('../channels/email/index.js')).plugin,
       setup: async () => (await import('../channels/email/setup.js')).setup,
     })
+    .register({
+      name: 'telegram',
+      load: async () => (await import('../channels/telegram/index.js')).plugin,
+      setup: async () => (await import('../channels/telegram/setup.js')).setup,
+    })
     .register({ name: 'webhook', load: async () => (await import('../channels/webhook/index.js')).plugin });
 }
 

@@ -26,6 +26,8 @@ import { twilioSender } from '../channels/sms/client.js';
 import { parseSmsConfig } from '../channels/sms/config.js';
 import { SmsDeliverer } from '../channels/sms/deliver.js';
 import { SmsStore } from '../channels/sms/store.js';
+import { parseTelegramConfig } from '../channels/telegram/config.js';
+import { TelegramDeliverer } from '../channels/telegram/deliver.js';
 import { WebhookDeliverer } from '../channels/webhook/deliver.js';
 import type { ApprovalInfo, TurnEvent } from '../kernel/turn-events.js';
 import type { ChannelDeliverer, DeliverContext, TurnTarget } from '../src/channel/index.js';
@@ -33,6 +35,7 @@ import { FakeDiscord } from './fakes/discord-server.js';
 import { SmtpSink } from './fakes/email-smtp.js';
 import { BOT, BOT_TOKEN, FakeSlack } from './fakes/slack-api.js';
 import { FakeTwilio } from './fakes/sms-twilio.js';
+import { FakeTelegram, BOT_TOKEN as TELEGRAM_TOKEN } from './fakes/telegram-server.js';
 
 type Ev = TurnEvent extends infer E ? (E extends TurnEvent ? Omit<E, 'turnId'> : never) : never;
 
@@ -117,6 +120,7 @@ describe.each(['pending', 'legacy'] as const)('every deliverer shows the same tu
   let slack: FakeSlack;
   let discord: FakeDiscord;
   let twilio: FakeTwilio;
+  let telegram: FakeTelegram;
   let smtp: SmtpSink;
   let hookServer: Server;
   const callbacks: Array<Record<string, unknown>> = [];
@@ -129,16 +133,24 @@ describe.each(['pending', 'legacy'] as const)('every deliverer shows the same tu
     twilio = new FakeTwilio('https://sms.example.test');
     twilio.statusCallbacks = false;
     smtp = new SmtpSink();
+    telegram = new FakeTelegram();
     hookServer = createServer(async (req: IncomingMessage, res) => {
       let body = '';
       for await (const c of req) body += c;
       callbacks.push(JSON.parse(body) as Record<string, unknown>);
       res.writeHead(200).end();
     });
-    await Promise.all([slack.start(), discord.start(), twilio.start(), smtp.start(), new Promise<void>((r) => hookServer.listen(0, '127.0.0.1', r))]);
+    await Promise.all([
+      slack.start(),
+      discord.start(),
+      twilio.start(),
+      smtp.start(),
+      telegram.start(),
+      new Promise<void>((r) => hookServer.listen(0, '127.0.0.1', r)),
+    ]);
   });
   afterAll(async () => {
-    await Promise.all([slack?.close(), discord?.close(), twilio?.close(), smtp?.close(), new Promise((r) => hookServer?.close(r))]);
+    await Promise.all([slack?.close(), discord?.close(), twilio?.close(), smtp?.close(), telegram?.close(), new Promise((r) => hookServer?.close(r))]);
   });
 
   it('slack (post and edit): the answer, the request with buttons, the call waiting', async () => {
@@ -194,6 +206,24 @@ describe.each(['pending', 'legacy'] as const)('every deliverer shows the same tu
     expect(all).not.toMatch(/failed/i);
     expect(JSON.stringify(msgs.at(-1)!.components)).toContain(`sb-approval:approve:${CODE}`);
     expect(msgs[0]!.message_reference?.message_id).toBe(asked);
+  });
+
+  it('telegram: the answer and the request in the reply, the inline keyboard on its last message', async () => {
+    const chat = telegram.addChat({ id: 2000 + ++n, type: 'private' });
+    const asked = telegram.userMessage({ chat, from: { id: chat.id, first_name: 'Alice' }, text: 'append it' });
+    const d = new TelegramDeliverer(parseTelegramConfig({ apiRoot: telegram.apiRoot, typing: false }, { TELEGRAM_BOT_TOKEN: TELEGRAM_TOKEN }));
+    await drive(d, target(id('telegram'), 'telegram', { chatId: String(chat.id), messageId: asked.messageId }), form);
+    const msgs = telegram.botMessages(chat.id);
+    const all = msgs.map((m) => m.text).join('\n');
+    expect(all).toContain(ANSWER);
+    expect(all).toContain(NOTICE);
+    expect(msgs.map((m) => m.history.at(-1)!.raw).join('\n')).toContain(`<i>${NOTICE}</i>`);
+    expect(all).not.toContain(WITHDRAWN);
+    expect(count(all, 'Approval needed')).toBe(1);
+    expect(all).toContain(`waiting for approval (code ${CODE})`);
+    expect(all).not.toMatch(/failed/i);
+    expect(JSON.stringify(msgs.at(-1)!.replyMarkup)).toContain(`sb:approve:${CODE}`);
+    expect(msgs[0]!.replyToMessageId).toBe(asked.messageId);
   });
 
   it('sms: the answer with the codes to reply with; the notice on its own', async () => {

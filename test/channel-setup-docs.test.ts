@@ -16,7 +16,7 @@ const readme = (channel: string) => readFileSync(join(packageRoot, 'channels', c
 
 describe('channel setup guides', () => {
   it('every chat channel README starts with a step-by-step setup that warns about the default allowlist', () => {
-    for (const c of ['slack', 'discord', 'sms', 'email']) {
+    for (const c of ['slack', 'discord', 'sms', 'email', 'telegram']) {
       const text = readme(c);
       expect(text, c).toContain('## Setup, step by step');
       expect(text, c).toMatch(/empty\s+allowlist: it refuses every sender/);
