@@ -71,6 +71,11 @@ export async function main(argv: string[]): Promise<number> {
       return reportFailure(err);
     }
   }
+  // `init --help` prints its usage without loading the wizard (the channels' setups, the provider probe).
+  if (argv[0] === 'init' && argv.slice(1).some((a) => a === '--help' || a === '-h')) {
+    process.stdout.write(`${(await import('./cli/init-usage.js')).INIT_USAGE}\n`);
+    return 0;
+  }
   const own = argv[0] ? OWN_OPTIONS[argv[0]] : undefined;
   if (own) return (await own())(argv.slice(1));
   let parsed;

@@ -33,7 +33,7 @@ const FLOOR: Array<[string, string[]]> = [
   ['node -e 0', ['-e', '0']],
   ['--version', [bin, '--version']],
 ];
-const VERBS = values.verb ?? ['--help', 'moat classify "ls -la"', 'approvals list', 'status', 'doctor'];
+const VERBS = values.verb ?? ['--help', 'init --help', 'moat classify ls', 'doctor --json', 'approvals list', 'status'];
 
 /** A verb line split as a shell would for these simple cases: words, and "quoted words". */
 function words(line: string): string[] {
@@ -64,17 +64,21 @@ function measure(args: string[]): { p50: number; p95: number; cpu50: number; cod
 }
 
 const rows: string[][] = [];
+let floorCpu = Number.NaN;
+// CPU against `node -e 0`'s, in the same run (the target for verbs that do not start the gateway: at most 5×).
+const ratio = (cpu: number) => `${(cpu / floorCpu).toFixed(1)}×`;
 for (const [name, args] of FLOOR) {
   const r = measure(args);
-  rows.push([`${name} (floor)`, r.p50.toFixed(0), r.p95.toFixed(0), r.cpu50.toFixed(0), [...r.codes].join(',')]);
+  if (Number.isNaN(floorCpu)) floorCpu = r.cpu50;
+  rows.push([`${name} (floor)`, r.p50.toFixed(0), r.p95.toFixed(0), r.cpu50.toFixed(0), ratio(r.cpu50), [...r.codes].join(',')]);
 }
 for (const verb of VERBS) {
   const r = measure([bin, ...words(verb)]);
-  rows.push([verb, r.p50.toFixed(0), r.p95.toFixed(0), r.cpu50.toFixed(0), [...r.codes].join(',')]);
+  rows.push([verb, r.p50.toFixed(0), r.p95.toFixed(0), r.cpu50.toFixed(0), ratio(r.cpu50), [...r.codes].join(',')]);
 }
 rmSync(data, { recursive: true, force: true });
 
-const head = ['verb', 'wall p50 ms', 'wall p95 ms', 'cpu p50 ms', 'exit'];
+const head = ['verb', 'wall p50 ms', 'wall p95 ms', 'cpu p50 ms', 'cpu / node -e 0', 'exit'];
 const width = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
 const line = (r: string[]) => r.map((c, i) => (i === 0 ? c.padEnd(width[i]!) : c.padStart(width[i]!))).join('  ');
 process.stdout.write(

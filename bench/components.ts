@@ -11,8 +11,10 @@
  *   on Postgres with a pool of 4.
  * - bus: a subscription, three publishes (turn start, text, done) and their
  *   delivery, over Redis Streams between two bus instances.
- * - model: one streamed completion (20 tokens) through the provider chain, pi-ai
- *   and the openai SDK, from the fake LLM (whose own CPU is the HTTP floor).
+ * - model: one streamed completion (20 tokens) through the provider chain from
+ *   the fake LLM (whose own CPU is the HTTP floor), once per transport in the
+ *   same run: `sdk` (pi-ai and the openai SDK) and `lean` (providers/lean/);
+ *   the sum takes the cheaper.
  * Each prints CPU per turn of this process and of the service it uses.
  */
 import { spawn } from 'node:child_process';
@@ -66,7 +68,7 @@ async function measure(label: string, n: number, services: Record<string, () => 
   const per = Object.keys(services).map((name, i) => [name, (after[i]! - before[i]!) / n] as const);
   const total = selfMs + per.reduce((a, [, v]) => a + v, 0);
   console.log(
-    `${label.padEnd(6)} ${total.toFixed(2).padStart(5)} ms/turn: this process ${selfMs.toFixed(2)} ms, ${per.map(([k, v]) => `${k} ${v.toFixed(2)} ms`).join(', ')} (${(n / seconds).toFixed(0)} turns/s alone)`,
+    `${label.padEnd(12)} ${total.toFixed(2).padStart(5)} ms/turn: this process ${selfMs.toFixed(2)} ms, ${per.map(([k, v]) => `${k} ${v.toFixed(2)} ms`).join(', ')} (${(n / seconds).toFixed(0)} turns/s alone)`,
   );
   return total;
 }
@@ -184,13 +186,21 @@ async function main(): Promise<void> {
         maxTokens: 1000,
         compat: { supportsDeveloperRole: false, supportsStore: false, maxTokensField: 'max_tokens' },
       } as Model<Api>;
-      const chain = new FallbackChain([{ id: 'a', model, apiKey: 'fake' }], new MemoryCooldowns(), configSchema.parse({}).fallback);
-      const call = async (i: number) => {
-        const s = chain.stream({ systemPrompt: 'You are helpful.', messages: [{ role: 'user', content: `hello ${i}`, timestamp: Date.now() }] }, {}, {});
-        for await (const ev of s) void ev;
-      };
-      await drive(500, C, call);
-      sums.push(await measure('model', TURNS, { 'fake LLM (HTTP floor)': () => cpuMs(fake.pid!) }, () => drive(TURNS, C, call)));
+      // Both transports in the same run, the SDK path first: pi-ai + the openai SDK, then the lean transport.
+      const perTransport: Record<string, number> = {};
+      for (const transport of ['sdk', 'lean'] as const) {
+        const chain = new FallbackChain([{ id: 'a', model, apiKey: 'fake' }], new MemoryCooldowns(), { ...configSchema.parse({}).fallback, transport });
+        const call = async (i: number) => {
+          const s = chain.stream({ systemPrompt: 'You are helpful.', messages: [{ role: 'user', content: `hello ${i}`, timestamp: Date.now() }] }, {}, {});
+          for await (const ev of s) void ev;
+        };
+        await drive(500, C, call);
+        perTransport[transport] = await measure(`model (${transport})`, TURNS, { 'fake LLM (HTTP floor)': () => cpuMs(fake.pid!) }, () =>
+          drive(TURNS, C, call),
+        );
+      }
+      console.log(`       lean / sdk: ${(perTransport.lean! / perTransport.sdk!).toFixed(2)} of the SDK path's CPU per call`);
+      sums.push(Math.min(perTransport.lean!, perTransport.sdk!));
     }
 
     const total = sums.reduce((a, b) => a + b, 0);

@@ -1,8 +1,15 @@
 // mvdan-sh, read fast: the parser, and an adapter over the GopherJS-internal syntax tree it
 // builds (see below for why the classifier does not use the JS wrappers).
-import sh, { type ShNode } from 'mvdan-sh';
+import type shModule from 'mvdan-sh';
+import type { ShNode } from 'mvdan-sh';
+import { requireWithCodeCache } from '../kernel/code-cache.js';
 import { SwitchboardError } from '../kernel/errors.js';
 
+// Loaded as CommonJS, not imported: an ESM import of this 1.5 MB file makes Node scan it for named
+// exports (cjs-module-lexer), which cost more CPU than loading it; and with V8's code cache, which
+// halves what compiling it costs every CLI run and every process start (bench/cli.js).
+const shLoaded = requireWithCodeCache<typeof shModule>('mvdan-sh', import.meta.url);
+const sh = shLoaded.exports;
 const syntax = sh.syntax;
 /** One cached parser per option set (with and without comments kept). */
 const parsers = new Map<boolean, ReturnType<typeof syntax.NewParser>>();
@@ -23,6 +30,7 @@ export function parseShell(src: string, opts: { keepComments?: boolean } = {}): 
     const file = parser.Parse(src, '') as ShNode;
     const raw = (file as { __internal_object__?: Raw }).__internal_object__;
     if (nodeType(raw) !== 'File') throw new TypeError('unexpected mvdan-sh build (no internal syntax tree)');
+    shLoaded.save(); // after the first parse: the parser's functions are compiled and go in the cache
     return raw;
   } catch (e) {
     if (e instanceof TypeError && e.message.startsWith('unexpected mvdan-sh build')) throw e;

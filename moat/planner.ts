@@ -2,9 +2,12 @@
  * Planner guard: offer the model only the tools relevant to the request.
  *
  * Rule-based: each toolset has intent patterns; the tools of every toolset whose
- * patterns match the request are offered, plus a small always-on core. When the
- * router is unsure it offers everything:
- *  - no intent matched (a follow-up like "yes, do it" needs whatever the turn before needed);
+ * patterns match the request are offered, plus a small always-on core. An
+ * opening message (no history) that matches no intent ("hi", "thanks") gets the
+ * core alone: nothing before it can need more, and the next message, which has
+ * history, is offered everything again. When the router is unsure it offers everything:
+ *  - no intent matched in a conversation with history (a follow-up like "yes, do it"
+ *    needs whatever the turn before needed);
  *  - more than `maxIntents` toolsets matched (a complex request);
  *  - the request is longer than `maxRequestChars`.
  *
@@ -32,7 +35,7 @@ export interface ToolPlan {
 }
 
 export interface PlanOptions {
-  /** Always offered when present. Default: current_time and memory_recall. */
+  /** Always offered when present. Default: current_time, memory_recall and the playbook tools. */
   core?: string[];
   /** Intent patterns per toolset, merged over DEFAULT_TOOLSETS (an entry replaces the default one of that name). */
   toolsets?: Record<string, RegExp[]>;
@@ -40,9 +43,12 @@ export interface PlanOptions {
   maxIntents?: number;
   /** A request longer than this → offer everything. Default 2000. */
   maxRequestChars?: number;
+  /** The request opens the conversation (no history): without an intent, the core alone is offered. */
+  opening?: boolean;
 }
 
-export const DEFAULT_CORE = ['current_time', 'memory_recall'];
+/** The system prompt points at skill_read for playbooks, so it is always offered (its name alone would file it under files). */
+export const DEFAULT_CORE = ['current_time', 'memory_recall', 'skill_list', 'skill_read'];
 
 /** Intent patterns per toolset. `mcp:*` toolsets are left to configuration. */
 export const DEFAULT_TOOLSETS: Record<string, RegExp[]> = {
@@ -177,7 +183,7 @@ export function planTools(request: string, tools: PlannedTool[], opts: PlanOptio
   });
 
   if (request.length > maxChars) return all(`request is long (${request.length} > ${maxChars} chars): offering every tool`);
-  if (intents.length === 0 && named.length === 0) return all('no intent matched: offering every tool');
+  if (intents.length === 0 && named.length === 0 && !opts.opening) return all('no intent matched: offering every tool');
   if (intents.length > maxIntents) return all(`${intents.length} intents matched (> ${maxIntents}): offering every tool`);
 
   const chosen = new Set(intents);
@@ -189,7 +195,10 @@ export function planTools(request: string, tools: PlannedTool[], opts: PlanOptio
     if (keep) offered.push(t.name);
     else saved += toolCost(t);
   }
-  const parts = [intents.length ? `intents: ${intents.join(', ')}` : 'no toolset intent', named.length ? `named: ${named.join(', ')}` : ''];
+  const parts = [
+    intents.length ? `intents: ${intents.join(', ')}` : opts.opening && !named.length ? 'an opening message with no intent' : 'no toolset intent',
+    named.length ? `named: ${named.join(', ')}` : '',
+  ];
   return {
     tools: offered,
     toolsets: intents,

@@ -7,7 +7,6 @@ import {
   createAssistantMessageEventStream,
   type Model,
   type SimpleStreamOptions,
-  streamSimple,
 } from '@mariozechner/pi-ai';
 import type { CooldownState, CooldownStore } from '../kernel/cooldowns.js';
 import { linkedSignal } from '../kernel/linked-signal.js';
@@ -16,6 +15,7 @@ import type { FallbackSettings } from './config.js';
 import { ADVANCES, classifyError, type ErrorClass } from './errors.js';
 import { observeHttp } from './http-observer.js';
 import type { ProviderSlot } from './slot.js';
+import { type StreamFn, streamFor } from './transport.js';
 
 /** One model call attempt, for the turn's ledger. */
 export interface Attempt {
@@ -65,8 +65,6 @@ export interface ProviderChain {
 
 export type { FallbackSettings };
 
-type StreamFn = typeof streamSimple;
-
 /**
  * Ordered slots with fallback. Only retryable failures (rate limit, overloaded,
  * server, timeout, network; auth after a long cooldown) move on to the next
@@ -85,7 +83,8 @@ export class FallbackChain implements ProviderChain {
     readonly slots: readonly ProviderSlot[],
     private readonly cooldowns: CooldownStore,
     private readonly settings: FallbackSettings,
-    private readonly streamFn: StreamFn = streamSimple,
+    /** By default the transport the settings name (lean where it covers the API, else pi-ai's SDK path). */
+    private readonly streamFn: StreamFn = streamFor(settings.transport ?? 'lean'),
     /** Where a cooldown store that cannot be written is reported (the call goes on). */
     private readonly log?: LogSink,
   ) {

@@ -77,6 +77,11 @@ export const fallbackSchema = z
     busyRetryMs: z.number().int().nonnegative().default(60_000),
     /** Tell the user once that providers are busy after this long. */
     busyNoticeMs: z.number().int().nonnegative().default(5_000),
+    /**
+     * How model calls are made: 'lean' (the openai-completions API over node:http without the
+     * openai SDK, where it covers the model) or 'sdk' (pi-ai's SDK path for every API).
+     */
+    transport: z.enum(['lean', 'sdk']).default('lean'),
     /** Add a short notice in the channel when a fallback slot answered. */
     notice: z.boolean().default(false),
     timeouts: z
@@ -104,6 +109,9 @@ export const PROVIDER_ENV: EnvBinding[] = [
   { env: 'SWITCHBOARD_MODEL', path: ['model'], kind: 'string' },
   { env: 'SWITCHBOARD_MODEL_INPUT', path: ['input'], kind: 'list' },
 ];
+
+/** Environment variables of the `fallback` slice. */
+export const FALLBACK_ENV: EnvBinding[] = [{ env: 'SWITCHBOARD_PROVIDER_TRANSPORT', path: ['transport'], kind: 'string' }];
 
 export type SlotConfig = z.infer<typeof slotSchema>;
 export type ProviderEnvConfig = z.infer<typeof providerEnvSchema>;

@@ -52,3 +52,18 @@ export function observeHttp<T>(fn: (headers: Record<string, string>) => T): { re
   pending.set(id, observation);
   return { result: fn({ [CALL_HEADER]: id }), observation, release: () => void pending.delete(id) };
 }
+
+/**
+ * For a transport that makes its own request (the lean one): the headers
+ * without the marker, and the observation the marker names, to fill in itself.
+ */
+export function claimObservation(headers: Record<string, string | undefined>): { headers: Record<string, string>; observation?: HttpObservation } {
+  const out: Record<string, string> = {};
+  let observation: HttpObservation | undefined;
+  for (const [k, v] of Object.entries(headers)) {
+    if (v === undefined) continue;
+    if (k.toLowerCase() === CALL_HEADER) observation = pending.get(v);
+    else out[k] = v;
+  }
+  return observation ? { headers: out, observation } : { headers: out };
+}

@@ -26,6 +26,11 @@ const agents = {
 /** Status codes whose responses have no body (the Response constructor insists). */
 const NULL_BODY = new Set([101, 103, 204, 205, 304]);
 
+/** The keep-alive agent model calls share for a protocol ('http:' or 'https:'). */
+export function modelAgent(protocol: string): http.Agent | undefined {
+  return agents[protocol as keyof typeof agents];
+}
+
 export function canUseModelFetch(input: unknown, init?: RequestInit): boolean {
   if (typeof input !== 'string' && !(input instanceof URL)) return false;
   const body = init?.body;
@@ -47,7 +52,7 @@ export function modelFetch(input: string | URL, init: RequestInit = {}): Promise
       const out = new Headers();
       const raw = res.rawHeaders;
       for (let i = 0; i < raw.length; i += 2) out.append(raw[i]!, raw[i + 1]!);
-      const body = NULL_BODY.has(status) || init.method === 'HEAD' ? null : toWebStream(decode(res), signal);
+      const body = NULL_BODY.has(status) || init.method === 'HEAD' ? null : toWebStream(decodeBody(res), signal);
       if (!body) res.resume();
       // Decoded bodies no longer match these headers; fetch drops them too.
       if (body && res.headers['content-encoding']) {
@@ -62,7 +67,7 @@ export function modelFetch(input: string | URL, init: RequestInit = {}): Promise
 }
 
 /** The decoded body; pipeline() carries a dropped connection through to the decoder's error. */
-function decode(res: http.IncomingMessage): Readable {
+export function decodeBody(res: http.IncomingMessage): Readable {
   const lenient = { finishFlush: zlib.constants.Z_SYNC_FLUSH };
   switch (String(res.headers['content-encoding'] ?? '').toLowerCase()) {
     case 'gzip':

@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { type ConfigProblem, type EnvBinding, RESERVED_KEYS } from '../kernel/config-slice.js';
 import { SwitchboardError } from '../kernel/errors.js';
 import { moatSchema } from '../moat/config.js';
-import { fallbackSchema, PROVIDER_ENV, providerEnvSchema, providersSchema } from '../providers/config.js';
+import { FALLBACK_ENV, fallbackSchema, PROVIDER_ENV, providerEnvSchema, providersSchema } from '../providers/config.js';
 import { expandToolsShorthand, TOOLS_ENV, toolsSchema } from '../tools/config.js';
 import { mcpConfigSchema } from '../tools/mcp/config.js';
 import { accessSchema, pairingSchema } from './access-config.js';
@@ -206,6 +206,7 @@ const SLICE_ENV: Array<[prefix: string[], bindings: EnvBinding[]]> = [
   [['http'], HTTP_ENV],
   [['metrics'], METRICS_ENV],
   [['provider'], PROVIDER_ENV],
+  [['fallback'], FALLBACK_ENV],
   [['queue'], QUEUE_ENV],
   [['log'], LOG_ENV],
   [['limits'], LIMITS_ENV],

@@ -5,18 +5,7 @@ import { Answers, InitError, type Question } from '../init/answers.js';
 import { ACCESS_POLICIES, type ChannelAnswers, PROVIDERS, type ProviderChoice, planInit } from '../init/plan.js';
 import { probeProvider } from '../init/probe.js';
 import { builtinChannels } from '../register-builtin-channels.js';
-
-const USAGE = `usage: switchboard init [--yes] [--dir DIR] [--force] [--json] [--no-probe]
-        [--provider openai|anthropic|openai-compatible|none] [--model M] [--base-url URL] [--provider-key KEY]
-        [--channels slack,discord,sms,email] [--access pairing|allowlist|open] [--operator CHANNEL:ID]...
-        [channel flags: --slack-mode socket|http --slack-name N --discord-app-id ID --public-url URL
-         --twilio-account-sid AC… --email-address A --imap-host H --imap-port P --smtp-host H --smtp-port P --email-user U]
-
-Writes DIR/switchboard.yaml and DIR/.env (API and operator keys generated; .env is loaded by every
-switchboard command run in DIR), tests the provider with one tiny request, and prints what each
-chosen platform needs. Asks in a terminal; --yes takes the flags and the defaults (for scripts).
-Exit: 0 written (and the provider answered), 1 written but the provider probe failed, 2 bad flags or
-files already there (--force overwrites).`;
+import { INIT_USAGE as USAGE } from './init-usage.js';
 
 const DEFAULT_MODEL: Record<ProviderChoice, string | undefined> = {
   openai: 'gpt-4.1-mini',

@@ -1,10 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { SwitchboardError } from '../../kernel/errors.js';
-import { classifyCommand } from '../../moat/command-classifier.js';
-import { checkClaims, type TraceEntry } from '../../moat/honesty.js';
-import { scanAndRedact } from '../../moat/secrets.js';
-import { checkUrl, staticResolver } from '../../moat/ssrf.js';
+import type { TraceEntry } from '../../moat/honesty.js';
 
 export const MOAT_USAGE = `usage: switchboard moat <verb> [--json]
 
@@ -20,7 +17,7 @@ class UsageError extends SwitchboardError {
   readonly code = 'usage';
 }
 
-/** `switchboard moat …`: each guard on its own, for debugging policies and feeding corpora. */
+/** `switchboard moat …`: each guard on its own, for debugging policies and feeding corpora. Each verb imports only its guard. */
 export async function runMoat(argv: string[], io = { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin }): Promise<number> {
   const [verb, ...rest] = argv;
   if (verb === '--help' || verb === '-h' || verb === 'help') {
@@ -32,6 +29,7 @@ export async function runMoat(argv: string[], io = { stdout: process.stdout, std
       case 'classify': {
         const { values, positionals } = parse(rest);
         if (positionals.length !== 1) throw new UsageError('classify takes one command (quote it)');
+        const { classifyCommand } = await import('../../moat/command-classifier.js');
         const r = classifyCommand(positionals[0]!);
         io.stdout.write(
           values.json ? JSON.stringify({ tier: r.tier, reasons: r.reasons }) + '\n' : `${r.tier}${r.reasons.length ? `: ${r.reasons.join('; ')}` : ''}\n`,
@@ -43,6 +41,7 @@ export async function runMoat(argv: string[], io = { stdout: process.stdout, std
         if (positionals.length !== 1) throw new UsageError('check-url takes one URL');
         const pairs = (values.resolve as string[] | undefined) ?? [];
         for (const p of pairs) if (!/^[^:]+:.+$/.test(p)) throw new UsageError(`--resolve takes host:address, got "${p}"`);
+        const { checkUrl, staticResolver } = await import('../../moat/ssrf.js');
         const r = await checkUrl(positionals[0]!, pairs.length ? { resolve: staticResolver(pairs) } : {});
         const out = { allowed: r.allowed, reason: r.reason, address: r.address ?? null };
         io.stdout.write(values.json ? JSON.stringify(out) + '\n' : `${r.allowed ? 'allowed' : 'refused'}: ${r.reason}${r.address ? ` (${r.address})` : ''}\n`);
@@ -53,6 +52,7 @@ export async function runMoat(argv: string[], io = { stdout: process.stdout, std
         if (positionals.length > 1) throw new UsageError('scan takes at most one file (or - for stdin)');
         const src = positionals[0] ?? '-';
         const text = src === '-' ? await readStdin(io.stdin) : readFileSync(src, 'utf8');
+        const { scanAndRedact } = await import('../../moat/secrets.js');
         const r = scanAndRedact(text, { contact: values.contact === true, pii: values['no-pii'] !== true });
         const findings = r.findings.map((f) => ({ kind: f.kind, start: f.start, end: f.end }));
         io.stdout.write(
@@ -72,6 +72,7 @@ export async function runMoat(argv: string[], io = { stdout: process.stdout, std
           throw new UsageError('claims expects JSON {"text": "...", "trace": [...]} on stdin');
         }
         if (typeof input.text !== 'string' || !Array.isArray(input.trace)) throw new UsageError('claims expects JSON {"text": "...", "trace": [...]} on stdin');
+        const { checkClaims } = await import('../../moat/honesty.js');
         const r = checkClaims(input.text, input.trace as TraceEntry[]);
         // findings and text are the contract; undecided (claims only a judge could settle) is extra.
         io.stdout.write(

@@ -133,6 +133,8 @@ export async function prepare(job: TurnJob, deps: TurnDeps, parked: ParkedState 
     const plan = planTools(
       prompts.map(messageText).join('\n'),
       all.map((t) => ({ name: t.name, description: t.description, ...(t.toolset ? { toolset: t.toolset } : {}), schemaChars: schemaCharsOf(t) })),
+      // Nothing said before (no history, no channel context, no summary, nothing parked): an opening message.
+      { opening: history.length === 0 && contextMessages.messages.length === 0 && !summary && !parked },
     );
     // A resumed turn keeps every tool its parked calls may need.
     const keep = new Set([...plan.tools, ...(parked?.pending.map((p) => p.tool) ?? [])]);

@@ -32,7 +32,9 @@ export type FakeStep =
   /** stream `afterTokens` tokens of `text`, then destroy the socket (afterTokens 0 before any byte: no response at all) */
   | { kind: 'disconnect'; afterTokens: number; text: string }
   /** wait; before the first step that writes, this delays the first byte of the response */
-  | { kind: 'delay'; ms: number };
+  | { kind: 'delay'; ms: number }
+  /** streamed responses only: these bytes as they are (a malformed or odd SSE line); ignored in plain JSON responses */
+  | { kind: 'raw'; data: string };
 
 /** One HTTP response. */
 export type FakeScript = FakeStep[];
@@ -542,6 +544,12 @@ export class FakeLlm {
           begin();
           await emitTokens(tokenize(step.text), step.tokenDelayMs ?? 0);
           break;
+        case 'raw': {
+          begin();
+          const p = conn.write(step.data);
+          if (p) await p;
+          break;
+        }
         case 'toolCall': {
           begin();
           const args = toolArgsJson(step.args);
@@ -611,6 +619,8 @@ export class FakeLlm {
           calls.push({ id, name: step.name, args, input: typeof step.args === 'string' ? safeParse(step.args) : (step.args ?? {}) });
           break;
         }
+        case 'raw':
+          break;
         case 'stall':
           return; // never answer
         case 'disconnect':

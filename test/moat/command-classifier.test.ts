@@ -203,15 +203,6 @@ describe('classifyCommand', () => {
     expect(classifyCommand('kill -9 -1').tier).toBe('blocked');
     expect(classifyCommand('kill -l').tier).toBe('safe');
   });
-
-  it('is fast enough to sit in front of every tool call', () => {
-    const lines = [...corpus('blocked.txt'), ...corpus('dangerous.txt'), ...corpus('benign.txt')];
-    for (const l of lines.slice(0, 50)) classifyCommand(l); // warm up
-    const t0 = performance.now();
-    for (const l of lines) classifyCommand(l);
-    const perCommandMs = (performance.now() - t0) / lines.length;
-    expect(perCommandMs).toBeLessThan(5);
-  });
 });
 
 describe('corpus loading', () => {

@@ -62,6 +62,19 @@ describe('planTools', () => {
     expect(p.reason).toMatch(/no intent/);
   });
 
+  it('offers only the core to an opening message with no intent, and what it asks for otherwise', () => {
+    const withUnknown = [...TOOLS, tool('tool_result_page', undefined, 'Read more of a long tool result.', 50)];
+    const hi = planTools('hi', withUnknown, { opening: true });
+    expect(hi.fellBack).toBe(false);
+    expect(hi.tools).toEqual(['current_time', 'memory_recall', 'tool_result_page']);
+    expect(hi.reason).toMatch(/opening/);
+    expect(hi.promptCharsSaved).toBe(cost(TOOLS.map((t) => t.name).filter((n) => !hi.tools.includes(n))));
+    // Every tool stays reachable: by intent or by name in the opening message, and by any follow-up.
+    expect(planTools('hi, fetch https://example.com please', TOOLS, { opening: true }).tools).toContain('web_fetch');
+    expect(planTools('hi, use shell', TOOLS, { opening: true }).tools).toContain('shell');
+    expect(planTools('yes, do it', TOOLS, { opening: false }).tools).toEqual(TOOLS.map((t) => t.name));
+  });
+
   it('offers the union for a few intents and everything for too many', () => {
     const two = planTools('fetch https://example.com and save it to page.txt', TOOLS);
     expect(two.fellBack).toBe(false);
