@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, ftruncateSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, normalize, sep } from 'node:path';
 import { gunzipSync } from 'node:zlib';
@@ -51,6 +51,19 @@ export function unpackPgliteSeed(dir: string, file = pgliteSeedFile()): boolean 
   return true;
 }
 
+/** Writes data, leaving its zero tail a hole (the 16 MB WAL segment is mostly zeros): reads see the same bytes. */
+function writeSparse(file: string, data: Buffer): void {
+  let end = data.length;
+  while (end > 0 && data[end - 1] === 0) end--;
+  const fd = openSync(file, 'w', 0o600);
+  try {
+    writeSync(fd, data, 0, end);
+    if (end < data.length) ftruncateSync(fd, data.length);
+  } finally {
+    closeSync(fd);
+  }
+}
+
 /** The ustar subset PGlite's dumpDataDir writes: regular files and directories. */
 function extractTar(buf: Buffer, root: string): void {
   for (let off = 0; off + 512 <= buf.length; ) {
@@ -68,7 +81,7 @@ function extractTar(buf: Buffer, root: string): void {
     if (type === '5') mkdirSync(target, { recursive: true, mode: 0o700 });
     else if (type === '0') {
       mkdirSync(dirname(target), { recursive: true, mode: 0o700 });
-      writeFileSync(target, buf.subarray(body, body + size), { mode: 0o600 });
+      writeSparse(target, buf.subarray(body, body + size));
     } else throw new Error(`pglite seed: unsupported entry type ${type} (${name})`);
     off = body + Math.ceil(size / 512) * 512;
   }
