@@ -28,6 +28,8 @@ COPY --from=build /app/dist ./dist
 COPY --from=build /app/bin ./bin
 COPY --from=build /app/prompts ./prompts
 COPY --from=build /app/adapters/store/migrations ./adapters/store/migrations
+# A fresh embedded data folder is unpacked from this (initdb and the migrations, done once).
+COPY --from=build /app/adapters/db/seed ./adapters/db/seed
 ENV NODE_ENV=production SWITCHBOARD_DATA=/app/data SWITCHBOARD_HTTP_HOST=0.0.0.0
 # Not root: the sandbox then unshares a user namespace too (its commands cannot
 # make their own), and the gateway's files are not root's.

@@ -1,13 +1,44 @@
 import { PGlite } from '@electric-sql/pglite';
+import { needsInit, unpackPgliteSeed } from './pglite-seed.js';
 import type { Db, Queryable } from './port.js';
+
+/**
+ * Postgres settings for the one embedded session, beside PGlite's own start parameters. What each
+ * costs and why it is safe (figures in the README's performance section):
+ * - shared_buffers 16MB (Postgres' default is 128MB): Postgres touches its whole buffer pool at
+ *   start, and WASM memory never shrinks, so the pool is resident for the life of the process. A page
+ *   that is not cached is one read from the OS page cache. The pool size changes no commit rule.
+ * - max_connections 8 (default 100): PGlite runs one backend (single-user mode); the setting only
+ *   sizes the shared arrays per connection (PGPROC, the lock table: 8 × 64 locks, far above the
+ *   migrations' one transaction).
+ * Left as they are: synchronous_commit (on), full_page_writes (on), fsync (PGlite starts with -F:
+ * a write reaches the OS before COMMIT returns, so a killed process loses nothing; a power cut can).
+ */
+export const PGLITE_SETTINGS: Readonly<Record<string, string>> = {
+  shared_buffers: '16MB',
+  max_connections: '8',
+};
+
+export function pgliteStartParams(settings: Readonly<Record<string, string>> = PGLITE_SETTINGS): string[] {
+  return [...PGlite.defaultStartParams, ...Object.entries(settings).flatMap(([k, v]) => ['-c', `${k}=${v}`])];
+}
 
 /**
  * PGlite is a single Postgres session. It queues calls internally, so concurrent
  * callers simply wait; the one rule is never to use `db` from inside a
  * transaction callback (use `tx`), which would deadlock.
+ *
+ * A data folder that holds no cluster yet is unpacked from the shipped seed (pglite-seed.ts: initdb
+ * and the migrations of its day, done once) rather than initdb'd and migrated in this process; without
+ * a seed for this PGlite version, PGlite runs initdb. An in-memory one (tests) starts empty, as before.
  */
 export async function openPglite(dataDir?: string): Promise<Db> {
-  const db = dataDir ? await PGlite.create(dataDir) : await PGlite.create();
+  if (dataDir && needsInit(dataDir)) unpackPgliteSeed(dataDir);
+  const options = { startParams: pgliteStartParams() };
+  return wrapPglite(dataDir ? await PGlite.create(dataDir, options) : await PGlite.create(options));
+}
+
+export function wrapPglite(db: PGlite): Db {
   const wrap = (q: { query: PGlite['query'] }): Queryable => ({
     async query<T>(sql: string, params?: unknown[]) {
       const r = await q.query<T>(sql, params as unknown[]);
