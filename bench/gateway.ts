@@ -2,7 +2,7 @@
  * Gateway latency and throughput, beside the floor (the same requests sent
  * straight to the fake LLM). Prints figures; asserts nothing.
  *
- *   npm run build && node dist/bench/gateway.js [--levels 1,8,32,64] [--requests 400] [--tokens 20] [--topology split,all] [--workers 2] [--warmup 3000] [--detail]
+ *   npm run build && node dist/bench/gateway.js [--levels 1,8,32,64] [--requests 400] [--tokens 20] [--topology split,all] [--workers 2] [--warmup 3000] [--per-connection 20] [--detail]
  *
  * --workers N (or a list, 1,2,3) sets the split topology's worker processes: 1 ingress + N
  * workers, once per N, to show whether another worker adds throughput on this machine.
@@ -37,12 +37,15 @@ const { values } = parseArgs({
     tokens: { type: 'string', default: '20' },
     topology: { type: 'string', default: 'split,all' },
     workers: { type: 'string', default: '2' },
+    'per-connection': { type: 'string', default: '20' },
     detail: { type: 'boolean', default: false },
     warmup: { type: 'string', default: '3000' },
   },
 });
 const LEVELS = values.levels!.split(',').map(Number);
 const REQUESTS = Number(values.requests);
+/** Each level sends at least this many requests per connection (fewer: a shorter, noisier run). */
+const PER_CONNECTION = Number(values['per-connection']);
 const KEY = 'sk-bench-key-0001';
 
 interface Proc {
@@ -162,11 +165,11 @@ async function main(): Promise<void> {
   const fake = await startProc('fake-llm', [join(packageRoot, 'dist/test/fakes/fake-llm.js'), '--port', '0', '--tokens', values.tokens!], {}, /"url"/);
   // A failed run still stops the fake (the gateway processes are stopped in the loop's finally).
   process.once('exit', () => fake.proc.kill('SIGKILL'));
-  console.log(`fake LLM at ${fake.url}, ${values.tokens} tokens per reply, ${REQUESTS} requests per level (at least 20 per connection)\n`);
+  console.log(`fake LLM at ${fake.url}, ${values.tokens} tokens per reply, ${REQUESTS} requests per level (at least ${PER_CONNECTION} per connection)\n`);
   const floor: Record<number, LevelResult> = {};
   for (const c of LEVELS) {
     await drive(fake.url!, '/v1/chat/completions', {}, c, Math.min(50, REQUESTS), 'warm', 'fake-model');
-    floor[c] = await drive(fake.url!, '/v1/chat/completions', {}, c, Math.max(REQUESTS, c * 20), 'floor', 'fake-model');
+    floor[c] = await drive(fake.url!, '/v1/chat/completions', {}, c, Math.max(REQUESTS, c * PER_CONNECTION), 'floor', 'fake-model');
     console.log(row('floor', floor[c]!));
   }
 
@@ -220,7 +223,7 @@ async function main(): Promise<void> {
         // without it the dead row versions of earlier levels slow down every later one.
         await dbProbe.query('vacuum analyze');
         await drive(base, '/v1/chat/completions', { authorization: `Bearer ${KEY}` }, c, Math.min(50, REQUESTS), `warm-${c}`);
-        const n = Math.max(REQUESTS, c * 20);
+        const n = Math.max(REQUESTS, c * PER_CONNECTION);
         const pids = [...procs.map((p) => p.proc.pid!), fake.proc.pid!];
         const cpu0 = pids.map(cpuMs);
         const self0 = process.cpuUsage();
