@@ -133,7 +133,7 @@ export class Gateway {
       await life.start(
         'infra',
         service(
-          async () => void (infra = await openInfra(config, log)),
+          async () => void (infra = await openInfra(config, log, { localEvents: roles.ingress && roles.worker })),
           () => infra.close(),
         ),
       );

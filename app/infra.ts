@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Logger } from 'pino';
+import { LocalFirstBus } from '../adapters/bus/local-first.js';
 import { MemoryBus } from '../adapters/bus/memory.js';
 import type { Bus } from '../adapters/bus/port.js';
 import { MemoryCooldowns } from '../adapters/cooldowns/memory.js';
@@ -11,6 +12,7 @@ import { MemoryHeartbeats } from '../adapters/heartbeat/memory.js';
 import type { HeartbeatStore } from '../adapters/heartbeat/port.js';
 import { MemoryLocks } from '../adapters/lock/memory.js';
 import type { LockService } from '../adapters/lock/port.js';
+import { LocalLaneQueue } from '../adapters/queue/local-lane.js';
 import { MemoryQueue } from '../adapters/queue/memory.js';
 import type { JobQueue } from '../adapters/queue/port.js';
 import { MemoryRateLimiter } from '../adapters/ratelimit/memory.js';
@@ -26,6 +28,7 @@ import { WebhookStore } from '../adapters/store/webhooks.js';
 import { SwitchboardError } from '../kernel/errors.js';
 import type { DeliveryJob, DrainJob, EventJob, TimerJob } from '../kernel/jobs.js';
 import { type Config, ConfigError } from '../src/config.js';
+import { isConversationTopic } from '../src/event-publisher.js';
 import { type InfraMode, infraMode, pgliteDir } from './infra-mode.js';
 
 export { type InfraMode, infraMode, pgliteDir } from './infra-mode.js';
@@ -113,7 +116,16 @@ export async function createDatabaseIfMissing(cfg: Config): Promise<void> {
   }
 }
 
-export async function openInfra(cfg: Config, log?: Logger): Promise<Infra> {
+export interface InfraOptions {
+  /**
+   * The process runs both roles (`start`): a turn's events reach a subscriber in this process
+   * in process, not through Redis (adapters/bus/local-first.ts), and the drains of messages
+   * accepted here run here while the worker has room (adapters/queue/local-lane.ts, `queue.localLane`).
+   */
+  localEvents?: boolean;
+}
+
+export async function openInfra(cfg: Config, log?: Logger, opts: InfraOptions = {}): Promise<Infra> {
   const mode = infraMode(cfg);
   // Redis connections report errors (rate-limited) and reconnects to the gateway's log (adapters/redis.ts).
   if (cfg.redisUrl && log) (await import('../adapters/redis.js')).setRedisLog(log.child({ component: 'redis' }));
@@ -143,11 +155,17 @@ export async function openInfra(cfg: Config, log?: Logger): Promise<Infra> {
     ]);
     const bull = { prefix: q.prefix, attempts: q.attempts, backoffMs: q.backoffMs, lockDurationMs: q.lockDurationMs, stalledIntervalMs: q.stalledIntervalMs };
     const qlog = log?.child({ component: 'queue' });
-    queue = new BullQueue<DrainJob>('drain', cfg.redisUrl, { ...bull, globalConcurrency: cfg.limits.globalConcurrentTurns }, qlog);
+    const sharedDrains = new BullQueue<DrainJob>('drain', cfg.redisUrl, { ...bull, globalConcurrency: cfg.limits.globalConcurrentTurns }, qlog);
+    // A cap across every process is BullMQ's to keep: with one, every drain goes through it.
+    queue =
+      opts.localEvents && q.localLane && !cfg.limits.globalConcurrentTurns
+        ? new LocalLaneQueue(sharedDrains, new MemoryQueue<DrainJob>({ attempts: q.attempts, backoffMs: q.backoffMs }, qlog, 'drain-local'))
+        : sharedDrains;
     timers = new BullQueue<TimerJob>('timers', cfg.redisUrl, bull, qlog);
     events = new BullQueue<EventJob>('events', cfg.redisUrl, { ...bull, ...eventRetry }, qlog);
     deliveryJobs = new BullQueue<DeliveryJob>('delivery', cfg.redisUrl, { ...bull, ...deliveryRetry }, qlog);
-    bus = new RedisStreamsBus(cfg.redisUrl, { prefix: q.prefix });
+    const redisBus = new RedisStreamsBus(cfg.redisUrl, { prefix: q.prefix });
+    bus = opts.localEvents ? new LocalFirstBus(redisBus, isConversationTopic) : redisBus;
     locks = new RedisLocks(cfg.redisUrl, q.prefix);
     cooldowns = new RedisCooldowns(cfg.redisUrl, q.prefix);
     rateLimiter = new RedisRateLimiter(cfg.redisUrl, q.prefix);

@@ -2,8 +2,12 @@
  * Gateway latency and throughput, beside the floor (the same requests sent
  * straight to the fake LLM). Prints figures; asserts nothing.
  *
- *   npm run build && node dist/bench/gateway.js [--levels 1,8,32,64] [--requests 400] [--tokens 20] [--topology split,all] [--warmup 3000] [--detail]
+ *   npm run build && node dist/bench/gateway.js [--levels 1,8,32,64] [--requests 400] [--tokens 20] [--topology split,all] [--workers 2] [--warmup 3000] [--per-connection 20] [--detail]
  *
+ * --workers N (or a list, 1,2,3) sets the split topology's worker processes: 1 ingress + N
+ * workers, once per N, to show whether another worker adds throughput on this machine.
+ * After each gateway the targets of issue #24 are printed as ratios to the floor of this run
+ * (bench/targets.ts): c=64 for throughput, CPU and commands; c=1 for the added time to first token.
  * Each gateway first serves --warmup requests at concurrency 64, unmeasured: a
  * long-running gateway has its hot code optimized by V8, and a cold one spends
  * seconds compiling (a 1,000-request run measured ~20% fewer turns per second).
@@ -24,6 +28,7 @@ import { pct } from '../test/support/load.js';
 import { createTestDatabase } from '../test/support/postgres.js';
 import { TestRedis } from '../test/support/redis.js';
 import { cpuMs, PgCpuSampler, redisCpuMs, rssMb } from './support.js';
+import { type TopologyFigures, targetLines } from './targets.js';
 
 const { values } = parseArgs({
   options: {
@@ -31,12 +36,16 @@ const { values } = parseArgs({
     requests: { type: 'string', default: '400' },
     tokens: { type: 'string', default: '20' },
     topology: { type: 'string', default: 'split,all' },
+    workers: { type: 'string', default: '2' },
+    'per-connection': { type: 'string', default: '20' },
     detail: { type: 'boolean', default: false },
     warmup: { type: 'string', default: '3000' },
   },
 });
 const LEVELS = values.levels!.split(',').map(Number);
 const REQUESTS = Number(values.requests);
+/** Each level sends at least this many requests per connection (fewer: a shorter, noisier run). */
+const PER_CONNECTION = Number(values['per-connection']);
 const KEY = 'sk-bench-key-0001';
 
 interface Proc {
@@ -154,15 +163,22 @@ function row(label: string, r: LevelResult): string {
 
 async function main(): Promise<void> {
   const fake = await startProc('fake-llm', [join(packageRoot, 'dist/test/fakes/fake-llm.js'), '--port', '0', '--tokens', values.tokens!], {}, /"url"/);
-  console.log(`fake LLM at ${fake.url}, ${values.tokens} tokens per reply, ${REQUESTS} requests per level (at least 20 per connection)\n`);
+  // A failed run still stops the fake (the gateway processes are stopped in the loop's finally).
+  process.once('exit', () => fake.proc.kill('SIGKILL'));
+  console.log(`fake LLM at ${fake.url}, ${values.tokens} tokens per reply, ${REQUESTS} requests per level (at least ${PER_CONNECTION} per connection)\n`);
   const floor: Record<number, LevelResult> = {};
   for (const c of LEVELS) {
     await drive(fake.url!, '/v1/chat/completions', {}, c, Math.min(50, REQUESTS), 'warm', 'fake-model');
-    floor[c] = await drive(fake.url!, '/v1/chat/completions', {}, c, Math.max(REQUESTS, c * 20), 'floor', 'fake-model');
+    floor[c] = await drive(fake.url!, '/v1/chat/completions', {}, c, Math.max(REQUESTS, c * PER_CONNECTION), 'floor', 'fake-model');
     console.log(row('floor', floor[c]!));
   }
 
-  for (const topology of values.topology!.split(',')) {
+  const runs = values
+    .topology!.split(',')
+    .flatMap((t) => (t === 'split' ? values.workers!.split(',').map((w) => ({ topology: t, workers: Number(w) })) : [{ topology: t, workers: 0 }]));
+  const summary: TopologyFigures[] = [];
+  for (const { topology, workers } of runs) {
+    const figures: TopologyFigures = { label: topology === 'split' ? `split (1 ingress + ${workers} workers)` : 'all-in-one' };
     const redis = await TestRedis.start();
     const db = await createTestDatabase();
     const env = {
@@ -189,8 +205,7 @@ async function main(): Promise<void> {
     try {
       if (topology === 'split') {
         procs.push(await startProc('ingress', [bin, 'ingress'], env, /switchboard is listening/));
-        procs.push(await startProc('worker-1', [bin, 'worker'], env, /worker started/));
-        procs.push(await startProc('worker-2', [bin, 'worker'], env, /worker started/));
+        for (let i = 1; i <= workers; i++) procs.push(await startProc(`worker-${i}`, [bin, 'worker'], env, /worker started/));
       } else {
         procs.push(await startProc('all-in-one', [bin, 'start'], env, /switchboard is listening/));
       }
@@ -200,7 +215,7 @@ async function main(): Promise<void> {
       await dbProbe.connect();
       await new Promise((r) => setTimeout(r, 1000));
       const idle = procs.map((p) => `${p.name} ${rssMb(p.proc.pid!)} MB`).join(', ');
-      console.log(`\n${topology === 'split' ? 'gateway: 1 ingress + 2 workers' : 'gateway: all-in-one'} (Redis + Postgres); idle RSS: ${idle}`);
+      console.log(`\ngateway: ${figures.label} (Redis + Postgres); idle RSS: ${idle}`);
       const warm = await drive(base, '/v1/chat/completions', { authorization: `Bearer ${KEY}` }, 64, Number(values.warmup), 'warmup');
       console.log(`warm-up: ${values.warmup} requests at c=64, ${warm.perSec.toFixed(0)} turns/s${warm.errors ? `, ${warm.errors} errors` : ''}`);
       for (const c of LEVELS) {
@@ -208,7 +223,7 @@ async function main(): Promise<void> {
         // without it the dead row versions of earlier levels slow down every later one.
         await dbProbe.query('vacuum analyze');
         await drive(base, '/v1/chat/completions', { authorization: `Bearer ${KEY}` }, c, Math.min(50, REQUESTS), `warm-${c}`);
-        const n = Math.max(REQUESTS, c * 20);
+        const n = Math.max(REQUESTS, c * PER_CONNECTION);
         const pids = [...procs.map((p) => p.proc.pid!), fake.proc.pid!];
         const cpu0 = pids.map(cpuMs);
         const self0 = process.cpuUsage();
@@ -234,6 +249,13 @@ async function main(): Promise<void> {
                 .join(', '),
           );
         const fl = floor[c]!;
+        if (c === 64) {
+          figures.perSec64 = { gateway: r.perSec, floor: fl.perSec };
+          figures.cpu64 = { gateway: perTurn.slice(0, -1).reduce((a, b) => a + b, 0), fakeLlm: perTurn[perTurn.length - 1]! };
+          figures.redisCommands64 = (svc1.redisCalls - svc0.redisCalls) / n;
+          figures.pgTransactions64 = (svc1.pgXacts - svc0.pgXacts) / n;
+        }
+        if (c === 1) figures.ttft1 = { p50: pct(r.ttft, 50), p99: pct(r.ttft, 99), floorP50: pct(fl.ttft, 50), floorP99: pct(fl.ttft, 99) };
         console.log(
           `${'added'.padEnd(10)} c=${String(c).padEnd(3)} ttft p50 ${(pct(r.ttft, 50) - pct(fl.ttft, 50)).toFixed(1).padStart(7)} p99 ${(pct(r.ttft, 99) - pct(fl.ttft, 99)).toFixed(1).padStart(7)} ms`,
         );
@@ -241,6 +263,8 @@ async function main(): Promise<void> {
       redisProbe.disconnect();
       await dbProbe.end();
       console.log(`RSS after load: ${procs.map((p) => `${p.name} ${rssMb(p.proc.pid!)} MB`).join(', ')}`);
+      console.log(`targets, ${figures.label}:\n${targetLines(figures).join('\n')}`);
+      summary.push(figures);
     } finally {
       for (const p of procs) p.proc.kill('SIGTERM');
       const deadline = Date.now() + 10_000;
@@ -249,6 +273,10 @@ async function main(): Promise<void> {
       await redis.stop();
       await db.drop().catch(() => {});
     }
+  }
+  if (summary.length > 1) {
+    console.log('\nsummary (ratios to the floor of this run):');
+    for (const f of summary) console.log(`${f.label}:\n${targetLines(f).join('\n')}`);
   }
   fake.proc.kill('SIGTERM');
   agent.destroy();

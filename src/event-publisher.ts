@@ -81,3 +81,8 @@ export class EventPublisher {
 export function conversationTopic(conversationKey: string): Topic<BusTurnEvent> {
   return topic(`conv:${conversationKey}`);
 }
+
+/** Whether a topic is a conversation's turn events (what a process running both roles may deliver in process: app/infra.ts). */
+export function isConversationTopic(name: string): boolean {
+  return name.startsWith('conv:');
+}

@@ -13,6 +13,8 @@ export const queueSchema = z
     /** Inbox rows unconsumed for this long get their conversation re-drained. */
     recoverAfterMs: z.number().int().positive().default(30_000),
     recoverIntervalMs: z.number().int().positive().default(15_000),
+    /** `start` on Redis: run the drains of messages accepted here in process while the worker has room (adapters/queue/local-lane.ts). */
+    localLane: z.boolean().default(true),
     /** A reply whose delivery failed after its turn closed: tries of the delivery job before its dead letter. */
     deliveryAttempts: z.number().int().positive().default(5),
     /** The delivery job's first retry delay; each later one doubles it. */
@@ -27,6 +29,7 @@ export const QUEUE_ENV: EnvBinding[] = [
   { env: 'SWITCHBOARD_LOCK_DURATION_MS', path: ['lockDurationMs'], kind: 'int' },
   { env: 'SWITCHBOARD_STALLED_INTERVAL_MS', path: ['stalledIntervalMs'], kind: 'int' },
   { env: 'SWITCHBOARD_DELIVERY_ATTEMPTS', path: ['deliveryAttempts'], kind: 'int' },
+  { env: 'SWITCHBOARD_QUEUE_LOCAL_LANE', path: ['localLane'], kind: 'bool' },
 ];
 
 export type QueueConfig = z.infer<typeof queueSchema>;

@@ -122,6 +122,19 @@ export class MemoryQueue<T> implements JobQueue<T> {
     return { waiting: this.waiting.length + this.nextForKey.size, active: this.active.size, delayed: this.timers.size, failed: this.failed };
   }
 
+  /** Jobs waiting to run (not those waiting behind a running job of their key, nor delayed ones). */
+  waitingCount(): number {
+    return this.waiting.length;
+  }
+
+  /** Removes and returns every job not yet running (the local lane hands them over when it closes: local-lane.ts). */
+  takeWaiting(): { data: T; dedupKey?: string }[] {
+    const jobs = [...this.waiting, ...this.nextForKey.values()];
+    this.waiting = [];
+    this.nextForKey.clear();
+    return jobs.map((j) => ({ data: j.data, ...(j.dedupKey !== undefined ? { dedupKey: j.dedupKey } : {}) }));
+  }
+
   async ping(): Promise<void> {}
 
   async close(): Promise<void> {
