@@ -82,7 +82,7 @@ describe('the channel registry', () => {
   });
 
   it('the builtins: the HTTP API always, the others only when named', async () => {
-    expect(builtinChannels().names()).toEqual(['http', 'slack', 'discord', 'sms', 'email', 'webhook']);
+    expect(builtinChannels().names()).toEqual(['http', 'slack', 'discord', 'sms', 'email', 'telegram', 'webhook']);
     const channels = await builtinChannels().configure(config({}), {});
     expect(channels.map((c) => c.name)).toEqual(['http']);
     expect(channels[0]!.listener).toBeDefined();
@@ -100,7 +100,7 @@ describe('the built-in channels load lazily (dist, a fresh process)', () => {
       const { loadConfig } = await import(${JSON.stringify(cfg)});
       await configureChannels({ ...loadConfig({}), channels: ${JSON.stringify(channels)} }, ${JSON.stringify(env)});
       const cache = Object.keys(createRequire(import.meta.url).cache);
-      console.log(JSON.stringify(['discord.js', '@slack/bolt', 'imapflow', 'nodemailer'].filter((m) => cache.some((k) => k.includes('/node_modules/' + m + '/')))));`;
+      console.log(JSON.stringify(['discord.js', '@slack/bolt', 'imapflow', 'nodemailer', 'grammy'].filter((m) => cache.some((k) => k.includes('/node_modules/' + m + '/')))));`;
     const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', cwd: packageRoot, timeout: 60_000 });
     if (r.status !== 0) throw new Error(r.stderr);
     return JSON.parse(r.stdout.trim().split('\n').at(-1)!) as string[];
@@ -112,5 +112,6 @@ describe('the built-in channels load lazily (dist, a fresh process)', () => {
 
   it('a configured channel loads its own SDK and no other', () => {
     expect(loadedAfter({ discord: {} }, { DISCORD_BOT_TOKEN: 't0ken' })).toEqual(['discord.js']);
+    expect(loadedAfter({ telegram: {} }, { TELEGRAM_BOT_TOKEN: '1:t0ken' })).toEqual(['grammy']);
   });
 });

@@ -6,6 +6,7 @@
  */
 import type { Message } from 'grammy/types';
 import { describe, expect, it } from 'vitest';
+import { builtinChannels } from '../app/register-builtin-channels.js';
 import { addressedBy, strippedText } from '../channels/telegram/addressing.js';
 import { parseCallbackData } from '../channels/telegram/approvals.js';
 import { CatchUp } from '../channels/telegram/catch-up.js';
@@ -13,6 +14,7 @@ import { parseTelegramConfig } from '../channels/telegram/config.js';
 import { htmlToPlain, toTelegramHtml } from '../channels/telegram/format.js';
 import { probeTelegram } from '../channels/telegram/probe.js';
 import { parseTelegramReplyTo } from '../channels/telegram/reply-to.js';
+import { setup } from '../channels/telegram/setup.js';
 import { ReplyToError } from '../src/channel/index.js';
 import { BOT_TOKEN, FakeTelegram, parseHtml } from './fakes/telegram-server.js';
 
@@ -184,5 +186,22 @@ describe('telegram doctor --probe', () => {
     } finally {
       await fake.close();
     }
+  });
+});
+
+describe('telegram in switchboard init', () => {
+  it('is offered, and makes a polling or a webhook configuration with the secrets each needs', async () => {
+    expect((await builtinChannels().setups()).map((x) => x.name)).toContain('telegram');
+    expect(setup.config({})).toEqual({});
+    expect(setup.secrets({}).map((x) => x.name)).toEqual(['TELEGRAM_BOT_TOKEN']);
+    const hook = { 'telegram-public-url': 'https://bot.example.com' };
+    expect(setup.config(hook)).toEqual({ publicUrl: 'https://bot.example.com' });
+    expect(setup.secrets(hook).map((x) => x.name)).toEqual(['TELEGRAM_BOT_TOKEN', 'TELEGRAM_WEBHOOK_SECRET']);
+    expect(setup.guide(hook)).toContain('https://bot.example.com/v1/channels/telegram/webhook');
+    const q = setup.questions[0]!;
+    for (const bad of ['http://bot.example.com', 'https://bot.example.com/', 'bot.example.com', 'https://a b']) expect(q.validate!(bad), bad).toBeDefined();
+    expect(q.validate!('https://bot.example.com/sb')).toBeUndefined();
+    // What init writes is what the channel accepts.
+    expect(() => parseTelegramConfig(setup.config(hook), { TELEGRAM_BOT_TOKEN: '1:x', TELEGRAM_WEBHOOK_SECRET: 'a'.repeat(32) })).not.toThrow();
   });
 });

@@ -3,7 +3,15 @@ import { type Api, GrammyError } from 'grammy';
 import type { Message, Update } from 'grammy/types';
 import type { Logger } from 'pino';
 import type { InboundMessage } from '../../kernel/envelope.js';
-import { type ChannelListener, ConfigError, type ListenContext, parseApprovalAnswer, type RouteContext, sendJson } from '../../src/channel/index.js';
+import {
+  type ChannelListener,
+  ConfigError,
+  type Lease,
+  type ListenContext,
+  parseApprovalAnswer,
+  type RouteContext,
+  sendJson,
+} from '../../src/channel/index.js';
 import type { BotSelf } from './addressing.js';
 import { handleApprovalTap } from './approvals.js';
 import { CatchUp, type CatchUpSkip, type DropReason } from './catch-up.js';
@@ -98,17 +106,21 @@ export class TelegramListener implements ChannelListener {
     this.closed = true;
     this.abort.abort();
     await this.loop;
-    // Confirms what was handled, so the next start is not handed it again (the inbox would drop it anyway).
-    if (this.loop && this.offset)
+    // Confirms what was handled (still holding the lease: no other poller is cut off), so the next start is not handed it again.
+    if (this.loop && this.offset && this.lease)
       await this.api!.getUpdates({ offset: this.offset, limit: 1, timeout: 0 }, AbortSignal.timeout(3_000) as Parameters<Api['getUpdates']>[1]).catch(
         (err: unknown) => this.log!.debug({ err: errorCode(err) }, 'telegram: could not confirm the last updates'),
       );
+    const lease = this.lease;
+    this.lease = null;
+    await lease?.release().catch((err: unknown) => this.log?.debug({ err }, 'telegram: could not release the poller lease'));
   }
 
   health(): { ok: boolean; message?: string } {
     if (!this.self) return { ok: false, message: 'not started' };
     if (this.cfg.publicUrl) return this.webhookSet ? { ok: true } : { ok: false, message: 'webhook not set' };
     if (this.lastError) return { ok: false, message: `getUpdates failing: ${this.lastError}` };
+    if (this.standby) return { ok: true, message: 'standing by: another process polls this bot' };
     const stale = Date.now() - this.lastPollAt > (this.cfg.pollTimeoutSeconds + 60) * 1000;
     return stale ? { ok: false, message: 'no getUpdates answer for too long' } : { ok: true };
   }
@@ -122,12 +134,33 @@ export class TelegramListener implements ChannelListener {
 
   private offset = 0;
 
+  /**
+   * One poller per bot across every ingress process (Telegram ends a second getUpdates with 409):
+   * a lease, renewed before each long poll; the others stand by and take over when it lapses.
+   */
+  private async holdPollerLease(): Promise<boolean> {
+    const ttl = (this.cfg.pollTimeoutSeconds + 30) * 1000;
+    if (this.lease && (await this.lease.renew())) return true;
+    this.lease = await this.ctx!.leases.tryAcquire(`telegram-poller:${this.self!.id}`, ttl);
+    this.standby = this.lease === null;
+    return this.lease !== null;
+  }
+
+  private lease: Lease | null = null;
+  private standby = false;
+
   private async poll(): Promise<void> {
     let offset = 0;
     let backoff = 1_000;
     this.lastPollAt = Date.now();
     while (!this.closed) {
       try {
+        if (!(await this.holdPollerLease())) {
+          // Another process polls this bot: this one stands by.
+          this.lastPollAt = Date.now();
+          await new Promise((r) => setTimeout(r, Math.min(5_000, (this.cfg.pollTimeoutSeconds + 1) * 1000)));
+          continue;
+        }
         const updates = await this.api!.getUpdates(
           { offset, timeout: this.cfg.pollTimeoutSeconds, allowed_updates: [...ALLOWED_UPDATES] },
           this.abort.signal as Parameters<Api['getUpdates']>[1],

@@ -25,7 +25,7 @@ export const setup: ChannelSetup = {
       '1. In Telegram, talk to @BotFather: /newbot, pick a name and a username ending in "bot"; put the token in TELEGRAM_BOT_TOKEN in .env.',
       url
         ? `2. Webhook mode: Telegram will POST to ${url}/v1/channels/telegram/webhook (set at start, with TELEGRAM_WEBHOOK_SECRET as its secret token).`
-        : '2. Long polling: nothing to expose; the gateway asks Telegram for updates (only one gateway process may poll one bot).',
+        : '2. Long polling: nothing to expose; the gateway asks Telegram for updates (one ingress process polls, the others stand by).',
       '3. Groups: add the bot to the group. With privacy mode on (the default) it sees only messages that mention it, reply to it,',
       '   or are commands; that is all it answers anyway. For requireMention: false turn privacy off (@BotFather /setprivacy > Disable),',
       '   then remove and re-add the bot to the group. Forum topics are separate conversations.',
