@@ -10,7 +10,7 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Gateway } from '../app/gateway.js';
 import { FakeLlm, type FakeRequest, lastUserText, reply, toolCall } from './fakes/fake-llm.js';
-import { API_KEY, OTHER_KEY, openaiClient, startGateway, testConfig } from './support/gateway.js';
+import { API_KEY, eventually, OTHER_KEY, openaiClient, startGateway, TEST_OPERATOR_KEY, testConfig } from './support/gateway.js';
 import { createTestDatabase, type TestDatabase } from './support/postgres.js';
 import { TestRedis } from './support/redis.js';
 
@@ -193,7 +193,7 @@ describe('the Responses API', () => {
     expect(final.output_text ?? (final.output[1] as OpenAI.Responses.ResponseOutputMessage).content[0]).toBeTruthy();
   });
 
-  it('a call parked for approval is an incomplete mcp_call and an mcp_approval_request item', async () => {
+  it('a call parked for approval is an incomplete mcp_call and an mcp_approval_request item; the next response is queued behind it', async () => {
     const r = await client.responses.create({ model: 'default', input: 'run it' });
     const types = r.output.map((o) => o.type);
     expect(types).toContain('mcp_call');
@@ -206,6 +206,27 @@ describe('the Responses API', () => {
     expect(JSON.parse(req.arguments)).toMatchObject({ command: 'echo hi >> out.txt' });
     // The text fallback is in the message too, for clients that read only output_text.
     expect(r.output_text).toContain(code);
+
+    // The next response waits behind the approval: answered "queued" with the notice at once...
+    const queued = await client.responses.create({ model: 'default', input: 'after parked', previous_response_id: r.id });
+    expect(queued.status).toBe('queued');
+    expect(queued.output_text).toContain(code);
+    // ...and once an operator approves, GET has its answer.
+    const ok = await fetch(`${gw.url}/v1/approvals/${code}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TEST_OPERATOR_KEY}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ decision: 'approve' }),
+    });
+    expect(ok.status).toBe(200);
+    const done = await eventually(
+      async () => {
+        const g = await client.responses.retrieve(queued.id);
+        return g.status === 'completed' ? g : null;
+      },
+      60_000,
+      250,
+    );
+    expect(done.output_text).toBe('echo: after parked');
   });
 
   it('a turn that fails on every provider: 502 in the error shape, streamed as response.failed', async () => {
