@@ -42,6 +42,8 @@ function context(received: InboundMessage[]): ListenContext {
     state: { get: refuse, set: refuse, delete: refuse } as never,
     deliveries: { get: refuse, record: refuse } as never,
     leases: locks,
+    shouldAnswer: async () => ({ answer: true, why: 'direct' }),
+    dropped: () => {},
     log: pino({ level: 'silent' }),
   } as ListenContext;
 }

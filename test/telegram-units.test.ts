@@ -7,7 +7,7 @@
 import type { Message } from 'grammy/types';
 import { describe, expect, it } from 'vitest';
 import { builtinChannels } from '../app/register-builtin-channels.js';
-import { addressedBy, strippedText } from '../channels/telegram/addressing.js';
+import { addressedBy, addressFacts, strippedText } from '../channels/telegram/addressing.js';
 import { parseCallbackData } from '../channels/telegram/approvals.js';
 import { CatchUp } from '../channels/telegram/catch-up.js';
 import { parseTelegramConfig } from '../channels/telegram/config.js';
@@ -70,6 +70,19 @@ describe('telegram HTML', () => {
 });
 
 describe('telegram group addressing', () => {
+  it('gives the gateway manners the facts: someone else mentioned or replied to, the bot addressed', () => {
+    const never = () => false;
+    expect(addressFacts(group('@alice can you look'), self, never)).toMatchObject({ isDirect: false, mentionsBot: false, mentionsOthers: true });
+    expect(addressFacts(group('@switchboard_bot and @alice'), self, never)).toMatchObject({ mentionsBot: true, mentionsOthers: true });
+    expect(addressFacts(group('/new'), self, never)).toMatchObject({ mentionsBot: true, mentionsOthers: false });
+    const toAlice = {
+      ...group('thanks'),
+      reply_to_message: { message_id: 9, date: 0, chat: group('x').chat, from: { id: 77, is_bot: false, first_name: 'Alice' } },
+    };
+    expect(addressFacts(toAlice as never, self, never)).toMatchObject({ replyToBot: false, mentionsOthers: true });
+    expect(addressFacts(group('hello'), self, (t) => t.startsWith('hello'))).toMatchObject({ startsWithBotName: true });
+  });
+
   it('a mention of the bot, its command or a reply to it addresses it; look-alikes do not', () => {
     expect(addressedBy(group('@switchboard_bot hi'), self)).toBe('mention');
     expect(addressedBy(group('@SwitchBoard_Bot hi'), self)).toBe('mention');

@@ -77,10 +77,19 @@ describe('telegram: groups and forum topics', () => {
     await w.answered(viaTextMention.updateId);
     expect(repliesTo(GROUP.id, viaTextMention.messageId).map((m) => m.text)).toEqual(['echo: Switchboard, what now']);
 
+    // The gateway's manners (as on Slack and Discord): the bot's name at a line start addresses it;
+    // a reply to someone else, or the bot's name mid-sentence, does not.
+    const byName = fake.userMessage({ chat: GROUP, from: BOB, text: 'switchboard: summarize please' });
+    await w.answered(byName.updateId);
+    expect(repliesTo(GROUP.id, byName.messageId).map((m) => m.text)).toEqual(['echo: switchboard: summarize please']);
+    const toAlice = fake.userMessage({ chat: GROUP, from: BOB, text: 'thanks switchboard', replyTo: { message_id: quiet.messageId, from: ALICE } });
+    const named = fake.userMessage({ chat: GROUP, from: BOB, text: 'I asked switchboard yesterday' });
+
     const command = fake.userMessage({ chat: GROUP, from: ALICE, text: `/status@${BOT.username}` });
     const status = await eventually(async () => repliesTo(GROUP.id, command.messageId)[0]);
     expect(status.text).toMatch(/^Model: /);
     expect(modelCallsAbout('/status')).toBe(0);
+    for (const u of [toAlice, named]) expect(await w.inboxRows(u.updateId)).toHaveLength(0);
   }, 60_000);
 
   it('forum topics are threads: each its own conversation, answered in its topic; a topic message is no reply to the bot', async () => {

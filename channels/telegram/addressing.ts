@@ -1,9 +1,12 @@
 import type { Message, MessageEntity } from 'grammy/types';
+import type { AddressFacts } from '../../src/channel/index.js';
 
 /** The bot as getMe tells it. */
 export interface BotSelf {
   id: number;
   username: string;
+  /** The bot's display name (getMe's first_name): its name at a line start addresses it too. */
+  firstName?: string;
 }
 
 /** The commands the gateway answers (ctx.receive knows them as "/new", "/status", "/stop"). */
@@ -57,4 +60,29 @@ export function strippedText(m: Message, self: BotSelf): string {
     }
   }
   return text.replace(/[ \t]+/g, ' ').trim();
+}
+
+/**
+ * The platform-neutral facts for the gateway's manners (ListenContext.shouldAnswer): addressed as
+ * above, someone else mentioned (another @username, a text_mention of another user) or replied to
+ * (not the topic's first message), the bot's name at a line start. Telegram delivers no other
+ * bot's messages to a bot, so fromBot never comes up.
+ */
+export function addressFacts(m: Message, self: BotSelf, startsWithName: (text: string) => boolean): AddressFacts {
+  const text = m.text ?? m.caption ?? '';
+  const by = addressedBy(m, self);
+  const handle = `@${self.username}`.toLowerCase();
+  const entities = m.entities ?? m.caption_entities ?? [];
+  const r = m.reply_to_message;
+  const repliesToOther = !!r && r.from?.id !== self.id && !r.forum_topic_created && !(m.is_topic_message && r.message_id === m.message_thread_id);
+  const mentionsOthers =
+    repliesToOther ||
+    entities.some((e) => (e.type === 'mention' && entityText(text, e).toLowerCase() !== handle) || (e.type === 'text_mention' && e.user?.id !== self.id));
+  return {
+    isDirect: m.chat.type === 'private',
+    mentionsBot: by === 'mention' || by === 'command',
+    replyToBot: by === 'reply',
+    mentionsOthers,
+    startsWithBotName: startsWithName(text),
+  };
 }

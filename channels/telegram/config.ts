@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ConfigError, configError, issueProblems } from '../../src/channel/index.js';
+import { ConfigError, configError, groupsSchema, issueProblems } from '../../src/channel/index.js';
 
 const envName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'expected an environment variable name');
 /** A Telegram chat id: a user's (positive) or a group's (negative, -100… for supergroups). */
@@ -44,7 +44,9 @@ export const telegramSchema = z
     /** In groups: answer only when addressed (a mention, a reply to the bot, /cmd@bot). */
     requireMention: z.boolean().default(true),
     /** Overrides per group chat id. */
-    groups: z.record(chatId, groupOverride).default({}),
+    chats: z.record(chatId, groupOverride).default({}),
+    /** Manners in groups (the name at a line start, ambient replies), as the other channels' groups; requireMention: false means respondIn: all. */
+    groups: groupsSchema({ respondIn: 'mentions' }),
     /** Least time between two edits (or posts) in one chat while a reply streams; Telegram allows about one a second per chat. */
     editIntervalMs: z.number().int().min(1_000).max(60_000).default(1_000),
     /** Show "typing…" while the agent thinks. */
@@ -104,5 +106,5 @@ export function parseTelegramConfig(raw: unknown, env: Record<string, string | u
 
 /** Whether a message in this group must address the bot. */
 export function mentionRequired(cfg: TelegramConfig, chat: string): boolean {
-  return cfg.groups[chat]?.requireMention ?? cfg.requireMention;
+  return cfg.chats[chat]?.requireMention ?? cfg.requireMention;
 }

@@ -1,6 +1,7 @@
 import type { Message } from 'grammy/types';
 import { conversationKey, type InboundMessage } from '../../kernel/envelope.js';
-import { addressedBy, type BotSelf, strippedText } from './addressing.js';
+import { botNames, nameAtLineStart, type RoomQuestion } from '../../src/channel/index.js';
+import { addressFacts, type BotSelf, strippedText } from './addressing.js';
 import { mentionRequired, type TelegramConfig } from './config.js';
 import type { TelegramReplyTo } from './reply-to.js';
 
@@ -26,13 +27,7 @@ export function displayName(u: { first_name: string; last_name?: string; usernam
  * (except what reads as an approval answer: answerOnly, for the listener to check the code is pending).
  * The external id is the update_id: a redelivered update is the same message.
  */
-export function toInbound(
-  updateId: number,
-  m: Message,
-  self: BotSelf,
-  cfg: TelegramConfig,
-  looksLikeAnswer: (text: string) => boolean,
-): { msg: InboundMessage; answerOnly: boolean } | null {
+export function toInbound(updateId: number, m: Message, self: BotSelf, cfg: TelegramConfig): { msg: InboundMessage; room?: RoomQuestion } | null {
   const from = m.from;
   if (!from || from.is_bot || m.sender_chat) return null;
   const isPrivate = m.chat.type === 'private';
@@ -40,22 +35,31 @@ export function toInbound(
   if (isPrivate ? !cfg.dms : !cfg.groupsEnabled) return null;
   const text = strippedText(m, self);
   if (!text) return null;
-  const answerOnly = !isPrivate && mentionRequired(cfg, String(m.chat.id)) && addressedBy(m, self) === null;
-  if (answerOnly && !looksLikeAnswer(text)) return null;
   const thread = threadOf(m);
   const replyTo: TelegramReplyTo = { chatId: String(m.chat.id), messageId: m.message_id, ...(thread !== undefined ? { threadId: thread } : {}) };
   const name = displayName(from);
+  const msg: InboundMessage = {
+    channel: 'telegram',
+    externalId: String(updateId),
+    conversationKey: conversationKeyOf(m),
+    sender: { id: String(from.id), ...(name ? { name } : {}) },
+    text,
+    attachments: [],
+    replyTo: { ...replyTo },
+    receivedAt: new Date(m.date * 1000),
+  };
+  if (isPrivate) return { msg };
+  // A group: the gateway's manners decide (ListenContext.shouldAnswer); requireMention: false is respondIn: all.
+  const policy = mentionRequired(cfg, String(m.chat.id)) ? cfg.groups : { ...cfg.groups, respondIn: 'all' as const };
+  const names = botNames(policy, [self.username, self.firstName]);
   return {
-    answerOnly,
-    msg: {
-      channel: 'telegram',
-      externalId: String(updateId),
-      conversationKey: conversationKeyOf(m),
-      sender: { id: String(from.id), ...(name ? { name } : {}) },
+    msg,
+    room: {
+      room: `${m.chat.id}${thread !== undefined ? `:${thread}` : ''}`,
+      facts: addressFacts(m, self, (t) => nameAtLineStart(t, names)),
+      policy,
       text,
-      attachments: [],
-      replyTo: { ...replyTo },
-      receivedAt: new Date(m.date * 1000),
+      messageId: String(m.message_id),
     },
   };
 }

@@ -61,7 +61,7 @@ export class TelegramListener implements ChannelListener {
     this.api = createApi(this.cfg, ctx.log);
     this.catchUp = new CatchUp(this.cfg.catchUp, Date.now());
     const me = await this.getMe();
-    this.self = { id: me.id, username: me.username };
+    this.self = { id: me.id, username: me.username, firstName: me.first_name };
     ctx.log.info({ bot: this.self.username, mode: this.cfg.publicUrl ? 'webhook' : 'polling' }, 'telegram connected');
     if (this.cfg.registerCommands)
       void this.api.setMyCommands(COMMANDS).catch((err: unknown) => ctx.log.warn({ err: errorCode(err) }, 'telegram: could not register the commands'));
@@ -216,12 +216,18 @@ export class TelegramListener implements ChannelListener {
 
   private async onMessage(updateId: number, m: Message): Promise<void> {
     const ctx = this.ctx!;
-    const inbound = toInbound(updateId, m, this.self!, this.cfg, (t) => parseApprovalAnswer(t) !== null);
+    const inbound = toInbound(updateId, m, this.self!, this.cfg);
     if (!inbound) return;
-    const { msg, answerOnly } = inbound;
-    if (answerOnly) {
+    const { msg, room } = inbound;
+    // In a group, before anything the user could see or a model call: is this for the bot?
+    const decision = room ? await ctx.shouldAnswer(room) : undefined;
+    if (decision && !decision.answer) {
+      // Unaddressed chatter that merely looks like "yes K7Q4P": only a pending code makes it an answer.
       const code = parseApprovalAnswer(msg.text)?.code;
-      if (!code || !(await ctx.pendingApprovals()).some((a) => a.code === code)) return;
+      if (!code || !(await ctx.pendingApprovals()).some((a) => a.code === code)) {
+        this.log?.debug({ update: updateId, reason: decision.why }, 'telegram group message not answered');
+        return;
+      }
     }
     const verdict = this.catchUp!.judge(msg.conversationKey, m.date * 1000);
     if (verdict !== 'answer') return this.dropWaiting(m, msg, verdict);
