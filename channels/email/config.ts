@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ConfigError, configError, issueProblems } from '../../src/channel/index.js';
+import { ConfigError, configError, groupsSchema, issueProblems } from '../../src/channel/index.js';
 
 const retrySchema = z
   .object({
@@ -97,6 +97,8 @@ export const emailConfigSchema = z
       .default(10 * 1024 * 1024),
     /** Longest message text handed to the agent (the rest is cut with a note). */
     maxTextChars: z.number().int().positive().default(20_000),
+    /** Manners in group threads (mail to several people): by default mail with us in To, replies to us and threads we wrote in. */
+    groups: groupsSchema({ respondIn: 'threads' }),
   })
   .strict();
 
