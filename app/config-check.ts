@@ -54,6 +54,11 @@ export async function checkSlices(cfg: Partial<Config>, env: Env, invalid: Reado
     const refs: Array<[string, string | undefined]> = [];
     if (cfg.compaction) refs.push(['compaction.summarizerSlot', cfg.compaction.summarizerSlot]);
     if (cfg.moat) refs.push(['moat.honesty.judgeSlot', cfg.moat.honesty.judgeSlot]);
+    // Group-chat manners' ambient classifier, in any channel's groups section.
+    for (const [name, raw] of Object.entries((cfg.channels ?? {}) as Record<string, unknown>)) {
+      const slot = (raw as { groups?: { classifierSlot?: unknown } } | null)?.groups?.classifierSlot;
+      if (typeof slot === 'string') refs.push([`channels.${name}.groups.classifierSlot`, slot]);
+    }
     for (const [path, id] of refs) {
       if (!id || ids.includes(id)) continue;
       const suggestion = didYouMean(id, ids);

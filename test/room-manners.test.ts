@@ -9,6 +9,9 @@ import { MemoryLocks } from '../adapters/lock/memory.js';
 import type { ChannelStateRepository } from '../adapters/store/ports/channel-state.js';
 import { type AddressFacts, groupsSchema } from '../src/channel/addressed.js';
 import { RoomManners, roomKey } from '../src/ingress/room-manners.js';
+import { FakeLlm } from './fakes/fake-llm.js';
+import { APP_TOKEN, BOT_TOKEN } from './fakes/slack-api.js';
+import { startGateway, testConfig } from './support/gateway.js';
 import { MemoryChannelState } from './support/memory-repos/channel-repos.js';
 import { Tables } from './support/memory-repos/tables.js';
 
@@ -120,5 +123,22 @@ describe('RoomManners', () => {
     expect(roomKey('T1:C1')).toBe('room:T1:C1');
     expect(roomKey('<a@b>\n"; drop')).toMatch(/^room#[0-9a-f]{32}$/);
     expect(roomKey('x'.repeat(5_000))).toMatch(/^room#[0-9a-f]{32}$/);
+  });
+});
+
+describe('groups.classifierSlot at start', () => {
+  it('refuses a classifier slot that names no provider slot, naming the key', async () => {
+    const fake = new FakeLlm();
+    await fake.start();
+    process.env.SB_TEST_MANNERS_BOT = BOT_TOKEN;
+    process.env.SB_TEST_MANNERS_APP = APP_TOKEN;
+    try {
+      const slack = { botTokenEnv: 'SB_TEST_MANNERS_BOT', appTokenEnv: 'SB_TEST_MANNERS_APP', groups: { ambientPerHour: 2, classifierSlot: 'no-such-slot' } };
+      const err = await startGateway(testConfig(fake, {}, { channels: { slack } })).catch((e: unknown) => e);
+      expect((err as Error).name).toBe('ConfigError');
+      expect((err as Error).message).toMatch(/"channels\.slack\.groups\.classifierSlot": no provider slot "no-such-slot"/);
+    } finally {
+      await fake.close();
+    }
   });
 });

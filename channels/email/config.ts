@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ConfigError, catchUpSchema, configError, issueProblems } from '../../src/channel/index.js';
+import { ConfigError, catchUpSchema, configError, groupsSchema, issueProblems } from '../../src/channel/index.js';
 
 const retrySchema = z
   .object({
@@ -102,6 +102,8 @@ export const emailConfigSchema = z
      * received it (default a day: mail is slow), or past maxMessages from one sender in one sync, is skipped.
      */
     catchUp: catchUpSchema.unwrap().prefault({ maxAgeMinutes: 1_440 }),
+    /** Manners in group threads (mail to several people): by default mail with us in To, replies to us and threads we wrote in. */
+    groups: groupsSchema({ respondIn: 'threads' }),
   })
   .strict();
 

@@ -4,10 +4,11 @@ import { ignoreError } from '../../kernel/errors.js';
 import { type CatchUpSkip, type ChannelListener, type ListenContext, offlineReplyText, planCatchUp } from '../../src/channel/index.js';
 import { composeReply } from './compose.js';
 import type { EmailConfig } from './config.js';
-import { replyTarget, toInbound } from './inbound.js';
+import { emailBotNames, emailFacts, replyTarget, toInbound } from './inbound.js';
 import { type InboundMail, readMail } from './parse.js';
 import { Mailer } from './smtp.js';
 import { type Cursor, CursorStore, PollerLease } from './state.js';
+import { threadKey } from './thread.js';
 
 type Status = 'starting' | 'connected' | 'standby' | 'disconnected' | 'closed';
 
@@ -324,6 +325,15 @@ export class EmailListener implements ChannelListener {
       return;
     }
     if (!verified) this.log.info({ uid, from: mail.from }, 'sender not authenticated by the receiving server: treated as unverified');
+    // A group thread: answered only when addressed to us (asked before anything is sent or a model called).
+    const facts = emailFacts(mail, this.cfg.address, emailBotNames(this.cfg.groups, this.cfg.name, this.cfg.address));
+    if (!facts.isDirect) {
+      const decision = await this.ctx!.shouldAnswer({ room: threadKey(mail), facts, policy: this.cfg.groups, text: mail.text, messageId: mail.externalId });
+      if (!decision.answer) {
+        this.log.info({ uid, from: mail.from, reason: decision.why }, 'group mail not addressed to us: not answered');
+        return;
+      }
+    }
     const msg = toInbound(mail, {
       ourAddress: this.cfg.address,
       requireAuthenticatedSender: this.cfg.requireAuthenticatedSender,

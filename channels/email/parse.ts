@@ -28,6 +28,9 @@ export interface InboundMail {
   automated: string | null;
   /** The receiving server vouches for the From domain (Authentication-Results). */
   authenticated: boolean;
+  /** The To and Cc addresses, lowercased (who else the mail is for: a group thread). */
+  to: string[];
+  cc: string[];
   date?: Date;
 }
 
@@ -46,6 +49,17 @@ function firstAddress(a: AddressObject | AddressObject[] | undefined): { address
     }
   }
   return undefined;
+}
+
+/** Every address of a header (groups unfolded), lowercased, at most 100. */
+function addresses(a: AddressObject | AddressObject[] | undefined): string[] {
+  const out: string[] = [];
+  for (const obj of Array.isArray(a) ? a : a ? [a] : []) {
+    for (const v of obj.value) {
+      for (const x of v.group ?? [v]) if (x.address && out.length < 100) out.push(x.address.trim().toLowerCase());
+    }
+  }
+  return out;
 }
 
 /** Parses a raw message (mailparser) into what the channel needs; null when it has no usable sender. */
@@ -90,6 +104,8 @@ export async function readMail(raw: Buffer, opts: ReadOptions): Promise<InboundM
     attachments,
     automated: automatedReason(headers, from.address, opts.ourAddress, contentType, subject),
     authenticated: senderAuthenticated(headers.all('authentication-results'), from.address, opts.authServId),
+    to: addresses(p.to),
+    cc: addresses(p.cc),
     ...(p.date ? { date: p.date } : {}),
   };
 }

@@ -10,7 +10,9 @@ import type { Dovecot } from '../support/dovecot.js';
 export interface MailSpec {
   from: string;
   fromName?: string;
-  to?: string;
+  /** One address or several (a group mail); default the bot. */
+  to?: string | string[];
+  cc?: string[];
   subject: string;
   text?: string;
   html?: string;
@@ -37,7 +39,13 @@ export function rawMail(m: MailSpec): { raw: string; messageId: string } {
   const lines: string[] = [];
   for (const [k, v] of m.headers ?? []) lines.push(`${k}: ${v}`);
   lines.push(`From: ${m.fromName ? `"${m.fromName}" ` : ''}<${m.from}>`);
-  lines.push(`To: <${m.to ?? 'bot@example.test'}>`);
+  lines.push(
+    `To: ${[m.to ?? 'bot@example.test']
+      .flat()
+      .map((a) => `<${a}>`)
+      .join(', ')}`,
+  );
+  if (m.cc?.length) lines.push(`Cc: ${m.cc.map((a) => `<${a}>`).join(', ')}`);
   lines.push(`Subject: ${m.subject}`);
   lines.push(`Date: ${new Date().toUTCString()}`);
   lines.push(`Message-ID: ${messageId}`);
