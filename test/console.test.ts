@@ -220,8 +220,10 @@ describe('operator console', () => {
     await page.waitForSelector(`#rulemsg:text("Rule #${rule.id} deleted")`);
     await page.waitForSelector(`#rules tr[data-rule="${rule.id}"]`, { state: 'detached' });
     expect(await gw.infra.approvals.rule(rule.id)).toBeUndefined();
-    for (const sel of ['#approvals', '#health', '#chart', '#convs', '#access', '#norules', '#subscribers', '#memory', '#config', '#chatlog'])
+    for (const sel of ['#approvals', '#health', '#dropped', '#chart', '#convs', '#access', '#norules', '#subscribers', '#memory', '#config', '#chatlog'])
       expect([sel, await visible(page, sel)]).toEqual([sel, true]);
+    // Dropped messages by channel and reason (switchboard_messages_dropped_total): none in this gateway yet.
+    expect(await page.textContent('#dropped')).toContain('none dropped since this process started');
 
     // A transcript: the stored messages (markup as text), then live events appended.
     await page.click('#convs tr[data-id]:has-text("watched")');

@@ -149,6 +149,7 @@ for (const setup of backendSetups()) {
     let fake: FakeLlm;
     let gw: Gateway;
     let ingress: Ingress;
+    const drops: string[] = [];
     beforeAll(async () => {
       process.env.SB_INGRESS_TEST_SECRET = WEBHOOK_SECRET;
       fake = new FakeLlm();
@@ -176,6 +177,7 @@ for (const setup of backendSetups()) {
       ingress = new Ingress(gw.infra.store, gw.infra.queue, gw.log, {
         access: new AccessControl(gw.infra.access, gw.config),
         outcomes: gw.infra.ingressOutcomes as never,
+        dropped: (channel, reason) => drops.push(`${channel}:${reason}`),
       });
     }, 120_000);
     afterAll(async () => {
@@ -284,6 +286,8 @@ for (const setup of backendSetups()) {
       expect(later).toMatchObject({ kind: 'refused', code: 'access', reply: (both[0] as { reply: string }).reply });
       expect(await gw.infra.access.pendingCount('pair')).toBe(1);
       expect((await gw.infra.store.db.query(`select 1 from inbox where channel = 'pair'`)).rows).toHaveLength(0);
+      // Each refusal is counted as a dropped message (switchboard_messages_dropped_total{channel,reason}).
+      expect(drops.filter((d) => d === 'pair:access')).toHaveLength(3);
     });
 
     it('two deliveries of one message at once are one accepted message, answered once', async () => {

@@ -37,6 +37,7 @@ export class DiscordListener implements ChannelListener {
   private cursors: CatchUpCursors | undefined;
   /** Live messages wait for the catch-up to finish, so a channel's messages are answered in order. */
   private caughtUp: Promise<void> = Promise.resolve();
+  private readyOnce = false;
 
   constructor(private readonly cfg: DiscordSettings) {}
 
@@ -96,6 +97,11 @@ export class DiscordListener implements ChannelListener {
       log.info({ user: c.user.tag, guilds: c.guilds.cache.size }, 'discord connected');
       if (this.cfg.registerCommands) void registerCommands(c, this.cfg.commandGuildIds, log);
       this.caughtUp = this.startCatchUp(c);
+      this.readyOnce = true;
+    });
+    // A new session after a reconnect that could not resume (Discord replays nothing): catch up again.
+    client.on(Events.ShardReady, () => {
+      if (this.readyOnce && client.isReady()) this.caughtUp = this.caughtUp.then(() => this.startCatchUp(client));
     });
     client.on(Events.ShardDisconnect, (e) => {
       if (this.closed) return;
