@@ -71,7 +71,7 @@ export async function startTelegramWorld(telegram: Record<string, unknown> = {},
         telegram: {
           apiRoot: fake.apiRoot,
           pollTimeoutSeconds: 2,
-          groups: { [String(OPEN_GROUP.id)]: { requireMention: false } },
+          chats: { [String(OPEN_GROUP.id)]: { requireMention: false } },
           ...(opts.webhook ? { publicUrl: `http://127.0.0.1:${port}` } : {}),
           ...telegram,
         },
