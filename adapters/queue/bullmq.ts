@@ -69,6 +69,10 @@ export class BullQueue<T> implements JobQueue<T> {
     return c;
   }
 
+  available(): boolean {
+    return this.conns[0]?.status === 'ready';
+  }
+
   async add(data: T, opts: JobOptions = {}): Promise<void> {
     await this.queue.add(this.name, data, {
       ...(opts.dedupKey !== undefined ? { deduplication: { id: opts.dedupKey, keepLastIfActive: true } } : {}),

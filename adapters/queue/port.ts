@@ -27,6 +27,11 @@ export interface WorkerOptions {
 export interface JobQueue<T> {
   add(data: T, opts?: JobOptions): Promise<void>;
   /**
+   * False while a job cannot be added now (the queue's Redis connection is not ready: an add would
+   * wait for the reconnect). Absent: always available (the in-process queue).
+   */
+  available?(): boolean;
+  /**
    * Starts consuming. The handler throwing means retry with backoff, up to the configured attempts,
    * unless the error is permanent (a SwitchboardError with retryable false, retry-policy.ts): that
    * job is logged once with its code and counted failed at once.
