@@ -100,7 +100,7 @@ export function createRedis(url: string, extra: RedisOptions = {}, opts: { watch
  * sent on a connection that just died does not answer.
  */
 export async function failFast<T>(r: Redis, command: () => Promise<T>, timeoutMs = 2_000): Promise<T> {
-  if (r.status !== 'ready') throw new QueueUnavailableError(new Error(`the Redis connection is ${r.status}`));
+  if (!(await whenReady(r, READY_GRACE_MS))) throw new QueueUnavailableError(new Error(`the Redis connection is ${r.status}`));
   let timer: NodeJS.Timeout | undefined;
   try {
     return await Promise.race([
@@ -112,4 +112,22 @@ export async function failFast<T>(r: Redis, command: () => Promise<T>, timeoutMs
   } finally {
     clearTimeout(timer);
   }
+}
+
+/** How long a request's path waits for a connection that is reconnecting (a dropped connection comes back within it). */
+export const READY_GRACE_MS = 1_000;
+
+/** True once the connection is ready, at once if it is; false if it is not within graceMs. */
+export function whenReady(r: Redis, graceMs: number): Promise<boolean> {
+  if (r.status === 'ready') return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const done = (ok: boolean) => {
+      clearTimeout(timer);
+      r.off('ready', onReady);
+      resolve(ok);
+    };
+    const onReady = () => done(true);
+    const timer = setTimeout(() => done(false), graceMs);
+    r.on('ready', onReady);
+  });
 }

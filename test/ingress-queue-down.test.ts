@@ -14,7 +14,7 @@ import { startGateway, testConfig } from './support/gateway.js';
 
 function queue(available: boolean, added: DrainJob[]): JobQueue<DrainJob> {
   return {
-    available: () => available,
+    available: async () => available,
     add: async (job) => {
       added.push(job);
       await new Promise(() => {}); // a command waiting for a reconnect that does not come

@@ -27,10 +27,11 @@ export interface WorkerOptions {
 export interface JobQueue<T> {
   add(data: T, opts?: JobOptions): Promise<void>;
   /**
-   * False while a job cannot be added now (the queue's Redis connection is not ready: an add would
-   * wait for the reconnect). Absent: always available (the in-process queue).
+   * Whether a job can be added now: false when the queue's Redis connection is not ready within
+   * `graceMs` (a reconnect after a dropped connection takes a moment; an outage does not end in
+   * it), so that an add would wait for the reconnect. Absent: always available (the in-process queue).
    */
-  available?(): boolean;
+  available?(graceMs: number): Promise<boolean>;
   /**
    * Starts consuming. The handler throwing means retry with backoff, up to the configured attempts,
    * unless the error is permanent (a SwitchboardError with retryable false, retry-policy.ts): that
