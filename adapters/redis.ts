@@ -1,4 +1,5 @@
 import { Redis, type RedisOptions } from 'ioredis';
+import { QueueUnavailableError } from './errors/types.js';
 import { hostPort, maskUrl } from './mask-url.js';
 
 /** Where Redis connection trouble is reported: a pino logger fits. */
@@ -90,4 +91,43 @@ export function createRedis(url: string, extra: RedisOptions = {}, opts: { watch
     r.on('error', (err: Error) => sink?.debug?.({ redis: hostPort(url, 6379), error: err?.message ?? String(err) }, 'redis connection error'));
   else watchRedis(r, url);
   return r;
+}
+
+/**
+ * A command on a request's path (a rate limit asked before anything is accepted): our clients
+ * wait for a reconnect forever, so this one fails fast instead, as queue_unavailable (503 with
+ * Retry-After): at once while the connection is not ready, and after `timeoutMs` when a command
+ * sent on a connection that just died does not answer.
+ */
+export async function failFast<T>(r: Redis, command: () => Promise<T>, timeoutMs = 2_000): Promise<T> {
+  if (!(await whenReady(r, READY_GRACE_MS))) throw new QueueUnavailableError(new Error(`the Redis connection is ${r.status}`));
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      command(),
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new QueueUnavailableError(new Error(`Redis did not answer within ${timeoutMs} ms`))), timeoutMs);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** How long a request's path waits for a connection that is reconnecting (a dropped connection comes back within it). */
+export const READY_GRACE_MS = 1_000;
+
+/** True once the connection is ready, at once if it is; false if it is not within graceMs. */
+export function whenReady(r: Redis, graceMs: number): Promise<boolean> {
+  if (r.status === 'ready') return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const done = (ok: boolean) => {
+      clearTimeout(timer);
+      r.off('ready', onReady);
+      resolve(ok);
+    };
+    const onReady = () => done(true);
+    const timer = setTimeout(() => done(false), graceMs);
+    r.on('ready', onReady);
+  });
 }

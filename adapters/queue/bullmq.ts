@@ -1,7 +1,7 @@
 import { type Job, Queue, UnrecoverableError, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { LogSink } from '../../kernel/log.js';
-import { createRedis } from '../redis.js';
+import { createRedis, whenReady } from '../redis.js';
 import type { JobHandler, JobOptions, JobQueue, QueueSettings, WorkerOptions } from './port.js';
 import { isPermanentFailure } from './retry-policy.js';
 
@@ -69,6 +69,11 @@ export class BullQueue<T> implements JobQueue<T> {
     const c = createRedis(this.url);
     this.conns.push(c);
     return c;
+  }
+
+  available(graceMs: number): Promise<boolean> {
+    const c = this.conns[0];
+    return c ? whenReady(c, graceMs) : Promise.resolve(false);
   }
 
   async add(data: T, opts: JobOptions = {}): Promise<void> {

@@ -27,6 +27,12 @@ export interface WorkerOptions {
 export interface JobQueue<T> {
   add(data: T, opts?: JobOptions): Promise<void>;
   /**
+   * Whether a job can be added now: false when the queue's Redis connection is not ready within
+   * `graceMs` (a reconnect after a dropped connection takes a moment; an outage does not end in
+   * it), so that an add would wait for the reconnect. Absent: always available (the in-process queue).
+   */
+  available?(graceMs: number): Promise<boolean>;
+  /**
    * Starts consuming. The handler throwing means retry with backoff, up to the configured attempts,
    * unless the error is permanent (a SwitchboardError with retryable false, retry-policy.ts): that
    * job is logged once with its code and counted failed at once.

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { createRedis } from '../redis.js';
+import { createRedis, failFast } from '../redis.js';
 import type { RateLimiter, SlotScope, TurnSlots } from './port.js';
 
 // One atomic step: refill by elapsed time (Redis clock), take a token if there is one.
@@ -101,8 +101,12 @@ export class RedisRateLimiter implements RateLimiter, TurnSlots {
     ) as RedisRateLimiter['run'];
   }
 
+  /** On the request's path (the API key's limit, the ingress's): Redis down is queue_unavailable at once, not a hung request. */
   async take(key: string, capacity: number, perSecond: number) {
-    const [allowed, wait] = (await this.redis.eval(TAKE, 1, `${this.prefix}:rl:${key}`, String(capacity), String(perSecond))) as [number, number];
+    const [allowed, wait] = (await failFast(this.redis, () => this.redis.eval(TAKE, 1, `${this.prefix}:rl:${key}`, String(capacity), String(perSecond)))) as [
+      number,
+      number,
+    ];
     return { allowed: allowed === 1, retryAfterMs: wait };
   }
 

@@ -13,6 +13,7 @@ import { approvalAnswer } from './steps/approval-answer.js';
 import { command } from './steps/command.js';
 import { interrupt } from './steps/interrupt.js';
 import { parked } from './steps/parked.js';
+import { queueAvailable } from './steps/queue-available.js';
 import { rateLimit } from './steps/rate-limit.js';
 import { redelivery } from './steps/redelivery.js';
 import { waitingCap } from './steps/waiting-cap.js';
@@ -30,7 +31,7 @@ export {
 } from './outcome.js';
 
 /** The steps in order; each hands on or answers. */
-export const INGRESS_STEPS = [redelivery, access, rateLimit, command, approvalAnswer, parked, waitingCap, accept, interrupt] as const;
+export const INGRESS_STEPS = [queueAvailable, redelivery, access, rateLimit, command, approvalAnswer, parked, waitingCap, accept, interrupt] as const;
 
 /**
  * The one way a message comes in, whatever its channel (chat platforms, the

@@ -65,6 +65,11 @@ export class TestRedis {
     });
   }
 
+  /** Starts it again on the same port after stop(), empty. */
+  async startAgain(): Promise<void> {
+    await this.startProcess();
+  }
+
   /** Kills Redis and starts it again on the same port, empty (nothing is persisted). */
   async restart(downMs = 300): Promise<void> {
     await this.stop();

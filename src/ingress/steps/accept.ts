@@ -1,11 +1,15 @@
+import { QueueUnavailableError } from '../../../adapters/errors/types.js';
 import type { IngressContext, IngressStep } from '../context.js';
 import type { AcceptedOutcome } from '../outcome.js';
 import { requestMismatch } from '../request-mismatch.js';
 
 /**
  * The durable inbox write, then (after the later steps) a drain enqueued for the
- * conversation. Once written the message is accepted whatever happens to the
- * queue: if the enqueue fails, the workers' recovery sweep drains it later.
+ * conversation. Once written the message is kept whatever happens to the queue:
+ * an enqueue that fails or does not answer within enqueueTimeoutMs (Redis went
+ * down after the queue-available step) is queue_unavailable (503, the platform
+ * delivers again, the redelivery finds the row), and the workers' recovery sweep
+ * drains the conversation once Redis is back.
  */
 export const accept: IngressStep = {
   name: 'accept',
@@ -34,7 +38,8 @@ async function enqueue(conversationId: string, ctx: IngressContext): Promise<voi
       }),
     ]);
   } catch (err) {
-    ctx.deps.log.warn({ err, conversation: conversationId }, 'enqueue failed; the recovery sweep will drain this conversation');
+    ctx.deps.log.warn({ err, conversation: conversationId }, 'enqueue failed; the message is kept and the recovery sweep will drain this conversation');
+    throw new QueueUnavailableError(err);
   } finally {
     clearTimeout(timer);
   }
