@@ -88,6 +88,8 @@ export const DEFAULT_TOOLSETS: Record<string, RegExp[]> = {
     /\btests?\b/i,
     /\bgit\b/i,
     /\b(?:shell|bash|zsh|npm|npx|pnpm|yarn|pip|cargo|docker|kubectl|make)\b/i,
+    // A command named is a shell intent too ("print: printf …", "echo hello"): an opening message gets the shell.
+    /\b(?:echo|printf|ls|cat|grep|sed|awk|find|curl|wget|python3?|node|tar|du|df|ps|uname|whoami|chmod|mkdir|rm|cp|mv)\b/i,
     /\bexecute\b/i,
     /\bcompile\b/i,
   ],

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { resolve } from 'node:path';
-import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { type ConfigProblem, type EnvBinding, RESERVED_KEYS } from '../kernel/config-slice.js';
 import { SwitchboardError } from '../kernel/errors.js';
@@ -191,6 +191,11 @@ export function issueProblems(issues: readonly z.core.$ZodIssue[], schema: z.Zod
 }
 
 type Env = Record<string, string | undefined>;
+
+/** yaml, loaded only when there is a file to read (it is most of what reading the configuration costs otherwise). */
+function parseYaml(text: string): unknown {
+  return (createRequire(import.meta.url)('yaml') as typeof import('yaml')).parse(text);
+}
 
 /** Each slice's environment variables, under the key the slice is composed at. */
 const SLICE_ENV: Array<[prefix: string[], bindings: EnvBinding[]]> = [

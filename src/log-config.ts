@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { EnvBinding } from '../kernel/config-slice.js';
-import { LOG_FORMATS, LOG_LEVELS } from './log.js';
+import { LOG_FORMATS, LOG_LEVELS } from './log-levels.js';
 
 /** The log's slice of the configuration: `log.*`. */
 export const logSchema = z

@@ -1,13 +1,8 @@
 import { type DestinationStream, type Logger, pino } from 'pino';
+import type { LogFormat } from './log-levels.js';
 import { prettyLine } from './log-pretty.js';
 
-/** pino's levels, and silent (log.level, SWITCHBOARD_LOG_LEVEL). */
-export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
-export type LogLevel = (typeof LOG_LEVELS)[number];
-
-/** log.format, SWITCHBOARD_LOG_FORMAT: auto is pretty when stdout is a terminal, JSON otherwise. */
-export const LOG_FORMATS = ['auto', 'json', 'pretty'] as const;
-export type LogFormat = (typeof LOG_FORMATS)[number];
+export { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from './log-levels.js';
 
 export interface LoggerOptions {
   format?: LogFormat;

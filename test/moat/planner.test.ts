@@ -72,6 +72,7 @@ describe('planTools', () => {
     // Every tool stays reachable: by intent or by name in the opening message, and by any follow-up.
     expect(planTools('hi, fetch https://example.com please', TOOLS, { opening: true }).tools).toContain('web_fetch');
     expect(planTools('hi, use shell', TOOLS, { opening: true }).tools).toContain('shell');
+    expect(planTools('print: printf hello', TOOLS, { opening: true }).tools).toContain('shell');
     expect(planTools('yes, do it', TOOLS, { opening: false }).tools).toEqual(TOOLS.map((t) => t.name));
   });
 
