@@ -83,6 +83,7 @@ function stop(p: Proc): Promise<void> {
 /** n one-off turns (plain JSON answers), c at a time; latencies in ms. */
 async function load(url: string, n: number, c: number, tag: string): Promise<{ perSec: number; p50: number; p99: number; errors: number }> {
   const lat: number[] = [];
+  const kinds = new Map<string, number>();
   let errors = 0;
   let next = 0;
   const t0 = performance.now();
@@ -100,14 +101,19 @@ async function load(url: string, n: number, c: number, tag: string): Promise<{ p
             signal: AbortSignal.timeout(120_000),
           });
           const body = (await res.json()) as { choices?: unknown[] };
-          if (!res.ok || !body.choices?.length) errors++;
-        } catch {
+          if (!res.ok || !body.choices?.length) {
+            errors++;
+            kinds.set(`HTTP ${res.status}`, (kinds.get(`HTTP ${res.status}`) ?? 0) + 1);
+          }
+        } catch (err) {
           errors++;
+          kinds.set((err as Error).name, (kinds.get((err as Error).name) ?? 0) + 1);
         }
         lat.push(performance.now() - t);
       }
     }),
   );
+  if (kinds.size) console.log(`${tag}: errors ${[...kinds].map(([k, v]) => `${k} × ${v}`).join(', ')}`);
   return { perSec: (n / (performance.now() - t0)) * 1000, p50: pct(lat, 50), p99: pct(lat, 99), errors };
 }
 
