@@ -60,7 +60,7 @@ function startProc(name: string, args: string[], env: Record<string, string>, re
   const proc = spawn(process.execPath, [...nodeArgs, ...args], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   const p: Proc = { name, proc };
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${name} did not start`)), 30_000);
+    const timer = setTimeout(() => reject(new Error(`${name} did not start`)), 120_000);
     for (const s of [proc.stdout!, proc.stderr!])
       createInterface({ input: s }).on('line', (line) => {
         if (!ready.test(line)) return;
