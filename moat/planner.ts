@@ -93,7 +93,20 @@ export const DEFAULT_TOOLSETS: Record<string, RegExp[]> = {
     /\bexecute\b/i,
     /\bcompile\b/i,
   ],
-  memory: [/\bremember\b/i, /\bforget\b/i, /\brecall\b/i, /\bmy\s+preferences?\b/i, /\bnotes?\b/i, /\bmemor(?:y|ies|ize)\b/i],
+  memory: [
+    /\bremember\b/i,
+    /\bforget\b/i,
+    /\brecall\b/i,
+    /\bmy\s+preferences?\b/i,
+    /\bnotes?\b/i,
+    /\bmemor(?:y|ies|ize)\b/i,
+    // Searching what was said before (conversation_search): "search: …", "what did we discuss earlier".
+    /\bsearch(?:ing|es)?\b/i,
+    /\bconversations?\b/i,
+    /\bearlier\b/i,
+    /\blast\s+time\b/i,
+    /\b(?:we|i|you)\s+(?:talked|discussed|said|mentioned)\b/i,
+  ],
   time: [
     /\btime\b/i,
     /\bdates?\b/i,
@@ -111,7 +124,7 @@ export const DEFAULT_TOOLSETS: Record<string, RegExp[]> = {
 
 const NAME_HINTS: Array<[RegExp, string]> = [
   // Most specific first: memory_write is memory, not files; web_read is web.
-  [/(?:^|[_.:-])(?:memory|remember|recall|forget|notes?)(?:$|[_.:-])/i, 'memory'],
+  [/(?:^|[_.:-])(?:memory|remember|recall|forget|notes?|conversation)(?:$|[_.:-])/i, 'memory'],
   [/(?:^|[_.:-])(?:web|http|https|url|browse|browser|fetch|search)(?:$|[_.:-])/i, 'web'],
   [/(?:^|[_.:-])(?:time|date|clock|calendar|schedule)(?:$|[_.:-])/i, 'time'],
   [/(?:^|[_.:-])(?:shell|bash|exec|terminal|command|run)(?:$|[_.:-])/i, 'shell'],
