@@ -146,6 +146,7 @@ class TelegramTurnDelivery implements TurnDelivery {
   private thinking = false;
   private typingTimer: NodeJS.Timeout | undefined;
   private lastEventAt = Date.now();
+  private readonly fence: () => boolean;
 
   constructor(
     turn: TurnTarget<TelegramReplyTo | null>,
@@ -154,6 +155,7 @@ class TelegramTurnDelivery implements TurnDelivery {
     private readonly cfg: TelegramSettings,
     private readonly log: Logger,
   ) {
+    this.fence = ctx.fence ?? (() => true);
     this.target = turn.replyTo ?? null;
     if (!this.target) this.log.warn('telegram turn without a reply target: nothing will be delivered');
     this.engine = this.target
@@ -167,6 +169,8 @@ class TelegramTurnDelivery implements TurnDelivery {
             placeholder: '…',
             render: (chunk, status) => [toTelegramHtml(chunk), status ? `<i>${escapeHtml(status)}</i>` : ''].filter(Boolean).join('\n\n'),
             log,
+            // A stale attempt (its lease overtaken) makes no Telegram call after that (issue #21's fencing).
+            ...(ctx.fence ? { fence: ctx.fence } : {}),
           },
           turn.attempt > 1,
         )
@@ -238,6 +242,10 @@ class TelegramTurnDelivery implements TurnDelivery {
   }
 
   private sendTyping(): void {
+    if (!this.fence()) {
+      this.stopTyping();
+      return;
+    }
     const t = this.target!;
     void this.api
       .sendChatAction(t.chatId, 'typing', t.threadId !== undefined ? { message_thread_id: t.threadId } : {})
