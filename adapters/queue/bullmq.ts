@@ -125,6 +125,10 @@ export class BullQueue<T> implements JobQueue<T> {
     await this.conns[0]!.ping();
   }
 
+  async stopTaking(): Promise<void> {
+    await this.worker?.pause(true); // true: without waiting for the running jobs
+  }
+
   private closed?: Promise<void>;
 
   close(): Promise<void> {

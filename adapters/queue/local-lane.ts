@@ -63,9 +63,13 @@ export class LocalLaneQueue<T> implements JobQueue<T> {
   close(): Promise<void> {
     this.closed ??= (async () => {
       this.closing = true;
+      // Taken at once (a drain finishing now would start the next one here), then handed over once
+      // this process takes no more shared jobs, or it would take back what it hands over.
+      const waiting = this.local.takeWaiting();
+      await this.shared.stopTaking?.().catch(ignoreError('close() stops it anyway'));
       // What waits here would otherwise wait for a recovery sweep: another worker takes it now.
       // A hand-over that fails (Redis down) leaves the job to the recovery sweep.
-      for (const job of this.local.takeWaiting())
+      for (const job of waiting)
         await this.shared.add(job.data, job.dedupKey !== undefined ? { dedupKey: job.dedupKey } : {}).catch(ignoreError('the recovery sweep finds it'));
       await this.local.close();
       await this.shared.close();

@@ -40,6 +40,8 @@ export interface JobQueue<T> {
   process(handler: JobHandler<T>, opts: WorkerOptions): void;
   counts(): Promise<{ waiting: number; active: number; delayed: number; failed: number }>;
   ping(): Promise<void>;
+  /** Stops this process taking new jobs, at once; running ones go on and other processes still take jobs. Absent: close() alone does it. */
+  stopTaking?(): Promise<void>;
   /** Stops taking jobs and waits for running ones to finish. */
   close(): Promise<void>;
 }

@@ -235,7 +235,7 @@ async function createResponse(cfg: HttpChannelConfig, ctx: ListenContext, store:
       );
     await answer(cfg, ctx, store, rc, { r, principal, idemKey, target, id, key });
   } finally {
-    await lease?.release().catch(() => {});
+    await lease?.release().catch((err: unknown) => ctx.log.debug({ err }, 'responses: the continuation lease was not released; it expires'));
   }
 }
 
