@@ -13,6 +13,7 @@ import {
   ReplyBuffer,
   type TurnDelivery,
   type TurnTarget,
+  TypingIndicator,
 } from '../../src/channel/index.js';
 import { approvalContent, approvalRows, cardRows } from './approvals.js';
 import { createRest } from './client.js';
@@ -144,20 +145,15 @@ export class DiscordTurnDelivery implements TurnDelivery {
   private readonly reply = new ReplyBuffer();
   private readonly engine: PostAndEdit | null;
   private readonly target: DiscordReplyTo | null;
-  private closing = false;
-  private thinking = false;
-  private typingTimer: NodeJS.Timeout | undefined;
-  private lastEventAt = Date.now();
-  private readonly fence: () => boolean;
+  private readonly typing: TypingIndicator;
 
   constructor(
     turn: TurnTarget<DiscordReplyTo | null>,
     ctx: DeliverContext,
     private readonly rest: REST,
-    private readonly cfg: DiscordSettings,
+    cfg: DiscordSettings,
     private readonly log: Logger,
   ) {
-    this.fence = ctx.fence ?? (() => true);
     this.target = readReplyTo(turn);
     if (!this.target) this.log.warn('discord turn without a reply target: nothing will be delivered');
     this.engine = this.target
@@ -175,18 +171,21 @@ export class DiscordTurnDelivery implements TurnDelivery {
           turn.attempt > 1,
         )
       : null;
-    this.setThinking(true);
+    this.typing = new TypingIndicator({
+      enabled: cfg.typing && !!this.target,
+      send: () => this.sendTyping(),
+      ...(ctx.fence ? { fence: ctx.fence } : {}),
+      everyMs: TYPING_EVERY_MS,
+      idleMs: TYPING_IDLE_MS,
+    });
+    this.typing.set(true);
   }
 
   event(e: TurnEvent): void {
     try {
-      this.lastEventAt = Date.now();
       const changes = this.reply.push(e);
+      this.typing.event(e, changes);
       if (!changes.length) return;
-      for (const c of changes) {
-        if (c.kind === 'text' && e.type === 'text_delta' && e.delta.trim()) this.setThinking(false);
-        if (c.kind === 'reset' || (c.kind === 'tool' && c.call.state === 'running')) this.setThinking(true);
-      }
       this.engine?.show(this.draft());
     } catch (err) {
       this.log.warn({ err }, 'discord delivery event failed');
@@ -194,8 +193,7 @@ export class DiscordTurnDelivery implements TurnDelivery {
   }
 
   close(): Promise<void> {
-    this.closing = true;
-    this.stopTyping();
+    this.typing.close();
     if (!this.engine) return Promise.resolve();
     this.engine.show(this.draft());
     return this.engine.close(this.reply.parked);
@@ -212,26 +210,7 @@ export class DiscordTurnDelivery implements TurnDelivery {
 
   // ------------------------------------------------------------------ typing
 
-  private setThinking(on: boolean): void {
-    if (!this.cfg.typing || !this.target || this.closing || on === this.thinking) return;
-    this.thinking = on;
-    if (!on) return this.stopTyping();
-    this.sendTyping();
-    this.typingTimer = setInterval(() => {
-      if (!this.thinking || this.closing || Date.now() - this.lastEventAt > TYPING_IDLE_MS) return this.stopTyping();
-      this.sendTyping();
-    }, TYPING_EVERY_MS);
-    this.typingTimer.unref();
-  }
-
-  private stopTyping(): void {
-    this.thinking = false;
-    if (this.typingTimer) clearInterval(this.typingTimer);
-    this.typingTimer = undefined;
-  }
-
   private sendTyping(): void {
-    if (!this.fence()) return this.stopTyping();
     void this.rest.post(Routes.channelTyping(this.target!.channelId)).catch((err: unknown) => this.log.debug({ err }, 'typing indicator failed'));
   }
 }

@@ -13,6 +13,7 @@ import {
   ReplyBuffer,
   type TurnDelivery,
   type TurnTarget,
+  TypingIndicator,
 } from '../../src/channel/index.js';
 import { approvalText, keyboardOf } from './approvals.js';
 import { createApi, errorCode, isGone, isNotModified, isParseError, isPermanent } from './client.js';
@@ -142,20 +143,15 @@ class TelegramTurnDelivery implements TurnDelivery {
   private readonly reply = new ReplyBuffer();
   private readonly engine: PostAndEdit | null;
   private readonly target: TelegramReplyTo | null;
-  private closing = false;
-  private thinking = false;
-  private typingTimer: NodeJS.Timeout | undefined;
-  private lastEventAt = Date.now();
-  private readonly fence: () => boolean;
+  private readonly typing: TypingIndicator;
 
   constructor(
     turn: TurnTarget<TelegramReplyTo | null>,
     ctx: DeliverContext,
     private readonly api: Api,
-    private readonly cfg: TelegramSettings,
+    cfg: TelegramSettings,
     private readonly log: Logger,
   ) {
-    this.fence = ctx.fence ?? (() => true);
     this.target = turn.replyTo ?? null;
     if (!this.target) this.log.warn('telegram turn without a reply target: nothing will be delivered');
     this.engine = this.target
@@ -175,18 +171,21 @@ class TelegramTurnDelivery implements TurnDelivery {
           turn.attempt > 1,
         )
       : null;
-    this.setThinking(true);
+    this.typing = new TypingIndicator({
+      enabled: cfg.typing && !!this.target,
+      send: () => this.sendTyping(),
+      ...(ctx.fence ? { fence: ctx.fence } : {}),
+      everyMs: TYPING_EVERY_MS,
+      idleMs: TYPING_IDLE_MS,
+    });
+    this.typing.set(true);
   }
 
   event(e: TurnEvent): void {
     try {
-      this.lastEventAt = Date.now();
       const changes = this.reply.push(e);
+      this.typing.event(e, changes);
       if (!changes.length) return;
-      for (const c of changes) {
-        if (c.kind === 'text' && e.type === 'text_delta' && e.delta.trim()) this.setThinking(false);
-        if (c.kind === 'reset' || (c.kind === 'tool' && c.call.state === 'running')) this.setThinking(true);
-      }
       this.engine?.show(this.draft());
     } catch (err) {
       this.log.warn({ err }, 'telegram delivery event failed');
@@ -194,8 +193,7 @@ class TelegramTurnDelivery implements TurnDelivery {
   }
 
   close(): Promise<void> {
-    this.closing = true;
-    this.stopTyping();
+    this.typing.close();
     if (!this.engine) return Promise.resolve();
     this.engine.show(this.draft());
     return this.engine.close(this.reply.parked);
@@ -217,35 +215,7 @@ class TelegramTurnDelivery implements TurnDelivery {
     };
   }
 
-  private setThinking(on: boolean): void {
-    if (!this.cfg.typing || !this.target || this.closing || on === this.thinking) return;
-    this.thinking = on;
-    if (!on) {
-      this.stopTyping();
-      return;
-    }
-    this.sendTyping();
-    this.typingTimer = setInterval(() => {
-      if (!this.thinking || this.closing || Date.now() - this.lastEventAt > TYPING_IDLE_MS) {
-        this.stopTyping();
-        return;
-      }
-      this.sendTyping();
-    }, TYPING_EVERY_MS);
-    this.typingTimer.unref();
-  }
-
-  private stopTyping(): void {
-    this.thinking = false;
-    if (this.typingTimer) clearInterval(this.typingTimer);
-    this.typingTimer = undefined;
-  }
-
   private sendTyping(): void {
-    if (!this.fence()) {
-      this.stopTyping();
-      return;
-    }
     const t = this.target!;
     void this.api
       .sendChatAction(t.chatId, 'typing', t.threadId !== undefined ? { message_thread_id: t.threadId } : {})

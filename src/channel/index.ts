@@ -74,3 +74,4 @@ export { type Draft, deliveriesRecord, type EditPlatform, type Part, PostAndEdit
 export { callStatus, ReplyBuffer, type ReplyChange, type ReplyPart, type ToolCall, type ToolCallState } from './reply-buffer.js';
 export { optionalBoolean, optionalString, ReplyToError, replyToObject, stringArray, stringField } from './reply-to.js';
 export type { ChannelSetup, SetupCheck, SetupQuestion, SetupSecret } from './setup.js';
+export { TypingIndicator, type TypingOptions } from './typing-indicator.js';
