@@ -82,7 +82,16 @@ describe('transcript export and erasure', { timeout: 180_000 }, () => {
     expect(md.text).toContain('tool call `shell_exec`');
     expect(md.text).toMatch(/\| [A-Z0-9]{5} \| shell_exec \| caution \| (approved|executed) \|/);
 
-    // Another key does not see it; a bad format is refused.
+    // Another key does not see it, by its name nor by its internal id (an id is for operators only),
+    // and cannot erase it either way; a bad format is refused.
+    const internal = String((body.conversation as Json).id);
+    for (const path of ['/v1/conversations/export-me', `/v1/conversations/${encodeURIComponent(internal)}`]) {
+      expect((await json(`${path}/export`, OTHER_KEY)).status).toBe(404);
+      expect((await json(path, OTHER_KEY, 'DELETE')).status).toBe(404);
+      expect((await json(`${path}/export`, 'sk-not-a-key')).status).toBe(401);
+    }
+    expect((await json('/v1/export', API_KEY)).status).toBe(403);
+    expect((await json('/v1/conversations/export-me/export', API_KEY)).status).toBe(200);
     expect((await json('/v1/conversations/export-me/export', OTHER_KEY)).status).toBe(404);
     expect((await json('/v1/conversations/export-me/export?format=pdf', API_KEY)).status).toBe(400);
     // Sender exports and everything are for operators.
