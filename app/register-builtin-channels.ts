@@ -47,6 +47,7 @@ export function registerBuiltinChannels(registry: ChannelRegistry): ChannelRegis
       load: async () => (await import('../channels/telegram/index.js')).plugin,
       setup: async () => (await import('../channels/telegram/setup.js')).setup,
     })
+    .register({ name: 'whatsapp', load: async () => (await import('../channels/whatsapp/index.js')).plugin })
     .register({ name: 'webhook', load: async () => (await import('../channels/webhook/index.js')).plugin });
 }
 

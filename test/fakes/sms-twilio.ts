@@ -32,6 +32,16 @@
  * With `useSharedKey`, as with a Webhook Rule naming a SharedKey, every webhook is
  * signed with that secret instead of the auth token (HMAC-SHA256 by default) and
  * carries `X-Twilio-Webhooks-Signature-Settings: key=<id>,algorithm=<alg>`.
+ *
+ * WhatsApp (the same Messages API with `whatsapp:+E.164` addresses): `whatsappParams`
+ * builds the inbound webhook as Twilio documents it for WhatsApp (ProfileName, WaId,
+ * MessageType, ButtonPayload/ButtonText of a quick reply, NumMedia/MediaUrlN);
+ * creates take a Body or a ContentSid with ContentVariables (a Content API
+ * template). The 24-hour customer-service window is kept as Twilio keeps it: a
+ * free-form message to a person who has not written in 24 hours is accepted (201)
+ * and then fails with error 63016 (status `failed`, never reaches the phone).
+ * `addMedia` serves media at /2010-04-01/Accounts/<AC>/Messages/<MM>/Media/<ME>,
+ * behind HTTP basic auth as Twilio's media URLs are (with media auth on).
  */
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -44,6 +54,11 @@ export interface SentMessage {
   from?: string;
   messagingServiceSid?: string;
   body: string;
+  /** A Content API template (ContentSid HX…) and its ContentVariables JSON, when one was sent. */
+  contentSid?: string;
+  contentVariables?: string;
+  /** Set when Twilio failed the message after accepting it (63016: outside the WhatsApp window). */
+  errorCode?: number;
   statusCallback?: string;
   at: number;
   /** queued → sent → delivered, as the list/read endpoints report it. */
@@ -132,6 +147,9 @@ export class FakeTwilio {
   readonly lookups: string[] = [];
 
   private readonly handsets = new Map<string, HandsetMessage[]>();
+  /** When each WhatsApp user last wrote (the 24-hour window), by whatsapp: address. */
+  readonly whatsappLastInbound = new Map<string, number>();
+  private readonly media = new Map<string, { bytes: Buffer; contentType: string }>();
   private sharedKey?: { id: string; secret: string; algorithm: 'HMAC_SHA1' | 'HMAC_SHA256' };
   private lose: Array<{ remaining: number; mode: 'reset' | 'hang'; match: (m: { to: string; body: string }) => boolean }> = [];
   private hanging = new Set<Socket>();
@@ -258,6 +276,52 @@ export class FakeTwilio {
     return p;
   }
 
+  /** An inbound WhatsApp message, as Twilio posts it to the WhatsApp sender's webhook. */
+  whatsappParams(m: {
+    from: string;
+    to: string;
+    body: string;
+    sid?: string;
+    profileName?: string;
+    button?: { payload: string; text: string };
+    media?: Array<{ url: string; contentType: string }>;
+  }): Record<string, string> {
+    const sid = m.sid ?? `SM${hex(16)}`;
+    const p: Record<string, string> = {
+      SmsMessageSid: sid,
+      NumMedia: String(m.media?.length ?? 0),
+      ProfileName: m.profileName ?? 'Test User',
+      MessageType: m.button ? 'button' : m.media?.length ? (m.media[0]!.contentType.startsWith('image/') ? 'image' : 'document') : 'text',
+      SmsSid: sid,
+      WaId: m.from.replace(/^whatsapp:\+/, ''),
+      SmsStatus: 'received',
+      Body: m.button ? m.button.text : m.body,
+      To: m.to,
+      NumSegments: '1',
+      ReferralNumMedia: '0',
+      MessageSid: sid,
+      AccountSid: this.accountSid,
+      From: m.from,
+      ApiVersion: '2010-04-01',
+    };
+    if (m.button) {
+      p.ButtonPayload = m.button.payload;
+      p.ButtonText = m.button.text;
+    }
+    m.media?.forEach((x, i) => {
+      p[`MediaUrl${i}`] = x.url;
+      p[`MediaContentType${i}`] = x.contentType;
+    });
+    return p;
+  }
+
+  /** Media of an inbound message, served behind basic auth; returns its MediaUrl. */
+  addMedia(bytes: Buffer, contentType: string): string {
+    const path = `/2010-04-01/Accounts/${this.accountSid}/Messages/MM${hex(16)}/Media/ME${hex(16)}`;
+    this.media.set(path, { bytes, contentType });
+    return this.url + path;
+  }
+
   /**
    * POSTs a webhook to the gateway. By default signed correctly over the public
    * URL; `signatureUrl` signs over another URL, `signature` sends that header
@@ -267,6 +331,8 @@ export class FakeTwilio {
     const publicUrl = this.publicUrl + path;
     const signature = opts.signature === undefined ? this.sign(opts.signatureUrl ?? publicUrl, params) : opts.signature;
     const inbound = params.SmsStatus === 'received' && params.From !== undefined;
+    if (inbound && params.From!.startsWith('whatsapp:') && opts.signature === undefined && !opts.signatureUrl)
+      this.whatsappLastInbound.set(params.From!, Date.now());
     // Twilio acts on its keywords before it forwards the message: it opts the number out or in and sends its own reply.
     const kind = inbound && params.Body !== undefined ? this.optOutKind(params.Body) : null;
     if (kind && params.From) {
@@ -312,6 +378,12 @@ export class FakeTwilio {
       return json(res, 200, { sid: this.accountSid, friendly_name: 'My first Twilio account', status: this.accountStatus, type: 'Full' });
     }
     const auth = `Basic ${Buffer.from(`${this.accountSid}:${this.authToken}`).toString('base64')}`;
+    const media = req.method === 'GET' ? this.media.get(pathname) : undefined;
+    if (media) {
+      if (req.headers.authorization !== auth) return json(res, 401, { code: 20003, message: 'Authenticate', status: 401 });
+      res.writeHead(200, { 'content-type': media.contentType, 'content-length': media.bytes.length });
+      return void res.end(media.bytes);
+    }
     const lookup = req.method === 'GET' && /\/Messages(\/SM[0-9a-f]{32})?\.json$/.test(pathname);
     if (lookup && this.lookupFailures > 0) {
       this.lookupFailures--;
@@ -339,9 +411,23 @@ export class FakeTwilio {
       this.attempts.push({ to, body, status });
       json(res, status, { code, message, more_info: `https://www.twilio.com/docs/errors/${code}`, status });
     };
-    if (!/^\+[1-9]\d{6,14}$/.test(to)) return fail(400, 21211, `The 'To' number ${to} is not a valid phone number.`);
+    const whatsapp = to.startsWith('whatsapp:');
+    if (!/^(?:whatsapp:)?\+[1-9]\d{6,14}$/.test(to)) return fail(400, 21211, `The 'To' number ${to} is not a valid phone number.`);
     if (!form.get('From') && !form.get('MessagingServiceSid'))
       return fail(400, 21603, "A 'From' or 'MessagingServiceSid' parameter is required to send a message.");
+    const contentSid = form.get('ContentSid') ?? undefined;
+    const contentVariables = form.get('ContentVariables') ?? undefined;
+    if (contentSid && !/^HX[0-9a-fA-F]{32}$/.test(contentSid)) return fail(400, 21655, 'The ContentSid is Invalid');
+    if (contentVariables) {
+      try {
+        JSON.parse(contentVariables);
+      } catch {
+        return fail(400, 21656, 'The ContentVariables Parameter is invalid');
+      }
+    }
+    if (!body && !contentSid && !form.get('MediaUrl')) return fail(400, 21602, 'Message body is required.');
+    if (whatsapp && form.get('From') && !form.get('From')!.startsWith('whatsapp:'))
+      return fail(400, 21910, 'Invalid From and To pair. From and To should be of the same channel');
     if (body.length > 1600) return fail(400, 21617, 'The concatenated message body exceeds the 1600 character limit.');
     if (this.optOut && this.optedOut.has(to)) return fail(400, 21610, 'Attempt to send to unsubscribed recipient');
     const perm = this.permanent.get(to);
@@ -366,7 +452,12 @@ export class FakeTwilio {
       ...(from ? { from } : {}),
       ...(messagingServiceSid ? { messagingServiceSid } : {}),
       ...(statusCallback ? { statusCallback } : {}),
+      ...(contentSid ? { contentSid } : {}),
+      ...(contentVariables ? { contentVariables } : {}),
     };
+    // WhatsApp: free-form only within 24 hours of the person's last message; Twilio accepts, then fails it.
+    const last = this.whatsappLastInbound.get(to);
+    if (whatsapp && !contentSid && (last === undefined || Date.now() - last > 24 * 3_600_000)) msg.errorCode = 63016;
     const index = this.sentTo(to).length;
     this.messages.push(msg);
     this.attempts.push({ to, body, status: 201 });
@@ -448,6 +539,10 @@ export class FakeTwilio {
     await new Promise((r) => setTimeout(r, 5));
     await report('queued');
     await new Promise((r) => setTimeout(r, delayMs));
+    if (m.errorCode) {
+      m.status = 'failed';
+      return;
+    }
     m.status = 'sent';
     m.dateSent = new Date();
     this.toPhone(m.to, m.body, 'api');

@@ -1,0 +1,189 @@
+import { createHash } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { ApprovalInfo, TurnEvent } from '../../kernel/turn-events.js';
+import {
+  type ChannelDeliverer,
+  ChannelDeliveryError,
+  type ChannelState,
+  type DeliverContext,
+  type Deliveries,
+  ReplyBuffer,
+  type TurnDelivery,
+  type TurnTarget,
+  withApprovalsText,
+} from '../../src/channel/index.js';
+import { toPlainText } from '../twilio/format.js';
+import { splitMessage } from '../twilio/split.js';
+import type { WhatsAppMessage, WhatsAppSender } from './client.js';
+import type { WhatsAppConfig, WhatsAppTemplate } from './config.js';
+import type { WhatsAppReplyTo } from './reply-to.js';
+import { sendWithRetry } from './send.js';
+import { insideWindow } from './window.js';
+
+/** Template variables may hold at most this much (WhatsApp's limit for a body parameter). */
+const MAX_VARIABLE = 1024;
+
+/** A template's variables with {{text}} and {{code}} filled in, as the ContentVariables JSON. */
+export function fillVariables(t: WhatsAppTemplate, values: { text?: string; code?: string }): string {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(t.variables))
+    out[k] = v
+      .replaceAll('{{text}}', values.text ?? '')
+      .replaceAll('{{code}}', values.code ?? '')
+      .slice(0, MAX_VARIABLE);
+  return JSON.stringify(out);
+}
+
+/**
+ * The worker side: WhatsApp through Twilio cannot stream (a message cannot be edited), so a turn's
+ * text is buffered and sent when the turn flushes, split at maxMessageChars. Inside the 24-hour
+ * customer-service window it goes as free-form text (approvals as "YES CODE" text, or one
+ * quick-reply template per approval when approvalTemplate is set); outside it only the
+ * outsideWindowTemplate may go, and with none the delivery is refused loudly (logged, recorded
+ * as failed:outside_window, dead-lettered and counted): never dropped in silence.
+ */
+export class WhatsAppDeliverer implements ChannelDeliverer<WhatsAppReplyTo | null> {
+  constructor(
+    private readonly cfg: WhatsAppConfig,
+    private readonly sender: () => WhatsAppSender,
+  ) {}
+
+  async start(): Promise<void> {}
+
+  open(target: TurnTarget<WhatsAppReplyTo | null>, ctx: DeliverContext): TurnDelivery {
+    return new WhatsAppTurnDelivery(this.cfg, this.sender, target, ctx.deliveries, ctx.state, ctx.log.child({ channel: 'whatsapp', turn: target.turnId }));
+  }
+}
+
+type Outgoing = { kind: 'text'; text: string } | { kind: 'approval'; approval: ApprovalInfo };
+
+class WhatsAppTurnDelivery implements TurnDelivery {
+  private readonly reply = new ReplyBuffer();
+  private closed = false;
+  private chain: Promise<void> = Promise.resolve();
+  private failure: unknown = null;
+  private readonly to: string | undefined;
+
+  constructor(
+    private readonly cfg: WhatsAppConfig,
+    private readonly sender: () => WhatsAppSender,
+    private readonly target: TurnTarget<WhatsAppReplyTo | null>,
+    private readonly deliveries: Deliveries,
+    private readonly state: ChannelState,
+    private readonly log: Logger,
+  ) {
+    this.to = target.replyTo?.to ?? target.sender?.id;
+  }
+
+  event(e: TurnEvent): void {
+    if (this.closed) return;
+    try {
+      for (const c of this.reply.push(e)) if (c.kind === 'notice') this.enqueue({ kind: 'text', text: c.text }, true);
+    } catch (err) {
+      this.log.error({ err }, 'whatsapp: event handling failed');
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return this.chain;
+    this.closed = true;
+    const r = this.reply;
+    const said = r.text.trim() ? r.text : r.errors[0] ? `Sorry, something went wrong: ${r.errors[0].message}` : '';
+    if (this.cfg.approvalTemplate && r.approvals.length) {
+      this.enqueue({ kind: 'text', text: said }, false);
+      for (const a of r.approvals) this.enqueue({ kind: 'approval', approval: a }, false);
+    } else this.enqueue({ kind: 'text', text: withApprovalsText(said, r.approvals) }, false);
+    await this.chain;
+    if (this.failure) {
+      const f = this.failure;
+      this.failure = null;
+      throw f;
+    }
+  }
+
+  private enqueue(o: Outgoing, notice: boolean): void {
+    this.chain = this.chain.then(async () => {
+      if (this.failure) return;
+      try {
+        await this.deliver(o, notice);
+      } catch (err) {
+        this.failure = err;
+      }
+    });
+  }
+
+  private from(): Pick<WhatsAppMessage, 'from' | 'messagingServiceSid'> | null {
+    if (this.cfg.messagingServiceSid) return { messagingServiceSid: this.cfg.messagingServiceSid };
+    const from = this.cfg.from ?? this.target.replyTo?.from;
+    return from ? { from } : null;
+  }
+
+  private async deliver(o: Outgoing, notice: boolean): Promise<void> {
+    const { turnId } = this.target;
+    const plain = o.kind === 'text' ? toPlainText(o.text) : '';
+    if (o.kind === 'text' && !plain) return;
+    const to = this.to;
+    const from = this.from();
+    if (!to || !from) {
+      this.log.error({ to: Boolean(to) }, 'whatsapp: no address to answer or to send from');
+      await this.deliveries.record(turnId, 'whatsapp', to ?? 'unknown', { state: 'failed:no_address', body: plain });
+      return;
+    }
+    if (!(await insideWindow(this.state, to, this.cfg.sessionWindowMs))) {
+      if (notice) {
+        this.log.info('whatsapp: a notice outside the 24-hour window is not sent (only a template could be)');
+        return;
+      }
+      return this.outsideWindow(to, from, o.kind === 'text' ? plain : withApprovalsText('', [o.approval]));
+    }
+    if (o.kind === 'approval') {
+      const t = this.cfg.approvalTemplate!;
+      const text = withApprovalsText('', [o.approval]);
+      await this.send(
+        `${to}#approval:${o.approval.code}`,
+        { to, ...from, contentSid: t.contentSid, contentVariables: fillVariables(t, { text, code: o.approval.code }) },
+        text,
+      );
+      return;
+    }
+    const parts = splitMessage(plain, this.cfg.maxMessageChars);
+    for (const body of parts) await this.send(`${to}#${createHash('sha256').update(body).digest('hex').slice(0, 16)}`, { to, ...from, body }, body);
+    await this.deliveries.record(turnId, 'whatsapp', to, { state: 'sent', body: plain });
+  }
+
+  /** The person wrote more than sessionWindowHours ago: only a template may reach them. */
+  private async outsideWindow(to: string, from: Pick<WhatsAppMessage, 'from' | 'messagingServiceSid'>, text: string): Promise<void> {
+    const { turnId } = this.target;
+    const t = this.cfg.outsideWindowTemplate;
+    if (!t) {
+      const message =
+        'whatsapp: the reply is outside the 24-hour customer-service window and no template fits (set channels.whatsapp.outsideWindowTemplate); not sent';
+      this.log.error({ to }, message);
+      await this.deliveries.record(turnId, 'whatsapp', to, { state: 'failed:outside_window', body: text });
+      throw new ChannelDeliveryError(message, { retryable: false, platformCode: 'outside_window' });
+    }
+    this.log.warn({ contentSid: t.contentSid }, 'whatsapp: outside the 24-hour window; sending the outsideWindowTemplate instead of the reply');
+    await this.send(`${to}#template`, { to, ...from, contentSid: t.contentSid, contentVariables: fillVariables(t, { text }) }, text);
+    await this.deliveries.record(turnId, 'whatsapp', to, { state: 'sent:template', body: text });
+  }
+
+  /** One message, recorded: a retried attempt of the turn skips what already went out. */
+  private async send(key: string, msg: WhatsAppMessage, body: string): Promise<void> {
+    const { turnId } = this.target;
+    const prior = await this.deliveries.get(turnId, 'whatsapp', key);
+    if (prior?.state === 'sent') return;
+    const r = await sendWithRetry(this.sender(), msg, {
+      attempts: this.cfg.sendAttempts,
+      baseMs: this.cfg.retryBaseMs,
+      maxMs: this.cfg.retryMaxMs,
+      log: this.log,
+    });
+    if (!r.ok) {
+      const code = r.failure.code ?? r.failure.status ?? 'unknown';
+      this.log.warn({ code: r.failure.code, status: r.failure.status }, `whatsapp: not delivered (permanent failure): ${r.failure.message}`);
+      await this.deliveries.record(turnId, 'whatsapp', key, { state: `failed:${code}`, body });
+      throw new ChannelDeliveryError(`whatsapp: Twilio refused the message: ${r.failure.message}`, { retryable: false, platformCode: String(code) });
+    }
+    await this.deliveries.record(turnId, 'whatsapp', key, { platformMessageId: r.sid, state: 'sent', body });
+  }
+}

@@ -1,0 +1,123 @@
+import type { Logger } from 'pino';
+import { conversationKey, type InboundMessage } from '../../kernel/envelope.js';
+import { BodyTooLargeError, type ChannelListener, type ListenContext, type RouteContext } from '../../src/channel/index.js';
+import { type FormParams, param, parseForm, signedUrl, verifyTwilioRequest } from '../twilio/signature.js';
+import { sendPlain, sendTwiml } from '../twilio/twiml.js';
+import type { WhatsAppConfig } from './config.js';
+import { inboundMedia } from './media.js';
+import { noteInbound } from './window.js';
+
+const ADDRESS = /^whatsapp:\+[1-9]\d{1,14}$/;
+
+/**
+ * The ingress side: one webhook route. Inbound messages are verified (X-Twilio-Signature over the
+ * public URL, or a webhook SharedKey), deduplicated by MessageSid (the inbox's external id), their
+ * time noted (the 24-hour window), their images fetched, and answered at once with TwiML; the
+ * agent's answer goes out later through the deliverer. A quick-reply button's ButtonPayload
+ * ("YES K7Q4P") counts as what the person typed: approvals by button are approvals by code.
+ */
+export class WhatsAppListener implements ChannelListener {
+  private ctx?: ListenContext;
+  private log?: Logger;
+  private started = false;
+
+  constructor(private readonly cfg: WhatsAppConfig) {}
+
+  async start(ctx: ListenContext): Promise<void> {
+    this.ctx = ctx;
+    this.log = ctx.log;
+    ctx.mount({ method: 'POST', path: this.cfg.inboundPath, handler: (r) => this.guard(r) });
+    this.started = true;
+    ctx.log.info({ inbound: signedUrl(this.cfg.publicUrl, this.cfg.inboundPath) }, 'whatsapp webhook ready');
+  }
+
+  async close(): Promise<void> {
+    this.started = false;
+  }
+
+  health(): { ok: boolean; message?: string } {
+    return this.started ? { ok: true } : { ok: false, message: 'whatsapp webhook not registered' };
+  }
+
+  private async guard({ req, res, url, body }: RouteContext): Promise<void> {
+    const log = this.log!;
+    try {
+      let raw: Buffer;
+      try {
+        raw = await body();
+      } catch (err) {
+        if (err instanceof BodyTooLargeError) return sendPlain(res, 413, 'request too large');
+        throw err;
+      }
+      const params = parseForm(raw);
+      const full = signedUrl(this.cfg.publicUrl, req.url ?? url.pathname);
+      const check = verifyTwilioRequest(
+        req,
+        { authToken: this.cfg.authToken, ...(this.cfg.webhookSigningKey ? { signingKey: this.cfg.webhookSigningKey } : {}) },
+        full,
+        params,
+      );
+      if (!check.ok) {
+        if (check.reason === 'no_signing_key') {
+          log.error(
+            { path: url.pathname, algorithm: check.algorithm },
+            'whatsapp: refused a webhook signed with a Twilio SharedKey: set channels.whatsapp.webhookSigningKeyEnv to the variable holding its secret',
+          );
+          return sendPlain(res, 403, 'signed with a SharedKey; no webhook signing key is configured');
+        }
+        log.warn({ path: url.pathname, reason: check.reason }, 'whatsapp: refused a webhook with a bad or missing X-Twilio-Signature');
+        return sendPlain(res, 403, 'invalid signature');
+      }
+      if (param(params, 'AccountSid') !== this.cfg.accountSid) {
+        log.warn({ path: url.pathname }, 'whatsapp: refused a webhook for another account');
+        return sendPlain(res, 403, 'wrong account');
+      }
+      sendTwiml(res, await this.inbound(params));
+    } catch (err) {
+      log.error({ err, path: url.pathname }, 'whatsapp: webhook failed');
+      if (!res.headersSent) sendPlain(res, 500, 'internal error');
+      else res.end();
+    }
+  }
+
+  private async inbound(p: FormParams): Promise<string | null> {
+    const ctx = this.ctx!;
+    const log = this.log!;
+    const sid = param(p, 'MessageSid') ?? param(p, 'SmsMessageSid');
+    const from = param(p, 'From');
+    const to = param(p, 'To');
+    if (!sid || !from || !to || !ADDRESS.test(from) || !ADDRESS.test(to)) {
+      // A status callback or an SMS posted here by mistake: nothing to answer.
+      log.warn({ sid }, 'whatsapp: inbound webhook without MessageSid or whatsapp: From/To');
+      return null;
+    }
+    const now = new Date();
+    // The window opens with every inbound message, whatever becomes of it.
+    await noteInbound(ctx.state, from, now).catch((err: unknown) => log.warn({ err }, 'whatsapp: could not note the inbound time'));
+    const button = param(p, 'ButtonPayload')?.trim();
+    const typed = param(p, 'Body') ?? '';
+    const media = await inboundMedia(p, this.cfg, log);
+    const text = [button || typed, ...media.notes].filter(Boolean).join('\n');
+    const profile = param(p, 'ProfileName');
+    const msg: InboundMessage = {
+      channel: 'whatsapp',
+      externalId: sid,
+      conversationKey: conversationKey({ channel: 'whatsapp', workspace: to, chat: from }),
+      sender: { id: from, ...(profile ? { name: profile } : {}) },
+      text,
+      attachments: media.attachments,
+      replyTo: { to: from, from: to },
+      receivedAt: now,
+    };
+    const outcome = await ctx.receive(msg);
+    switch (outcome.kind) {
+      case 'accepted':
+        if (outcome.duplicate) log.info({ sid }, 'whatsapp: duplicate MessageSid; already in the inbox');
+        return outcome.notice ?? null;
+      case 'refused':
+        return outcome.reply ?? null;
+      case 'answered':
+        return outcome.reply;
+    }
+  }
+}
