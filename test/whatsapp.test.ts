@@ -19,6 +19,7 @@ const OPERATOR = 'whatsapp:+15550209999';
 const wa = (n: number) => `whatsapp:+1555020${String(n).padStart(4, '0')}`;
 const USERS = Array.from({ length: 20 }, (_, i) => wa(i + 1));
 const EMPTY_TWIML = '<?xml version="1.0" encoding="UTF-8"?><Response></Response>';
+const SHARED_KEY = 'wa-shared-key-secret-0123456789';
 const REOPEN = `HX${'a1'.repeat(16)}`;
 const APPROVE = `HX${'b2'.repeat(16)}`;
 /** A 1×1 PNG. */
@@ -66,8 +67,9 @@ describe('whatsapp channel (Twilio)', () => {
       retryMaxMs: 50,
       outsideWindowTemplate: { contentSid: REOPEN, variables: { '1': 'We have an answer for you. Reply to see it.' } },
       approvalTemplate: { contentSid: APPROVE, variables: { '1': '{{text}}', '2': '{{code}}' } },
+      webhookSigningKeyEnv: 'SB_TEST_WA_KEY',
     };
-    const env = { ...process.env, SB_TEST_TWILIO_TOKEN: tw.authToken };
+    const env = { ...process.env, SB_TEST_TWILIO_TOKEN: tw.authToken, SB_TEST_WA_KEY: SHARED_KEY };
     const cfg = testConfig(
       fake,
       {},
@@ -83,7 +85,7 @@ describe('whatsapp channel (Twilio)', () => {
     // A second gateway (and Twilio account) with no outsideWindowTemplate.
     tw2 = new FakeTwilio(PUBLIC);
     await tw2.start();
-    const { outsideWindowTemplate: _, approvalTemplate: __, ...bare } = channel;
+    const { outsideWindowTemplate: _, approvalTemplate: __, webhookSigningKeyEnv: ___, ...bare } = channel;
     const cfg2 = testConfig(
       fake,
       {},
@@ -145,6 +147,25 @@ describe('whatsapp channel (Twilio)', () => {
       params.MessageSid,
     ]);
     expect(rows.rows).toEqual([{ n: 0 }]);
+  });
+
+  it('accepts webhooks signed with a configured SharedKey; without one configured they are refused', async () => {
+    const u = USERS[10]!;
+    tw.useSharedKey(SHARED_KEY);
+    tw2.useSharedKey(SHARED_KEY);
+    try {
+      expect((await send(u, 'shared key hello')).status).toBe(200);
+      await eventually(async () => bodies(u).length === 1);
+      expect(bodies(u)).toEqual(['Echo: shared key hello']);
+      const r = await tw2.webhook(INBOUND, tw2.whatsappParams({ from: u, to: SENDER, body: 'no key here' }));
+      expect(r.status).toBe(403);
+      expect(r.body).toContain('no webhook signing key is configured');
+    } finally {
+      tw.useAuthToken();
+      tw2.useAuthToken();
+    }
+    await settle();
+    expect(llmCalls('no key here')).toBe(0);
   });
 
   it('ignores a duplicate delivery of the same MessageSid', async () => {

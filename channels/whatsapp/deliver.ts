@@ -20,7 +20,7 @@ import type { WhatsAppReplyTo } from './reply-to.js';
 import { sendWithRetry } from './send.js';
 import { insideWindow } from './window.js';
 
-/** Template variables may hold at most this much (WhatsApp's limit for a body parameter). */
+/** A template variable holds at most this much (WhatsApp's limit for a body parameter). */
 const MAX_VARIABLE = 1024;
 
 /** A template's variables with {{text}} and {{code}} filled in, as the ContentVariables JSON. */
@@ -30,6 +30,9 @@ export function fillVariables(t: WhatsAppTemplate, values: { text?: string; code
     out[k] = v
       .replaceAll('{{text}}', values.text ?? '')
       .replaceAll('{{code}}', values.code ?? '')
+      // WhatsApp refuses a template parameter with a newline, a tab or more than four spaces in a row.
+      .replace(/\s+/g, ' ')
+      .trim()
       .slice(0, MAX_VARIABLE);
   return JSON.stringify(out);
 }
