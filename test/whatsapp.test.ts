@@ -260,6 +260,16 @@ describe('whatsapp channel (Twilio)', () => {
     expect(imageParts(call)).toEqual([`data:image/png;base64,${PNG.toString('base64')}`]);
   });
 
+  it("an image URL outside this account's Twilio media is not fetched (no credentials sent elsewhere)", async () => {
+    const u = USERS[11]!;
+    const elsewhere = tw2.addMedia(PNG, 'image/png'); // another account's media
+    await send(u, 'picture from elsewhere', { media: [{ url: elsewhere, contentType: 'image/png' }] });
+    await eventually(async () => bodies(u).length === 1);
+    expect(bodies(u)).toEqual(['I see 0 image(s)']);
+    const call = fake.requests.find((r) => lastUserText(r.body).startsWith('picture from elsewhere'))!;
+    expect(lastUserText(call.body)).toContain('could not be read');
+  });
+
   it('a non-image attachment becomes a text note', async () => {
     const u = USERS[8]!;
     const url = tw.addMedia(Buffer.from('%PDF-1.4 fake'), 'application/pdf');

@@ -8,7 +8,8 @@ const MAX_MEDIA = 10;
 
 /**
  * The media of an inbound message (NumMedia, MediaUrlN, MediaContentTypeN). An image is fetched
- * (HTTP basic auth with the account SID and auth token, as Twilio's media URLs need), and kept with
+ * (HTTP basic auth with the account SID and auth token, as Twilio's media URLs need; only a URL
+ * under the API's /2010-04-01/Accounts/<this account>/Messages/), and kept with
  * its bytes when they are a PNG, JPEG, GIF or WebP of at most maxMediaBytes (checked by the bytes,
  * not the label): the model sees it. Anything else stays a named attachment and a text note.
  */
@@ -39,7 +40,9 @@ export async function inboundMedia(p: FormParams, cfg: WhatsAppConfig, log: Logg
 }
 
 async function fetchImage(url: string, index: number, cfg: WhatsAppConfig): Promise<Attachment | null> {
-  if (!/^https?:\/\//i.test(url)) return null;
+  // Only Twilio's own media URLs of this account get the credentials (not any address a payload names).
+  const base = cfg.apiBaseUrl ?? 'https://api.twilio.com';
+  if (!url.startsWith(`${base}/2010-04-01/Accounts/${cfg.accountSid}/Messages/`)) throw new Error("media URL is not this account's Twilio media");
   const auth = `Basic ${Buffer.from(`${cfg.accountSid}:${cfg.authToken}`).toString('base64')}`;
   const r = await fetch(url, { headers: { authorization: auth }, signal: AbortSignal.timeout(cfg.requestTimeoutMs) });
   if (!r.ok || !r.body) throw new Error(`media fetch answered ${r.status}`);
