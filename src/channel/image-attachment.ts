@@ -36,7 +36,7 @@ export interface ImageFetch extends ImageSource {
 }
 
 /** The attachment as the message keeps it: named, with why it is not shown. */
-function noted(src: ImageSource, note: string): Attachment {
+export function noted(src: ImageSource, note: string): Attachment {
   return {
     name: src.name,
     ...(src.declaredType ? { contentType: src.declaredType } : {}),
@@ -58,8 +58,14 @@ export function looksLikeImage(declaredType: string | undefined): boolean {
   return !!declaredType && /^image\//i.test(declaredType.trim());
 }
 
+/** The note of an image whose declared size is over the limit (nothing downloaded), else undefined. */
+export function declaredTooLarge(src: ImageSource, maxBytes: number): Attachment | undefined {
+  return src.declaredSize !== undefined && src.declaredSize > maxBytes ? noted(src, `image not shown: larger than the ${maxBytes}-byte limit`) : undefined;
+}
+
 export async function fetchImageAttachment(f: ImageFetch): Promise<Attachment> {
-  if (f.declaredSize !== undefined && f.declaredSize > f.maxBytes) return noted(f, `image not shown: larger than the ${f.maxBytes}-byte limit`);
+  const over = declaredTooLarge(f, f.maxBytes);
+  if (over) return over;
   try {
     const got = f.fixedHost ? await directFetch(f) : await guardedFetch(f);
     if ('note' in got) return noted(f, got.note);
