@@ -87,6 +87,15 @@ describe('images in from Slack', () => {
     expect(allText(req)).toContain('big.png (image/png): image not shown: larger than the 4096-byte limit');
   });
 
+  it("an image at an address that is not Slack's goes through the SSRF guard, without the token", async () => {
+    const before = vision.fileDownloads.length;
+    const file = { id: 'FMETA', name: 'meta.png', mimetype: 'image/png', size: 10, url_private: 'http://169.254.169.254/latest/meta-data/meta.png' };
+    const req = await send(vision, 'D5', 'metadata please', [file]);
+    expect(imageParts(req)).toEqual([]);
+    expect(allText(req)).toMatch(/\[attachment meta\.png \(image\/png\): image not shown: it could not be downloaded \(SSRF guard refused URL/);
+    expect(vision.fileDownloads.length).toBe(before);
+  });
+
   it('a model without image input gets a note instead of the image', async () => {
     const req = await send(plain, 'D4', 'text only', [plain.uploadFile('cat.png', 'image/png', PNG)]);
     expect(imageParts(req)).toEqual([]);
