@@ -38,6 +38,8 @@ export interface ListenServices {
   manners: RoomManners;
   /** Counts a message a channel chose not to hand on (switchboard_messages_dropped_total). */
   dropped: (channel: string, reason: string) => void;
+  /** attachments.maxImageBytes. */
+  maxImageBytes?: number;
 }
 
 /**
@@ -134,6 +136,7 @@ export function listenContext(s: ListenServices, log: Logger, channel: string): 
       return { ok: true, principal };
     },
     workersAlive: () => s.workers.anyAlive(),
+    ...(s.maxImageBytes !== undefined ? { maxImageBytes: s.maxImageBytes } : {}),
     conversationExists: async (conversationKey) => (await s.store.conversationByKey(conversationKey)) !== undefined,
     follow: (conversationKey) => TurnWaiter.open(s.bus, s.store, conversationTopic(conversationKey)),
     dropped: (reason) => {

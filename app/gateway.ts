@@ -288,6 +288,7 @@ export class Gateway {
                     workers,
                     manners,
                     dropped: (channel: string, reason: string) => metrics.dropped.inc({ channel, reason }),
+                    maxImageBytes: config.attachments.maxImageBytes,
                   };
                   await listener.start(listenContext(services, log.child({ channel: c.name }), c.name));
                 },

@@ -25,6 +25,8 @@ export interface Attachment {
    * transcript names it instead of repeating it.
    */
   data?: string;
+  /** Why the file is named but not shown (an image too large, not an image by its bytes, a failed download). */
+  note?: string;
 }
 
 /** A message of the OpenAI-style request context, used by one-off HTTP conversations. */

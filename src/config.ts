@@ -11,6 +11,7 @@ import { mcpConfigSchema } from '../tools/mcp/config.js';
 import { accessSchema, pairingSchema } from './access-config.js';
 import { type AgentConfig, agentsSchema } from './agents-config.js';
 import { approvalsSchema } from './approvals/config.js';
+import { attachmentsSchema } from './channel/attachments-config.js';
 import { compactionSchema } from './compaction-config.js';
 import { recordKey } from './config-record-key.js';
 import { conversationsSchema } from './conversations-config.js';
@@ -49,6 +50,8 @@ const configSlices = {
   approvals: approvalsSchema,
   /** Each chat channel's own section, validated by the channel (see channels/<name>/config.ts). */
   channels: z.record(recordKey, z.unknown()).default({}),
+  /** Files that come with chat messages (images shown to the model). */
+  attachments: attachmentsSchema,
   access: accessSchema,
   pairing: pairingSchema,
   webhooks: webhooksSchema,

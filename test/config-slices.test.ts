@@ -20,6 +20,7 @@ import { fallbackSchema, PROVIDER_APIS, providerEnvSchema, providersSchema, slot
 import { ACCESS_POLICIES, accessSchema, pairingSchema } from '../src/access-config.js';
 import { agentsSchema } from '../src/agents-config.js';
 import { approvalsSchema } from '../src/approvals/config.js';
+import { attachmentsSchema } from '../src/channel/attachments-config.js';
 import { compactionSchema } from '../src/compaction-config.js';
 import { ConfigError, configSchema, loadConfig, problemMessage } from '../src/config.js';
 import { conversationsSchema } from '../src/conversations-config.js';
@@ -99,6 +100,7 @@ describe('configuration slices', () => {
     compaction: compactionSchema,
     moat: moatSchema,
     approvals: approvalsSchema,
+    attachments: attachmentsSchema,
     access: accessSchema,
     pairing: pairingSchema,
     webhooks: webhooksSchema,

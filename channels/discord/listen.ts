@@ -16,6 +16,7 @@ import { createClient } from './client.js';
 import { handleCommand, registerCommands } from './commands.js';
 import type { DiscordSettings } from './config.js';
 import { Generations } from './conversations.js';
+import { discordFiles } from './files.js';
 import { toInbound } from './inbound.js';
 
 const LOGIN_WAIT_MS = 15_000;
@@ -39,7 +40,12 @@ export class DiscordListener implements ChannelListener {
   private caughtUp: Promise<void> = Promise.resolve();
   private readyOnce = false;
 
-  constructor(private readonly cfg: DiscordSettings) {}
+  /** Image attachments downloaded for the model (./files.ts). */
+  private readonly files: ReturnType<typeof discordFiles>;
+
+  constructor(private readonly cfg: DiscordSettings) {
+    this.files = discordFiles(cfg.apiBaseUrl);
+  }
 
   async start(ctx: ListenContext): Promise<void> {
     this.ctx = ctx;
@@ -196,6 +202,7 @@ export class DiscordListener implements ChannelListener {
       );
       return r.message;
     }
+    if (msg.attachments.length) msg.attachments = await this.files(msg.attachments, ctx.maxImageBytes);
     const outcome = await this.retrying(() => ctx.receive(msg));
     // Accepted: nothing to say, unless its conversation waits for an approval (the notice, at once).
     return outcome.kind === 'accepted' ? (outcome.replayed ? undefined : outcome.notice) : outcome.reply;

@@ -288,7 +288,12 @@ export class EmailListener implements ChannelListener {
     if (!msg || !msg.source) return;
     let mail: InboundMail | null = null;
     try {
-      mail = await readMail(msg.source, { ourAddress: this.cfg.address, authServId: this.cfg.authServId, maxTextChars: this.cfg.maxTextChars });
+      mail = await readMail(msg.source, {
+        ourAddress: this.cfg.address,
+        authServId: this.cfg.authServId,
+        maxTextChars: this.cfg.maxTextChars,
+        ...(this.ctx?.maxImageBytes ? { maxImageBytes: this.ctx.maxImageBytes } : {}),
+      });
     } catch (err) {
       this.log.warn({ uid, err: (err as Error).message }, 'unreadable mail skipped');
     }

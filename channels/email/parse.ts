@@ -6,6 +6,7 @@ import { senderAuthenticated } from './auth-results.js';
 import { repairMislabeledUtf8 } from './charset.js';
 import { htmlToPlain, stripQuotesAndSignature } from './clean.js';
 import { messageIds, normalizeMessageId, RawHeaders } from './headers.js';
+import { mailAttachments } from './images.js';
 import { automatedReason } from './loops.js';
 import { hasReplyPrefix } from './thread.js';
 
@@ -38,6 +39,8 @@ export interface ReadOptions {
   ourAddress: string;
   authServId?: string | undefined;
   maxTextChars: number;
+  /** attachments.maxImageBytes: image parts up to it are kept for the model (./images.ts). */
+  maxImageBytes?: number;
 }
 
 function firstAddress(a: AddressObject | AddressObject[] | undefined): { address: string; name?: string } | undefined {
@@ -85,9 +88,7 @@ export async function readMail(raw: Buffer, opts: ReadOptions): Promise<InboundM
   }
   if (text.length > opts.maxTextChars) text = `${text.slice(0, opts.maxTextChars)}\n\n[… message cut at ${opts.maxTextChars} characters]`;
 
-  const attachments: Attachment[] = p.attachments
-    .filter((a) => a.contentDisposition !== 'inline' || a.filename)
-    .map((a) => ({ name: a.filename ?? 'attachment', contentType: a.contentType, size: a.size }));
+  const attachments: Attachment[] = mailAttachments(p.attachments, opts.maxImageBytes);
   if (!text && attachments.length) text = `(${attachments.length} attachment${attachments.length > 1 ? 's' : ''}, no text)`;
 
   const replyTo = firstAddress(p.replyTo);

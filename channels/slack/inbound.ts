@@ -1,6 +1,6 @@
 import type { WebClient } from '@slack/web-api';
 import type { Logger } from 'pino';
-import { conversationKey, type InboundMessage } from '../../kernel/envelope.js';
+import { type Attachment, conversationKey, type InboundMessage } from '../../kernel/envelope.js';
 import { type AddressFacts, botNames, type GroupsPolicy, type ListenContext, nameAtLineStart } from '../../src/channel/index.js';
 import { slackError } from './client.js';
 import type { NameResolver } from './names.js';
@@ -42,6 +42,8 @@ export class InboundHandler {
     private readonly threads: ThreadMembership,
     private readonly log: Logger,
     private readonly groups: GroupsPolicy,
+    /** The message's image files downloaded for the model (./files.ts). */
+    private readonly files: (atts: Attachment[], maxBytes?: number) => Promise<Attachment[]>,
     /** A message handed to the ingress (the catch-up cursors move past it). */
     private readonly onTaken?: (c: Taken) => void,
   ) {}
@@ -68,7 +70,8 @@ export class InboundHandler {
       }
       if (c.mention && !c.dm && c.thread) this.threads.mark(c.channel, c.thread);
       const name = await this.names.name(c.user);
-      const r = await this.ctx.receive(this.toInbound(c, name, await this.keyOf(c)));
+      const attachments = c.attachments.length ? await this.files(c.attachments, this.ctx.maxImageBytes) : c.attachments;
+      const r = await this.ctx.receive(this.toInbound({ ...c, attachments }, name, await this.keyOf(c)));
       this.onTaken?.(c);
       if (r.replayed) {
         this.log.debug({ externalId: c.externalId, event: body.event_id, retry: retryNum, kind: r.kind }, 'slack message handled already; its outcome stands');

@@ -7,6 +7,7 @@ import { ACTION_RE } from './approvals.js';
 import { catchUp, placesOf } from './catch-up.js';
 import { slackError, webClient, webClientOptions } from './client.js';
 import { requireListenSecret, type SlackConfig } from './config.js';
+import { slackFiles } from './files.js';
 import { handleSlackHttp } from './http.js';
 import { InboundHandler } from './inbound.js';
 import { boltLogger } from './logger.js';
@@ -110,9 +111,19 @@ export class SlackListener implements ChannelListener {
     const names = new NameResolver(this.client!, this.cfg.nameCacheMs, log);
     const threads = new ThreadMembership(this.client!, () => bot, log);
     const cursors = (this.cursors = new CatchUpCursors(ctx.state, 'slack', `places:${bot.teamId ?? '-'}`, compareSlackTs));
-    const inbound = new InboundHandler(ctx, this.client!, bot, names, threads, log, this.cfg.groups, (c) => {
-      for (const place of placesOf(c)) cursors.seen(place, c.ts);
-    });
+    const inbound = new InboundHandler(
+      ctx,
+      this.client!,
+      bot,
+      names,
+      threads,
+      log,
+      this.cfg.groups,
+      slackFiles({ token: this.cfg.botToken, apiUrl: this.cfg.apiUrl }),
+      (c) => {
+        for (const place of placesOf(c)) cursors.seen(place, c.ts);
+      },
+    );
     const clicks = new ApprovalClicks(ctx, this.client!, log, bot.teamId);
     const outcomeOf = (context: Record<string, unknown>) => context.sbOutcome as EventOutcome | undefined;
     const retryOf = (context: Record<string, unknown>) => (typeof context.retryNum === 'number' ? context.retryNum : undefined);

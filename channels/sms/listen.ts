@@ -3,6 +3,7 @@ import { type Attachment, conversationKey, type InboundMessage } from '../../ker
 import { BodyTooLargeError, type ChannelListener, type ListenContext, type RouteContext as RequestContext } from '../../src/channel/index.js';
 import type { SmsConfig } from './config.js';
 import { type Keyword, keywordOf, keywordOfOptOutType } from './keywords.js';
+import { smsMedia } from './media.js';
 import { OptOuts } from './optout.js';
 import { type FormParams, param, parseForm, signedUrl, verifyTwilioRequest } from './signature.js';
 import { StatusLog } from './status.js';
@@ -21,6 +22,8 @@ export class SmsListener implements ChannelListener {
   private log?: Logger;
   private readonly optOuts: OptOuts;
   private readonly statuses: StatusLog;
+  /** MMS images downloaded for the model (./media.ts). */
+  private readonly media: ReturnType<typeof smsMedia>;
   private started = false;
 
   constructor(
@@ -29,6 +32,7 @@ export class SmsListener implements ChannelListener {
   ) {
     this.optOuts = new OptOuts(store);
     this.statuses = new StatusLog(store);
+    this.media = smsMedia(cfg);
   }
 
   async start(ctx: ListenContext): Promise<void> {
@@ -143,7 +147,7 @@ export class SmsListener implements ChannelListener {
       conversationKey: conversationKey({ channel: 'sms', workspace: to, chat: from }),
       sender: { id: from },
       text,
-      attachments: attachments(p),
+      attachments: await this.media(attachments(p), ctx.maxImageBytes),
       replyTo: { to: from, from: to },
       receivedAt: new Date(),
     };

@@ -3,6 +3,7 @@ import { conversationKey, type InboundMessage } from '../../kernel/envelope.js';
 import { botNames, nameAtLineStart, type RoomQuestion } from '../../src/channel/index.js';
 import { addressFacts, type BotSelf, strippedText } from './addressing.js';
 import { mentionRequired, type TelegramConfig } from './config.js';
+import { hasImage } from './files.js';
 import type { TelegramReplyTo } from './reply-to.js';
 
 /** A forum topic (or a private chat's topic) is a thread; everything else is the chat's main line. */
@@ -34,7 +35,7 @@ export function toInbound(updateId: number, m: Message, self: BotSelf, cfg: Tele
   if (m.chat.type === 'channel') return null;
   if (isPrivate ? !cfg.dms : !cfg.groupsEnabled) return null;
   const text = strippedText(m, self);
-  if (!text) return null;
+  if (!text && !hasImage(m)) return null;
   const thread = threadOf(m);
   const replyTo: TelegramReplyTo = { chatId: String(m.chat.id), messageId: m.message_id, ...(thread !== undefined ? { threadId: thread } : {}) };
   const name = displayName(from);

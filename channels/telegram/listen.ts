@@ -17,6 +17,7 @@ import { handleApprovalTap } from './approvals.js';
 import { CatchUp, type CatchUpSkip, type DropReason } from './catch-up.js';
 import { createApi, errorCode } from './client.js';
 import { type TelegramSettings, WEBHOOK_PATH } from './config.js';
+import { telegramAttachments } from './files.js';
 import { conversationKeyOf, threadOf, toInbound } from './inbound.js';
 
 const ALLOWED_UPDATES = ['message', 'callback_query'] as const;
@@ -232,6 +233,12 @@ export class TelegramListener implements ChannelListener {
     const verdict = this.catchUp!.judge(msg.conversationKey, m.date * 1000);
     if (verdict !== 'answer') return this.dropWaiting(m, msg, verdict);
     if (/^\/start(@\w+)?(\s|$)/i.test(msg.text)) return this.say(m, WELCOME);
+    if (m.photo || m.document)
+      msg.attachments = await telegramAttachments(m, this.api!, {
+        token: this.cfg.token,
+        apiRoot: this.cfg.apiRoot,
+        ...(ctx.maxImageBytes ? { maxBytes: ctx.maxImageBytes } : {}),
+      });
     const outcome = await ctx.receive(msg);
     if ((outcome.replayed || (outcome.kind === 'accepted' && outcome.duplicate)) && this.catchUp!.waited(m.date * 1000))
       this.catchUp!.refund(msg.conversationKey);

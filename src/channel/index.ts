@@ -49,6 +49,17 @@ export type { ChannelDeliverer, Conversation, DeliverContext, TurnDelivery, Turn
 // A reply a channel could not deliver: retryable (the delivery queue tries again) or refused (dead letter).
 export { ChannelDeliveryError } from './delivery-error.js';
 export * from './http.js';
+export {
+  checkImageBytes,
+  DEFAULT_MAX_IMAGE_BYTES,
+  declaredTooLarge,
+  fetchImageAttachment,
+  type ImageFetch,
+  type ImageSource,
+  looksLikeImage,
+  noted as notShownAttachment,
+} from './image-attachment.js';
+export { sniffImageType } from './image-type.js';
 export type {
   Accepted,
   ApprovalAnswer,

@@ -145,6 +145,8 @@ export interface ListenContext {
    * True when it cannot be known (the store does not answer). Must not throw.
    */
   workersAlive(): Promise<boolean>;
+  /** attachments.maxImageBytes: the largest image a channel downloads for the model (DEFAULT_MAX_IMAGE_BYTES when absent). */
+  readonly maxImageBytes?: number;
   /** Whether a conversation with this key exists (a channel keeping a conversation opened under an older key). */
   conversationExists(conversationKey: string): Promise<boolean>;
   /** A follower of the turns of one conversation, subscribed before the message is received. */

@@ -6,7 +6,7 @@ import type { InboxMessage } from './ports.js';
 
 /** Message helpers of a turn: inbox rows as user messages, a one-off request's context, usage sums. */
 
-type StoredAttachment = { name?: string; contentType?: string; size?: number; data?: string };
+type StoredAttachment = { name?: string; contentType?: string; size?: number; data?: string; note?: string };
 
 /**
  * An inbox row as the turn's user message: an image that came with its bytes (the HTTP API's image
@@ -17,7 +17,9 @@ export function toUserMessage(row: InboxMessage): UserMessage {
   let text = row.text;
   const atts = row.attachments as StoredAttachment[];
   const images = atts.filter((a) => a.data && a.contentType?.startsWith('image/'));
-  const named = atts.filter((a) => !images.includes(a));
+  const noted = atts.filter((a) => !images.includes(a) && a.note);
+  const named = atts.filter((a) => !images.includes(a) && !a.note);
+  for (const a of noted) text += `\n\n[attachment ${a.name ?? 'file'}${a.contentType ? ` (${a.contentType})` : ''}: ${a.note}]`;
   if (named.length) text += `\n\n[attachments: ${named.map((a) => `${a.name ?? 'file'}${a.contentType ? ` (${a.contentType})` : ''}`).join(', ')}]`;
   const timestamp = new Date(row.receivedAt).getTime();
   if (!images.length) return { role: 'user', content: text, timestamp };

@@ -13,6 +13,7 @@
  * Dispatches sent while no socket is connected wait in the session's log and are
  * replayed on resume. `drop(code)` closes the socket (4000: resumable).
  */
+import { createHmac } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type WebSocket, WebSocketServer } from 'ws';
@@ -222,6 +223,19 @@ export class FakeDiscord {
     return [...this.messages.values()].filter((m) => m.channel_id === channelId && m.author.id === BOT_ID && !m.deleted);
   }
 
+  /** CDN files by path, with the signature (hm) their URL must carry. */
+  private readonly cdn = new Map<string, { hm: string; bytes: Buffer }>();
+  readonly cdnDownloads: Array<{ path: string; signed: boolean }> = [];
+
+  private cdnFile(channelId: string, id: string, filename: string, bytes: Buffer): string {
+    const path = `/attachments/${channelId}/${id}/${encodeURIComponent(filename)}`;
+    const ex = Math.floor(Date.now() / 1000 + 86_400).toString(16);
+    const is = Math.floor(Date.now() / 1000).toString(16);
+    const hm = createHmac('sha256', 'fake-cdn-key').update(`${path}${ex}${is}`).digest('hex');
+    this.cdn.set(path, { hm, bytes });
+    return `http://127.0.0.1:${this.port}${path}?ex=${ex}&is=${is}&hm=${hm}&`;
+  }
+
   requestsMatching(method: string, path: RegExp): LoggedRequest[] {
     return this.requests.filter((r) => r.method === method && path.test(r.path));
   }
@@ -234,7 +248,8 @@ export class FakeDiscord {
     author: FakeUser;
     content: string;
     mentionBot?: boolean;
-    attachments?: Array<{ filename: string; size: number; content_type?: string }>;
+    /** With bytes: served at a signed CDN-shaped URL of this server (/attachments/<channel>/<id>/<name>?ex&is&hm), as Discord's CDN serves it. */
+    attachments?: Array<{ filename: string; size: number; content_type?: string; bytes?: Buffer }>;
     roles?: string[];
     id?: string;
     /** Other users mentioned (<@id> in the text, as Discord resolves them). */
@@ -272,14 +287,11 @@ export class FakeDiscord {
       mentions: [...new Map(mentioned.map((u) => [u.id, userJson(u)])).values()],
       mention_roles: mentionRoles,
       ...(referenced ? { referenced_message: this.messageJson(referenced) } : {}),
-      attachments: (m.attachments ?? []).map((a) => ({
-        id: snowflake(),
-        filename: a.filename,
-        size: a.size,
-        url: `https://cdn.example/${a.filename}`,
-        proxy_url: `https://cdn.example/${a.filename}`,
-        ...(a.content_type ? { content_type: a.content_type } : {}),
-      })),
+      attachments: (m.attachments ?? []).map((a) => {
+        const aid = snowflake();
+        const url = a.bytes ? this.cdnFile(m.channelId, aid, a.filename, a.bytes) : `https://cdn.example/${a.filename}`;
+        return { id: aid, filename: a.filename, size: a.size, url, proxy_url: url, ...(a.content_type ? { content_type: a.content_type } : {}) };
+      }),
     };
     if (ch.guild_id) d.member = { roles: m.roles ?? [], joined_at: new Date().toISOString(), deaf: false, mute: false, flags: 0 };
     else d.channel_type = 1;
@@ -529,6 +541,15 @@ export class FakeDiscord {
     }
     const url = new URL(req.url ?? '/', 'http://x');
     const method = req.method ?? 'GET';
+    const file = this.cdn.get(url.pathname);
+    if (file) {
+      // Discord's CDN: an unsigned or wrongly signed URL is 404 "This content is no longer available."
+      const signed = url.searchParams.get('hm') === file.hm;
+      this.cdnDownloads.push({ path: url.pathname, signed });
+      if (!signed) res.writeHead(404, { 'content-type': 'text/plain' }).end('This content is no longer available.');
+      else res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': String(file.bytes.length) }).end(file.bytes);
+      return;
+    }
     // decoded: discord.js sends /messages/%40original
     const path = decodeURIComponent(url.pathname).replace(/^\/api\/v10/, '');
     const entry: LoggedRequest = { method, path, body, status: 0, at: Date.now() };

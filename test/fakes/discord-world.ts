@@ -79,7 +79,10 @@ export interface World {
   conversationKey(messageId: string): Promise<string>;
 }
 
-export async function startWorld(discord: Record<string, unknown> = {}): Promise<World> {
+export async function startWorld(
+  discord: Record<string, unknown> = {},
+  opts: { input?: string[]; attachments?: { maxImageBytes: number } } = {},
+): Promise<World> {
   process.env.DISCORD_BOT_TOKEN = 'fake-bot-token';
   process.env.FAKE_DISCORD_LLM_A = 'key-a';
   process.env.FAKE_DISCORD_LLM_B = 'key-b';
@@ -103,9 +106,17 @@ export async function startWorld(discord: Record<string, unknown> = {}): Promise
       {},
       {
         providers: [
-          { id: 'primary', api: 'openai-completions', model: 'fake-a', baseUrl: primary.openaiBaseUrl, apiKeyEnv: 'FAKE_DISCORD_LLM_A' },
+          {
+            id: 'primary',
+            api: 'openai-completions',
+            model: 'fake-a',
+            baseUrl: primary.openaiBaseUrl,
+            apiKeyEnv: 'FAKE_DISCORD_LLM_A',
+            ...(opts.input ? { input: opts.input } : {}),
+          },
           { id: 'backup', api: 'openai-completions', model: 'fake-b', baseUrl: backup.openaiBaseUrl, apiKeyEnv: 'FAKE_DISCORD_LLM_B' },
         ],
+        ...(opts.attachments ? { attachments: opts.attachments } : {}),
         channels: { discord: { apiBaseUrl: fake.apiUrl, channels: noMention, operatorRoles: [OPS_ROLE], commandGuildIds: [], ...discord } },
         access: { discord: { policy: 'open' } },
         approvals: { operators: { discord: [OPERATOR.id] }, timeoutMs: 60_000 },

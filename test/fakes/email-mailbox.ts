@@ -21,6 +21,8 @@ export interface MailSpec {
   references?: string[];
   /** Extra headers, written above the others (as a receiving server prepends its own). */
   headers?: Array<[string, string]>;
+  /** MIME parts after the body (multipart/mixed): attached files, or inline pictures (Content-Disposition: inline, a Content-ID). */
+  parts?: Array<{ contentType: string; bytes: Buffer; filename?: string; inline?: boolean }>;
 }
 
 export const newMessageId = (domain = 'example.com') => `<${randomUUID()}@${domain}>`;
@@ -52,6 +54,8 @@ export function rawMail(m: MailSpec): { raw: string; messageId: string } {
   if (m.inReplyTo) lines.push(`In-Reply-To: ${m.inReplyTo}`);
   if (m.references?.length) lines.push(`References: ${m.references.join(' ')}`);
   lines.push('MIME-Version: 1.0');
+  const mixed = m.parts?.length ? `m${randomUUID()}` : undefined;
+  if (mixed) lines.push(`Content-Type: multipart/mixed; boundary="${mixed}"`, '', `--${mixed}`);
   if (m.html !== undefined && m.text === undefined) {
     lines.push('Content-Type: text/html; charset=utf-8', '', m.html);
   } else if (m.html !== undefined) {
@@ -71,6 +75,21 @@ export function rawMail(m: MailSpec): { raw: string; messageId: string } {
     );
   } else {
     lines.push('Content-Type: text/plain; charset=utf-8', '', m.text ?? '');
+  }
+  if (mixed) {
+    for (const [i, p] of m.parts!.entries()) {
+      const name = p.filename ? `; filename="${p.filename}"` : '';
+      lines.push(
+        `--${mixed}`,
+        `Content-Type: ${p.contentType}${p.filename ? `; name="${p.filename}"` : ''}`,
+        'Content-Transfer-Encoding: base64',
+        `Content-Disposition: ${p.inline ? 'inline' : 'attachment'}${name}`,
+        ...(p.inline ? [`Content-ID: <part${i}@example.com>`] : []),
+        '',
+        ...(p.bytes.toString('base64').match(/.{1,76}/g) ?? ['']),
+      );
+    }
+    lines.push(`--${mixed}--`);
   }
   return { raw: lines.join('\r\n') + '\r\n', messageId };
 }

@@ -82,6 +82,9 @@ export class FakeSlack {
   private tsCounter = 0;
   private readonly tsBase = Math.floor(Date.now() / 1000);
   port = 0;
+  /** Uploaded files by url_private path. */
+  private readonly files = new Map<string, { mimetype: string; bytes: Buffer }>();
+  readonly fileDownloads: Array<{ path: string; authorization: string }> = [];
 
   constructor(private readonly opts: { pingMs?: number } = {}) {}
 
@@ -121,6 +124,15 @@ export class FakeSlack {
     for await (const c of req) chunks.push(c as Buffer);
     const raw = Buffer.concat(chunks).toString('utf8');
     const url = new URL(req.url ?? '/', 'http://x');
+    const file = this.files.get(url.pathname);
+    if (file) {
+      this.fileDownloads.push({ path: url.pathname, authorization: String(req.headers.authorization ?? '') });
+      // As Slack does: without the bot token, url_private answers its sign-in page, not the file.
+      if (req.headers.authorization !== `Bearer ${BOT_TOKEN}`)
+        res.writeHead(200, { 'content-type': 'text/html' }).end('<!DOCTYPE html><html><body>Sign in to Slack</body></html>');
+      else res.writeHead(200, { 'content-type': file.mimetype, 'content-length': String(file.bytes.length) }).end(file.bytes);
+      return;
+    }
     const m = /^\/api\/(.+)$/.exec(url.pathname);
     if (!m) {
       res.writeHead(404).end();
@@ -367,6 +379,23 @@ export class FakeSlack {
   /** Disarms every fault of failNext. */
   clearFaults(): void {
     this.faults.length = 0;
+  }
+
+  /** A file as a message event's files[] carries it; its bytes served at url_private (files.slack.com's /files-pri/<team>-<id>/<name> shape) to the bot token only. */
+  uploadFile(name: string, mimetype: string, bytes: Buffer): Record<string, unknown> {
+    const id = `F${randomUUID().replace(/-/g, '').slice(0, 10).toUpperCase()}`;
+    const path = `/files-pri/${BOT.team}-${id}/${encodeURIComponent(name)}`;
+    this.files.set(path, { mimetype, bytes });
+    return {
+      id,
+      name,
+      title: name,
+      mimetype,
+      filetype: name.split('.').pop(),
+      size: bytes.length,
+      url_private: `${this.url}${path}`,
+      url_private_download: `${this.url}${path}?dl=1`,
+    };
   }
 
   callsOf(method: string): SlackCall[] {

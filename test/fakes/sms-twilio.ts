@@ -249,6 +249,16 @@ export class FakeTwilio {
     return null;
   }
 
+  private readonly media = new Map<string, { contentType: string; bytes: Buffer; token: string }>();
+  readonly mediaFetches: Array<{ path: string; authorized: boolean }> = [];
+
+  /** A file of an inbound MMS: its MediaUrl (/2010-04-01/Accounts/<AC>/Messages/<MM>/Media/<ME>, as Twilio gives it) for inboundParams. */
+  addMedia(contentType: string, bytes: Buffer): { url: string; contentType: string } {
+    const path = `/2010-04-01/Accounts/${this.accountSid}/Messages/MM${hex(16)}/Media/ME${hex(16)}`;
+    this.media.set(path, { contentType, bytes, token: hex(16) });
+    return { url: `${this.url}${path}`, contentType };
+  }
+
   /** An inbound SMS, as Twilio posts it to the messaging webhook. */
   inboundParams(m: { from: string; to: string; body: string; sid?: string; media?: Array<{ url: string; contentType: string }> }): Record<string, string> {
     const p: Record<string, string> = {
@@ -370,6 +380,22 @@ export class FakeTwilio {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     const pathname = new URL(req.url ?? '/', 'http://x').pathname;
+    // MMS media: the Media resource asks for the account's Basic credentials (HTTP Basic auth for
+    // media on), then redirects to the file's short-lived CDN URL, which needs none.
+    const media = this.media.get(pathname);
+    if (req.method === 'GET' && media) {
+      const basic = `Basic ${Buffer.from(`${this.accountSid}:${this.authToken}`).toString('base64')}`;
+      this.mediaFetches.push({ path: pathname, authorized: req.headers.authorization === basic });
+      if (req.headers.authorization !== basic) return json(res, 401, { code: 20003, message: 'Authenticate', status: 401 });
+      res.writeHead(302, { location: `${this.url}/mms-cdn/${media.token}` }).end();
+      return;
+    }
+    const cdn = /^\/mms-cdn\/([0-9a-f]+)$/.exec(pathname);
+    const file = cdn ? [...this.media.values()].find((x) => x.token === cdn[1]) : undefined;
+    if (req.method === 'GET' && file) {
+      res.writeHead(200, { 'content-type': file.contentType, 'content-length': String(file.bytes.length) }).end(file.bytes);
+      return;
+    }
     // The account resource (GET /2010-04-01/Accounts/<sid>.json), as doctor --probe reads it.
     const account = /^\/2010-04-01\/Accounts\/([^/]+)\.json$/.exec(pathname);
     if (req.method === 'GET' && account) {

@@ -11,6 +11,7 @@
  * parameters.retry_after, 400 "can't parse entities" for bad HTML, 400
  * "message is not modified" for an edit that changes nothing.
  */
+import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -158,6 +159,10 @@ export class FakeTelegram {
     /** Seconds ago the message was sent (catch-up). */
     ageSeconds?: number;
     textMention?: string;
+    /** A photo (its text is the caption): Telegram's sizes, a thumbnail and the full one, each by file_id. */
+    photo?: Buffer;
+    /** A file sent as a document (its text is the caption). */
+    document?: { name: string; mimeType: string; bytes: Buffer };
   }): { updateId: number; messageId: number } {
     const entities: Entity[] = [];
     const cmd = /^\/[A-Za-z0-9_]+(@[A-Za-z0-9_]+)?/.exec(m.text);
@@ -185,12 +190,35 @@ export class FakeTelegram {
       from: { is_bot: false, ...m.from },
       chat: m.chat,
       date: Math.floor(Date.now() / 1000) - (m.ageSeconds ?? 0),
-      text: m.text,
-      ...(entities.length ? { entities } : {}),
+      ...(m.photo || m.document
+        ? {
+            ...(m.text ? { caption: m.text } : {}),
+            ...(entities.length ? { caption_entities: entities } : {}),
+            ...(m.photo
+              ? {
+                  photo: [
+                    { ...this.addFile(m.photo.subarray(0, Math.min(m.photo.length, 64)), 'photos'), width: 90, height: 90 },
+                    { ...this.addFile(m.photo, 'photos'), width: 1280, height: 960 },
+                  ],
+                }
+              : {}),
+            ...(m.document ? { document: { ...this.addFile(m.document.bytes, 'documents'), file_name: m.document.name, mime_type: m.document.mimeType } } : {}),
+          }
+        : { text: m.text, ...(entities.length ? { entities } : {}) }),
       ...(m.threadId ? { message_thread_id: m.threadId, is_topic_message: true } : {}),
       ...(reply ? { reply_to_message: reply } : {}),
     };
     return { updateId: this.push({ message }), messageId };
+  }
+
+  /** Files by file_id, downloadable at /file/bot<token>/<file_path> after getFile, as the Bot API serves them. */
+  private readonly files = new Map<string, { path: string; bytes: Buffer }>();
+  readonly fileDownloads: string[] = [];
+
+  private addFile(bytes: Buffer, folder: string): { file_id: string; file_unique_id: string; file_size: number } {
+    const id = `AgAC${randomUUID().replace(/-/g, '')}`;
+    this.files.set(id, { path: `${folder}/file_${this.files.size}.${folder === 'photos' ? 'jpg' : 'bin'}`, bytes });
+    return { file_id: id, file_unique_id: id.slice(0, 16), file_size: bytes.length };
   }
 
   /** A tap on an inline keyboard button of a bot message. */
@@ -273,6 +301,16 @@ export class FakeTelegram {
   // ------------------------------------------------------------------ the HTTP side
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const file = /^\/file\/bot([^/]+)\/(.+)$/.exec(new URL(req.url ?? '/', 'http://x').pathname);
+    if (file) {
+      this.fileDownloads.push(file[2]!);
+      const found = [...this.files.values()].find((f) => f.path === file[2]);
+      // The Bot API answers a wrong token or an unknown path with 404 and a JSON error.
+      if (file[1] !== BOT_TOKEN || !found)
+        res.writeHead(404, { 'content-type': 'application/json' }).end('{"ok":false,"error_code":404,"description":"Not Found"}');
+      else res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': String(found.bytes.length) }).end(found.bytes);
+      return;
+    }
     const m = /^\/bot([^/]+)\/([A-Za-z]+)$/.exec(new URL(req.url ?? '/', 'http://x').pathname);
     let raw = '';
     for await (const chunk of req) raw += chunk;
@@ -335,6 +373,11 @@ export class FakeTelegram {
     switch (method) {
       case 'getMe':
         return BOT;
+      case 'getFile': {
+        const f = this.files.get(String(b.file_id));
+        if (!f) throw new ApiError(400, 'Bad Request: invalid file_id');
+        return { file_id: b.file_id, file_unique_id: String(b.file_id).slice(0, 16), file_size: f.bytes.length, file_path: f.path };
+      }
       case 'setMyCommands':
         return true;
       case 'getWebhookInfo':

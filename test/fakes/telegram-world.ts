@@ -51,7 +51,10 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
-export async function startTelegramWorld(telegram: Record<string, unknown> = {}, opts: { webhook?: boolean } = {}): Promise<TelegramWorld> {
+export async function startTelegramWorld(
+  telegram: Record<string, unknown> = {},
+  opts: { webhook?: boolean; input?: string[]; attachments?: { maxImageBytes: number } } = {},
+): Promise<TelegramWorld> {
   process.env.TELEGRAM_BOT_TOKEN = BOT_TOKEN;
   process.env.TELEGRAM_WEBHOOK_SECRET = WEBHOOK_SECRET;
   process.env.FAKE_TELEGRAM_LLM = 'key-a';
@@ -66,7 +69,17 @@ export async function startTelegramWorld(telegram: Record<string, unknown> = {},
     {},
     {
       ...(opts.webhook ? { http: { port } } : {}),
-      providers: [{ id: 'primary', api: 'openai-completions', model: 'fake-a', baseUrl: llm.openaiBaseUrl, apiKeyEnv: 'FAKE_TELEGRAM_LLM' }],
+      providers: [
+        {
+          id: 'primary',
+          api: 'openai-completions',
+          model: 'fake-a',
+          baseUrl: llm.openaiBaseUrl,
+          apiKeyEnv: 'FAKE_TELEGRAM_LLM',
+          ...(opts.input ? { input: opts.input } : {}),
+        },
+      ],
+      ...(opts.attachments ? { attachments: opts.attachments } : {}),
       channels: {
         telegram: {
           apiRoot: fake.apiRoot,
