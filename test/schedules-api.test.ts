@@ -108,11 +108,11 @@ describe('schedules API and CLI', () => {
       });
     const badCron = await post({ conversation: conversationKey, cron: 'every day', prompt: 'x' });
     expect(badCron.status).toBe(400);
-    expect((await badCron.json()).error.param).toBe('cron');
+    expect(((await badCron.json()) as { error: { param: string } }).error.param).toBe('cron');
     const badTz = await post({ conversation: conversationKey, cron: '0 9 * * *', tz: 'Mars/Olympus', prompt: 'x' });
-    expect((await badTz.json()).error.param).toBe('tz');
+    expect(((await badTz.json()) as { error: { param: string } }).error.param).toBe('tz');
     const noConv = await post({ conversation: 'nope', at: '2030-01-01T09:00:00Z', prompt: 'x' });
-    expect((await noConv.json()).error.param).toBe('conversation');
+    expect(((await noConv.json()) as { error: { param: string } }).error.param).toBe('conversation');
     const once = await post({ conversation: conversationKey, at: '2030-01-01T09:00:00+01:00', prompt: 'Happy new year' });
     expect(once.status).toBe(201);
     expect(await once.json()).toMatchObject({ kind: 'once', at: '2030-01-01T08:00:00.000Z', nextAt: '2030-01-01T08:00:00.000Z', tz: 'UTC' });
