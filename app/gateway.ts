@@ -34,6 +34,7 @@ import { createLogger } from '../src/log.js';
 import { Metrics } from '../src/metrics.js';
 import { PromptComposer } from '../src/prompt.js';
 import { RoomClassifier } from '../src/room-classifier.js';
+import { createSchedule } from '../src/schedules/create.js';
 import { Scheduler } from '../src/schedules/scheduler.js';
 import { loadSkills, skillsPromptBlock, skillTools } from '../src/skills.js';
 import { EventHub } from '../src/webhooks/events.js';
@@ -195,6 +196,8 @@ export class Gateway {
                 return f.length ? { kinds: [...new Set(f.map((x) => x.kind))] } : null;
               },
               findSecrets: (text) => scanText(text).length > 0,
+              // schedule_message: the agent's schedules, each call approved by an operator first.
+              createSchedule: (req, by) => createSchedule(new ScheduleStore(infra.store.db), req, by, { defaultTz: config.schedules.defaultTz }),
               ...(config.tools.enabled ? { enabled: config.tools.enabled } : {}),
             }),
           ];
