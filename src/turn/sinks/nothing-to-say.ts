@@ -14,6 +14,7 @@ export const scheduledBatch = (batch: ReadonlyArray<{ externalId: string }>): bo
 export function nothingToSayGate(inner: TurnSink): TurnSink {
   let holding = true;
   let text = '';
+  let suppressed = false;
   const held: TurnEvent[] = [];
   const release = () => {
     holding = false;
@@ -21,10 +22,12 @@ export function nothingToSayGate(inner: TurnSink): TurnSink {
   };
   return {
     push: (e) => {
+      if (suppressed) return;
       if (!holding) return inner.push(e);
       if (e.type === 'done') {
         if (isNothingToSay(e.text)) {
           held.length = 0;
+          suppressed = true;
           return;
         }
         release();
@@ -37,7 +40,17 @@ export function nothingToSayGate(inner: TurnSink): TurnSink {
         if (t && !NOTHING_TO_SAY.startsWith(t) && !isNothingToSay(t)) release();
       }
     },
-    flush: () => inner.flush?.() ?? Promise.resolve(),
+    // Nothing was shown: the delivery is not closed either (closing is what posts a webhook callback or an email).
+    // The turn flushes before its done: a reply held so far that is the sentinel is dropped there.
+    flush: async () => {
+      if (holding && isNothingToSay(text)) suppressed = true;
+      if (suppressed) {
+        held.length = 0;
+        return;
+      }
+      if (holding) release();
+      await inner.flush?.();
+    },
     ...(inner.attempt ? { attempt: (a: Parameters<NonNullable<TurnSink['attempt']>>[0]) => inner.attempt!(a) } : {}),
   };
 }
