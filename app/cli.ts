@@ -19,6 +19,7 @@ commands:
   status    a running gateway's health: readiness checks, queue, pending approvals (SWITCHBOARD_URL, operator key)
   chat      a terminal chat with a running gateway (SWITCHBOARD_URL, SWITCHBOARD_API_KEY; inline approvals with SWITCHBOARD_OPERATOR_KEY)
   webhooks  list | add ID URL --secret-env VAR --events E1,E2 | dead-letters   outbound event subscribers
+  schedule  add --conversation ID (--cron EXPR | --at TIME) --tz TZ --prompt TEXT | ls | rm ID   scheduled messages (operator key)
   migrate   apply database migrations
   approvals list | show CODE | approve CODE [--always [--scope S] [--vary N]] | deny CODE | rules [delete ID]
             answer approvals and manage "always allow" rules through the running gateway
@@ -49,6 +50,7 @@ const OWN_OPTIONS: Record<string, () => Promise<Verb>> = {
   memory: async () => (await import('./cli/memory.js')).runMemory,
   chat: async () => (await import('./cli/chat.js')).runChat,
   webhooks: async () => (await import('./cli/webhooks.js')).runWebhooks,
+  schedule: async () => (await import('./cli/schedule.js')).runSchedule,
   access: async () => (await import('./cli/access.js')).runAccess,
   status: async () => (await import('./cli/status.js')).runStatus,
   init: async () => (await import('./cli/init.js')).runInit,

@@ -4,6 +4,7 @@ import type { DataLock } from '../adapters/db/data-lock.js';
 import { openTurnSlots } from '../adapters/ratelimit/open.js';
 import { DataRightsStore } from '../adapters/store/data-rights.js';
 import type { IngressOutcomeRepository } from '../adapters/store/ingress-outcomes.js';
+import { ScheduleStore } from '../adapters/store/schedules.js';
 import { scanText } from '../moat/secrets.js';
 import { FallbackChain, type ProviderChain } from '../providers/chain.js';
 import { providerStatus } from '../providers/from-env.js';
@@ -15,6 +16,7 @@ import { registerDataRightsApi } from '../src/api/data-rights-api.js';
 import { registerDeliveryApi } from '../src/api/deliveries-api.js';
 import { registerMcpServer } from '../src/api/mcp-server.js';
 import { registerOperatorApi } from '../src/api/operator-api.js';
+import { registerScheduleApi } from '../src/api/schedules-api.js';
 import { registerWebhookApi } from '../src/api/webhooks-api.js';
 import { approvalInfo, approvalRequestText } from '../src/approvals/render.js';
 import { ApprovalService } from '../src/approvals/service.js';
@@ -32,6 +34,8 @@ import { createLogger } from '../src/log.js';
 import { Metrics } from '../src/metrics.js';
 import { PromptComposer } from '../src/prompt.js';
 import { RoomClassifier } from '../src/room-classifier.js';
+import { createSchedule } from '../src/schedules/create.js';
+import { Scheduler } from '../src/schedules/scheduler.js';
 import { loadSkills, skillsPromptBlock, skillTools } from '../src/skills.js';
 import { EventHub } from '../src/webhooks/events.js';
 import { Worker } from '../src/worker.js';
@@ -192,6 +196,8 @@ export class Gateway {
                 return f.length ? { kinds: [...new Set(f.map((x) => x.kind))] } : null;
               },
               findSecrets: (text) => scanText(text).length > 0,
+              // schedule_message: the agent's schedules, each call approved by an operator first.
+              createSchedule: (req, by) => createSchedule(new ScheduleStore(infra.store.db), req, by, { defaultTz: config.schedules.defaultTz }),
               ...(config.tools.enabled ? { enabled: config.tools.enabled } : {}),
             }),
           ];
@@ -255,6 +261,7 @@ export class Gateway {
         registerMcpServer(http, { auth, store: infra.store, bus: infra.bus, ingress, approvals });
         registerWebhookApi(http, auth, infra.webhooks);
         registerDeliveryApi(http, auth, infra.deliveries);
+        registerScheduleApi(http, { auth, schedules: new ScheduleStore(infra.store.db), conversations: infra.store, defaultTz: config.schedules.defaultTz });
         registerConsole(http, { auth, infra, chain, config, health: () => operatorReadiness(healthOptions), dropped: () => metrics.droppedCounts() });
         registerAccessApi(http, auth, infra.access);
         for (const c of channels) {
@@ -366,6 +373,25 @@ export class Gateway {
             },
           ),
         );
+        // Every worker fires schedules: a tick is claimed by one of them (src/schedules/scheduler.ts).
+        // Started after the worker, so stopped before the drain queue closes.
+        if (config.schedules.enabled) {
+          const scheduler = new Scheduler({
+            schedules: new ScheduleStore(infra.store.db),
+            accept: (msg, agent) => infra.store.accept(msg, agent),
+            queue: infra.queue,
+            config: config.schedules,
+            log: log.child({ part: 'schedules' }),
+            undelivered: (run) => events.emit('schedule.undelivered', { schedule: run.scheduleId, tick: run.tick, turn: run.turnId }),
+          });
+          await life.start(
+            'schedules',
+            service(
+              async () => scheduler.start(),
+              () => scheduler.stop(),
+            ),
+          );
+        }
       }
       // A worker-only process serves its metrics and health on metrics.port, when set.
       if (roles.worker && !roles.ingress) {

@@ -30,7 +30,7 @@ export interface TimerJob {
   approvalId: string;
 }
 
-export const EVENT_TYPES = ['turn.completed', 'turn.failed', 'approval.requested', 'approval.decided', 'provider.fallback'] as const;
+export const EVENT_TYPES = ['turn.completed', 'turn.failed', 'approval.requested', 'approval.decided', 'provider.fallback', 'schedule.undelivered'] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
 export interface OutboundEvent {

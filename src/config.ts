@@ -20,6 +20,7 @@ import { LIMITS_ENV, limitsSchema } from './limits-config.js';
 import { LOG_ENV, logSchema } from './log-config.js';
 import { METRICS_ENV, metricsSchema } from './metrics-config.js';
 import { QUEUE_ENV, queueSchema } from './queue-config.js';
+import { schedulesSchema } from './schedules/config.js';
 import { skillsSchema } from './skills-config.js';
 import { webhooksSchema } from './webhooks/config.js';
 
@@ -55,6 +56,8 @@ const configSlices = {
   access: accessSchema,
   pairing: pairingSchema,
   webhooks: webhooksSchema,
+  /** Scheduled and proactive messages (see src/schedules/). */
+  schedules: schedulesSchema,
   skills: skillsSchema,
   /** MCP servers whose tools the agent may use (see tools/mcp/config.ts). */
   mcp: mcpConfigSchema,

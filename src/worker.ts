@@ -26,6 +26,7 @@ import { fanOut } from './turn/sinks/fan-out.js';
 import { leaseGate } from './turn/sinks/lease-gate.js';
 import { logSink } from './turn/sinks/log-sink.js';
 import { metricsSink } from './turn/sinks/metrics-sink.js';
+import { nothingToSayGate, scheduledBatch } from './turn/sinks/nothing-to-say.js';
 import { eventWebhookSink } from './turn/sinks/webhook-sink.js';
 import type { EventHub } from './webhooks/events.js';
 
@@ -291,7 +292,15 @@ export class Worker {
                 { name: 'log', sink: logSink(turnLog, conv.channel) },
                 this.deps.metrics ? { name: 'metrics', sink: metricsSink(this.deps.metrics, conv.channel) } : undefined,
                 { name: 'bus', sink: busSink(publisher) },
-                delivery ? { name: `delivery:${conv.channel}`, sink: deliverySink(delivery, { ...handOver, log: turnLog }) } : undefined,
+                delivery
+                  ? {
+                      name: `delivery:${conv.channel}`,
+                      // A scheduled run's reply that is NOTHING_TO_SAY is not sent (src/schedules/policy.ts).
+                      sink: scheduledBatch(batch)
+                        ? nothingToSayGate(deliverySink(delivery, { ...handOver, log: turnLog }))
+                        : deliverySink(delivery, { ...handOver, log: turnLog }),
+                    }
+                  : undefined,
                 this.deps.events ? { name: 'event-webhooks', sink: eventWebhookSink(this.deps.events, conv) } : undefined,
               ],
               turnLog,

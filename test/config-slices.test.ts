@@ -30,6 +30,7 @@ import { LOG_LEVELS } from '../src/log.js';
 import { logSchema } from '../src/log-config.js';
 import { metricsSchema } from '../src/metrics-config.js';
 import { queueSchema } from '../src/queue-config.js';
+import { schedulesSchema } from '../src/schedules/config.js';
 import { skillsSchema } from '../src/skills-config.js';
 import { webhooksSchema } from '../src/webhooks/config.js';
 import { toolsSchema } from '../tools/config.js';
@@ -104,6 +105,7 @@ describe('configuration slices', () => {
     access: accessSchema,
     pairing: pairingSchema,
     webhooks: webhooksSchema,
+    schedules: schedulesSchema,
     skills: skillsSchema,
     mcp: mcpConfigSchema,
     tools: toolsSchema,

@@ -625,6 +625,7 @@ describe.each(backends)('ports contract: $name', (backend) => {
           '014_delivery_dead_letters.sql',
           '015_inbox_request_fields.sql',
           '022_audit_ledger.sql',
+          '024_schedules.sql',
         ]);
 
         const identities = await q(`select external_id, sender_identity from inbox order by external_id`);

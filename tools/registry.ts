@@ -2,6 +2,7 @@ import type { GatewayStore } from '../adapters/store/ports/index.js';
 import { fileTools, type WriteScanner } from './builtin/files.js';
 import { memoryTools } from './builtin/memory.js';
 import { resultPageTool } from './builtin/result-page.js';
+import { type CreateSchedule, scheduleMessageTool } from './builtin/schedule.js';
 import { conversationSearchTool } from './builtin/search.js';
 import { shellExecTool } from './builtin/shell.js';
 import { currentTime } from './builtin/time.js';
@@ -18,6 +19,8 @@ export interface BuiltinDeps {
   /** Names to offer; all when unset. */
   enabled?: string[];
   web?: { allowHosts?: string[]; allowCidrs?: string[] };
+  /** With it, schedule_message (approval-gated) is offered. */
+  createSchedule?: CreateSchedule;
 }
 
 /** The built-in tools, by name. */
@@ -30,6 +33,7 @@ export function builtinTools(d: BuiltinDeps): AnyTool[] {
     ...memoryTools(d.store, { maxChars: 500, findSecrets: d.findSecrets }),
     resultPageTool(d.store),
     conversationSearchTool(d.store),
+    ...(d.createSchedule ? [scheduleMessageTool(d.createSchedule)] : []),
   ] as AnyTool[];
   return d.enabled ? all.filter((t) => d.enabled!.includes(t.name)) : all;
 }

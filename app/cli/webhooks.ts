@@ -3,7 +3,7 @@ import { gatewayClient } from './http.js';
 
 export const WEBHOOKS_USAGE = `usage: switchboard webhooks <list | add ID URL --secret-env VAR --events E1,E2 | dead-letters> [--json]
 
-Events: turn.completed, turn.failed, approval.requested, approval.decided, provider.fallback (or *).
+Events: turn.completed, turn.failed, approval.requested, approval.decided, provider.fallback, schedule.undelivered (or *).
 Talks to the running gateway: SWITCHBOARD_URL and SWITCHBOARD_OPERATOR_KEY.`;
 
 /** `switchboard webhooks …`: outbound event subscribers and dead letters. */
