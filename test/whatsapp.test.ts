@@ -250,7 +250,7 @@ describe('whatsapp channel (Twilio)', () => {
 
   it('an image message reaches the model as an image part', async () => {
     const u = USERS[7]!;
-    const url = tw.addMedia(PNG, 'image/png');
+    const url = tw.addWhatsAppMedia(PNG, 'image/png');
     // Without auth the media is refused, as on Twilio.
     expect((await fetch(url)).status).toBe(401);
     await send(u, 'picture of my cat', { media: [{ url, contentType: 'image/png' }] });
@@ -262,7 +262,7 @@ describe('whatsapp channel (Twilio)', () => {
 
   it("an image URL outside this account's Twilio media is not fetched (no credentials sent elsewhere)", async () => {
     const u = USERS[11]!;
-    const elsewhere = tw2.addMedia(PNG, 'image/png'); // another account's media
+    const elsewhere = tw2.addWhatsAppMedia(PNG, 'image/png'); // another account's media
     await send(u, 'picture from elsewhere', { media: [{ url: elsewhere, contentType: 'image/png' }] });
     await eventually(async () => bodies(u).length === 1);
     expect(bodies(u)).toEqual(['I see 0 image(s)']);
@@ -272,7 +272,7 @@ describe('whatsapp channel (Twilio)', () => {
 
   it('a non-image attachment becomes a text note', async () => {
     const u = USERS[8]!;
-    const url = tw.addMedia(Buffer.from('%PDF-1.4 fake'), 'application/pdf');
+    const url = tw.addWhatsAppMedia(Buffer.from('%PDF-1.4 fake'), 'application/pdf');
     await send(u, 'picture? no, a pdf', { media: [{ url, contentType: 'application/pdf' }] });
     await eventually(async () => bodies(u).length === 1);
     const call = fake.requests.find((r) => lastUserText(r.body).startsWith('picture? no, a pdf'))!;

@@ -149,7 +149,6 @@ export class FakeTwilio {
   private readonly handsets = new Map<string, HandsetMessage[]>();
   /** When each WhatsApp user last wrote (the 24-hour window), by whatsapp: address. */
   readonly whatsappLastInbound = new Map<string, number>();
-  private readonly media = new Map<string, { bytes: Buffer; contentType: string }>();
   private sharedKey?: { id: string; secret: string; algorithm: 'HMAC_SHA1' | 'HMAC_SHA256' };
   private lose: Array<{ remaining: number; mode: 'reset' | 'hang'; match: (m: { to: string; body: string }) => boolean }> = [];
   private hanging = new Set<Socket>();
@@ -325,11 +324,9 @@ export class FakeTwilio {
     return p;
   }
 
-  /** Media of an inbound message, served behind basic auth; returns its MediaUrl. */
-  addMedia(bytes: Buffer, contentType: string): string {
-    const path = `/2010-04-01/Accounts/${this.accountSid}/Messages/MM${hex(16)}/Media/ME${hex(16)}`;
-    this.media.set(path, { bytes, contentType });
-    return this.url + path;
+  /** Media of an inbound WhatsApp message (served as addMedia's are); returns its MediaUrl. */
+  addWhatsAppMedia(bytes: Buffer, contentType: string): string {
+    return this.addMedia(contentType, bytes).url;
   }
 
   /**
@@ -404,12 +401,6 @@ export class FakeTwilio {
       return json(res, 200, { sid: this.accountSid, friendly_name: 'My first Twilio account', status: this.accountStatus, type: 'Full' });
     }
     const auth = `Basic ${Buffer.from(`${this.accountSid}:${this.authToken}`).toString('base64')}`;
-    const media = req.method === 'GET' ? this.media.get(pathname) : undefined;
-    if (media) {
-      if (req.headers.authorization !== auth) return json(res, 401, { code: 20003, message: 'Authenticate', status: 401 });
-      res.writeHead(200, { 'content-type': media.contentType, 'content-length': media.bytes.length });
-      return void res.end(media.bytes);
-    }
     const lookup = req.method === 'GET' && /\/Messages(\/SM[0-9a-f]{32})?\.json$/.test(pathname);
     if (lookup && this.lookupFailures > 0) {
       this.lookupFailures--;
