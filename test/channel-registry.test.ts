@@ -82,7 +82,7 @@ describe('the channel registry', () => {
   });
 
   it('the builtins: the HTTP API always, the others only when named', async () => {
-    expect(builtinChannels().names()).toEqual(['http', 'slack', 'discord', 'sms', 'email', 'telegram', 'webhook']);
+    expect(builtinChannels().names()).toEqual(['http', 'slack', 'discord', 'sms', 'email', 'telegram', 'whatsapp', 'webhook']);
     const channels = await builtinChannels().configure(config({}), {});
     expect(channels.map((c) => c.name)).toEqual(['http']);
     expect(channels[0]!.listener).toBeDefined();

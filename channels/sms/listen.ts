@@ -1,14 +1,14 @@
 import type { Logger } from 'pino';
 import { type Attachment, conversationKey, type InboundMessage } from '../../kernel/envelope.js';
-import { BodyTooLargeError, type ChannelListener, type ListenContext, type RouteContext as RequestContext } from '../../src/channel/index.js';
+import type { ChannelListener, ListenContext, RouteContext as RequestContext } from '../../src/channel/index.js';
+import { guardTwilioWebhook } from '../twilio/webhook-guard.js';
 import type { SmsConfig } from './config.js';
 import { type Keyword, keywordOf, keywordOfOptOutType } from './keywords.js';
 import { smsMedia } from './media.js';
 import { OptOuts } from './optout.js';
-import { type FormParams, param, parseForm, signedUrl, verifyTwilioRequest } from './signature.js';
+import { type FormParams, param, signedUrl } from './signature.js';
 import { StatusLog } from './status.js';
 import type { SmsStore } from './store.js';
-import { sendPlain, sendTwiml } from './twiml.js';
 
 /**
  * The ingress side: two webhook routes on the gateway's HTTP server. Inbound
@@ -63,52 +63,9 @@ export class SmsListener implements ChannelListener {
     return { ok: true };
   }
 
-  /** Body, signature and account checks shared by both routes; no exception escapes. */
-  private async guard({ req, res, url, body }: RequestContext, handle: (p: FormParams, url: URL) => Promise<string | null>): Promise<void> {
-    const log = this.log!;
-    try {
-      let raw: Buffer;
-      try {
-        raw = await body();
-      } catch (err) {
-        if (err instanceof BodyTooLargeError) return sendPlain(res, 413, 'request too large');
-        throw err;
-      }
-      const params = parseForm(raw);
-      const full = signedUrl(this.cfg.publicUrl, req.url ?? url.pathname);
-      const check = verifyTwilioRequest(
-        req,
-        { authToken: this.cfg.authToken, ...(this.cfg.webhookSigningKey ? { signingKey: this.cfg.webhookSigningKey } : {}) },
-        full,
-        params,
-      );
-      if (!check.ok) {
-        if (check.reason === 'no_signing_key') {
-          // Not a health flag: the header alone, unauthenticated, must not change the gateway's state.
-          log.error(
-            { path: url.pathname, algorithm: check.algorithm },
-            'sms: refused a webhook signed with a Twilio SharedKey (X-Twilio-Webhooks-Signature-Settings): set channels.sms.webhookSigningKeyEnv to the variable holding its secret',
-          );
-          return sendPlain(res, 403, 'signed with a SharedKey; no webhook signing key is configured');
-        }
-        log.warn(
-          { path: url.pathname, reason: check.reason, algorithm: check.algorithm, sharedKey: Boolean(req.headers['x-twilio-webhooks-signature-settings']) },
-          'sms: refused a webhook with a bad or missing X-Twilio-Signature',
-        );
-        return sendPlain(res, 403, 'invalid signature');
-      }
-      const account = param(params, 'AccountSid');
-      if (account !== this.cfg.accountSid) {
-        log.warn({ path: url.pathname }, 'sms: refused a webhook for another account');
-        return sendPlain(res, 403, 'wrong account');
-      }
-      const reply = await handle(params, url);
-      sendTwiml(res, reply);
-    } catch (err) {
-      log.error({ err, path: url.pathname }, 'sms: webhook failed');
-      if (!res.headersSent) sendPlain(res, 500, 'internal error');
-      else res.end();
-    }
+  /** Body, signature and account checks shared by both routes (channels/twilio/webhook-guard.ts). */
+  private guard(r: RequestContext, handle: (p: FormParams, url: URL) => Promise<string | null>): Promise<void> {
+    return guardTwilioWebhook(r, this.cfg, 'sms', this.log!, handle);
   }
 
   private async inbound(p: FormParams): Promise<string | null> {

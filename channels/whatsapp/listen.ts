@@ -1,8 +1,8 @@
 import type { Logger } from 'pino';
 import { conversationKey, type InboundMessage } from '../../kernel/envelope.js';
-import { BodyTooLargeError, type ChannelListener, type ListenContext, type RouteContext } from '../../src/channel/index.js';
-import { type FormParams, param, parseForm, signedUrl, verifyTwilioRequest } from '../twilio/signature.js';
-import { sendPlain, sendTwiml } from '../twilio/twiml.js';
+import type { ChannelListener, ListenContext, RouteContext } from '../../src/channel/index.js';
+import { type FormParams, param, signedUrl } from '../twilio/signature.js';
+import { guardTwilioWebhook } from '../twilio/webhook-guard.js';
 import type { WhatsAppConfig } from './config.js';
 import { inboundMedia } from './media.js';
 import { noteInbound } from './window.js';
@@ -39,45 +39,8 @@ export class WhatsAppListener implements ChannelListener {
     return this.started ? { ok: true } : { ok: false, message: 'whatsapp webhook not registered' };
   }
 
-  private async guard({ req, res, url, body }: RouteContext): Promise<void> {
-    const log = this.log!;
-    try {
-      let raw: Buffer;
-      try {
-        raw = await body();
-      } catch (err) {
-        if (err instanceof BodyTooLargeError) return sendPlain(res, 413, 'request too large');
-        throw err;
-      }
-      const params = parseForm(raw);
-      const full = signedUrl(this.cfg.publicUrl, req.url ?? url.pathname);
-      const check = verifyTwilioRequest(
-        req,
-        { authToken: this.cfg.authToken, ...(this.cfg.webhookSigningKey ? { signingKey: this.cfg.webhookSigningKey } : {}) },
-        full,
-        params,
-      );
-      if (!check.ok) {
-        if (check.reason === 'no_signing_key') {
-          log.error(
-            { path: url.pathname, algorithm: check.algorithm },
-            'whatsapp: refused a webhook signed with a Twilio SharedKey: set channels.whatsapp.webhookSigningKeyEnv to the variable holding its secret',
-          );
-          return sendPlain(res, 403, 'signed with a SharedKey; no webhook signing key is configured');
-        }
-        log.warn({ path: url.pathname, reason: check.reason }, 'whatsapp: refused a webhook with a bad or missing X-Twilio-Signature');
-        return sendPlain(res, 403, 'invalid signature');
-      }
-      if (param(params, 'AccountSid') !== this.cfg.accountSid) {
-        log.warn({ path: url.pathname }, 'whatsapp: refused a webhook for another account');
-        return sendPlain(res, 403, 'wrong account');
-      }
-      sendTwiml(res, await this.inbound(params));
-    } catch (err) {
-      log.error({ err, path: url.pathname }, 'whatsapp: webhook failed');
-      if (!res.headersSent) sendPlain(res, 500, 'internal error');
-      else res.end();
-    }
+  private guard(r: RouteContext): Promise<void> {
+    return guardTwilioWebhook(r, this.cfg, 'whatsapp', this.log!, (p) => this.inbound(p));
   }
 
   private async inbound(p: FormParams): Promise<string | null> {

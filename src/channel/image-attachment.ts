@@ -1,4 +1,5 @@
 import type { Attachment } from '../../kernel/envelope.js';
+import { ignoreError } from '../../kernel/errors.js';
 import { safeFetch } from '../../moat/ssrf.js';
 import { sniffImageType } from './image-type.js';
 
@@ -102,7 +103,7 @@ async function directFetch(f: ImageFetch): Promise<Got> {
   for await (const chunk of r.body) {
     size += chunk.length;
     if (size > f.maxBytes) {
-      await r.body.cancel().catch(() => undefined);
+      await r.body.cancel().catch(ignoreError('the download is over the limit either way; a failed cancel only leaves the socket to the timeout'));
       return tooLarge(f.maxBytes);
     }
     chunks.push(Buffer.from(chunk));
