@@ -15,6 +15,21 @@ export interface ChannelEntry {
   builtin?(config: Config): unknown;
   /** What `switchboard init` asks and prints for the channel (its setup.ts, which loads no platform SDK). */
   setup?(): Promise<ChannelSetup>;
+  /**
+   * The section's parser alone (its config.ts), for a channel with no deliverer and no probe (the HTTP
+   * API): validate({ parseOnly: true }) checks it without loading the listener (doctor).
+   */
+  parser?(): Promise<ChannelPlugin['parseConfig']>;
+}
+
+/** What validate({ parseOnly }) makes of a channel it only parsed: no listener, deliverer or probe; its reply targets are not read. */
+function parsedOnly(name: string): ChannelInstance {
+  return {
+    name,
+    parseReplyTo: () => {
+      throw new Error(`channel "${name}" was only validated, not loaded`);
+    },
+  };
 }
 
 export type ChannelProblem = { name: string; error: ConfigError };
@@ -51,14 +66,23 @@ export class ChannelRegistry {
   /**
    * Each configured channel (and every built-in one) through its own parser; nothing connects.
    * What start would run and, per channel, why it would refuse: doctor reports every error.
+   * `parseOnly`: a channel with a parser alone (ChannelEntry.parser) is parsed, not loaded.
    */
-  async validate(config: Pick<Config, 'channels'> & Partial<Config>, env: Env): Promise<{ channels: ChannelInstance[]; errors: ChannelProblem[] }> {
+  async validate(
+    config: Pick<Config, 'channels'> & Partial<Config>,
+    env: Env,
+    opts: { parseOnly?: boolean } = {},
+  ): Promise<{ channels: ChannelInstance[]; errors: ChannelProblem[] }> {
     const channels: ChannelInstance[] = [];
     const errors: ChannelProblem[] = [];
     const known = this.configurable();
     const attempt = async (name: string, entry: ChannelEntry, raw: unknown) => {
       try {
-        const instance = instantiate(await entry.load(), raw, env);
+        let instance: ChannelInstance;
+        if (opts.parseOnly && entry.parser) {
+          (await entry.parser())(raw, env);
+          instance = parsedOnly(name);
+        } else instance = instantiate(await entry.load(), raw, env);
         channels.push(entry.builtin ? { ...instance, builtin: true } : instance);
       } catch (err) {
         if (!(err instanceof ConfigError)) throw err;

@@ -27,8 +27,16 @@ export interface SliceChecks {
 
 type Env = Record<string, string | undefined>;
 
-/** The checks across slices, on the slices that are valid: those present in `cfg` and not named `invalid`. */
-export async function checkSlices(cfg: Partial<Config>, env: Env, invalid: ReadonlyArray<keyof Config> = []): Promise<SliceChecks> {
+/**
+ * The checks across slices, on the slices that are valid: those present in `cfg` and not named `invalid`.
+ * `parseOnly` (doctor): a channel that has a parser alone (the HTTP API) is parsed, not loaded; start loads every one.
+ */
+export async function checkSlices(
+  cfg: Partial<Config>,
+  env: Env,
+  invalid: ReadonlyArray<keyof Config> = [],
+  opts: { parseOnly?: boolean } = {},
+): Promise<SliceChecks> {
   const problems: CheckedProblem[] = [];
   if (!invalid.includes('redisUrl') && !invalid.includes('databaseUrl')) {
     try {
@@ -42,7 +50,7 @@ export async function checkSlices(cfg: Partial<Config>, env: Env, invalid: Reado
   let reason: string | undefined;
   let slotsKnown = false;
   if (cfg.provider && !invalid.includes('providers')) {
-    const built = slotsFromConfig({ provider: cfg.provider, providers: cfg.providers }, env);
+    const built = await slotsFromConfig({ provider: cfg.provider, providers: cfg.providers }, env);
     slots = built.slots;
     reason = built.reason;
     problems.push(...built.problems.map((p) => ({ ...p, check: 'provider' })));
@@ -69,7 +77,7 @@ export async function checkSlices(cfg: Partial<Config>, env: Env, invalid: Reado
   let channels: ChannelInstance[] = [];
   if (cfg.channels) {
     // The channels, through the parsers start calls (nothing connects).
-    const validated = await validateChannels({ ...cfg, channels: cfg.channels } as Pick<Config, 'channels'> & Partial<Config>, env);
+    const validated = await validateChannels({ ...cfg, channels: cfg.channels } as Pick<Config, 'channels'> & Partial<Config>, env, opts);
     channels = validated.channels;
     for (const e of validated.errors) problems.push(...e.error.problems.map((p) => ({ ...p, check: `channel ${e.name}` })));
     const opCh = cfg.approvals?.operatorChannel;
@@ -90,9 +98,9 @@ export async function checkSlices(cfg: Partial<Config>, env: Env, invalid: Reado
  * File + environment through the schema and the checks across slices: every problem at once
  * (`config` is set when the schema accepts the whole configuration, with or without other problems).
  */
-export async function checkConfiguration(env: Env): Promise<SliceChecks & { config?: Config }> {
+export async function checkConfiguration(env: Env, opts: { parseOnly?: boolean } = {}): Promise<SliceChecks & { config?: Config }> {
   const parsed = parseConfig(env);
-  const checks = await checkSlices(parsed.slices, env, parsed.invalid);
+  const checks = await checkSlices(parsed.slices, env, parsed.invalid, opts);
   const problems = [...parsed.problems.map((p) => ({ ...p, check: 'config' })), ...checks.problems];
   return { ...checks, problems, ...(parsed.config ? { config: parsed.config } : {}) };
 }

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { providerStatus } from '../providers/from-env.js';
 import type { ProviderStatus } from '../providers/slot.js';
 import { type Config, ConfigError, maskConfig, problemLine } from '../src/config.js';
-import { type CheckedProblem, checkConfiguration, checkSlices } from './config-check.js';
+import { type CheckedProblem, checkConfiguration, checkSlices, type SliceChecks } from './config-check.js';
 import { infraMode, pgliteDir } from './infra-mode.js';
 
 // What only some checks need (Redis, Postgres, the probe's request path, the sandbox) is imported by
@@ -37,7 +37,7 @@ function problemCheck(p: CheckedProblem): DoctorCheck {
 export async function doctorFromEnv(env: Record<string, string | undefined> = process.env, opts: { probe?: boolean } = {}): Promise<DoctorReport> {
   let checked: Awaited<ReturnType<typeof checkConfiguration>>;
   try {
-    checked = await checkConfiguration(env);
+    checked = await checkConfiguration(env, { parseOnly: true });
   } catch (err) {
     // A file that cannot be read or parsed: nothing else can be checked.
     if (!(err instanceof ConfigError)) throw err;
@@ -49,7 +49,8 @@ export async function doctorFromEnv(env: Record<string, string | undefined> = pr
     const checks = checked.problems.map(problemCheck);
     return { mode: 'unknown', config: null, provider: providerStatus([], 'the configuration is invalid'), slots: [], checks, ok: false };
   }
-  return doctor(checked.config, { ...opts, env });
+  // The checks across slices just ran on this configuration: doctor() reuses them.
+  return doctor(checked.config, { ...opts, env, checked });
 }
 
 export interface SlotReport {
@@ -75,7 +76,10 @@ export interface DoctorReport {
 }
 
 /** Checks what a gateway started with this configuration would stand on. */
-export async function doctor(cfg: Config, opts: { probe?: boolean; env?: Record<string, string | undefined> } = {}): Promise<DoctorReport> {
+export async function doctor(
+  cfg: Config,
+  opts: { probe?: boolean; env?: Record<string, string | undefined>; checked?: SliceChecks } = {},
+): Promise<DoctorReport> {
   const checks: DoctorCheck[] = [];
   let mode = 'unknown';
   try {
@@ -85,7 +89,8 @@ export async function doctor(cfg: Config, opts: { probe?: boolean; env?: Record<
   }
   const env = opts.env ?? process.env;
   // The checks start makes across slices (app/config-check.ts): slots, slot references, channels, the operator channel.
-  const checked = await checkSlices(cfg, env);
+  // (The HTTP API is only parsed: it has no probe, and its listener is start's business.)
+  const checked = opts.checked ?? (await checkSlices(cfg, env, [], { parseOnly: true }));
   const { reason, channels, problems } = checked;
   const slotProblems = problems.filter((p) => p.check === 'provider');
   // With a broken slot there is no chain (start refuses): nothing to report or probe.

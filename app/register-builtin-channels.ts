@@ -12,6 +12,7 @@ export function registerBuiltinChannels(registry: ChannelRegistry): ChannelRegis
     .register({
       name: 'http',
       load: async () => (await import('../channels/http/index.js')).plugin,
+      parser: async () => (await import('../channels/http/config.js')).parseHttpConfig,
       builtin: (config: Config) => ({
         agents: Object.fromEntries(
           Object.entries(config.agents).map(([id, a]) => [id, { ...(a.description !== undefined ? { description: a.description } : {}) }]),
@@ -64,6 +65,6 @@ export function configureChannels(config: Pick<Config, 'channels'> & Partial<Con
 }
 
 /** Every channel's problems at once (what doctor reports). */
-export function validateChannels(config: Pick<Config, 'channels'> & Partial<Config>, env: Env) {
-  return builtinChannels().validate(config, env);
+export function validateChannels(config: Pick<Config, 'channels'> & Partial<Config>, env: Env, opts: { parseOnly?: boolean } = {}) {
+  return builtinChannels().validate(config, env, opts);
 }

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { SLOT_ID, SLOT_ID_MESSAGE } from '../kernel/config-slice.js';
-import { MESSAGE_SECRET_POLICIES } from './secrets.js';
+import { MESSAGE_SECRET_POLICIES } from './secret-policies.js';
 
 /** The moat's slice of the configuration: `moat.*`. */
 export const moatSchema = z

@@ -41,10 +41,7 @@ export interface ScanOptions {
   contact?: boolean;
 }
 
-export type SecretPolicy = 'redact' | 'block' | 'allow';
-/** What a user's message that carries a secret gets (moat.secrets): redacted before the model sees it, or refused. */
-export const MESSAGE_SECRET_POLICIES = ['redact', 'block'] as const satisfies readonly SecretPolicy[];
-export type MessageSecretPolicy = (typeof MESSAGE_SECRET_POLICIES)[number];
+export { MESSAGE_SECRET_POLICIES, type MessageSecretPolicy, type SecretPolicy } from './secret-policies.js';
 
 interface Candidate extends Finding {
   priority: number;

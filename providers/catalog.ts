@@ -21,18 +21,18 @@ const DEFAULT_PROVIDER: Partial<Record<SlotConfig['api'], string>> = {
  * unset, a model pi-ai does not know has no baseUrl, two slots share an id) is a
  * problem naming its key; every such problem is returned, the slots that work with them.
  */
-export function slotsFromConfig(
+export async function slotsFromConfig(
   cfg: ProvidersConfig,
   env: Record<string, string | undefined> = process.env,
-): { slots: ProviderSlot[]; reason?: string; problems: ConfigProblem[] } {
+): Promise<{ slots: ProviderSlot[]; reason?: string; problems: ConfigProblem[] }> {
   if (!cfg.providers) {
-    const { slot, reason } = providerFromConfig(cfg.provider);
+    const { slot, reason } = await providerFromConfig(cfg.provider);
     return slot ? { slots: [slot], problems: [] } : { slots: [], ...(reason ? { reason } : {}), problems: [] };
   }
   const seen = new Set<string>();
   const problems: ConfigProblem[] = [];
   const slots: ProviderSlot[] = [];
-  cfg.providers.forEach((s, i) => {
+  for (const [i, s] of cfg.providers.entries()) {
     const at = `providers.${i}`;
     const before = problems.length;
     if (seen.has(s.id)) problems.push({ path: `${at}.id`, message: `slot id "${s.id}" is used twice` });
@@ -43,15 +43,15 @@ export function slotsFromConfig(
       apiKey = env[s.apiKeyEnv];
       if (!apiKey) problems.push({ path: `${at}.apiKeyEnv`, message: `environment variable ${s.apiKeyEnv} is not set` });
     }
-    const model = slotModel(s, at, problems);
+    const model = await slotModel(s, at, problems);
     if (model && problems.length === before) slots.push({ id: s.id, model, ...(s.apiKeyEnv ? { apiKeyEnv: s.apiKeyEnv } : {}), apiKey: apiKey ?? 'none' });
-  });
+  }
   return { slots, problems };
 }
 
-function slotModel(s: SlotConfig, at: string, problems: ConfigProblem[]): Model<Api> | undefined {
+async function slotModel(s: SlotConfig, at: string, problems: ConfigProblem[]): Promise<Model<Api> | undefined> {
   const provider = s.provider ?? DEFAULT_PROVIDER[s.api];
-  const known = provider ? lookup(provider, s.model) : undefined;
+  const known = provider ? await catalogModel(provider, s.model) : undefined;
   const overrides = {
     ...(s.baseUrl ? { baseUrl: s.baseUrl.replace(/\/+$/, '') } : {}),
     ...(s.contextWindow ? { contextWindow: s.contextWindow } : {}),
@@ -82,8 +82,4 @@ function slotModel(s: SlotConfig, at: string, problems: ConfigProblem[]): Model<
         ? { compat: { supportsDeveloperRole: false, supportsStore: false, maxTokensField: 'max_tokens' } }
         : {}),
   } as Model<Api>;
-}
-
-function lookup(provider: string, id: string): Model<Api> | undefined {
-  return catalogModel(provider, id);
 }

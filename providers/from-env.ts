@@ -11,7 +11,7 @@ export const DEFAULT_OPENAI_MODEL = 'gpt-4.1-mini';
  * for any OpenAI-compatible server, else ANTHROPIC_API_KEY, else OPENAI_API_KEY.
  * Returns no slot, with a reason, when none is configured.
  */
-export function providerFromConfig(cfg: ProviderEnvConfig): { slot?: ProviderSlot; reason?: string } {
+export async function providerFromConfig(cfg: ProviderEnvConfig): Promise<{ slot?: ProviderSlot; reason?: string }> {
   if (cfg.openaiBaseUrl) {
     if (!cfg.model) return { reason: 'OPENAI_BASE_URL is set but SWITCHBOARD_MODEL (the model id on that server) is not' };
     const model: Model<'openai-completions'> = {
@@ -33,20 +33,20 @@ export function providerFromConfig(cfg: ProviderEnvConfig): { slot?: ProviderSlo
   }
   if (cfg.anthropicApiKey) {
     const id = cfg.model ?? DEFAULT_ANTHROPIC_MODEL;
-    const model = knownModel('anthropic', id);
+    const model = await knownModel('anthropic', id);
     if (!model) return { reason: `SWITCHBOARD_MODEL "${id}" is not an Anthropic model pi-ai knows` };
     return { slot: { id: 'anthropic', model: withOverrides(model, cfg), apiKeyEnv: 'ANTHROPIC_API_KEY', apiKey: cfg.anthropicApiKey } };
   }
   if (cfg.openaiApiKey) {
     const id = cfg.model ?? DEFAULT_OPENAI_MODEL;
-    const model = knownModel('openai', id);
+    const model = await knownModel('openai', id);
     if (!model) return { reason: `SWITCHBOARD_MODEL "${id}" is not an OpenAI model pi-ai knows` };
     return { slot: { id: 'openai', model: withOverrides(model, cfg), apiKeyEnv: 'OPENAI_API_KEY', apiKey: cfg.openaiApiKey } };
   }
   return { reason: 'no model provider is configured: set ANTHROPIC_API_KEY, OPENAI_API_KEY, or OPENAI_BASE_URL with SWITCHBOARD_MODEL' };
 }
 
-function knownModel(provider: 'anthropic' | 'openai', id: string): Model<Api> | undefined {
+function knownModel(provider: 'anthropic' | 'openai', id: string): Promise<Model<Api> | undefined> {
   return catalogModel(provider, id);
 }
 

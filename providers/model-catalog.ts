@@ -20,12 +20,15 @@ async function loadCatalog(): Promise<GetModel> {
   return (await import('@mariozechner/pi-ai')).getModel as GetModel;
 }
 
-const catalogGetModel = await loadCatalog();
+// Loaded on the first lookup, not at import: a configuration that names no catalog model (no provider,
+// or an OpenAI-compatible server) never parses the catalog's 550 KB.
+let catalog: Promise<GetModel> | undefined;
 
 /** The model pi-ai's catalog has under this provider and id, or undefined. */
-export function catalogModel(provider: string, id: string): Model<Api> | undefined {
+export async function catalogModel(provider: string, id: string): Promise<Model<Api> | undefined> {
+  const getModel = await (catalog ??= loadCatalog());
   try {
-    return catalogGetModel(provider, id);
+    return getModel(provider, id);
   } catch {
     return undefined;
   }

@@ -23,8 +23,8 @@ describe('JSON modes', () => {
     expect(chainTakesJsonModes({ provider: {} })).toBe(false);
   });
 
-  it('a slot claiming JSON modes on an API without them is a problem naming its key', () => {
-    const { problems } = slotsFromConfig(
+  it('a slot claiming JSON modes on an API without them is a problem naming its key', async () => {
+    const { problems } = await slotsFromConfig(
       { provider: {}, providers: [{ id: 'c', api: 'anthropic-messages', model: 'claude-sonnet-4-5', jsonModes: true }] },
       {},
     );

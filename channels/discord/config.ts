@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ConfigError, catchUpSchema, configError, type GroupsPolicy, groupsSchema, issueProblems } from '../../src/channel/index.js';
+import { ConfigError, catchUpSchema, configError, type GroupsPolicy, groupsSchema, issueProblems } from '../../src/channel/config.js';
 
 const snowflake = z.string().regex(/^\d{1,25}$/, 'a Discord id (digits)');
 

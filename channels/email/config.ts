@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ConfigError, catchUpSchema, configError, groupsSchema, issueProblems } from '../../src/channel/index.js';
+import { ConfigError, catchUpSchema, configError, groupsSchema, issueProblems } from '../../src/channel/config.js';
 
 const retrySchema = z
   .object({

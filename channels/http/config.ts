@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { configError, issueProblems } from '../../src/channel/index.js';
+import { configError, issueProblems } from '../../src/channel/config.js';
 
 /**
  * What the OpenAI-compatible API needs of the gateway's configuration: the agents it offers as

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ConfigError, configError, issueProblems } from '../../src/channel/index.js';
+import { ConfigError, configError, issueProblems } from '../../src/channel/config.js';
 
 export const DEFAULT_INBOUND_PATH = '/v1/channels/sms/inbound';
 export const DEFAULT_STATUS_PATH = '/v1/channels/sms/status';

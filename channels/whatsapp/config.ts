@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ConfigError, configError, issueProblems } from '../../src/channel/index.js';
+import { ConfigError, configError, issueProblems } from '../../src/channel/config.js';
 
 export const DEFAULT_INBOUND_PATH = '/v1/channels/whatsapp/inbound';
 /** Twilio's Messages API refuses a Body longer than 1600 characters (WhatsApp itself takes 4096). */
