@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { providerStatus } from '../providers/from-env.js';
-import type { ProviderStatus } from '../providers/slot.js';
+import type { ProviderSlot, ProviderStatus } from '../providers/slot.js';
 import { type Config, ConfigError, maskConfig, problemLine } from '../src/config.js';
 import { type CheckedProblem, checkConfiguration, checkSlices, type SliceChecks } from './config-check.js';
 import { infraMode, pgliteDir } from './infra-mode.js';
@@ -109,98 +109,19 @@ export async function doctor(
   const named = channels.filter((c) => !c.builtin);
   if (named.length) checks.push({ name: 'channels', status: channelErrors ? 'warn' : 'ok', message: `configured: ${named.map((c) => c.name).join(', ')}` });
   const slotReports: SlotReport[] = provider.slots.map((s) => ({ ...s }));
-  if (cfg.redisUrl && slots.length) {
-    const { RedisCooldowns } = await import('../adapters/cooldowns/redis.js');
-    const cd = new RedisCooldowns(cfg.redisUrl, cfg.queue.prefix);
-    try {
-      const states = await withTimeout(cd.get(slots.map((s) => s.id)), 3_000);
-      const now = Date.now();
-      for (const r of slotReports) {
-        const st = states.get(r.id)!;
-        r.cooldown = {
-          cooling: st.until > now,
-          until: st.until > now ? new Date(st.until).toISOString() : null,
-          strikes: st.strikes,
-          ...(st.reason ? { reason: st.reason } : {}),
-        };
-      }
-    } catch {
-      /* the redis check below reports the connection */
-    } finally {
-      await cd.close();
-    }
-  }
-  if (opts.probe) {
-    const [{ MemoryCooldowns }, { Redactor }, { FallbackChain }, { classifyError }, { sendToProvider }] = await Promise.all([
-      import('../adapters/cooldowns/memory.js'),
-      import('../moat/secrets.js'),
-      import('../providers/chain.js'),
-      import('../providers/errors.js'),
-      import('../src/provider-request.js'),
-    ]);
-    await Promise.all(
-      slots.map(async (slot, i) => {
-        const t0 = Date.now();
-        // The slot alone, one attempt, no busy retries; through the request builder like every request.
-        const t = cfg.fallback.timeouts;
-        const probe = new FallbackChain([slot], new MemoryCooldowns(), {
-          ...cfg.fallback,
-          busyRetryMs: 0,
-          busyNoticeMs: Number.MAX_SAFE_INTEGER,
-          timeouts: { ...t, totalMs: Math.min(t.totalMs, 20_000) },
-        });
-        let cls: string | undefined;
-        const m = await sendToProvider(
-          probe,
-          { messages: [{ role: 'user', content: 'Reply with the single word: ok', timestamp: Date.now() }] },
-          { redactor: new Redactor(), policy: 'redact', options: { maxTokens: 16 }, hooks: { onAttempt: (a) => void (a.error !== 'ok' && (cls = a.error)) } },
-        ).result();
-        const ok = m.stopReason !== 'error' && m.stopReason !== 'aborted';
-        cls ??= classifyError(m);
-        slotReports[i]!.probe = { ok, ms: Date.now() - t0, ...(ok ? {} : { error: m.errorMessage ?? 'failed', class: cls }) };
-        checks.push({ name: `probe ${slot.id}`, status: ok ? 'ok' : 'fail', message: ok ? `answered in ${Date.now() - t0} ms` : `${cls}: ${m.errorMessage}` });
-      }),
-    );
-  }
-  if (opts.probe) {
-    // Each channel's tokens and endpoints against its platform, then the gateway itself if one runs.
-    const probed = await Promise.all(channels.filter((c) => c.probe).map(async (c) => ({ name: c.name, results: await c.probe!() })));
-    for (const p of probed) for (const r of p.results) checks.push({ name: `probe ${p.name} ${r.name}`, status: r.ok ? 'ok' : 'fail', message: r.message });
-    checks.push(await gatewayCheck(cfg, env));
-  }
-  if (cfg.redisUrl) {
-    const { createRedis } = await import('../adapters/redis.js');
-    const r = createRedis(cfg.redisUrl, { maxRetriesPerRequest: 1, retryStrategy: () => null, lazyConnect: true });
-    try {
-      await r.connect();
-      const info = await r.info('server');
-      const version = /redis_version:(\S+)/.exec(info)?.[1];
-      checks.push({ name: 'redis', status: 'ok', message: `reachable, version ${version}` });
-    } catch (err) {
-      checks.push({ name: 'redis', status: 'fail', message: `cannot reach ${maskConfigUrl(cfg.redisUrl)}: ${(err as Error).message}` });
-    } finally {
-      r.disconnect();
-    }
-  }
-  if (cfg.databaseUrl) {
-    try {
-      const { openPostgres } = await import('../adapters/db/pg.js');
-      const db = await openPostgres(cfg.databaseUrl, { max: 1 });
-      const v = await db.query<{ v: string }>('show server_version');
-      const m = await db.query<{ n: number }>(`select count(*)::int as n from information_schema.tables where table_name = 'schema_migrations'`);
-      checks.push({
-        name: 'postgres',
-        status: 'ok',
-        message: `reachable, version ${v.rows[0]?.v}${m.rows[0]?.n ? '' : ' (not migrated yet: run switchboard migrate)'}`,
-      });
-      await db.close();
-    } catch (err) {
-      checks.push({ name: 'postgres', status: 'fail', message: `cannot reach ${maskConfigUrl(cfg.databaseUrl)}: ${(err as Error).message}` });
-    }
-  } else {
-    const dir = pgliteDir(cfg);
-    checks.push({ name: 'pglite', status: 'ok', message: existsSync(dir) ? `data in ${dir}` : `will create ${dir} on first start` });
-  }
+  // The checks that wait on something (Redis, Postgres, the providers, the platforms, bubblewrap) do not
+  // depend on one another: they run at once, and their results are listed in the same order as ever.
+  const [, slotProbes, platformProbes, redis, store, sandbox] = await Promise.all([
+    cfg.redisUrl && slots.length ? cooldownStates(cfg.redisUrl, cfg.queue.prefix, slotReports) : undefined,
+    opts.probe ? probeSlots(cfg, slots, slotReports) : [],
+    opts.probe ? probePlatforms(cfg, channels, env) : [],
+    cfg.redisUrl ? redisCheck(cfg.redisUrl) : undefined,
+    storeCheck(cfg),
+    sandboxCheck(cfg),
+  ]);
+  checks.push(...slotProbes, ...platformProbes);
+  if (redis) checks.push(redis);
+  checks.push(store);
   const keys = cfg.http.apiKeys.length;
   checks.push(
     keys > 0
@@ -209,8 +130,116 @@ export async function doctor(
         ? { name: 'http-auth', status: 'warn', message: 'open access: the API answers without a key' }
         : { name: 'http-auth', status: 'warn', message: 'no API keys configured (SWITCHBOARD_API_KEYS): every API request will be refused' },
   );
-  checks.push(await sandboxCheck(cfg));
+  checks.push(sandbox);
   return { mode, config: maskConfig(cfg), provider, slots: slotReports, checks, ok: checks.every((c) => c.status !== 'fail') };
+}
+
+/** The shared cooldown state of each slot (Redis mode), written into its report; an unreachable Redis is the redis check's to report. */
+async function cooldownStates(redisUrl: string, prefix: string, slotReports: SlotReport[]): Promise<void> {
+  const { RedisCooldowns } = await import('../adapters/cooldowns/redis.js');
+  const cd = new RedisCooldowns(redisUrl, prefix);
+  try {
+    const states = await withTimeout(cd.get(slotReports.map((s) => s.id)), 3_000);
+    const now = Date.now();
+    for (const r of slotReports) {
+      const st = states.get(r.id)!;
+      r.cooldown = {
+        cooling: st.until > now,
+        until: st.until > now ? new Date(st.until).toISOString() : null,
+        strikes: st.strikes,
+        ...(st.reason ? { reason: st.reason } : {}),
+      };
+    }
+  } catch {
+    /* the redis check reports the connection */
+  } finally {
+    await cd.close();
+  }
+}
+
+/** --probe: one tiny request to each slot, all at once; each result in its slot's report and as a check, in slot order. */
+async function probeSlots(cfg: Config, slots: ProviderSlot[], slotReports: SlotReport[]): Promise<DoctorCheck[]> {
+  const [{ MemoryCooldowns }, { Redactor }, { FallbackChain }, { classifyError }, { sendToProvider }] = await Promise.all([
+    import('../adapters/cooldowns/memory.js'),
+    import('../moat/secrets.js'),
+    import('../providers/chain.js'),
+    import('../providers/errors.js'),
+    import('../src/provider-request.js'),
+  ]);
+  return Promise.all(
+    slots.map(async (slot, i): Promise<DoctorCheck> => {
+      const t0 = Date.now();
+      // The slot alone, one attempt, no busy retries; through the request builder like every request.
+      const t = cfg.fallback.timeouts;
+      const probe = new FallbackChain([slot], new MemoryCooldowns(), {
+        ...cfg.fallback,
+        busyRetryMs: 0,
+        busyNoticeMs: Number.MAX_SAFE_INTEGER,
+        timeouts: { ...t, totalMs: Math.min(t.totalMs, 20_000) },
+      });
+      let cls: string | undefined;
+      const m = await sendToProvider(
+        probe,
+        { messages: [{ role: 'user', content: 'Reply with the single word: ok', timestamp: Date.now() }] },
+        { redactor: new Redactor(), policy: 'redact', options: { maxTokens: 16 }, hooks: { onAttempt: (a) => void (a.error !== 'ok' && (cls = a.error)) } },
+      ).result();
+      const ok = m.stopReason !== 'error' && m.stopReason !== 'aborted';
+      cls ??= classifyError(m);
+      slotReports[i]!.probe = { ok, ms: Date.now() - t0, ...(ok ? {} : { error: m.errorMessage ?? 'failed', class: cls }) };
+      return { name: `probe ${slot.id}`, status: ok ? 'ok' : 'fail', message: ok ? `answered in ${Date.now() - t0} ms` : `${cls}: ${m.errorMessage}` };
+    }),
+  );
+}
+
+/** --probe: each channel's tokens and endpoints against its platform, then the gateway itself if one runs. */
+async function probePlatforms(cfg: Config, channels: SliceChecks['channels'], env: Record<string, string | undefined>): Promise<DoctorCheck[]> {
+  const [probed, gateway] = await Promise.all([
+    Promise.all(channels.filter((c) => c.probe).map(async (c) => ({ name: c.name, results: await c.probe!() }))),
+    gatewayCheck(cfg, env),
+  ]);
+  const checks: DoctorCheck[] = [];
+  for (const p of probed) for (const r of p.results) checks.push({ name: `probe ${p.name} ${r.name}`, status: r.ok ? 'ok' : 'fail', message: r.message });
+  return [...checks, gateway];
+}
+
+async function redisCheck(redisUrl: string): Promise<DoctorCheck> {
+  const { createRedis } = await import('../adapters/redis.js');
+  const r = createRedis(redisUrl, { maxRetriesPerRequest: 1, retryStrategy: () => null, lazyConnect: true });
+  try {
+    await r.connect();
+    const info = await r.info('server');
+    const version = /redis_version:(\S+)/.exec(info)?.[1];
+    return { name: 'redis', status: 'ok', message: `reachable, version ${version}` };
+  } catch (err) {
+    return { name: 'redis', status: 'fail', message: `cannot reach ${maskConfigUrl(redisUrl)}: ${(err as Error).message}` };
+  } finally {
+    r.disconnect();
+  }
+}
+
+/**
+ * Postgres: connects and asks its version and whether it is migrated. The embedded store (PGlite) is
+ * not started (its WASM database is what start pays for): its data folder is reported.
+ */
+async function storeCheck(cfg: Config): Promise<DoctorCheck> {
+  if (!cfg.databaseUrl) {
+    const dir = pgliteDir(cfg);
+    return { name: 'pglite', status: 'ok', message: existsSync(dir) ? `data in ${dir}` : `will create ${dir} on first start` };
+  }
+  try {
+    const { openPostgres } = await import('../adapters/db/pg.js');
+    const db = await openPostgres(cfg.databaseUrl, { max: 1 });
+    const v = await db.query<{ v: string }>('show server_version');
+    const m = await db.query<{ n: number }>(`select count(*)::int as n from information_schema.tables where table_name = 'schema_migrations'`);
+    await db.close();
+    return {
+      name: 'postgres',
+      status: 'ok',
+      message: `reachable, version ${v.rows[0]?.v}${m.rows[0]?.n ? '' : ' (not migrated yet: run switchboard migrate)'}`,
+    };
+  } catch (err) {
+    return { name: 'postgres', status: 'fail', message: `cannot reach ${maskConfigUrl(cfg.databaseUrl)}: ${(err as Error).message}` };
+  }
 }
 
 /**

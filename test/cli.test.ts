@@ -1,6 +1,6 @@
 /** The operator CLI as a user runs it: `switchboard <command>`, exit codes and --json output. */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -52,6 +52,18 @@ describe('switchboard CLI', () => {
     const human = cli(['doctor'], { OPENAI_API_KEY: 'sk-openai-secret-999999' });
     expect(human.stdout).toMatch(/\[ok {2}\] provider: openai/);
     expect(human.stdout).not.toContain('sk-openai-secret-999999');
+  });
+
+  it('audit verify on an embedded folder with no database yet: an empty, intact ledger, and nothing created', () => {
+    const data = join(mkdtempSync(join(tmpdir(), 'sb-cli-')), 'data');
+    const r = cli(['audit', 'verify', '--json'], { SWITCHBOARD_DATA: data });
+    expect(JSON.parse(r.stdout)).toEqual({ ok: true, rows: 0, head: null });
+    expect(r.code).toBe(0);
+    const head = cli(['audit', 'verify', '--head', 'abc'], { SWITCHBOARD_DATA: data });
+    expect(head.stdout).toMatch(/BROKEN: the head abc is not in the chain/);
+    expect(head.code).toBe(1);
+    expect(cli(['audit', 'export'], { SWITCHBOARD_DATA: data })).toMatchObject({ code: 0, stdout: '' });
+    expect(existsSync(data)).toBe(false);
   });
 
   it('migrate applies the schema once', () => {

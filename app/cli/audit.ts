@@ -1,9 +1,15 @@
+import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { AuditLedgerStore } from '../../adapters/store/audit-ledger.js';
-import { migrate } from '../../adapters/store/migrate.js';
+import type { AuditLedgerStore } from '../../adapters/store/audit-ledger.js';
 import type { LedgerEntry } from '../../adapters/store/ports/audit-ledger.js';
 import { loadConfig } from '../../src/config.js';
-import { lockDataDir, openDb } from '../infra.js';
+import { pgliteDir } from '../infra-mode.js';
+
+/** What verify and export read of the ledger. */
+type Ledger = Pick<AuditLedgerStore, 'verify' | 'entries'>;
+
+/** The ledger of an embedded data folder that holds no database yet: no rows (nothing is created to find that out). */
+const EMPTY_LEDGER: Ledger = { verify: async () => ({ ok: true, rows: 0, head: null }), entries: async () => [] };
 
 export const AUDIT_USAGE = `usage: switchboard audit <verb> [--json]
   verify [--head HASH]     recompute every row's hash and check the chain; --head: also check that a head
@@ -30,13 +36,21 @@ export async function runAudit(argv: string[], out: NodeJS.WritableStream = proc
     return 2;
   }
   const cfg = loadConfig();
+  const run = (ledger: Ledger) => (verb === 'verify' ? verify(ledger, parsed.values.head, parsed.values.json === true, out) : exportLedger(ledger, after, out));
+  // An embedded folder without a database has an empty ledger: said without starting PGlite (or creating the folder).
+  if (!cfg.databaseUrl && !existsSync(pgliteDir(cfg))) return run(EMPTY_LEDGER);
+  // The store and the database drivers are loaded only to read a database.
+  const [{ AuditLedgerStore }, { migrate }, { lockDataDir, openDb }] = await Promise.all([
+    import('../../adapters/store/audit-ledger.js'),
+    import('../../adapters/store/migrate.js'),
+    import('../infra.js'),
+  ]);
   const lock = cfg.databaseUrl ? undefined : lockDataDir(cfg, 'audit');
   try {
     const db = await openDb(cfg);
     try {
       await migrate(db);
-      const ledger = new AuditLedgerStore(db);
-      return verb === 'verify' ? await verify(ledger, parsed.values.head, parsed.values.json === true, out) : await exportLedger(ledger, after, out);
+      return await run(new AuditLedgerStore(db));
     } finally {
       await db.close();
     }
@@ -45,7 +59,7 @@ export async function runAudit(argv: string[], out: NodeJS.WritableStream = proc
   }
 }
 
-async function verify(ledger: AuditLedgerStore, head: string | undefined, json: boolean, out: NodeJS.WritableStream): Promise<number> {
+async function verify(ledger: Ledger, head: string | undefined, json: boolean, out: NodeJS.WritableStream): Promise<number> {
   const verdict = await ledger.verify();
   let headFound: boolean | undefined;
   if (verdict.ok && head !== undefined) headFound = await contains(ledger, head);
@@ -58,7 +72,7 @@ async function verify(ledger: AuditLedgerStore, head: string | undefined, json: 
   return ok ? 0 : 1;
 }
 
-async function contains(ledger: AuditLedgerStore, hash: string): Promise<boolean> {
+async function contains(ledger: Ledger, hash: string): Promise<boolean> {
   for (let after = 0; ; ) {
     const page = await ledger.entries(after, 1000);
     if (!page.length) return false;
@@ -67,7 +81,7 @@ async function contains(ledger: AuditLedgerStore, hash: string): Promise<boolean
   }
 }
 
-async function exportLedger(ledger: AuditLedgerStore, after: number, out: NodeJS.WritableStream): Promise<number> {
+async function exportLedger(ledger: Ledger, after: number, out: NodeJS.WritableStream): Promise<number> {
   for (;;) {
     const page: LedgerEntry[] = await ledger.entries(after, 1000);
     if (!page.length) return 0;

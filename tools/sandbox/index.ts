@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { SsrfOptions } from '../../moat/ssrf.js';
 import { BwrapSandbox, type SandboxPrograms } from './bwrap.js';
-import { type EgressLog, EgressProxy } from './egress-proxy.js';
+import type { EgressLog } from './egress-proxy.js';
 import { type Sandbox, type SandboxOptions, SandboxUnavailableError } from './types.js';
 import { UnconfinedSandbox } from './unconfined.js';
 
@@ -76,6 +76,13 @@ export interface CreateSandboxDeps {
 }
 
 /**
+ * The sandbox setups this process has already seen work (programs, network mode, owner, limits): a
+ * second createSandbox with the same ones (doctor in the same process as start, tests) skips the probe.
+ * Only a success is remembered: a failing host is probed again, so that fixing it shows at once.
+ */
+const proven = new Set<string>();
+
+/**
  * Builds the configured sandbox and proves it works by running `true` in it:
  * a host where bubblewrap is missing or cannot create namespaces fails here,
  * at start, with how to fix it — never at the first tool call.
@@ -83,8 +90,11 @@ export interface CreateSandboxDeps {
 export async function createSandbox(opts: SandboxOptions, deps: CreateSandboxDeps = {}): Promise<Sandbox> {
   if (opts.mode === 'none') return new UnconfinedSandbox();
   const programs = findSandboxPrograms(opts);
-  const egress = opts.network === 'egress' ? await EgressProxy.start(deps.ssrf, deps.log) : undefined;
+  // The proxy (and the SSRF guard under it) is loaded only for network: egress; doctor and a network: none start skip it.
+  const egress = opts.network === 'egress' ? await (await import('./egress-proxy.js')).EgressProxy.start(deps.ssrf, deps.log) : undefined;
   const sandbox = new BwrapSandbox(opts, programs, egress);
+  const setup = JSON.stringify([programs, opts.network, opts.uid, opts.gid, opts.limits]);
+  if (proven.has(setup)) return sandbox;
   const probe = mkdtempSync(join(tmpdir(), 'switchboard-sandbox-probe-'));
   try {
     if (sandbox.owner) chownSync(probe, sandbox.owner.uid, sandbox.owner.gid);
@@ -106,5 +116,6 @@ export async function createSandbox(opts: SandboxOptions, deps: CreateSandboxDep
   } finally {
     rmSync(probe, { recursive: true, force: true });
   }
+  proven.add(setup);
   return sandbox;
 }
