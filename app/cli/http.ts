@@ -1,3 +1,5 @@
+import { type CliResponse, cliRequest } from './request.js';
+
 /**
  * The operator CLI verbs (approvals, memory, webhooks, access) talk to the
  * running gateway's HTTP API: SWITCHBOARD_URL with SWITCHBOARD_OPERATOR_KEY.
@@ -22,9 +24,9 @@ export function gatewayClient(
   const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
   return {
     async call<T>(path: string, init: { method?: string; body?: unknown } = {}): Promise<T | null> {
-      let res: Response;
+      let res: CliResponse;
       try {
-        res = await fetch(`${base}${path}`, {
+        res = await cliRequest(`${base}${path}`, {
           method: init.method ?? (init.body === undefined ? 'GET' : 'POST'),
           headers,
           ...(init.body !== undefined ? { body: JSON.stringify(init.body) } : {}),

@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { operatorKeyFrom } from './http.js';
+import { type CliResponse, cliRequest } from './request.js';
 
 export const STATUS_USAGE = `usage: switchboard status [--key OPERATOR_KEY] [--json]
 
@@ -66,8 +67,7 @@ async function gatewayAddress(env: Env): Promise<{ url: string; configKey?: stri
 
 /** The questions at once: readiness (with details for an operator), queue counts, pending approvals, dead deliveries. */
 export async function gatewayStatus(url: string, key: string | undefined, timeoutMs = 5_000): Promise<GatewayStatus | { error: string }> {
-  const get = (path: string, auth = true) =>
-    fetch(`${url}${path}`, { headers: auth && key ? { authorization: `Bearer ${key}` } : {}, signal: AbortSignal.timeout(timeoutMs) });
+  const get = (path: string, auth = true) => cliRequest(`${url}${path}`, { headers: auth && key ? { authorization: `Bearer ${key}` } : {}, timeoutMs });
   const [readyz, metrics, approvals, dead] = await Promise.allSettled([
     get('/readyz'),
     get('/metrics', false),
@@ -82,16 +82,16 @@ export async function gatewayStatus(url: string, key: string | undefined, timeou
 }
 
 /** The length of a `{data: [...]}` list an answer holds; null when there is none (no operator key, an older gateway). */
-async function listLength(r: PromiseSettledResult<Response>): Promise<number | null> {
+async function listLength(r: PromiseSettledResult<CliResponse>): Promise<number | null> {
   if (r.status !== 'fulfilled' || !r.value.ok) return null;
   const list = (await r.value.json().catch(() => null)) as { data?: unknown[] } | null;
   return Array.isArray(list?.data) ? list.data.length : null;
 }
 
 function reason(e: unknown): string {
-  const err = e as Error & { cause?: { code?: string; message?: string } };
+  const err = e as Error & { code?: string };
   if (err?.name === 'TimeoutError') return 'no answer in time';
-  return err?.cause?.code ?? err?.cause?.message ?? err?.message ?? String(e);
+  return err?.code ?? err?.message ?? String(e);
 }
 
 /** switchboard_queue_jobs{state="waiting"} 3 → { waiting: 3 }. */
