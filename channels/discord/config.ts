@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { ConfigError, catchUpSchema, configError, type GroupsPolicy, groupsSchema, issueProblems } from '../../src/channel/config.js';
+import { ConfigError, configError, issueProblems } from '../../src/channel/config.js';
+import { catchUpSchema, type GroupsPolicy, groupsSchema } from '../../src/channel/sections.js';
 
 const snowflake = z.string().regex(/^\d{1,25}$/, 'a Discord id (digits)');
 

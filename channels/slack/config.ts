@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { ConfigError, catchUpSchema, configError, groupsSchema, issueProblems } from '../../src/channel/config.js';
+import { ConfigError, configError, issueProblems } from '../../src/channel/config.js';
+import { catchUpSchema, groupsSchema } from '../../src/channel/sections.js';
 
 const envName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'expected an environment variable name');
 

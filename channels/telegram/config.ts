@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { ConfigError, configError, groupsSchema, issueProblems } from '../../src/channel/config.js';
+import { ConfigError, configError, issueProblems } from '../../src/channel/config.js';
+import { groupsSchema } from '../../src/channel/sections.js';
 
 const envName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'expected an environment variable name');
 /** A Telegram chat id: a user's (positive) or a group's (negative, -100… for supergroups). */

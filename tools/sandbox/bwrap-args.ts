@@ -1,4 +1,4 @@
-import { existsSync, lstatSync, mkdtempSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdtempSync, readlinkSync, rmdirSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { SandboxLimits } from './types.js';
@@ -66,7 +66,13 @@ export class SandboxEtc {
     return ['passwd', 'group', 'hosts'].flatMap((f) => ['--ro-bind', join(this.dir, f), `/etc/${f}`]);
   }
   remove(): void {
-    rmSync(this.dir, { recursive: true, force: true });
+    // The three files it wrote, then the folder; the recursive remover only if something else is in there.
+    try {
+      for (const f of ['passwd', 'group', 'hosts']) unlinkSync(join(this.dir, f));
+      rmdirSync(this.dir);
+    } catch {
+      rmSync(this.dir, { recursive: true, force: true });
+    }
   }
 }
 

@@ -1,4 +1,4 @@
-import { accessSync, chownSync, constants, mkdtempSync, rmSync } from 'node:fs';
+import { accessSync, chownSync, constants, mkdtempSync, rmdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { SsrfOptions } from '../../moat/ssrf.js';
@@ -114,7 +114,12 @@ export async function createSandbox(opts: SandboxOptions, deps: CreateSandboxDep
     await sandbox.close();
     throw err;
   } finally {
-    rmSync(probe, { recursive: true, force: true });
+    // Empty unless the probe wrote to it: rmdir, without loading the recursive remover for nothing.
+    try {
+      rmdirSync(probe);
+    } catch {
+      rmSync(probe, { recursive: true, force: true });
+    }
   }
   proven.add(setup);
   return sandbox;
