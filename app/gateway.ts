@@ -22,6 +22,7 @@ import { approvalInfo, approvalRequestText } from '../src/approvals/render.js';
 import { ApprovalService } from '../src/approvals/service.js';
 import { bindDeliverer } from '../src/channel/deliver.js';
 import type { ChannelInstance } from '../src/channel/index.js';
+import { CheapVerdict } from '../src/cheap-verdict.js';
 import { ConversationCommands } from '../src/commands.js';
 import { type Config, ConfigError, configError } from '../src/config.js';
 import { ApiKeyAuth } from '../src/http/auth.js';
@@ -34,6 +35,7 @@ import { createLogger } from '../src/log.js';
 import { Metrics } from '../src/metrics.js';
 import { PromptComposer } from '../src/prompt.js';
 import { RoomClassifier } from '../src/room-classifier.js';
+import { scheduleCheck } from '../src/schedules/check.js';
 import { createSchedule } from '../src/schedules/create.js';
 import { Scheduler } from '../src/schedules/scheduler.js';
 import { loadSkills, skillsPromptBlock, skillTools } from '../src/skills.js';
@@ -155,6 +157,9 @@ export class Gateway {
               providerLog,
             )
           : chain;
+      // Yes/no questions to a cheap slot (ambient mode, schedule checks): their own cooldowns, so they never cool the turn's slots.
+      const cheapVerdict = () =>
+        new CheapVerdict({ chain, cooldowns: new MemoryCooldowns(), settings: config.fallback, secrets: config.moat.secrets, log: providerLog });
       const metrics = new Metrics();
       const workers = new WorkerMonitor(infra.heartbeats);
       const events = new EventHub({ queue: infra.events, store: infra.webhooks, config, log, env });
@@ -242,13 +247,7 @@ export class Gateway {
           outcomes: infra.ingressOutcomes as IngressOutcomeRepository<IngressOutcome>,
           dropped: (channel, reason) => metrics.dropped.inc({ channel, reason }),
         });
-        const classifier = new RoomClassifier({
-          chain,
-          cooldowns: new MemoryCooldowns(),
-          settings: config.fallback,
-          secrets: config.moat.secrets,
-          log: providerLog,
-        });
+        const classifier = new RoomClassifier(cheapVerdict());
         const manners = new RoomManners({
           state: infra.channelState,
           locks: infra.locks,
@@ -383,6 +382,9 @@ export class Gateway {
             config: config.schedules,
             log: log.child({ part: 'schedules' }),
             undelivered: (run) => events.emit('schedule.undelivered', { schedule: run.scheduleId, tick: run.tick, turn: run.turnId }),
+            ...(config.schedules.checkSlot
+              ? { check: scheduleCheck(cheapVerdict(), config.schedules.checkSlot, (id, limit) => infra.store.transcript(id, limit)) }
+              : {}),
           });
           await life.start(
             'schedules',
