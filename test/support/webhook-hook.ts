@@ -8,6 +8,9 @@ import { sign } from '../../kernel/hmac-signature.js';
 
 export class WebhookHook {
   readonly received: Array<{ text: string }> = [];
+  /** What the callback answers: set 500 to make every delivery to it fail (it still records the attempt in `failed`). */
+  status = 200;
+  readonly failed: Array<{ text: string }> = [];
   private server?: Server;
 
   constructor(
@@ -22,8 +25,8 @@ export class WebhookHook {
       let body = '';
       req.on('data', (c) => (body += c));
       req.on('end', () => {
-        this.received.push(JSON.parse(body));
-        res.writeHead(200).end('{}');
+        (this.status < 300 ? this.received : this.failed).push(JSON.parse(body));
+        res.writeHead(this.status).end('{}');
       });
     });
     await new Promise<void>((r) => this.server!.listen(0, '127.0.0.1', r));
