@@ -54,7 +54,7 @@ export interface WorkerDeps extends Omit<TurnDeps, 'store' | 'approvals'> {
   /** Counts running turns per API key and sender (limits.maxConcurrentTurnsPer*); by default the worker opens its own with openSlots. */
   slots?: TurnSlots;
   /** Opens the worker's own turn slots (in Redis when there is one), when a cap is on and no slots are given; the worker closes them. */
-  openSlots: (redisUrl: string | undefined, prefix: string) => TurnSlots;
+  openSlots: () => TurnSlots;
 }
 
 /** Turns one drain job may run before it hands the conversation back to the queue (fairness). */
@@ -100,10 +100,10 @@ export class Worker {
 
   constructor(private readonly deps: WorkerDeps) {
     this.historyLimits = Object.fromEntries(Object.entries(deps.config.agents).map(([name, a]) => [name, a.historyLimit]));
-    const { limits, redisUrl, queue } = deps.config;
+    const { limits, queue } = deps.config;
     const capped = limits.maxConcurrentTurnsPerKey > 0 || limits.maxConcurrentTurnsPerSender > 0;
     this.ownSlots = capped && !deps.slots;
-    this.slots = capped ? (deps.slots ?? deps.openSlots(redisUrl, queue.prefix)) : undefined;
+    this.slots = capped ? (deps.slots ?? deps.openSlots()) : undefined;
     if (deps.deliveryQueue)
       this.deliveryRetries = new DeliveryRetries({
         queue: deps.deliveryQueue,
