@@ -143,6 +143,10 @@ export class FakeTwilio {
   optOut: OptOutSettings | null = null;
   /** Numbers Twilio has opted out (STOP): creates to them fail with 21610. */
   readonly optedOut = new Set<string>();
+  /** Content API templates (ContentSid → text with {{1}}…): the Body a template message is listed with. Unknown ones: the variables in order. */
+  readonly contents = new Map<string, string>();
+  /** Called when a create is accepted, before its answer goes out (a test changes the world while the answer is in flight). */
+  onCreate?: (m: SentMessage) => void;
   /** Every GET on the messages list / read endpoints (the query string). */
   readonly lookups: string[] = [];
 
@@ -456,12 +460,14 @@ export class FakeTwilio {
     }
     const sid = `SM${hex(16)}`;
     const from = form.get('From') ?? undefined;
+    // A template's Body is the text Twilio rendered from the Content and its variables.
+    const rendered = contentSid ? this.renderContent(contentSid, contentVariables) : body;
     const messagingServiceSid = form.get('MessagingServiceSid') ?? undefined;
     const statusCallback = form.get('StatusCallback') ?? undefined;
     const msg: SentMessage = {
       sid,
       to,
-      body,
+      body: rendered,
       at: Date.now(),
       status: 'queued',
       dateCreated: new Date(),
@@ -477,6 +483,7 @@ export class FakeTwilio {
     if (whatsapp && !contentSid && (last === undefined || Date.now() - last > 24 * 3_600_000)) msg.errorCode = 63016;
     const index = this.sentTo(to).length;
     this.messages.push(msg);
+    this.onCreate?.(msg);
     this.attempts.push({ to, body, status: 201 });
     const p = this.carry(msg, this.carrierDelayMs(msg, index));
     this.pending.add(p);
@@ -490,6 +497,17 @@ export class FakeTwilio {
       return;
     }
     json(res, 201, this.resource(msg));
+  }
+
+  /** The text of a Content API template with its variables, as Twilio renders it into the message's Body. */
+  private renderContent(contentSid: string, variables: string | undefined): string {
+    const vars = variables ? (JSON.parse(variables) as Record<string, string>) : {};
+    const text =
+      this.contents.get(contentSid) ??
+      Object.keys(vars)
+        .map((k) => `{{${k}}}`)
+        .join(' ');
+    return text.replace(/\{\{(\w+)\}\}/g, (_, k: string) => vars[k] ?? '');
   }
 
   /** A message as the REST API shows it. */
