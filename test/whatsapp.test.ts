@@ -287,6 +287,32 @@ describe('whatsapp channel (Twilio)', () => {
     expect(summary.platform_message_id).toBe(templates[0]!.sid);
   });
 
+  it('a message Twilio fails after accepting it (63016: its window and ours disagree) marks the delivery row; a forged status callback is refused', async () => {
+    const u = USERS[14]!;
+    tw.whatsappWindowClosed.add(u);
+    try {
+      await send(u, 'closed on their side');
+      const msg = await eventually(async () => tw.sentTo(u)[0]);
+      expect(msg.statusCallback).toMatch(new RegExp(`^${PUBLIC}/v1/channels/whatsapp/status\\?t=`));
+      const row = await eventually(async () => {
+        const r = await rows(`select state, platform_message_id, turn_id from deliveries where channel = 'whatsapp' and target = $1`, [u]);
+        return r[0]?.state === 'failed:63016' ? r[0] : null;
+      });
+      expect(row.platform_message_id).toBe(msg.sid);
+      const [status] = await rows(`select state, body from deliveries where channel = 'whatsapp' and target = $1`, [`status:${msg.sid}`]);
+      expect(status).toMatchObject({ state: 'failed' });
+      expect(JSON.parse(status!.body)).toEqual({ to: u, errorCode: '63016' });
+      expect(phone(u)).toEqual([]);
+      // A status callback without Twilio's signature changes nothing.
+      const forged = await tw.statusCallback(msg.statusCallback!, { sid: msg.sid, to: u, from: SENDER, status: 'delivered' }, { signature: 'bm90IGl0' });
+      expect(forged).toBe(403);
+      const [after] = await rows(`select state from deliveries where channel = 'whatsapp' and target = $1`, [u]);
+      expect(after!.state).toBe('failed:63016');
+    } finally {
+      tw.whatsappWindowClosed.delete(u);
+    }
+  });
+
   it('outside the window with no template: a clear failure, recorded and counted, nothing sent', async () => {
     const u = USERS[9]!;
     const send2 = (from: string, body: string) => tw2.webhook(INBOUND, tw2.whatsappParams({ from, to: SENDER, body }));

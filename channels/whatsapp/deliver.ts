@@ -16,6 +16,7 @@ import { toPlainText } from '../twilio/format.js';
 import { findCreated } from '../twilio/reconcile.js';
 import { sendWithRetry } from '../twilio/send.js';
 import { splitMessage } from '../twilio/split.js';
+import { isUndelivered } from '../twilio/status.js';
 import type { WhatsAppMessage, WhatsAppSender } from './client.js';
 import type { WhatsAppConfig, WhatsAppTemplate } from './config.js';
 import type { WhatsAppReplyTo } from './reply-to.js';
@@ -157,9 +158,28 @@ class WhatsAppTurnDelivery implements TurnDelivery {
       return;
     }
     const parts = splitMessage(plain, this.cfg.maxMessageChars);
-    let sid: string | null = null;
-    for (const body of parts) sid = await this.send(`${to}#${createHash('sha256').update(body).digest('hex').slice(0, 16)}`, { to, ...from, body }, body);
-    await this.deliveries.record(turnId, 'whatsapp', to, { platformMessageId: sid, state: 'sent', body: plain });
+    const sids: string[] = [];
+    for (const body of parts) {
+      const sid = await this.send(`${to}#${createHash('sha256').update(body).digest('hex').slice(0, 16)}`, { to, ...from, body }, body);
+      if (sid) sids.push(sid);
+    }
+    await this.deliveries.record(turnId, 'whatsapp', to, { platformMessageId: sids.at(-1) ?? null, state: 'sent', body: plain });
+    await this.failedMeanwhile(to, sids);
+  }
+
+  /**
+   * A status callback that said failed/undelivered before the row above was written (the listener
+   * marks only a row that reads sent): it is marked here. One of the two always sees the other.
+   */
+  private async failedMeanwhile(to: string, sids: string[]): Promise<void> {
+    if (!this.cfg.statusCallbacks) return;
+    for (const sid of sids) {
+      const s = await this.deliveries.get(this.target.turnId, 'whatsapp', `status:${sid}`);
+      if (!s || !isUndelivered(s.state)) continue;
+      const code = (JSON.parse(s.body ?? '{}') as { errorCode?: string }).errorCode ?? 'unknown';
+      await this.deliveries.record(this.target.turnId, 'whatsapp', to, { platformMessageId: sid, state: `${s.state}:${code}` });
+      return;
+    }
   }
 
   /** The person wrote more than sessionWindowHours ago: only a template may reach them. */
@@ -207,6 +227,7 @@ class WhatsAppTurnDelivery implements TurnDelivery {
       state: 'sent:template',
       body: JSON.stringify({ ...sent, reply }),
     });
+    if (sid) await this.failedMeanwhile(to, [sid]);
   }
 
   /**
@@ -232,15 +253,20 @@ class WhatsAppTurnDelivery implements TurnDelivery {
       since: new Date(since),
       known: this.sids,
     };
-    const r = await sendWithRetry(this.sender(), msg, {
-      channel: 'whatsapp',
-      attempts: this.cfg.sendAttempts,
-      baseMs: this.cfg.retryBaseMs,
-      maxMs: this.cfg.retryMaxMs,
-      log: this.log,
-      lookup: () => findCreated(this.sender(), intent),
-      unknownAtStart: prior?.state === 'sending',
-    });
+    const statusCallback = this.cfg.statusCallbacks ? `${this.cfg.publicUrl}${this.cfg.statusPath}?t=${encodeURIComponent(turnId)}` : undefined;
+    const r = await sendWithRetry(
+      this.sender(),
+      { ...msg, ...(statusCallback ? { statusCallback } : {}) },
+      {
+        channel: 'whatsapp',
+        attempts: this.cfg.sendAttempts,
+        baseMs: this.cfg.retryBaseMs,
+        maxMs: this.cfg.retryMaxMs,
+        log: this.log,
+        lookup: () => findCreated(this.sender(), intent),
+        unknownAtStart: prior?.state === 'sending',
+      },
+    );
     if (!r.ok) {
       const code = r.failure.code ?? r.failure.status ?? 'unknown';
       this.log.warn({ code: r.failure.code, status: r.failure.status }, `whatsapp: not delivered (permanent failure): ${r.failure.message}`);
