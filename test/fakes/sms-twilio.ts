@@ -42,6 +42,15 @@
  * and then fails with error 63016 (status `failed`, never reaches the phone).
  * `addMedia` serves media at /2010-04-01/Accounts/<AC>/Messages/<MM>/Media/<ME>,
  * behind HTTP basic auth as Twilio's media URLs are (with media auth on).
+ * A template message is listed with the Body Twilio renders from it (`contents`: ContentSid →
+ * text with {{1}}…), as the Messages list shows it. A message Twilio fails after accepting it
+ * (63016) gets a `failed` status callback with its ErrorCode; `whatsappWindowClosed` holds an
+ * address's window closed whatever it sent (Twilio's view and the gateway's disagree). `onCreate`
+ * runs when a create is accepted, before its answer (a test changes the world meanwhile).
+ *
+ * Messaging API (messaging.twilio.com, served on the same host): GET /v2/Channels/Senders?Channel=whatsapp
+ * lists `whatsappSenders` (sender_id, status ONLINE/OFFLINE/PENDING_VERIFICATION..., offline_reasons),
+ * GET /v1/Services/<MG>/ChannelSenders the senders of a `messagingServices` pool; both behind basic auth.
  */
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
