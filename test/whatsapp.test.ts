@@ -313,6 +313,25 @@ describe('whatsapp channel (Twilio)', () => {
     }
   });
 
+  it('a template Twilio refuses is recorded as failed with its error code on the delivery row', async () => {
+    const u = USERS[15]!;
+    await send(u, 'run: echo refused >> refused.txt');
+    const card = await eventually(async () => tw.sentTo(u).find((m) => m.contentSid === APPROVE));
+    const code = (JSON.parse(card.contentVariables!) as Record<string, string>)['2']!;
+    await backdate(u);
+    tw.whatsappLastInbound.set(u, Date.now() - 25 * 3_600_000);
+    tw.failNext(1, { status: 400, code: 63027, message: 'Template does not exist for a language and locale' }, (m) => m.to === u);
+    await send(OPERATOR, 'hi');
+    await send(OPERATOR, `YES ${code}`);
+    const row = await eventually(async () => {
+      const r = await rows(`select state, body from deliveries where channel = 'whatsapp' and target = $1`, [u]);
+      return r[0]?.state === 'failed:63027' ? r[0] : null;
+    });
+    expect(JSON.parse(row.body)).toMatchObject({ contentSid: REOPEN });
+    await settle();
+    expect(tw.sentTo(u).filter((m) => m.contentSid === REOPEN)).toEqual([]);
+  });
+
   it('outside the window with no template: a clear failure, recorded and counted, nothing sent', async () => {
     const u = USERS[9]!;
     const send2 = (from: string, body: string) => tw2.webhook(INBOUND, tw2.whatsappParams({ from, to: SENDER, body }));

@@ -220,7 +220,15 @@ class WhatsAppTurnDelivery implements TurnDelivery {
       `${to}#template`,
       { to, ...from, contentSid: sent.contentSid, contentVariables: JSON.stringify(sent.contentVariables) },
       JSON.stringify(sent),
-    );
+    ).catch(async (err: unknown) => {
+      // Twilio refused the template (a wrong ContentSid, 63016 on an unapproved one...): the row says so.
+      if (err instanceof ChannelDeliveryError)
+        await this.deliveries.record(this.target.turnId, 'whatsapp', to, {
+          state: `failed:${err.platformCode ?? 'unknown'}`,
+          body: JSON.stringify({ ...sent, reply }),
+        });
+      throw err;
+    });
     // The row shows what went (the template and its variables), and the reply it stood for.
     await this.deliveries.record(this.target.turnId, 'whatsapp', to, {
       platformMessageId: sid,
