@@ -261,7 +261,7 @@ describe('switchboard init: what each platform needs', () => {
           '--whatsapp-template-sid',
           template,
           '--operator',
-          'whatsapp:whatsapp:+15550209999',
+          'whatsapp:+15550209999',
         ],
         { cwd: dir },
       );

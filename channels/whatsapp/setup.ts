@@ -52,6 +52,8 @@ export const setup: ChannelSetup = {
     ...(a['twilio-account-sid'] ? [] : [{ name: 'TWILIO_ACCOUNT_SID', hint: 'Twilio: the Account SID (AC…), Twilio Console > Account Info' }]),
     { name: 'TWILIO_AUTH_TOKEN', hint: 'Twilio: the Auth Token, Twilio Console > Account Info (it verifies every webhook signature)' },
   ],
+  // --operator whatsapp:+15551234567 (or the full address): the sender id is the whatsapp: address.
+  operatorId: (typed) => sender(typed.trim()),
   guide(a) {
     const urls = whatsappWebhookUrls(a['public-url'] || 'https://YOUR-PUBLIC-HOST');
     const from = a['whatsapp-from'] ? sender(a['whatsapp-from']) : '';
