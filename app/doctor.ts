@@ -160,7 +160,8 @@ export async function doctor(cfg: Config, opts: { probe?: boolean; env?: Record<
   if (opts.probe) {
     // Each channel's tokens and endpoints against its platform, then the gateway itself if one runs.
     const probed = await Promise.all(channels.filter((c) => c.probe).map(async (c) => ({ name: c.name, results: await c.probe!() })));
-    for (const p of probed) for (const r of p.results) checks.push({ name: `probe ${p.name} ${r.name}`, status: r.ok ? 'ok' : 'fail', message: r.message });
+    for (const p of probed)
+      for (const r of p.results) checks.push({ name: `probe ${p.name} ${r.name}`, status: r.ok ? (r.warn ? 'warn' : 'ok') : 'fail', message: r.message });
     checks.push(await gatewayCheck(cfg, env));
   }
   if (cfg.redisUrl) {
