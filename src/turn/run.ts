@@ -80,6 +80,7 @@ export async function runTurn({ job, deps, sink, signal }: RunTurn): Promise<Tur
       },
       budget: { tokens: deps.config.limits.turnTokens, costUsd: deps.config.limits.turnCostUsd, ...(parked ? { spent: parked.usage } : {}) },
       journal: journal.forModels(parked?.modelCalls ?? 0),
+      ...(job.trace ? { trace: job.trace, toolDecision: (id: string) => t.tools.decisions.get(id) } : {}),
     },
     {
       sink,
