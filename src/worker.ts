@@ -19,7 +19,7 @@ import { fencedDeliveries } from './fenced-deliveries.js';
 import { turnScopes } from './limits.js';
 import type { Metrics } from './metrics.js';
 import { TurnTrace } from './telemetry/genai.js';
-import { ATTR, contextOf, contextWith, failSpan, inSpan, jobTrace, SpanKind, startSpan } from './telemetry/tracer.js';
+import { ATTR, contextOf, contextWith, failSpan, inSpan, jobTrace, SpanKind, startSpan, within } from './telemetry/tracer.js';
 import { runTurn, type TurnDeps } from './turn/index.js';
 import { LeaseGuard } from './turn/lease-guard.js';
 import { busSink } from './turn/sinks/bus-sink.js';
@@ -330,12 +330,14 @@ export class Worker {
               turnLog,
             );
             const sink = traceSink(leaseGate(fanned, guard, turnLog), turnSpan, turnCtx, conv.channel);
-            next = await runTurn({
-              job: { conversation: conv, turn, batch, context: { ...context, lease }, leaseGuard: guard, trace: new TurnTrace(turnCtx, conversationId) },
-              deps: this.deps,
-              sink,
-              signal: turnSignal.signal,
-            });
+            next = await within(turnCtx, () =>
+              runTurn({
+                job: { conversation: conv, turn, batch, context: { ...context, lease }, leaseGuard: guard, trace: new TurnTrace(turnCtx, conversationId) },
+                deps: this.deps,
+                sink,
+                signal: turnSignal.signal,
+              }),
+            );
           } catch (err) {
             failSpan(turnSpan, err);
             throw err;

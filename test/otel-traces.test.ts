@@ -9,17 +9,25 @@ import { createRequire } from 'node:module';
 import { trace } from '@opentelemetry/api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { telemetrySdkLoaded } from '../src/telemetry/otlp.js';
-import { FakeLlm, type FakeRequest, reply, toolCall } from './fakes/fake-llm.js';
+import { FakeLlm, type FakeRequest, lastUserText, reply, toolCall } from './fakes/fake-llm.js';
 import { OtlpReceiver, type ReceivedSpan } from './fakes/otlp-receiver.js';
 import { API_KEY, eventually, GatewayProcess, openaiClient, startGateway, testConfig } from './support/gateway.js';
 import { createTestDatabase, type TestDatabase } from './support/postgres.js';
 import { TestRedis } from './support/redis.js';
 
-/** The model asks for the time, then answers with it. */
+/** The model asks for the time, then answers with it; "run: <command>" asks for shell_exec (an operator must approve it). */
 function timeModel(req: FakeRequest) {
   const msgs = req.body?.messages ?? [];
-  return msgs[msgs.length - 1]?.role === 'tool' ? reply('It is noon in UTC.') : toolCall('current_time', { timeZone: 'UTC' }, 'call_time_1');
+  const last = msgs[msgs.length - 1];
+  if (last?.role === 'tool') return reply(String(last.content).includes('Not approved') ? 'It was not run.' : 'It is noon in UTC.');
+  const run = /run: (.+)$/.exec(lastUserText(req.body));
+  return run ? toolCall('shell_exec', { command: run[1] }, 'call_shell_1') : toolCall('current_time', { timeZone: 'UTC' }, 'call_time_1');
 }
+
+const OPERATOR_KEY = 'op-otel-test-key-0001';
+/** A client's own trace: the message's span continues it. */
+const CLIENT_TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
+const CLIENT_SPAN = '00f067aa0ba902b7';
 
 const SPAN_KIND = { INTERNAL: 1, SERVER: 2, CLIENT: 3, PRODUCER: 4, CONSUMER: 5 };
 
@@ -47,12 +55,16 @@ describe('traces over OTLP/HTTP from an ingress and a worker process', () => {
     await pgdb?.drop();
   });
 
+  let ingress: GatewayProcess;
+  const byName = (name: string) => receiver.spans.filter((s) => s.name === name);
+
   it('one trace from the message at ingress to the delivery, with the GenAI attributes', async () => {
     const env = {
       REDIS_URL: redis.url,
       DATABASE_URL: pgdb.url,
       SWITCHBOARD_HTTP_PORT: '0',
       SWITCHBOARD_API_KEYS: API_KEY,
+      SWITCHBOARD_OPERATOR_KEYS: OPERATOR_KEY,
       OPENAI_BASE_URL: fake.openaiBaseUrl,
       OPENAI_API_KEY: 'fake',
       SWITCHBOARD_MODEL: 'fake-model',
@@ -62,14 +74,14 @@ describe('traces over OTLP/HTTP from an ingress and a worker process', () => {
       // Export within a moment, not the SDK's default 5 s.
       OTEL_BSP_SCHEDULE_DELAY: '100',
     };
-    const [ingress, worker] = await Promise.all([GatewayProcess.spawn('ingress', env), GatewayProcess.spawn('worker', env)]);
+    const [ing, worker] = await Promise.all([GatewayProcess.spawn('ingress', env), GatewayProcess.spawn('worker', env)]);
+    ingress = ing;
     procs.push(ingress, worker);
 
-    const client = openaiClient(ingress.url!, API_KEY, { 'X-Switchboard-Conversation': 'otel-1' });
+    const client = openaiClient(ingress.url!, API_KEY, { 'X-Switchboard-Conversation': 'otel-1', traceparent: `00-${CLIENT_TRACE}-${CLIENT_SPAN}-01` });
     const r = await client.chat.completions.create({ model: 'default', messages: [{ role: 'user', content: 'what time is it?' }] });
     expect(r.choices[0]!.message.content).toBe('It is noon in UTC.');
 
-    const byName = (name: string) => receiver.spans.filter((s) => s.name === name);
     await eventually(
       async () =>
         byName('message http').length === 1 && byName('deliver http').length === 1 && byName('chat fake-model').length === 2 && byName('drain').length === 1,
@@ -78,6 +90,9 @@ describe('traces over OTLP/HTTP from an ingress and a worker process', () => {
 
     const message = byName('message http')[0]!;
     expect(message.kind).toBe(SPAN_KIND.SERVER);
+    // The client's traceparent header: the message continues the client's trace.
+    expect(message.traceId).toBe(CLIENT_TRACE);
+    expect(message.parentSpanId).toBe(CLIENT_SPAN);
     expect(message.resource).toMatchObject({ 'service.name': 'switchboard-test', 'switchboard.role': 'ingress', 'process.pid': ingress.proc.pid });
     expect(message.attributes).toMatchObject({ 'switchboard.channel': 'http', 'switchboard.ingress.outcome': 'accepted' });
 
@@ -87,7 +102,7 @@ describe('traces over OTLP/HTTP from an ingress and a worker process', () => {
     for (const s of workerSpans) expect(s.resource['process.pid']).toBe(worker.proc.pid);
     const names = workerSpans.map((s) => s.name);
     for (const n of ['queue wait', 'drain', 'turn', 'chat fake-model', 'execute_tool current_time', 'deliver http']) expect(names).toContain(n);
-    for (const s of workerSpans) expect(receiver.ancestors(s).at(-1)!.spanId).toBe(message.spanId);
+    for (const s of workerSpans) expect(receiver.ancestors(s)).toContain(message);
 
     const [queueWait, drain, turn] = ['queue wait', 'drain', 'turn'].map((n) => workerSpans.find((s) => s.name === n)!) as [
       ReceivedSpan,
@@ -126,12 +141,47 @@ describe('traces over OTLP/HTTP from an ingress and a worker process', () => {
       'gen_ai.tool.call.id': 'call_time_1',
       'switchboard.moat.decision': 'allow',
     });
-    expect(tool.startNs >= chats[0]!.endNs && tool.endNs <= chats[1]!.startNs).toBe(true);
+    // (The SDK takes start times to the millisecond: compared with that much slack.)
+    const MS = 1_000_000n;
+    expect(tool.startNs + MS >= chats[0]!.endNs && tool.endNs <= chats[1]!.startNs + MS).toBe(true);
 
     const deliver = workerSpans.find((s) => s.name === 'deliver http')!;
     expect(deliver.parentSpanId).toBe(turn.spanId);
     expect(deliver.kind).toBe(SPAN_KIND.PRODUCER);
   }, 120_000);
+
+  it('an approval: the asked call parks with the moat decision; the trace of the answer has the wait and the resumed turn', async () => {
+    const client = openaiClient(ingress.url!, API_KEY, { 'X-Switchboard-Conversation': 'otel-2' });
+    const r = await client.chat.completions.create({ model: 'default', messages: [{ role: 'user', content: 'run: echo hi >> out.txt' }] });
+    const approval = (r as any).switchboard.approval;
+    expect(approval).toMatchObject({ tool: 'shell_exec' });
+
+    // The parked turn: its tool span says the moat asked.
+    const asked = await eventually(async () => byName('execute_tool shell_exec')[0]);
+    expect(asked.attributes).toMatchObject({ 'switchboard.moat.decision': 'ask', 'gen_ai.tool.call.id': 'call_shell_1' });
+    const parkedTurn = await eventually(async () => receiver.spans.find((s) => s.spanId === asked.parentSpanId));
+    expect(parkedTurn.attributes['switchboard.turn.finish_reason']).toBe('approval_pending');
+
+    const denied = await fetch(`${ingress.url}/v1/approvals/${approval.code}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${OPERATOR_KEY}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ decision: 'deny' }),
+    });
+    expect(denied.status).toBe(200);
+
+    const wait = await eventually(async () => byName('approval wait shell_exec')[0], 20_000);
+    expect(wait.attributes).toMatchObject({ 'switchboard.approval.status': 'denied', 'gen_ai.tool.call.id': 'call_shell_1' });
+    // Its span covers the wait: from the request to the decision.
+    expect(wait.startNs <= asked.endNs && wait.endNs >= asked.endNs).toBe(true);
+    // The answer (ingress) is the ancestor of the resumed turn (worker) and of the wait.
+    // (The parents end after their children: waited for until the whole chain has arrived.)
+    const chain = await eventually(async () => {
+      const names = receiver.ancestors(wait).map((s) => s.name);
+      return names.length === 4 ? names : null;
+    });
+    expect(chain).toEqual(['approval wait shell_exec', 'turn', 'drain', 'approval answer']);
+    expect(receiver.ancestors(wait).at(-1)!.resource['switchboard.role']).toBe('ingress');
+  }, 60_000);
 });
 
 describe('without an OTLP endpoint', () => {

@@ -3,7 +3,7 @@ import type { JobQueue } from '../../adapters/queue/port.js';
 import type { InboundMessage } from '../../kernel/envelope.js';
 import { identityOf } from '../../kernel/identity.js';
 import type { DrainJob } from '../../kernel/jobs.js';
-import { ATTR, inSpan, SpanKind } from '../telemetry/tracer.js';
+import { ATTR, contextOf, inSpan, SpanKind } from '../telemetry/tracer.js';
 import { Composer, type StepError } from './compose.js';
 import type { IngressContext, IngressDeps, IngressStore } from './context.js';
 import type { IngressOutcome, ReceiveOptions } from './outcome.js';
@@ -61,7 +61,8 @@ export class Ingress {
   async receive(msg: InboundMessage, opts: ReceiveOptions = {}): Promise<IngressOutcome> {
     this.retention?.maybePrune();
     // The message's span: the root of its trace, which the drain job carries to the worker (steps/accept.ts).
-    return inSpan(`message ${msg.channel}`, { kind: SpanKind.SERVER, attributes: { [ATTR.channel]: msg.channel } }, async (span) => {
+    const parent = opts.traceparent ? { parent: contextOf(opts.traceparent) } : {};
+    return inSpan(`message ${msg.channel}`, { kind: SpanKind.SERVER, attributes: { [ATTR.channel]: msg.channel }, ...parent }, async (span) => {
       const out = await this.chain.run(msg, { deps: this.deps, opts, sender: identityOf(msg) });
       span.setAttribute(ATTR.outcome, out.kind === 'refused' ? `refused:${out.code}` : out.kind);
       if (out.kind === 'accepted') span.setAttributes({ [ATTR.conversation]: out.conversationId, [ATTR.inboxId]: out.inboxId });

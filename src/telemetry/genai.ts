@@ -39,7 +39,8 @@ const FINISH: Record<string, string> = { stop: 'stop', length: 'length', toolUse
 
 /** The moat's answer to one tool call, as the tool span carries it. */
 export interface ToolDecision {
-  decision: 'allow' | 'deny' | 'ask' | 'journaled';
+  /** The engine's allow | deny | ask; `approved`: an asked call an operator approved, run on resume; `journaled`: an earlier attempt's. */
+  decision: 'allow' | 'deny' | 'ask' | 'approved' | 'journaled';
   tier?: string;
   approvalId?: string;
 }
@@ -127,6 +128,24 @@ export class TurnTrace {
       span.setStatus({ code: SpanStatusCode.ERROR });
     }
     span.end();
+  }
+
+  /**
+   * An approval the parked turn waited on, from its request to its decision, recorded when the turn
+   * resumes (the wait outlives any one process, so it is not a span kept open across it).
+   */
+  approvalWait(a: { id: string; tool: string; toolCallId: string; status: string; createdAt: Date; decidedAt: Date | null; decidedVia?: string | null }): void {
+    startSpan(`approval wait ${a.tool}`, {
+      parent: this.parent,
+      startTime: a.createdAt,
+      attributes: {
+        [ATTR.approvalId]: a.id,
+        [ATTR.approvalStatus]: a.status,
+        [GEN_AI.toolName]: a.tool,
+        [GEN_AI.toolCallId]: a.toolCallId,
+        ...(a.decidedVia ? { 'switchboard.approval.decided_via': a.decidedVia } : {}),
+      },
+    }).end(a.decidedAt ?? new Date());
   }
 
   /** Closes what is still open (the loop threw or was aborted mid-call). */

@@ -96,6 +96,11 @@ export async function inSpan<T>(name: string, opts: SpanOptions, fn: (span: Span
   }
 }
 
+/** Runs fn with ctx active (its spans, and the jobs it enqueues, continue ctx's trace). */
+export function within<T>(ctx: Context, fn: () => T): T {
+  return context.with(ctx, fn);
+}
+
 /** The context with this span as its parent, for work that starts later (not through the active context). */
 export function contextWith(span: Span, parent: Context = context.active()): Context {
   return trace.setSpan(parent, span);
