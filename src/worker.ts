@@ -19,7 +19,8 @@ import { fencedDeliveries } from './fenced-deliveries.js';
 import { turnScopes } from './limits.js';
 import type { Metrics } from './metrics.js';
 import { TurnTrace } from './telemetry/genai.js';
-import { ATTR, contextOf, contextWith, failSpan, inSpan, jobTrace, SpanKind, startSpan, within } from './telemetry/tracer.js';
+import { failSpan, jobTrace, within } from './telemetry/tracer.js';
+import { drainSpans, startTurnSpan } from './telemetry/worker-spans.js';
 import { runTurn, type TurnDeps } from './turn/index.js';
 import { LeaseGuard } from './turn/lease-guard.js';
 import { busSink } from './turn/sinks/bus-sink.js';
@@ -121,17 +122,9 @@ export class Worker {
 
   start(): void {
     const { queue, config } = this.deps;
+    // Each drain continues the trace its job carries (the message's, from the ingress process).
     queue.process(
-      async (job) => {
-        // The trace the job carries (the message's, from ingress in another process): its wait in the
-        // queue, then this drain, are spans of it.
-        const parent = contextOf(job.data.traceparent);
-        const conversation = { [ATTR.conversation]: job.data.conversationId };
-        if (job.data.enqueuedAt) startSpan('queue wait', { parent, startTime: job.data.enqueuedAt, attributes: conversation }).end();
-        return inSpan('drain', { kind: SpanKind.CONSUMER, parent, attributes: { ...conversation, [ATTR.jobAttempt]: job.attempt } }, () =>
-          this.drain(job.data.conversationId, job.signal, { deferred: job.data.deferred === true, scopes: job.data.scopes }),
-        );
-      },
+      async (job) => drainSpans(job, () => this.drain(job.data.conversationId, job.signal, { deferred: job.data.deferred === true, scopes: job.data.scopes })),
       { concurrency: config.queue.concurrency },
     );
     // Approval deadlines: fail-closed expiry resumes the parked turn.
@@ -287,16 +280,13 @@ export class Worker {
           const control = { close: () => this.stoppers.get(conv.key) === stop && this.stoppers.delete(conv.key) };
           const turnSignal = linkedSignal(signal, stop.signal, guard.signal);
           // The turn's span (a child of the drain's): its model calls, tool calls and delivery are its children.
-          const turnSpan = startSpan('turn', {
-            attributes: {
-              [ATTR.conversation]: conversationId,
-              [ATTR.channel]: conv.channel,
-              [ATTR.turn]: turn.id,
-              [ATTR.attempt]: turn.attempt,
-              [ATTR.inboxIds]: batch.map((r) => r.id),
-            },
+          const { span: turnSpan, ctx: turnCtx } = startTurnSpan({
+            conversationId,
+            channel: conv.channel,
+            turnId: turn.id,
+            attempt: turn.attempt,
+            inboxIds: batch.map((r) => r.id),
           });
-          const turnCtx = contextWith(turnSpan);
           try {
             const target = storedTurnTarget(turn, conv, batch);
             const delivery = this.deps.deliverers.get(conv.channel)?.open(target, {

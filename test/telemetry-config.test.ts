@@ -33,6 +33,11 @@ describe('telemetryConfig', () => {
     expect(cfg?.headers).toEqual({ authorization: 'Bearer abc', 'x-team': 'traces' });
   });
 
+  it('refuses an endpoint that is not an http(s) URL, naming the variable', () => {
+    expect(() => telemetryConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' })).toThrow(/OTEL_EXPORTER_OTLP_ENDPOINT/);
+    expect(() => telemetryConfig({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'not a url' })).toThrow(/OTEL_EXPORTER_OTLP_TRACES_ENDPOINT/);
+  });
+
   it('is off when the SDK is disabled or another exporter is chosen', () => {
     expect(telemetryConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_SDK_DISABLED: 'true' })).toBeNull();
     expect(telemetryConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_TRACES_EXPORTER: 'none' })).toBeNull();

@@ -1,3 +1,5 @@
+import { ConfigError } from '../config.js';
+
 /**
  * Whether traces are exported, and where: the OpenTelemetry SDK's own environment variables
  * (https://opentelemetry.io/docs/specs/otel/configuration/sdk-environment-variables/), read here
@@ -19,6 +21,11 @@ export function telemetryConfig(env: Env): TelemetryConfig | null {
   if (exporters?.length && !exporters.includes('otlp')) return null;
   const url = tracesUrl(env);
   if (!url) return null;
+  // A wrong endpoint stops the start, like any other bad setting (not a silent loss of every trace).
+  if (!/^https?:$/.test(safeUrl(url)?.protocol ?? '')) {
+    const name = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim() ? 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT' : 'OTEL_EXPORTER_OTLP_ENDPOINT';
+    throw new ConfigError(`invalid configuration at "traces" (${name}): an http:// or https:// URL is needed, not "${url}"`);
+  }
   return {
     url,
     headers: { ...parseHeaders(env.OTEL_EXPORTER_OTLP_HEADERS), ...parseHeaders(env.OTEL_EXPORTER_OTLP_TRACES_HEADERS) },
@@ -33,6 +40,14 @@ function tracesUrl(env: Env): string | undefined {
   const base = env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim();
   if (!base) return undefined;
   return `${base.replace(/\/+$/, '')}/v1/traces`;
+}
+
+function safeUrl(s: string): URL | undefined {
+  try {
+    return new URL(s);
+  } catch {
+    return undefined; // reported by the caller
+  }
 }
 
 /** `k1=v1,k2=v2`, values percent-encoded (W3C Baggage format, as the spec says). */

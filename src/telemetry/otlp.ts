@@ -11,7 +11,7 @@ export interface Telemetry {
 const OFF: Telemetry = { enabled: false, shutdown: async () => undefined };
 
 /** The process's one provider (a test may start two gateways in one process): counted, shut down by the last. */
-let shared: { refs: number; shutdown: () => Promise<void> } | undefined;
+let shared: Promise<{ refs: number; shutdown: () => Promise<void> }> | undefined;
 let sdkLoaded = false;
 
 /** True once the SDK was imported in this process (it never is without an endpoint). */
@@ -27,18 +27,25 @@ export function telemetrySdkLoaded(): boolean {
 export async function startTelemetry(env: Record<string, string | undefined>, log: Logger, role: string): Promise<Telemetry> {
   const cfg = telemetryConfig(env);
   if (!cfg) return OFF;
-  if (!shared) shared = await register(cfg, role);
-  shared.refs++;
+  const mine = (shared ??= register(cfg, role));
+  let s: Awaited<typeof mine>;
+  try {
+    s = await mine;
+  } catch (err) {
+    if (shared === mine) shared = undefined;
+    throw err;
+  }
+  s.refs++;
   log.info({ url: cfg.url, service: cfg.serviceName }, 'exporting traces over OTLP/HTTP');
   let done = false;
   return {
     enabled: true,
     shutdown: async () => {
-      if (done || !shared) return;
+      if (done) return;
       done = true;
-      if (--shared.refs > 0) return;
-      const s = shared;
-      shared = undefined;
+      if (--s.refs > 0) return;
+      if (shared === mine) shared = undefined;
+      // Flushes what is batched: the spans of the parts that closed before.
       await s.shutdown().catch((err: unknown) => log.warn({ err }, 'flushing the last traces failed'));
     },
   };
