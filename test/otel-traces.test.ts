@@ -5,7 +5,10 @@
  * worker's queue-wait, drain, turn, model-call ("chat <model>"), tool-call ("execute_tool <name>")
  * and delivery spans. Without an endpoint nothing is exported and the SDK is never imported.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { trace } from '@opentelemetry/api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { telemetrySdkLoaded } from '../src/telemetry/otlp.js';
@@ -181,6 +184,39 @@ describe('traces over OTLP/HTTP from an ingress and a worker process', () => {
     });
     expect(chain).toEqual(['approval wait shell_exec', 'turn', 'drain', 'approval answer']);
     expect(receiver.ancestors(wait).at(-1)!.resource['switchboard.role']).toBe('ingress');
+  }, 60_000);
+
+  it('one process (`start`, embedded): the same tree, the drain in the trace of the message', async () => {
+    const data = mkdtempSync(join(tmpdir(), 'sb-otel-'));
+    const start = await GatewayProcess.spawn('start', {
+      SWITCHBOARD_DATA: data,
+      SWITCHBOARD_HTTP_PORT: '0',
+      SWITCHBOARD_API_KEYS: API_KEY,
+      OPENAI_BASE_URL: fake.openaiBaseUrl,
+      OPENAI_API_KEY: 'fake',
+      SWITCHBOARD_MODEL: 'fake-model',
+      OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${receiver.url}/v1/traces`,
+      OTEL_BSP_SCHEDULE_DELAY: '100',
+    });
+    procs.push(start);
+    try {
+      const client = openaiClient(start.url!, API_KEY, { 'X-Switchboard-Conversation': 'otel-start' });
+      const r = await client.chat.completions.create({ model: 'default', messages: [{ role: 'user', content: 'what time is it?' }] });
+      expect(r.choices[0]!.message.content).toBe('It is noon in UTC.');
+      const mine = () => receiver.spans.filter((s) => s.resource['process.pid'] === start.proc.pid);
+      const drain = await eventually(async () => mine().find((s) => s.name === 'drain'), 20_000);
+      const message = mine().find((s) => s.name === 'message http')!;
+      expect(message.resource).toMatchObject({ 'service.name': 'switchboard', 'switchboard.role': 'start' });
+      expect(drain.traceId).toBe(message.traceId);
+      expect(drain.parentSpanId).toBe(message.spanId);
+      const names = mine()
+        .filter((s) => s.traceId === message.traceId)
+        .map((s) => s.name);
+      for (const n of ['turn', 'chat fake-model', 'execute_tool current_time', 'deliver http']) expect(names).toContain(n);
+    } finally {
+      await start.kill('SIGTERM');
+      rmSync(data, { recursive: true, force: true });
+    }
   }, 60_000);
 });
 
