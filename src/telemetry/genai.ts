@@ -34,6 +34,20 @@ export interface ModelAnswer {
   usage?: { input: number; output: number };
 }
 
+/** pi-ai's provider names as the conventions' well-known gen_ai.provider.name values; any other is sent as it is. */
+const PROVIDER: Record<string, string> = {
+  'amazon-bedrock': 'aws.bedrock',
+  google: 'gcp.gemini',
+  'google-vertex': 'gcp.vertex_ai',
+  'azure-openai-responses': 'azure.ai.openai',
+  mistral: 'mistral_ai',
+  xai: 'x_ai',
+};
+
+export function providerName(piProvider: string): string {
+  return PROVIDER[piProvider] ?? piProvider;
+}
+
 /** pi-ai's stop reasons as finish reasons (OpenAI's words where there is one). */
 const FINISH: Record<string, string> = { stop: 'stop', length: 'length', toolUse: 'tool_calls', error: 'error', aborted: 'cancelled' };
 
@@ -63,8 +77,8 @@ export class TurnTrace {
     this.chat?.end();
     const attributes: Attributes = {
       [GEN_AI.operation]: 'chat',
-      [GEN_AI.provider]: model.provider,
-      [GEN_AI.system]: model.provider,
+      [GEN_AI.provider]: providerName(model.provider),
+      [GEN_AI.system]: providerName(model.provider),
       [GEN_AI.requestModel]: model.id,
       ...(opts.maxTokens !== undefined ? { [GEN_AI.maxTokens]: opts.maxTokens } : {}),
       ...(opts.temperature !== undefined ? { [GEN_AI.temperature]: opts.temperature } : {}),
@@ -88,7 +102,8 @@ export class TurnTrace {
     if (!span) return;
     this.chat = undefined;
     if (m.model) span.setAttribute(GEN_AI.responseModel, m.model);
-    if (m.provider) span.setAttribute(GEN_AI.provider, m.provider);
+    // The slot that answered (a fallback may be another provider's).
+    if (m.provider) span.setAttributes({ [GEN_AI.provider]: providerName(m.provider), [GEN_AI.system]: providerName(m.provider) });
     if (m.responseId) span.setAttribute(GEN_AI.responseId, m.responseId);
     if (m.usage) {
       span.setAttribute(GEN_AI.inputTokens, m.usage.input);
