@@ -187,6 +187,21 @@ describe('traces over OTLP/HTTP from an ingress and a worker process', () => {
     expect(receiver.ancestors(wait).at(-1)!.resource['switchboard.role']).toBe('ingress');
   }, 60_000);
 
+  it('a failed model call: its span is an error, with the provider attempt that failed', async () => {
+    fake.enqueue([{ kind: 'error', status: 400, body: { error: { message: 'bad request', type: 'invalid_request_error' } } }]);
+    const r = await fetch(`${ingress.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json', 'x-switchboard-conversation': 'otel-err' },
+      body: JSON.stringify({ model: 'default', messages: [{ role: 'user', content: 'hello' }] }),
+    });
+    await r.text();
+    const failed = await eventually(async () => byName('chat fake-model').find((s) => s.status?.code === 2), 20_000);
+    expect(failed.attributes).toMatchObject({ 'gen_ai.response.finish_reasons': ['error'], 'error.type': 'provider_error' });
+    expect(failed.events.find((e) => e.name === 'switchboard.provider.attempt')?.attributes).toMatchObject({ 'switchboard.provider.outcome': 'bad_request' });
+    const turn = await eventually(async () => receiver.spans.find((s) => s.spanId === failed.parentSpanId));
+    expect(turn.attributes['switchboard.turn.finish_reason']).toBe('error');
+  }, 60_000);
+
   it('one process (`start`, embedded): the same tree, the drain in the trace of the message', async () => {
     const data = mkdtempSync(join(tmpdir(), 'sb-otel-'));
     const start = await GatewayProcess.spawn('start', {

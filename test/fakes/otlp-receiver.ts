@@ -16,6 +16,7 @@ export interface ReceivedSpan {
   endNs: bigint;
   attributes: Record<string, unknown>;
   links: Array<{ traceId: string; spanId: string }>;
+  events: Array<{ name: string; attributes: Record<string, unknown> }>;
   status?: { code?: number; message?: string };
   /** The sending process's resource (service.name, switchboard.role, process.pid...). */
   resource: Record<string, unknown>;
@@ -87,6 +88,7 @@ export class OtlpReceiver {
             endNs: BigInt(s.endTimeUnixNano),
             attributes: attributes(s.attributes),
             links: (s.links ?? []).map((l: any) => ({ traceId: l.traceId, spanId: l.spanId })),
+            events: (s.events ?? []).map((e: any) => ({ name: e.name, attributes: attributes(e.attributes) })),
             status: s.status,
             resource,
           });
