@@ -60,7 +60,7 @@ export class Ingress {
 
   async receive(msg: InboundMessage, opts: ReceiveOptions = {}): Promise<IngressOutcome> {
     this.retention?.maybePrune();
-    // The message's span: the root of its trace, which the drain job carries to the worker (steps/accept.ts).
+    // The message's span (under the client's, when its request carried a traceparent): the drain job carries it to the worker (steps/accept.ts).
     const parent = opts.traceparent ? { parent: contextOf(opts.traceparent) } : {};
     return inSpan(`message ${msg.channel}`, { kind: SpanKind.SERVER, attributes: { [ATTR.channel]: msg.channel }, ...parent }, async (span) => {
       const out = await this.chain.run(msg, { deps: this.deps, opts, sender: identityOf(msg) });
