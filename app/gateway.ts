@@ -38,6 +38,7 @@ import { scheduleCheck } from '../src/schedules/check.js';
 import { createSchedule } from '../src/schedules/create.js';
 import { Scheduler } from '../src/schedules/scheduler.js';
 import { loadSkills, skillsPromptBlock, skillTools } from '../src/skills.js';
+import { startTelemetry, type Telemetry } from '../src/telemetry/otlp.js';
 import { EventHub } from '../src/webhooks/events.js';
 import { Worker } from '../src/worker.js';
 import { HeartbeatWriter, WorkerMonitor } from '../src/worker-heartbeat.js';
@@ -101,6 +102,16 @@ export class Gateway {
     // or the store is opened.
     const life = new Lifecycle(log);
     return life.boot(async () => {
+      // Traces over OTLP when OTEL_EXPORTER_OTLP_*ENDPOINT is set (the SDK is imported only then); closed
+      // last, so that the spans of the parts closing before it are flushed.
+      let telemetry: Telemetry | undefined;
+      await life.start(
+        'telemetry',
+        service(
+          async () => void (telemetry = await startTelemetry(env, log, roles.ingress && roles.worker ? 'start' : roles.ingress ? 'ingress' : 'worker')),
+          () => telemetry?.shutdown(),
+        ),
+      );
       let lock: DataLock | undefined;
       if (mode === 'embedded')
         await life.start(

@@ -1,4 +1,5 @@
 import { QueueUnavailableError } from '../../../adapters/errors/types.js';
+import { jobTrace } from '../../telemetry/tracer.js';
 import type { IngressContext, IngressStep } from '../context.js';
 import type { AcceptedOutcome } from '../outcome.js';
 import { requestMismatch } from '../request-mismatch.js';
@@ -32,7 +33,8 @@ async function enqueue(conversationId: string, ctx: IngressContext): Promise<voi
   let timer: NodeJS.Timeout | undefined;
   try {
     await Promise.race([
-      ctx.deps.queue.add({ conversationId }, { dedupKey: conversationId }),
+      // The message's span (src/ingress/index.ts) goes with the job: the worker's spans continue its trace.
+      ctx.deps.queue.add({ conversationId, ...jobTrace() }, { dedupKey: conversationId }),
       new Promise((_, reject) => {
         timer = setTimeout(() => reject(new Error('enqueue timed out')), ctx.deps.enqueueTimeoutMs ?? 3_000);
       }),
