@@ -286,6 +286,7 @@ export class Worker {
             turnId: turn.id,
             attempt: turn.attempt,
             inboxIds: batch.map((r) => r.id),
+            traceparents: batch.map((r) => r.traceparent),
           });
           try {
             const target = storedTurnTarget(turn, conv, batch);

@@ -187,6 +187,31 @@ describe('traces over OTLP/HTTP from an ingress and a worker process', () => {
     expect(receiver.ancestors(wait).at(-1)!.resource['switchboard.role']).toBe('ingress');
   }, 60_000);
 
+  it('a message folded into a running drain: the turn that answers it links the message span', async () => {
+    const client = openaiClient(ingress.url!, API_KEY, { 'X-Switchboard-Conversation': 'otel-fold' });
+    // The first message's slow answer keeps the conversation's drain busy; the second, sent meanwhile,
+    // finds it queued (jobs are one per conversation) and is answered by a later turn of that drain.
+    fake.enqueue(reply('a slow answer that takes its time to arrive, word by word', 60));
+    const before = fake.requests.length;
+    const first = client.chat.completions.create({ model: 'default', messages: [{ role: 'user', content: 'tell me slowly' }] });
+    await eventually(async () => fake.requests.length > before);
+    const second = await client.chat.completions.create({ model: 'default', messages: [{ role: 'user', content: 'what time is it?' }] });
+    expect(second.choices[0]!.message.content).toBe('It is noon in UTC.');
+    await first;
+
+    // This suite's fourth message (one each before, two here): the latest message span is the second one here.
+    const messages = await eventually(async () => (byName('message http').length >= 4 ? byName('message http') : null), 20_000);
+    const secondMsg = messages.reduce((a, b) => (b.startNs > a.startNs ? b : a));
+    const inboxId = secondMsg.attributes['switchboard.inbox.id'];
+    expect(typeof inboxId).toBe('number');
+    const turn = await eventually(
+      async () => byName('turn').find((t) => (t.attributes['switchboard.inbox.ids'] as number[] | undefined)?.includes(inboxId as number)),
+      20_000,
+    );
+    expect(turn.traceId).not.toBe(secondMsg.traceId); // it runs in the first message's drain, in that trace
+    expect(turn.links).toContainEqual({ traceId: secondMsg.traceId, spanId: secondMsg.spanId });
+  }, 60_000);
+
   it('a failed model call: its span is an error, with the provider attempt that failed', async () => {
     fake.enqueue([{ kind: 'error', status: 400, body: { error: { message: 'bad request', type: 'invalid_request_error' } } }]);
     const r = await fetch(`${ingress.url}/v1/chat/completions`, {

@@ -15,7 +15,9 @@ import { requestMismatch } from '../request-mismatch.js';
 export const accept: IngressStep = {
   name: 'accept',
   async run(msg, ctx, next) {
-    const accepted = await ctx.deps.store.accept(msg, ctx.opts.agent ?? 'default');
+    // The message span's traceparent goes with the row: a turn answering several messages links each (src/telemetry/worker-spans.ts).
+    const { traceparent } = jobTrace();
+    const accepted = await ctx.deps.store.accept(msg, ctx.opts.agent ?? 'default', traceparent ? { traceparent } : {});
     // A concurrent first delivery of the same id won the write: the same check as the redelivery step's.
     const mismatch = accepted.duplicate ? requestMismatch(msg, accepted) : null;
     if (mismatch) return mismatch;
