@@ -198,7 +198,8 @@ async function probePlatforms(cfg: Config, channels: SliceChecks['channels'], en
     gatewayCheck(cfg, env),
   ]);
   const checks: DoctorCheck[] = [];
-  for (const p of probed) for (const r of p.results) checks.push({ name: `probe ${p.name} ${r.name}`, status: r.ok ? 'ok' : 'fail', message: r.message });
+  for (const p of probed)
+    for (const r of p.results) checks.push({ name: `probe ${p.name} ${r.name}`, status: r.ok ? (r.warn ? 'warn' : 'ok') : 'fail', message: r.message });
   return [...checks, gateway];
 }
 

@@ -1,7 +1,6 @@
 import type { Logger } from 'pino';
 import { MemoryCooldowns } from '../adapters/cooldowns/memory.js';
 import type { DataLock } from '../adapters/db/data-lock.js';
-import { openTurnSlots } from '../adapters/ratelimit/open.js';
 import { DataRightsStore } from '../adapters/store/data-rights.js';
 import type { IngressOutcomeRepository } from '../adapters/store/ingress-outcomes.js';
 import { ScheduleStore } from '../adapters/store/schedules.js';
@@ -22,6 +21,7 @@ import { approvalInfo, approvalRequestText } from '../src/approvals/render.js';
 import { ApprovalService } from '../src/approvals/service.js';
 import { bindDeliverer } from '../src/channel/deliver.js';
 import type { ChannelInstance } from '../src/channel/index.js';
+import { CheapVerdict } from '../src/cheap-verdict.js';
 import { ConversationCommands } from '../src/commands.js';
 import { type Config, ConfigError, configError } from '../src/config.js';
 import { ApiKeyAuth } from '../src/http/auth.js';
@@ -34,13 +34,15 @@ import { createLogger } from '../src/log.js';
 import { Metrics } from '../src/metrics.js';
 import { PromptComposer } from '../src/prompt.js';
 import { RoomClassifier } from '../src/room-classifier.js';
+import { scheduleCheck } from '../src/schedules/check.js';
 import { createSchedule } from '../src/schedules/create.js';
 import { Scheduler } from '../src/schedules/scheduler.js';
 import { loadSkills, skillsPromptBlock, skillTools } from '../src/skills.js';
+import { startTelemetry, type Telemetry } from '../src/telemetry/otlp.js';
 import { EventHub } from '../src/webhooks/events.js';
 import { Worker } from '../src/worker.js';
 import { HeartbeatWriter, WorkerMonitor } from '../src/worker-heartbeat.js';
-import { McpManager } from '../tools/mcp/client.js';
+import type { McpManager } from '../tools/mcp/client.js';
 import { builtinTools } from '../tools/registry.js';
 import { createSandbox, type Sandbox, SandboxUnavailableError, sandboxOptions } from '../tools/sandbox/index.js';
 import { listenContext } from './channel-context.js';
@@ -100,6 +102,16 @@ export class Gateway {
     // or the store is opened.
     const life = new Lifecycle(log);
     return life.boot(async () => {
+      // Traces over OTLP when OTEL_EXPORTER_OTLP_*ENDPOINT is set (the SDK is imported only then); closed
+      // last, so that the spans of the parts closing before it are flushed.
+      let telemetry: Telemetry | undefined;
+      await life.start(
+        'telemetry',
+        service(
+          async () => void (telemetry = await startTelemetry(env, log, roles.ingress && roles.worker ? 'start' : roles.ingress ? 'ingress' : 'worker')),
+          () => telemetry?.shutdown(),
+        ),
+      );
       let lock: DataLock | undefined;
       if (mode === 'embedded')
         await life.start(
@@ -155,6 +167,9 @@ export class Gateway {
               providerLog,
             )
           : chain;
+      // Yes/no questions to a cheap slot (ambient mode, schedule checks): their own cooldowns, so they never cool the turn's slots.
+      const cheapVerdict = () =>
+        new CheapVerdict({ chain, cooldowns: new MemoryCooldowns(), settings: config.fallback, secrets: config.moat.secrets, log: providerLog });
       const metrics = new Metrics();
       const workers = new WorkerMonitor(infra.heartbeats);
       const events = new EventHub({ queue: infra.events, store: infra.webhooks, config, log, env });
@@ -202,7 +217,11 @@ export class Gateway {
             }),
           ];
       // MCP servers connect in the background: a slow or dead one never blocks start or a turn.
-      const mcp = roles.worker ? new McpManager(config.mcp.servers, { log: log.child({ component: 'mcp' }) }) : undefined;
+      // The MCP client SDK (~250 ms of CPU and ~30 MB at start) is loaded only when servers are configured.
+      const mcp =
+        roles.worker && config.mcp.servers.length
+          ? new (await import('../tools/mcp/client.js')).McpManager(config.mcp.servers, { log: log.child({ component: 'mcp' }) })
+          : undefined;
       if (mcp)
         await life.start(
           'mcp',
@@ -223,7 +242,7 @@ export class Gateway {
           metrics,
           workers,
           extra: () => ({
-            ...(mcp ? { mcp: mcp.status() } : {}),
+            ...(roles.worker ? { mcp: mcp?.status() ?? [] } : {}),
             channels: Object.fromEntries(channels.filter((c) => c.listener && !c.builtin).map((c) => [c.name, c.listener!.health()])),
           }),
           channels: () => channels.filter((c) => c.listener && !c.builtin).map((c) => ({ name: c.name, ...c.listener!.health() })),
@@ -242,13 +261,7 @@ export class Gateway {
           outcomes: infra.ingressOutcomes as IngressOutcomeRepository<IngressOutcome>,
           dropped: (channel, reason) => metrics.dropped.inc({ channel, reason }),
         });
-        const classifier = new RoomClassifier({
-          chain,
-          cooldowns: new MemoryCooldowns(),
-          settings: config.fallback,
-          secrets: config.moat.secrets,
-          log: providerLog,
-        });
+        const classifier = new RoomClassifier(cheapVerdict());
         const manners = new RoomManners({
           state: infra.channelState,
           locks: infra.locks,
@@ -315,7 +328,7 @@ export class Gateway {
           timers: infra.timers,
           bus: infra.bus,
           locks: infra.locks,
-          openSlots: openTurnSlots,
+          openSlots: () => infra.openTurnSlots(),
           judgeCooldowns: new MemoryCooldowns(),
           chain,
           summarizer,
@@ -383,6 +396,9 @@ export class Gateway {
             config: config.schedules,
             log: log.child({ part: 'schedules' }),
             undelivered: (run) => events.emit('schedule.undelivered', { schedule: run.scheduleId, tick: run.tick, turn: run.turnId }),
+            ...(config.schedules.checkSlot
+              ? { check: scheduleCheck(cheapVerdict(), config.schedules.checkSlot, (id, limit) => infra.store.transcript(id, limit)) }
+              : {}),
           });
           await life.start(
             'schedules',

@@ -16,7 +16,7 @@ import { LocalLaneQueue } from '../adapters/queue/local-lane.js';
 import { MemoryQueue } from '../adapters/queue/memory.js';
 import type { JobQueue } from '../adapters/queue/port.js';
 import { MemoryRateLimiter } from '../adapters/ratelimit/memory.js';
-import type { RateLimiter } from '../adapters/ratelimit/port.js';
+import type { RateLimiter, TurnSlots } from '../adapters/ratelimit/port.js';
 import { AccessStore } from '../adapters/store/access.js';
 import { ApprovalStore } from '../adapters/store/approvals.js';
 import { ChannelStateStore } from '../adapters/store/channel-state.js';
@@ -68,6 +68,8 @@ export interface Infra {
   bus: Bus;
   locks: LockService;
   rateLimiter: RateLimiter;
+  /** Opens a worker's own turn slots (limits.maxConcurrentTurnsPer*): in Redis when there is one, shared by every worker process. */
+  openTurnSlots: () => TurnSlots;
   /** Provider slot cooldowns, shared by all workers on Redis. */
   cooldowns: CooldownStore;
   /** Worker heartbeats: the ingress knows whether any worker is alive. */
@@ -144,6 +146,7 @@ export async function openInfra(cfg: Config, log?: Logger, opts: InfraOptions = 
   let cooldowns: CooldownStore;
   let rateLimiter: RateLimiter;
   let heartbeats: HeartbeatStore;
+  let openTurnSlots: () => TurnSlots;
   if (cfg.redisUrl) {
     const [{ BullQueue }, { RedisStreamsBus }, { RedisLocks }, { RedisCooldowns }, { RedisRateLimiter }, { RedisHeartbeats }] = await Promise.all([
       import('../adapters/queue/bullmq.js'),
@@ -169,6 +172,8 @@ export async function openInfra(cfg: Config, log?: Logger, opts: InfraOptions = 
     locks = new RedisLocks(cfg.redisUrl, q.prefix);
     cooldowns = new RedisCooldowns(cfg.redisUrl, q.prefix);
     rateLimiter = new RedisRateLimiter(cfg.redisUrl, q.prefix);
+    const redisUrl = cfg.redisUrl;
+    openTurnSlots = () => new RedisRateLimiter(redisUrl, q.prefix);
     heartbeats = new RedisHeartbeats(cfg.redisUrl, q.prefix);
   } else {
     const qlog = log?.child({ component: 'queue' });
@@ -180,6 +185,7 @@ export async function openInfra(cfg: Config, log?: Logger, opts: InfraOptions = 
     locks = new MemoryLocks();
     cooldowns = new MemoryCooldowns();
     rateLimiter = new MemoryRateLimiter();
+    openTurnSlots = () => new MemoryRateLimiter();
     heartbeats = new MemoryHeartbeats();
   }
   return {
@@ -199,6 +205,7 @@ export async function openInfra(cfg: Config, log?: Logger, opts: InfraOptions = 
     locks,
     cooldowns,
     rateLimiter,
+    openTurnSlots,
     heartbeats,
     async close() {
       await queue.close();

@@ -48,7 +48,11 @@ export function registerBuiltinChannels(registry: ChannelRegistry): ChannelRegis
       load: async () => (await import('../channels/telegram/index.js')).plugin,
       setup: async () => (await import('../channels/telegram/setup.js')).setup,
     })
-    .register({ name: 'whatsapp', load: async () => (await import('../channels/whatsapp/index.js')).plugin })
+    .register({
+      name: 'whatsapp',
+      load: async () => (await import('../channels/whatsapp/index.js')).plugin,
+      setup: async () => (await import('../channels/whatsapp/setup.js')).setup,
+    })
     .register({ name: 'webhook', load: async () => (await import('../channels/webhook/index.js')).plugin });
 }
 

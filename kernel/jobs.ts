@@ -22,6 +22,13 @@ export interface DrainJob {
   deferred?: boolean;
   /** The caps that refused it: its retry takes them first, so that a key still at its cap costs no SQL. */
   scopes?: SlotScope[];
+  /**
+   * W3C traceparent of the span that enqueued it (the message's, at ingress), when traces are
+   * exported: the worker's spans continue that trace across processes (src/telemetry/).
+   */
+  traceparent?: string;
+  /** When it was enqueued (epoch ms), set with traceparent: the start of its queue-wait span. */
+  enqueuedAt?: number;
 }
 
 /** An approval's deadline: fail-closed expiry resumes the parked turn. */
@@ -61,4 +68,6 @@ export interface DeliveryJob {
   inboxIds: number[];
   /** What the channel saw of the turn (text deltas merged). */
   events: TurnEvent[];
+  /** W3C traceparent of the turn that handed the reply over, when traces are exported. */
+  traceparent?: string;
 }

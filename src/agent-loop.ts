@@ -17,6 +17,7 @@ import type { Attempt, ChainHooks, ProviderChain } from '../providers/chain.js';
 import { responseFormatPayload } from '../providers/response-format.js';
 import { type SecretsFound, type SecretsPolicy, type SystemPart, sendToProvider } from './provider-request.js';
 import { keptBeforeDone, replayStream } from './replay-stream.js';
+import type { ToolDecision, TurnTrace } from './telemetry/genai.js';
 
 /**
  * One turn of the single-loop agent, on pi-agent-core's low-level agentLoop:
@@ -61,6 +62,10 @@ export interface AgentRunInput {
   abandonedCall?: (toolCallId: string) => boolean;
   /** Resume, not rerun (src/turn/journal.ts): journaled responses are played back, new ones that ask for tools are kept. */
   journal?: ModelJournal;
+  /** The turn's model-call and tool-call spans (src/telemetry/genai.ts); no-ops when tracing is off. */
+  trace?: TurnTrace;
+  /** What the moat decided for a call (its span carries it). */
+  toolDecision?: (toolCallId: string) => ToolDecision | undefined;
 }
 
 /** The model side of a turn's step journal, by the index of each model call in the turn. */
@@ -163,6 +168,7 @@ export async function runAgentTurn(input: AgentRunInput, out: AgentRunOutput): P
       }
       case 'message_end':
         if (e.message.role === 'assistant') {
+          input.trace?.chatEnd(e.message as AssistantMessage);
           const u = (e.message as AssistantMessage).usage;
           if (u) {
             usage.input += u.input;
@@ -173,12 +179,15 @@ export async function runAgentTurn(input: AgentRunInput, out: AgentRunOutput): P
         }
         break;
       case 'tool_execution_start':
+        input.trace?.toolStart(e.toolCallId, e.toolName);
         sink.push({ type: 'tool_start', turnId, toolCallId: e.toolCallId, name: e.toolName, args: e.args });
         break;
       case 'tool_execution_end': {
-        if (input.abandonedCall?.(e.toolCallId)) break;
         // A call that parked did not run and did not fail: it waits for its approval code.
         const pending = input.parkedCall?.(e.toolCallId);
+        const decision = input.toolDecision?.(e.toolCallId);
+        input.trace?.toolEnd(e.toolCallId, { isError: e.isError, pending: !!pending, ...(decision ? { decision } : {}) });
+        if (input.abandonedCall?.(e.toolCallId)) break;
         sink.push({
           type: 'tool_end',
           turnId,
@@ -224,7 +233,12 @@ export async function runAgentTurn(input: AgentRunInput, out: AgentRunOutput): P
     const index = nextCall++;
     // Resume, not rerun: an earlier attempt's response to this call is played back, no provider asked.
     const replayed = input.journal?.replayModel(index);
+    const callSettings = {
+      ...(input.maxTokens ? { maxTokens: input.maxTokens } : {}),
+      ...(input.temperature !== undefined ? { temperature: input.temperature } : {}),
+    };
     if (replayed) {
+      input.trace?.chatStart(input.chain.primary, { ...callSettings, replayed: true });
       out.onReplay?.(replayed.attempts);
       return replayStream(replayed.message);
     }
@@ -254,6 +268,7 @@ export async function runAgentTurn(input: AgentRunInput, out: AgentRunOutput): P
       return out;
     }
     const callAttempts: Attempt[] = [];
+    input.trace?.chatStart(input.chain.primary, callSettings);
     // Every model call goes through the request builder: redacted, or refused under policy 'block'.
     const live = sendToProvider(
       input.chain,
@@ -271,6 +286,7 @@ export async function runAgentTurn(input: AgentRunInput, out: AgentRunOutput): P
           onNotice: (notice) => sink.push({ type: 'notice', turnId, text: notice }),
           onAttempt: (a) => {
             callAttempts.push(a);
+            input.trace?.chatAttempt(a);
             out.onAttempt?.(a);
           },
           ...(out.onContextOverflow ? { onContextOverflow: out.onContextOverflow } : {}),
@@ -295,13 +311,21 @@ export async function runAgentTurn(input: AgentRunInput, out: AgentRunOutput): P
     .join('\n\n');
   const context = { systemPrompt: systemText, messages: [...input.history] as AgentMessage[], tools: input.tools };
   let added: Message[];
-  if (input.resumed) {
-    context.messages.push(...input.prompts, ...input.resumed);
-    added = ((await runAgentLoopContinue(context, config, emit, input.signal, streamFn)) as Message[]).filter(isLlmMessage);
-  } else {
-    // runAgentLoop returns the prompts too; the caller stores those itself.
-    added = ((await runAgentLoop(input.prompts, context, config, emit, input.signal, streamFn)) as Message[]).slice(input.prompts.length).filter(isLlmMessage);
+  try {
+    if (input.resumed) {
+      context.messages.push(...input.prompts, ...input.resumed);
+      added = ((await runAgentLoopContinue(context, config, emit, input.signal, streamFn)) as Message[]).filter(isLlmMessage);
+    } else {
+      // runAgentLoop returns the prompts too; the caller stores those itself.
+      added = ((await runAgentLoop(input.prompts, context, config, emit, input.signal, streamFn)) as Message[])
+        .slice(input.prompts.length)
+        .filter(isLlmMessage);
+    }
+  } catch (err) {
+    input.trace?.endAll(err);
+    throw err;
   }
+  input.trace?.endAll();
   const failed = input.journal?.failed();
   if (failed) throw failed;
   const last = [...added].reverse().find((m): m is AssistantMessage => m.role === 'assistant');

@@ -7,6 +7,7 @@ import { type DeliverContext, type StoredTurnTarget, storedTurnTarget, type Turn
 import { ChannelDeliveryError } from './channel/delivery-error.js';
 import { ReplyToError } from './channel/reply-to.js';
 import type { Metrics } from './metrics.js';
+import { ATTR, contextOf, inSpan, SpanKind, traceparentOf } from './telemetry/tracer.js';
 import type { FailedDelivery } from './turn/sinks/delivery-sink.js';
 
 export interface DeliveryRetryDeps {
@@ -39,6 +40,8 @@ export class DeliveryRetries {
   /** `inboxIds`: the messages the turn answers (the replay reads their reply target again). */
   handOver(target: StoredTurnTarget, inboxIds: number[], failure: FailedDelivery): void {
     const channel = target.conversation.channel;
+    // Called within the turn's span: the replays are spans of the turn's trace.
+    const traceparent = traceparentOf();
     const job: DeliveryJob = {
       turnId: target.turnId,
       turnAttempt: target.attempt,
@@ -46,6 +49,7 @@ export class DeliveryRetries {
       channel,
       inboxIds,
       events: failure.events,
+      ...(traceparent ? { traceparent } : {}),
     };
     const p = (async () => {
       if (permanent(failure.error)) return this.deadLetter(job, failure.error, 1);
@@ -64,7 +68,12 @@ export class DeliveryRetries {
   }
 
   /** The delivery queue's handler: one replay; throws to be retried. */
-  async run(job: DeliveryJob, attempt: number): Promise<void> {
+  run(job: DeliveryJob, attempt: number): Promise<void> {
+    const attributes = { [ATTR.channel]: job.channel, [ATTR.turn]: job.turnId, [ATTR.jobAttempt]: attempt };
+    return inSpan(`deliver ${job.channel}`, { kind: SpanKind.PRODUCER, parent: contextOf(job.traceparent), attributes }, () => this.runOnce(job, attempt));
+  }
+
+  private async runOnce(job: DeliveryJob, attempt: number): Promise<void> {
     const { channel } = job;
     const log = this.deps.log.child({ turn: job.turnId, conversation: job.conversationId, channel, deliveryAttempt: attempt });
     try {

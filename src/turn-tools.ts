@@ -17,6 +17,7 @@ import type { Redactor } from '../moat/secrets.js';
 import { wrapUntrusted } from '../moat/untrusted.js';
 import { type AnyTool, type JsonTool, runTool, type ToolContext, toAgentTool } from '../tools/contract.js';
 import { capResult } from '../tools/result-cap.js';
+import type { ToolDecision } from './telemetry/genai.js';
 import { journaledResult, type StepJournal } from './turn/journal.js';
 import type { TurnApprovals, TurnStore } from './turn/ports.js';
 import { faultPoint } from './turn/test-fault.js';
@@ -58,6 +59,8 @@ export class TurnTools {
   failure?: ToolGateFailure;
   /** The calls blocked because of it. */
   readonly abandoned = new Set<string>();
+  /** What the moat answered for each call of the turn (its trace span carries it). */
+  readonly decisions = new Map<string, ToolDecision>();
   private readonly byName: Map<string, AnyTool>;
   private rules?: Promise<ApprovalPolicy['rules']>;
 
@@ -159,7 +162,10 @@ export class TurnTools {
     const tool = this.byName.get(c.toolCall.name);
     if (!tool) return undefined; // the loop reports unknown tools itself
     // The policy let an earlier attempt begin this call: the journal answers it (call()).
-    if (this.journaled(c.toolCall.id)) return undefined;
+    if (this.journaled(c.toolCall.id)) {
+      this.decisions.set(c.toolCall.id, { decision: 'journaled' });
+      return undefined;
+    }
     const args = c.args;
     const command = tool.commandOf?.(args as never);
     let rules: ApprovalPolicy['rules'];
@@ -180,6 +186,7 @@ export class TurnTools {
       },
       { autonomy: this.d.policy.autonomy, rules, where: { conversationId: this.d.ctx.conversationId, sender: this.d.requester } },
     );
+    this.decisions.set(c.toolCall.id, { decision: verdict.decision, tier: verdict.tier });
     if (verdict.decision === 'allow') return undefined;
     if (verdict.decision === 'deny') {
       this.trace.push({ tool: tool.name, args, ok: false, output: `refused: ${verdict.reasons.join('; ')}` });
@@ -205,6 +212,7 @@ export class TurnTools {
       return this.abandon(err, 'creating the approval request', c.toolCall.id);
     }
     faultPoint('approval-created');
+    this.decisions.set(c.toolCall.id, { decision: 'ask', tier: verdict.tier, approvalId: approval.id });
     this.parked.push({ toolCallId: c.toolCall.id, tool: tool.name, approvalId: approval.id });
     this.requested.push(approval);
     return { block: true, reason: PARKED_REASON };

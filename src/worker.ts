@@ -18,6 +18,9 @@ import { conversationTopic, EventPublisher } from './event-publisher.js';
 import { fencedDeliveries } from './fenced-deliveries.js';
 import { turnScopes } from './limits.js';
 import type { Metrics } from './metrics.js';
+import { TurnTrace } from './telemetry/genai.js';
+import { failSpan, jobTrace, within } from './telemetry/tracer.js';
+import { drainSpans, startTurnSpan } from './telemetry/worker-spans.js';
 import { runTurn, type TurnDeps } from './turn/index.js';
 import { LeaseGuard } from './turn/lease-guard.js';
 import { busSink } from './turn/sinks/bus-sink.js';
@@ -27,6 +30,7 @@ import { leaseGate } from './turn/sinks/lease-gate.js';
 import { logSink } from './turn/sinks/log-sink.js';
 import { metricsSink } from './turn/sinks/metrics-sink.js';
 import { nothingToSayGate, scheduledBatch } from './turn/sinks/nothing-to-say.js';
+import { traceSink } from './turn/sinks/trace-sink.js';
 import { eventWebhookSink } from './turn/sinks/webhook-sink.js';
 import type { EventHub } from './webhooks/events.js';
 
@@ -54,7 +58,7 @@ export interface WorkerDeps extends Omit<TurnDeps, 'store' | 'approvals'> {
   /** Counts running turns per API key and sender (limits.maxConcurrentTurnsPer*); by default the worker opens its own with openSlots. */
   slots?: TurnSlots;
   /** Opens the worker's own turn slots (in Redis when there is one), when a cap is on and no slots are given; the worker closes them. */
-  openSlots: (redisUrl: string | undefined, prefix: string) => TurnSlots;
+  openSlots: () => TurnSlots;
 }
 
 /** Turns one drain job may run before it hands the conversation back to the queue (fairness). */
@@ -100,10 +104,10 @@ export class Worker {
 
   constructor(private readonly deps: WorkerDeps) {
     this.historyLimits = Object.fromEntries(Object.entries(deps.config.agents).map(([name, a]) => [name, a.historyLimit]));
-    const { limits, redisUrl, queue } = deps.config;
+    const { limits, queue } = deps.config;
     const capped = limits.maxConcurrentTurnsPerKey > 0 || limits.maxConcurrentTurnsPerSender > 0;
     this.ownSlots = capped && !deps.slots;
-    this.slots = capped ? (deps.slots ?? deps.openSlots(redisUrl, queue.prefix)) : undefined;
+    this.slots = capped ? (deps.slots ?? deps.openSlots()) : undefined;
     if (deps.deliveryQueue)
       this.deliveryRetries = new DeliveryRetries({
         queue: deps.deliveryQueue,
@@ -118,9 +122,11 @@ export class Worker {
 
   start(): void {
     const { queue, config } = this.deps;
-    queue.process(async (job) => this.drain(job.data.conversationId, job.signal, { deferred: job.data.deferred === true, scopes: job.data.scopes }), {
-      concurrency: config.queue.concurrency,
-    });
+    // Each drain continues the trace its job carries (the message's, from the ingress process).
+    queue.process(
+      async (job) => drainSpans(job, () => this.drain(job.data.conversationId, job.signal, { deferred: job.data.deferred === true, scopes: job.data.scopes })),
+      { concurrency: config.queue.concurrency },
+    );
     // Approval deadlines: fail-closed expiry resumes the parked turn.
     this.deps.timers.process(async () => void (await this.deps.approvals.expire()), { concurrency: 1 });
     const hub = this.deps.events;
@@ -273,6 +279,15 @@ export class Worker {
           this.stoppers.set(conv.key, stop);
           const control = { close: () => this.stoppers.get(conv.key) === stop && this.stoppers.delete(conv.key) };
           const turnSignal = linkedSignal(signal, stop.signal, guard.signal);
+          // The turn's span (a child of the drain's): its model calls, tool calls and delivery are its children.
+          const { span: turnSpan, ctx: turnCtx } = startTurnSpan({
+            conversationId,
+            channel: conv.channel,
+            turnId: turn.id,
+            attempt: turn.attempt,
+            inboxIds: batch.map((r) => r.id),
+            traceparents: batch.map((r) => r.traceparent),
+          });
           try {
             const target = storedTurnTarget(turn, conv, batch);
             const delivery = this.deps.deliverers.get(conv.channel)?.open(target, {
@@ -305,14 +320,20 @@ export class Worker {
               ],
               turnLog,
             );
-            const sink = leaseGate(fanned, guard, turnLog);
-            next = await runTurn({
-              job: { conversation: conv, turn, batch, context: { ...context, lease }, leaseGuard: guard },
-              deps: this.deps,
-              sink,
-              signal: turnSignal.signal,
-            });
+            const sink = traceSink(leaseGate(fanned, guard, turnLog), turnSpan, turnCtx, conv.channel);
+            next = await within(turnCtx, () =>
+              runTurn({
+                job: { conversation: conv, turn, batch, context: { ...context, lease }, leaseGuard: guard, trace: new TurnTrace(turnCtx, conversationId) },
+                deps: this.deps,
+                sink,
+                signal: turnSignal.signal,
+              }),
+            );
+          } catch (err) {
+            failSpan(turnSpan, err);
+            throw err;
           } finally {
+            turnSpan.end();
             control.close();
             turnSignal.dispose();
             await publisher.drain();
@@ -334,7 +355,7 @@ export class Worker {
           s = await start('auto');
         }
         // More waiting than one job should take in a row: let other conversations run.
-        await this.deps.queue.add({ conversationId }, { dedupKey: conversationId });
+        await this.deps.queue.add({ conversationId, ...jobTrace() }, { dedupKey: conversationId });
       } finally {
         clearInterval(renew);
         if (held)
@@ -354,7 +375,7 @@ export class Worker {
 
   /** Drains the conversation again a little later (its own dedup key, so that a wake is never folded into it). */
   private async defer(conversationId: string, scopes?: SlotScope[]): Promise<void> {
-    const job: DrainJob = { conversationId, deferred: true, ...(scopes?.length ? { scopes } : {}) };
+    const job: DrainJob = { conversationId, deferred: true, ...(scopes?.length ? { scopes } : {}), ...jobTrace() };
     await this.deps.queue.add(job, { dedupKey: `${conversationId}:deferred`, delayMs: DEFER_RETRY_MS + Math.floor(Math.random() * 1_000) });
   }
 

@@ -9,19 +9,18 @@
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type Browser, chromium } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Gateway } from '../app/gateway.js';
 import { packageRoot } from '../kernel/paths.js';
 import { workspaceFor } from '../tools/workspace.js';
 import { FakeLlm, type FakeRequest, reply, toolCall } from './fakes/fake-llm.js';
+import { CHROMIUM, launchChromium } from './support/chromium.js';
 import { API_KEY, eventually, OTHER_KEY, openaiClient, startGateway, testConfig } from './support/gateway.js';
 
 const OPERATOR_KEY = 'op-key-rules-0001';
 const TAR = 'tar -czf backup.tgz *';
 const INCIDENT = `${TAR}${' '.repeat(300)}; truncate -s 0 notes.txt`;
-const CHROMIUM = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => existsSync(p));
-
 /** "run: CMD" runs CMD; "run-json: {...}" calls shell_exec with exactly those arguments (new lines and all). */
 function agentLike(req: FakeRequest) {
   const msgs = req.body.messages as Array<{ role: string; content: unknown }>;
@@ -284,18 +283,7 @@ describe('"always allow" rules that cannot generalize', () => {
   describe.skipIf(!CHROMIUM)('in the console', () => {
     let browser: Browser;
     beforeAll(async () => {
-      browser = await chromium.launch({
-        executablePath: CHROMIUM!,
-        args: [
-          '--headless',
-          '--no-sandbox',
-          '--disable-gpu',
-          '--no-first-run',
-          '--disable-background-networking',
-          '--disable-component-update',
-          '--disable-sync',
-        ],
-      });
+      browser = await launchChromium();
     });
     afterAll(async () => {
       await browser?.close();

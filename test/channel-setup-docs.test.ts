@@ -10,13 +10,15 @@ import { DISCORD_PERMISSIONS, discordInviteUrl } from '../channels/discord/setup
 import { SLACK_BOT_SCOPES, slackManifest } from '../channels/slack/setup.js';
 import { DEFAULT_INBOUND_PATH, DEFAULT_STATUS_PATH } from '../channels/sms/config.js';
 import { twilioWebhookUrls } from '../channels/sms/setup.js';
+import { DEFAULT_INBOUND_PATH as WA_INBOUND_PATH, DEFAULT_STATUS_PATH as WA_STATUS_PATH } from '../channels/whatsapp/config.js';
+import { whatsappWebhookUrls } from '../channels/whatsapp/setup.js';
 import { packageRoot } from '../kernel/paths.js';
 
 const readme = (channel: string) => readFileSync(join(packageRoot, 'channels', channel, 'README.md'), 'utf8');
 
 describe('channel setup guides', () => {
   it('every chat channel README starts with a step-by-step setup that warns about the default allowlist', () => {
-    for (const c of ['slack', 'discord', 'sms', 'email', 'telegram']) {
+    for (const c of ['slack', 'discord', 'sms', 'email', 'telegram', 'whatsapp']) {
       const text = readme(c);
       expect(text, c).toContain('## Setup, step by step');
       expect(text, c).toMatch(/empty\s+allowlist: it refuses every sender/);
@@ -40,6 +42,16 @@ describe('channel setup guides', () => {
     expect(url).toBe(discordInviteUrl(''));
     expect(new URL(url).searchParams.get('permissions')).toBe(DISCORD_PERMISSIONS.toString());
     expect(readme('discord')).toContain('MESSAGE CONTENT INTENT');
+  });
+
+  it('the WhatsApp README names the webhook routes the channel mounts, as init prints them', () => {
+    const urls = whatsappWebhookUrls('https://bot.example.com/');
+    expect(urls).toEqual({
+      inbound: `https://bot.example.com${WA_INBOUND_PATH}`,
+      status: `https://bot.example.com${WA_STATUS_PATH}`,
+    });
+    expect(readme('whatsapp')).toContain(`<publicUrl>${WA_INBOUND_PATH}`);
+    expect(readme('whatsapp')).toContain(`<publicUrl>${WA_STATUS_PATH}`);
   });
 
   it('the SMS README names the webhook routes the channel mounts', () => {

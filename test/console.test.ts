@@ -7,17 +7,17 @@
  * access / webhook / memory / rule / configuration views, and markup in data
  * shown as text.
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Gateway } from '../app/gateway.js';
 import { FakeLlm, lastUserText, reply, toolCall } from './fakes/fake-llm.js';
+import { launchChromium } from './support/chromium.js';
 import { API_KEY, eventually, openaiClient, startGateway, testConfig } from './support/gateway.js';
 
 const OPERATOR_KEY = 'op-key-console-01';
-const CHROMIUM = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => existsSync(p));
 const XSS_NAME = '<img src=x onerror="window.__xss=1">';
 const XSS_TOOL = '<img src=x onerror="window.__xss=2">';
 const XSS_TEXT = '<img src=x onerror="window.__xss=3">';
@@ -28,7 +28,6 @@ describe('operator console', () => {
   let browser: Browser;
   let shots: string;
   beforeAll(async () => {
-    if (!CHROMIUM) throw new Error('Chromium is not installed (Debian: apt-get install -y chromium); .ci/run installs it');
     shots = mkdtempSync(join(tmpdir(), 'sb-console-shots-'));
     fake = new FakeLlm();
     await fake.start();
@@ -39,19 +38,7 @@ describe('operator console', () => {
       return t.startsWith('run ') ? toolCall('shell_exec', { command: t.slice(4) }) : reply(`console says hi to ${t}`, 30);
     });
     gw = await startGateway(testConfig(fake, {}, { http: { operatorKeys: [OPERATOR_KEY] } }));
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
+    browser = await launchChromium();
   });
   afterAll(async () => {
     await browser?.close();

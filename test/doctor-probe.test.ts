@@ -22,6 +22,7 @@ import { createTestDatabase, type TestDatabase } from './support/postgres.js';
 import { TestRedis } from './support/redis.js';
 
 const SMTP_PASSWORD = 'smtp-password-1';
+const WA_SENDER = 'whatsapp:+15550200000';
 const slack = new FakeSlack();
 const discord = new FakeDiscord();
 const twilio = new FakeTwilio('https://bot.example.test');
@@ -32,6 +33,8 @@ let dir: string;
 beforeAll(async () => {
   if (!dovecotBinary()) throw new Error('dovecot is not installed: npm test installs it (scripts/test-host.sh)');
   await Promise.all([slack.start(), discord.start(), twilio.start(), smtp.start()]);
+  twilio.addWhatsAppSender('whatsapp:+15550201111', 'OFFLINE');
+  twilio.addWhatsAppSender(WA_SENDER, 'ONLINE');
   dovecot = await startDovecot();
   dir = mkdtempSync(join(tmpdir(), 'sb-probe-'));
   const config = {
@@ -39,6 +42,7 @@ beforeAll(async () => {
       slack: { mode: 'socket', apiUrl: slack.apiUrl },
       discord: { apiBaseUrl: discord.apiUrl },
       sms: { publicUrl: twilio.publicUrl, accountSid: twilio.accountSid, apiBaseUrl: twilio.url },
+      whatsapp: { publicUrl: twilio.publicUrl, accountSid: twilio.accountSid, apiBaseUrl: twilio.url, from: WA_SENDER },
       email: {
         address: dovecot.user,
         imap: { host: dovecot.host, port: dovecot.port, secure: false, user: dovecot.user },
@@ -119,6 +123,8 @@ describe('doctor --probe against the platforms', () => {
     expect(check(checks, 'probe discord message content intent')).toMatchObject({ status: 'ok' });
     expect(check(checks, 'probe sms account')).toMatchObject({ status: 'ok' });
     expect(check(checks, 'probe sms account').message).toContain('active');
+    expect(check(checks, 'probe whatsapp account')).toMatchObject({ status: 'ok' });
+    expect(check(checks, 'probe whatsapp sender')).toMatchObject({ status: 'ok', message: `${WA_SENDER}: ONLINE` });
     expect(check(checks, 'probe email imap')).toMatchObject({ status: 'ok' });
     expect(check(checks, 'probe email smtp')).toMatchObject({ status: 'ok', message: expect.stringContaining('authenticated') });
     // No gateway runs yet: a warning, not a failure.
@@ -146,6 +152,8 @@ describe('doctor --probe against the platforms', () => {
         message: expect.stringContaining('MESSAGE CONTENT INTENT'),
       });
       expect(check(checks, 'probe sms account')).toMatchObject({ status: 'fail', message: expect.stringContaining('suspended') });
+      expect(check(checks, 'probe whatsapp account')).toMatchObject({ status: 'fail', message: expect.stringContaining('suspended') });
+      expect(check(checks, 'probe whatsapp sender')).toMatchObject({ status: 'fail', message: expect.stringContaining('not checked') });
       expect(check(checks, 'probe email imap')).toMatchObject({ status: 'fail' });
       expect(check(checks, 'probe email smtp')).toMatchObject({ status: 'fail' });
       // The secrets themselves are never printed.
@@ -163,10 +171,37 @@ describe('doctor --probe against the platforms', () => {
       const { checks } = await doctorProbe({ ...goodEnv(), DISCORD_BOT_TOKEN: 'discord-revoked', TWILIO_AUTH_TOKEN: 'f'.repeat(32) });
       expect(check(checks, 'probe discord bot token')).toMatchObject({ status: 'fail', message: expect.stringContaining('401') });
       expect(check(checks, 'probe sms account')).toMatchObject({ status: 'fail', message: expect.stringContaining('401') });
+      expect(check(checks, 'probe whatsapp account')).toMatchObject({ status: 'fail', message: expect.stringContaining('401') });
     } finally {
       discord.refuseToken = undefined;
     }
   }, 120_000);
+});
+
+describe('doctor --probe: the WhatsApp sender', () => {
+  it("a sender that is not ONLINE, or not one of the account's, fails and says what to do", async () => {
+    const sender = twilio.whatsappSenders.find((x) => x.senderId === WA_SENDER)!;
+    sender.status = 'OFFLINE';
+    sender.offlineReasons = [{ code: '63051', message: 'the WhatsApp Business Account is locked' }];
+    try {
+      const { code, checks } = await doctorProbe(goodEnv());
+      expect(code).toBe(1);
+      expect(check(checks, 'probe whatsapp account')).toMatchObject({ status: 'ok' });
+      expect(check(checks, 'probe whatsapp sender')).toMatchObject({
+        status: 'fail',
+        message: `${WA_SENDER} is OFFLINE (the WhatsApp Business Account is locked): it sends only when ONLINE`,
+      });
+      twilio.whatsappSenders.splice(twilio.whatsappSenders.indexOf(sender), 1);
+      const gone = check((await doctorProbe(goodEnv())).checks, 'probe whatsapp sender');
+      expect(gone.status).toBe('fail');
+      expect(gone.message).toContain(`${WA_SENDER} (channels.whatsapp.from) is not a WhatsApp sender of this account`);
+      expect(gone.message).toContain('whatsapp:+15550201111');
+    } finally {
+      if (!twilio.whatsappSenders.includes(sender)) twilio.whatsappSenders.push(sender);
+      sender.status = 'ONLINE';
+      delete sender.offlineReasons;
+    }
+  }, 180_000);
 });
 
 describe('doctor --probe against a running gateway', () => {

@@ -12,6 +12,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { packageRoot } from '../kernel/paths.js';
 import { FakeLlm, reply } from './fakes/fake-llm.js';
+import { FakeTwilio } from './fakes/sms-twilio.js';
 import { GatewayProcess } from './support/gateway.js';
 import { freePort } from './support/redis.js';
 
@@ -119,6 +120,7 @@ describe('switchboard init --yes', () => {
       [['--provider', 'openai-compatible', '--model', 'm'], /--base-url is required with --yes/],
       [['--channels', 'discord', '--discord-app-id', 'my-bot'], /--discord-app-id: expected the numeric Application ID/],
       [['--operator', 'irc:bob'], /--operator: expected CHANNEL:ID/],
+      [['--channels', 'whatsapp', '--public-url', 'https://b.example.com', '--whatsapp-from', '15550200000'], /--whatsapp-from: expected a WhatsApp sender/],
     ];
     for (const [args, message] of cases) {
       const r = await cli(['init', '--yes', '--no-probe', ...args], { cwd: dir });
@@ -231,6 +233,81 @@ describe('switchboard init: what each platform needs', () => {
     const failing = checks.filter((c) => c.status === 'fail');
     expect(failing.map((c) => c.name).sort()).toEqual(['channel discord', 'channel slack', 'channel sms', 'provider']);
     expect(failing.find((c) => c.name === 'channel slack')!.message).toContain('SLACK_BOT_TOKEN');
+  });
+
+  it('whatsapp: asks for the sender and the outside-window template, shares the Twilio questions with SMS, and doctor --probe checks the sender', async () => {
+    const dir = folder();
+    const tw = new FakeTwilio('https://bot.example.com');
+    await tw.start();
+    try {
+      tw.addWhatsAppSender('whatsapp:+15550200000', 'PENDING_VERIFICATION');
+      const template = `HX${'c3'.repeat(16)}`;
+      const r = await cli(
+        [
+          'init',
+          '--yes',
+          '--json',
+          '--no-probe',
+          '--provider',
+          'none',
+          '--channels',
+          'sms,whatsapp',
+          '--public-url',
+          'https://bot.example.com',
+          '--twilio-account-sid',
+          tw.accountSid,
+          '--whatsapp-from',
+          '+15550200000',
+          '--whatsapp-template-sid',
+          template,
+          '--operator',
+          'whatsapp:+15550209999',
+        ],
+        { cwd: dir },
+      );
+      expect(r.code, r.err).toBe(0);
+      const report = JSON.parse(r.out) as { guides: Array<{ channel: string; text: string }>; toFill: string[] };
+      const config = parseYaml(readFileSync(join(dir, 'switchboard.yaml'), 'utf8')) as Record<string, any>;
+      expect(config.channels.whatsapp).toEqual({
+        publicUrl: 'https://bot.example.com',
+        accountSid: tw.accountSid,
+        from: 'whatsapp:+15550200000',
+        outsideWindowTemplate: { contentSid: template, variables: {} },
+      });
+      expect(config.channels.sms.publicUrl).toBe('https://bot.example.com');
+      expect(config.approvals.operators.whatsapp).toEqual(['whatsapp:+15550209999']);
+      // One auth token for both Twilio channels, written once.
+      expect(report.toFill).toEqual(['TWILIO_AUTH_TOKEN']);
+      expect(readFileSync(join(dir, '.env'), 'utf8').match(/^TWILIO_AUTH_TOKEN=/gm)).toHaveLength(1);
+      const guide = report.guides.find((g) => g.channel === 'whatsapp')!.text;
+      expect(guide).toContain('https://bot.example.com/v1/channels/whatsapp/inbound');
+      expect(guide).toContain('https://bot.example.com/v1/channels/whatsapp/status');
+      expect(guide).toContain('whatsapp:+15550200000 must be ONLINE');
+
+      // doctor --probe with the token filled in (and the REST API pointed at the fake): the sender is not ONLINE yet.
+      writeFileSync(
+        join(dir, 'switchboard.yaml'),
+        readFileSync(join(dir, 'switchboard.yaml'), 'utf8').replace(/publicUrl: https:\/\/bot\.example\.com\n/g, (m) => `${m}    apiBaseUrl: ${tw.url}\n`),
+      );
+      const env = { TWILIO_AUTH_TOKEN: tw.authToken, SWITCHBOARD_URL: 'http://127.0.0.1:9' };
+      const probe = async () =>
+        (
+          JSON.parse((await cli(['doctor', '--probe', '--json'], { cwd: dir, env })).out) as {
+            checks: Array<{ name: string; status: string; message: string }>;
+          }
+        ).checks;
+      let checks = await probe();
+      expect(checks.find((c) => c.name === 'probe whatsapp account')).toMatchObject({ status: 'ok' });
+      expect(checks.find((c) => c.name === 'probe whatsapp sender')).toMatchObject({
+        status: 'fail',
+        message: 'whatsapp:+15550200000 is PENDING_VERIFICATION: it sends only when ONLINE',
+      });
+      tw.whatsappSenders[0]!.status = 'ONLINE';
+      checks = await probe();
+      expect(checks.find((c) => c.name === 'probe whatsapp sender')).toMatchObject({ status: 'ok', message: 'whatsapp:+15550200000: ONLINE' });
+    } finally {
+      await tw.close();
+    }
   });
 
   it('email: checks that the IMAP and SMTP servers answer', async () => {

@@ -49,6 +49,13 @@ describe('budgets and nothing to say', () => {
     expect(withinBudget({ schedule: 0, recipient: 5 }, { perRecipient: 5 })).toEqual({ ok: false, limit: 'recipient' });
   });
 
+  it('refuses a run once the day used the schedule or the recipient token budget', () => {
+    const used = { schedule: 1, recipient: 2, scheduleTokens: 900, recipientTokens: 4_000 };
+    expect(withinBudget(used, { tokensPerSchedule: 1_000, tokensPerRecipient: 5_000 })).toEqual({ ok: true });
+    expect(withinBudget(used, { tokensPerSchedule: 900 })).toEqual({ ok: false, limit: 'schedule_tokens' });
+    expect(withinBudget(used, { tokensPerRecipient: 4_000 })).toEqual({ ok: false, limit: 'recipient_tokens' });
+  });
+
   it('knows the sentinel', () => {
     expect(isNothingToSay(' NOTHING_TO_SAY.\n')).toBe(true);
     expect(isNothingToSay('Nothing to say about NOTHING_TO_SAY')).toBe(false);

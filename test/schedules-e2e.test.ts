@@ -4,32 +4,19 @@
  * conversation's callback and the run reads as delivered; a run the model declines with
  * NOTHING_TO_SAY sends nothing and reads as nothing_to_say.
  */
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Gateway } from '../app/gateway.js';
-import { sign } from '../kernel/hmac-signature.js';
 import { FakeLlm, lastUserText, reply } from './fakes/fake-llm.js';
 import { eventually, startGateway, TEST_OPERATOR_KEY, testConfig } from './support/gateway.js';
-
-const SECRET = 'schedules-e2e-secret-0123456789abc';
+import { WebhookHook } from './support/webhook-hook.js';
 
 describe('a scheduled message end to end', () => {
   let fake: FakeLlm;
   let gw: Gateway;
-  let callback: Server;
-  const received: Array<{ text: string }> = [];
+  const hook = new WebhookHook('crm', 'schedules-e2e-secret-0123456789abc', 'SB_SCHED_SECRET');
+  const received = hook.received;
   beforeAll(async () => {
-    process.env.SB_SCHED_SECRET = SECRET;
-    callback = createServer((req, res) => {
-      let body = '';
-      req.on('data', (c) => (body += c));
-      req.on('end', () => {
-        received.push(JSON.parse(body));
-        res.writeHead(200).end('{}');
-      });
-    });
-    await new Promise<void>((r) => callback.listen(0, '127.0.0.1', r));
+    await hook.start();
     fake = new FakeLlm();
     await fake.start();
     fake.respond((req) => {
@@ -45,14 +32,7 @@ describe('a scheduled message end to end', () => {
         {
           channels: {
             webhook: {
-              hooks: [
-                {
-                  name: 'crm',
-                  secretEnv: 'SB_SCHED_SECRET',
-                  callbackUrl: `http://127.0.0.1:${(callback.address() as AddressInfo).port}/cb`,
-                  allowCallbackCidrs: ['127.0.0.0/8'],
-                },
-              ],
+              hooks: [hook.config()],
             },
           },
           schedules: { pollMs: 100 },
@@ -63,8 +43,7 @@ describe('a scheduled message end to end', () => {
   afterAll(async () => {
     await gw?.close();
     await fake?.close();
-    await new Promise((r) => callback?.close(r));
-    delete process.env.SB_SCHED_SECRET;
+    await hook.close();
   });
 
   const api = (path: string, init: { method?: string; body?: unknown } = {}) =>
@@ -75,13 +54,7 @@ describe('a scheduled message end to end', () => {
     });
 
   it('fires, delivers through the conversation channel, and reports the status', async () => {
-    const raw = JSON.stringify({ text: 'hi', conversation: 'order-42', sender: 'crm' });
-    const ts = Math.floor(Date.now() / 1000);
-    const first = await fetch(`${gw.url}/v1/webhooks/crm`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-switchboard-timestamp': String(ts), 'x-switchboard-signature': sign(SECRET, ts, raw) },
-      body: raw,
-    });
+    const first = await hook.send(gw.url!, { text: 'hi', conversation: 'order-42', sender: 'crm' });
     expect(first.status).toBe(202);
     const { conversation } = (await first.json()) as { conversation: string };
     await eventually(async () => received.length === 1);

@@ -84,7 +84,10 @@ describe('a schedule with two gateways on one Redis and Postgres', () => {
     });
     expect(post.status).toBe(201);
     const { id } = (await post.json()) as { id: string };
-    await new Promise((r) => setTimeout(r, 3_500));
+    // At least two ticks fired (the 1-second cron, however slow a busy machine is), then the schedule goes.
+    const fired = async () =>
+      (await a.infra.store.db.query<{ n: string }>(`select count(*) as n from inbox where external_id like $1`, [`schedule:${id}:%`])).rows[0]!.n;
+    await eventually(async () => Number(await fired()) >= 3, 20_000);
     await fetch(`${a.url}/v1/schedules/${id}`, { method: 'DELETE', headers: { authorization: `Bearer ${TEST_OPERATOR_KEY}` } });
     const inbox = (await a.infra.store.db.query<{ external_id: string }>(`select external_id from inbox where external_id like $1`, [`schedule:${id}:%`])).rows;
     expect(inbox.length).toBeGreaterThanOrEqual(2);

@@ -91,7 +91,8 @@ describe('sms channel (Twilio)', () => {
     expect(r.contentType).toMatch(/^text\/xml/);
     expect(r.body).toBe(EMPTY_TWIML);
     expect(bodies(u)).toEqual([]); // the webhook did not wait for the agent
-    await eventually(async () => bodies(u).length === 1);
+    // The suite's first turn (a slow, word-by-word answer) on a busy machine: more time than later ones.
+    await eventually(async () => bodies(u).length === 1, 30_000);
     expect(bodies(u)).toEqual(['A slow answer that takes its time to arrive, word by word, at last.']);
     expect(tw.sentTo(u)[0]!.from).toBe(TWILIO_NUMBER); // from the number the person texted
 

@@ -65,6 +65,7 @@ describe('whatsapp channel (Twilio)', () => {
       sendAttempts: 2,
       retryBaseMs: 20,
       retryMaxMs: 50,
+      requestTimeoutMs: 1500,
       outsideWindowTemplate: { contentSid: REOPEN, variables: { '1': 'We have an answer for you. Reply to see it.' } },
       approvalTemplate: { contentSid: APPROVE, variables: { '1': '{{text}}', '2': '{{code}}' } },
       webhookSigningKeyEnv: 'SB_TEST_WA_KEY',
@@ -112,6 +113,8 @@ describe('whatsapp channel (Twilio)', () => {
   const bodies = (to: string) => delivered(to).map((m) => m.body);
   const llmCalls = (t: string) => fake.requests.filter((r) => lastUserText(r.body) === t).length;
   const settle = () => new Promise((r) => setTimeout(r, 700));
+  const rows = async (sql: string, params: unknown[]) => (await gw.infra.store.db.query<Record<string, any>>(sql, params)).rows;
+  const phone = (to: string) => tw.phone(to).map((m) => m.body);
 
   it('answers a signed webhook with empty TwiML, then sends the buffered reply from the WhatsApp sender', async () => {
     const u = USERS[0]!;
@@ -227,6 +230,106 @@ describe('whatsapp channel (Twilio)', () => {
     await settle();
     expect(tw.sentTo(u).filter((m) => m.errorCode === 63016)).toEqual([]); // nothing Twilio would fail
     expect(bodies(u).some((b) => b.startsWith('tool said'))).toBe(false);
+  });
+
+  it('a create whose answer never comes (timeout) is looked up on Twilio, not sent twice', async () => {
+    const u = USERS[12]!;
+    // Twilio accepts the message, and the HTTP answer never arrives: the client times out (requestTimeoutMs).
+    tw.loseResponseNext(1, 'hang', (m) => m.to === u);
+    await send(u, 'lost in the network');
+    const [row] = await eventually(async () => {
+      const r = await rows(`select platform_message_id from deliveries where channel = 'whatsapp' and target = $1 and state = 'sent'`, [u]);
+      return r.length ? r : null;
+    }, 20_000);
+    await eventually(async () => phone(u).length === 1);
+    await settle();
+    expect(phone(u)).toEqual(['Echo: lost in the network']);
+    expect(tw.sentTo(u)).toHaveLength(1);
+    expect(tw.lookups.some((q) => new URLSearchParams(q).get('To') === u)).toBe(true);
+    expect(row!.platform_message_id).toBe(tw.sentTo(u)[0]!.sid);
+  });
+
+  it('a reply that went as the template: its retry sends that template once, not the reply, though the window has reopened', async () => {
+    const u = USERS[13]!;
+    tw.contents.set(REOPEN, 'Hi! {{1}}');
+    await send(u, 'run: echo retried >> retried.txt');
+    const card = await eventually(async () => tw.sentTo(u).find((m) => m.contentSid === APPROVE));
+    const code = (JSON.parse(card.contentVariables!) as Record<string, string>)['2']!;
+    await backdate(u);
+    tw.whatsappLastInbound.set(u, Date.now() - 25 * 3_600_000);
+    // The template is created, its answer is lost and the look-up fails: the attempt gives up and a
+    // delivery job replays the turn. Meanwhile the person writes again: the window is open at the replay.
+    tw.loseResponseNext(1, 'reset', (m) => m.to === u);
+    tw.failLookups(1);
+    tw.onCreate = (m) => {
+      if (m.to !== u || m.contentSid !== REOPEN) return;
+      tw.onCreate = undefined;
+      tw.whatsappLastInbound.set(u, Date.now());
+      void gw.infra.channelState.set('whatsapp', `last-inbound:${u}`, new Date().toISOString());
+    };
+    await send(OPERATOR, 'hi');
+    await send(OPERATOR, `YES ${code}`);
+    const summary = await eventually(async () => {
+      const r = await rows(`select state, body, platform_message_id from deliveries where channel = 'whatsapp' and target = $1 and state = 'sent:template'`, [
+        u,
+      ]);
+      return r[0] ?? null;
+    }, 20_000);
+    await settle();
+    const templates = tw.sentTo(u).filter((m) => m.contentSid === REOPEN);
+    expect(templates).toHaveLength(1);
+    expect(phone(u).filter((b) => b === 'Hi! We have an answer for you. Reply to see it.')).toHaveLength(1);
+    expect(bodies(u).some((b) => b.startsWith('tool said'))).toBe(false); // not the reply on top
+    // The row shows what went: the template, its variables, its SID; and the reply it stood for.
+    const shown = JSON.parse(summary.body) as { contentSid: string; contentVariables: Record<string, string>; reply: string };
+    expect(shown).toMatchObject({ contentSid: REOPEN, contentVariables: { '1': 'We have an answer for you. Reply to see it.' } });
+    expect(shown.reply).toContain('tool said');
+    expect(summary.platform_message_id).toBe(templates[0]!.sid);
+  });
+
+  it('a message Twilio fails after accepting it (63016: its window and ours disagree) marks the delivery row; a forged status callback is refused', async () => {
+    const u = USERS[14]!;
+    tw.whatsappWindowClosed.add(u);
+    try {
+      await send(u, 'closed on their side');
+      const msg = await eventually(async () => tw.sentTo(u)[0]);
+      expect(msg.statusCallback).toMatch(new RegExp(`^${PUBLIC}/v1/channels/whatsapp/status\\?t=`));
+      const row = await eventually(async () => {
+        const r = await rows(`select state, platform_message_id, turn_id from deliveries where channel = 'whatsapp' and target = $1`, [u]);
+        return r[0]?.state === 'failed:63016' ? r[0] : null;
+      });
+      expect(row.platform_message_id).toBe(msg.sid);
+      const [status] = await rows(`select state, body from deliveries where channel = 'whatsapp' and target = $1`, [`status:${msg.sid}`]);
+      expect(status).toMatchObject({ state: 'failed' });
+      expect(JSON.parse(status!.body)).toEqual({ to: u, errorCode: '63016' });
+      expect(phone(u)).toEqual([]);
+      // A status callback without Twilio's signature changes nothing.
+      const forged = await tw.statusCallback(msg.statusCallback!, { sid: msg.sid, to: u, from: SENDER, status: 'delivered' }, { signature: 'bm90IGl0' });
+      expect(forged).toBe(403);
+      const [after] = await rows(`select state from deliveries where channel = 'whatsapp' and target = $1`, [u]);
+      expect(after!.state).toBe('failed:63016');
+    } finally {
+      tw.whatsappWindowClosed.delete(u);
+    }
+  });
+
+  it('a template Twilio refuses is recorded as failed with its error code on the delivery row', async () => {
+    const u = USERS[15]!;
+    await send(u, 'run: echo refused >> refused.txt');
+    const card = await eventually(async () => tw.sentTo(u).find((m) => m.contentSid === APPROVE));
+    const code = (JSON.parse(card.contentVariables!) as Record<string, string>)['2']!;
+    await backdate(u);
+    tw.whatsappLastInbound.set(u, Date.now() - 25 * 3_600_000);
+    tw.failNext(1, { status: 400, code: 63027, message: 'Template does not exist for a language and locale' }, (m) => m.to === u);
+    await send(OPERATOR, 'hi');
+    await send(OPERATOR, `YES ${code}`);
+    const row = await eventually(async () => {
+      const r = await rows(`select state, body from deliveries where channel = 'whatsapp' and target = $1`, [u]);
+      return r[0]?.state === 'failed:63027' ? r[0] : null;
+    });
+    expect(JSON.parse(row.body)).toMatchObject({ contentSid: REOPEN });
+    await settle();
+    expect(tw.sentTo(u).filter((m) => m.contentSid === REOPEN)).toEqual([]);
   });
 
   it('outside the window with no template: a clear failure, recorded and counted, nothing sent', async () => {

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { InboundMessage } from '../../kernel/envelope.js';
 import { formatIdentity, identityOf } from '../../kernel/identity.js';
 import type { Db } from '../db/port.js';
-import type { AcceptResult, InboxMessage, InboxRepository } from './ports/inbox.js';
+import type { AcceptMeta, AcceptResult, InboxMessage, InboxRepository } from './ports/inbox.js';
 import { type InboxColumns, inboxFromRow } from './rows.js';
 
 /** The inbox in plain SQL (Postgres and PGlite). */
@@ -10,15 +10,15 @@ export class InboxStore implements InboxRepository {
   constructor(private readonly db: Db) {}
 
   /** Upserts the conversation and writes the inbox row, in one statement. */
-  async accept(msg: InboundMessage, agent = 'default'): Promise<AcceptResult> {
+  async accept(msg: InboundMessage, agent = 'default', meta: AcceptMeta = {}): Promise<AcceptResult> {
     const r = await this.db.query<{ conversation_id: string; inbox_id: number | null }>(
       `with c as (
          insert into conversations (id, key, channel, owner, agent) values ($1, $2, $3, $4, $5)
          on conflict (key) do update set updated_at = now()
          returning id
        ), i as (
-         insert into inbox (conversation_id, channel, external_id, sender, text, attachments, reply_to, context, received_at, sender_identity, overrides, request_hash)
-         select c.id, $3, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15 from c
+         insert into inbox (conversation_id, channel, external_id, sender, text, attachments, reply_to, context, received_at, sender_identity, overrides, request_hash, traceparent)
+         select c.id, $3, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16 from c
          on conflict (channel, external_id) do nothing
          returning id
        )
@@ -39,6 +39,7 @@ export class InboxStore implements InboxRepository {
         formatIdentity(identityOf(msg)),
         msg.overrides && Object.keys(msg.overrides).length ? JSON.stringify(msg.overrides) : null,
         msg.requestHash ?? null,
+        meta.traceparent ?? null,
       ],
     );
     const row = r.rows[0]!;

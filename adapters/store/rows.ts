@@ -60,6 +60,8 @@ export interface InboxColumns {
   /** Migration 015. */
   overrides?: InboxMessage['overrides'];
   request_hash?: string | null;
+  /** Migration 027. */
+  traceparent?: string | null;
 }
 
 /** An inbox row (or its json_agg element) as a message, with the types pg would give. Both repositories that read the inbox map here. */
@@ -80,5 +82,6 @@ export function inboxFromRow(p: InboxColumns): InboxMessage {
     consumedAt: p.consumed_at ? new Date(p.consumed_at) : null,
     ...(p.overrides ? { overrides: p.overrides } : {}),
     ...(p.request_hash ? { requestHash: p.request_hash } : {}),
+    ...(p.traceparent ? { traceparent: p.traceparent } : {}),
   };
 }

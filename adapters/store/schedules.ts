@@ -1,6 +1,16 @@
 import { randomBytes } from 'node:crypto';
 import type { Db } from '../db/port.js';
-import type { NewSchedule, PendingRun, RunRecord, RunStatus, ScheduleKind, ScheduleRecord, ScheduleRepository } from './ports/schedules.js';
+import type {
+  FiredSince,
+  NewSchedule,
+  PendingRun,
+  RunRecord,
+  RunStatus,
+  ScheduleKind,
+  ScheduleRecord,
+  ScheduleRepository,
+  SettableRunStatus,
+} from './ports/schedules.js';
 
 export type { NewSchedule, PendingRun, RunRecord, RunStatus, ScheduleKind, ScheduleRecord, ScheduleRepository };
 
@@ -29,6 +39,8 @@ interface ScheduleRow {
   tz: string;
   prompt: string;
   runs_per_day: number | null;
+  tokens_per_day: number | null;
+  check_prompt: string | null;
   next_at: string | null;
   created_by: string;
   created_at: string;
@@ -37,7 +49,7 @@ interface ScheduleRow {
   last_at: string | null;
 }
 
-const SELECT_SCHEDULE = `select s.id, s.conversation_id, c.key, c.channel, s.kind, s.cron, ${ISO('s.at')} as at, s.tz, s.prompt, s.runs_per_day,
+const SELECT_SCHEDULE = `select s.id, s.conversation_id, c.key, c.channel, s.kind, s.cron, ${ISO('s.at')} as at, s.tz, s.prompt, s.runs_per_day, s.tokens_per_day, s.check_prompt,
     ${ISO('s.next_at')} as next_at, s.created_by, ${ISO('s.created_at')} as created_at,
     ${ISO('lr.tick_at')} as last_tick, lr.status as last_status, ${ISO('lr.created_at')} as last_at
   from schedules s join conversations c on c.id = s.conversation_id
@@ -54,6 +66,8 @@ const fromRow = (r: ScheduleRow): ScheduleRecord => ({
   tz: r.tz,
   prompt: r.prompt,
   runsPerDay: r.runs_per_day,
+  tokensPerDay: r.tokens_per_day,
+  check: r.check_prompt,
   nextAt: r.next_at,
   createdBy: r.created_by,
   createdAt: r.created_at,
@@ -69,9 +83,22 @@ export class ScheduleStore implements ScheduleRepository {
     const id = `sch_${randomBytes(6).toString('hex')}`;
     await this.db.transaction(async (tx) => {
       await tx.query(
-        `insert into schedules (id, conversation_id, kind, cron, at, tz, prompt, runs_per_day, next_at, created_by)
-         values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-        [id, s.conversationId, s.kind, s.cron ?? null, s.at ?? null, s.tz, s.prompt, s.runsPerDay ?? null, s.nextAt, s.createdBy],
+        `insert into schedules (id, conversation_id, kind, cron, at, tz, prompt, runs_per_day, next_at, created_by, tokens_per_day, check_prompt)
+         values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+        [
+          id,
+          s.conversationId,
+          s.kind,
+          s.cron ?? null,
+          s.at ?? null,
+          s.tz,
+          s.prompt,
+          s.runsPerDay ?? null,
+          s.nextAt,
+          s.createdBy,
+          s.tokensPerDay ?? null,
+          s.check ?? null,
+        ],
       );
       await tx.query('insert into audit (actor, action, subject, details) values ($1, $2, $3, $4)', [
         s.createdBy,
@@ -179,6 +206,8 @@ export class ScheduleStore implements ScheduleRepository {
       prompt: string;
       tz: string;
       runs_per_day: number | null;
+      tokens_per_day: number | null;
+      check_prompt: string | null;
     }>(
       `with taken as (
          update schedule_runs set status = 'firing', fired_at = $1
@@ -186,7 +215,7 @@ export class ScheduleStore implements ScheduleRepository {
            and status = 'pending'
          returning id, schedule_id, tick_at, coalesced
        )
-       select t.id, t.schedule_id, t.tick_at, t.coalesced, s.conversation_id, c.key, c.channel, c.owner, c.agent, s.prompt, s.tz, s.runs_per_day
+       select t.id, t.schedule_id, t.tick_at, t.coalesced, s.conversation_id, c.key, c.channel, c.owner, c.agent, s.prompt, s.tz, s.runs_per_day, s.tokens_per_day, s.check_prompt
        from taken t join schedules s on s.id = t.schedule_id join conversations c on c.id = s.conversation_id`,
       [now, limit],
     );
@@ -203,21 +232,47 @@ export class ScheduleStore implements ScheduleRepository {
       prompt: x.prompt,
       tz: x.tz,
       runsPerDay: x.runs_per_day,
+      tokensPerDay: x.tokens_per_day,
+      check: x.check_prompt,
     }));
   }
 
-  /** Runs that fired (queued a turn) since `since`: of this schedule, and of every schedule of its conversation. */
-  async firedSince(scheduleId: string, conversationId: string, since: Date): Promise<{ schedule: number; recipient: number }> {
-    const r = await this.db.query<{ schedule: string; recipient: string }>(
-      `select count(*) filter (where r.schedule_id = $1) as schedule, count(*) as recipient
+  /**
+   * Runs that fired (queued a turn) since `since`, of this schedule and of every schedule of its
+   * conversation, the tokens their turns used (turns.usage totals), and how many of them are still
+   * queued or running (their tokens are not known yet).
+   */
+  async firedSince(scheduleId: string, conversationId: string, since: Date): Promise<FiredSince> {
+    const r = await this.db.query<{
+      schedule: string;
+      recipient: string;
+      schedule_tokens: string | null;
+      recipient_tokens: string | null;
+      schedule_running: string;
+      recipient_running: string;
+    }>(
+      `select count(*) filter (where r.schedule_id = $1) as schedule, count(*) as recipient,
+         sum(coalesce((t.usage->>'totalTokens')::bigint, 0)) filter (where r.schedule_id = $1) as schedule_tokens,
+         sum(coalesce((t.usage->>'totalTokens')::bigint, 0)) as recipient_tokens,
+         count(*) filter (where r.schedule_id = $1 and r.status = 'enqueued' and t.finished_at is null) as schedule_running,
+         count(*) filter (where r.status = 'enqueued' and t.finished_at is null) as recipient_running
        from schedule_runs r join schedules s on s.id = r.schedule_id
+       left join inbox i on i.id = r.inbox_id left join turns t on t.id = i.turn_id
        where s.conversation_id = $2 and r.status in ('enqueued', 'firing', 'reported_undelivered') and r.fired_at >= $3`,
       [scheduleId, conversationId, since],
     );
-    return { schedule: Number(r.rows[0]?.schedule ?? 0), recipient: Number(r.rows[0]?.recipient ?? 0) };
+    const x = r.rows[0];
+    return {
+      schedule: Number(x?.schedule ?? 0),
+      recipient: Number(x?.recipient ?? 0),
+      scheduleTokens: Number(x?.schedule_tokens ?? 0),
+      recipientTokens: Number(x?.recipient_tokens ?? 0),
+      scheduleRunning: Number(x?.schedule_running ?? 0),
+      recipientRunning: Number(x?.recipient_running ?? 0),
+    };
   }
 
-  async setRun(id: number, fields: { status: 'pending' | 'enqueued' | 'over_budget'; dueAt?: Date; inboxId?: number }): Promise<void> {
+  async setRun(id: number, fields: { status: SettableRunStatus; dueAt?: Date; inboxId?: number }): Promise<void> {
     await this.db.query('update schedule_runs set status = $2, due_at = coalesce($3, due_at), inbox_id = coalesce($4, inbox_id) where id = $1', [
       id,
       fields.status,

@@ -119,7 +119,8 @@ export async function runInit(
         (interactive
           ? await answers.ask({ flag: `operator-${name}`, prompt: `Your own ${name} id, to allow and make an operator (blank: later)`, default: '' })
           : '');
-      channels.push({ name, setup, answers: own, ...(operator ? { operator } : {}) });
+      const id = operator && setup.operatorId ? setup.operatorId(operator) : operator;
+      channels.push({ name, setup, answers: own, ...(id ? { operator: id } : {}) });
     }
     answers.close();
 

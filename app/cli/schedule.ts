@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { gatewayClient } from './http.js';
 
 export const SCHEDULE_USAGE = `usage: switchboard schedule <add | ls | rm ID> [--json]
-  add --conversation ID|KEY (--cron "0 9 * * 1-5" | --at 2026-12-04T09:00:00+01:00) --tz Europe/Amsterdam --prompt TEXT [--runs-per-day N]
+  add --conversation ID|KEY (--cron "0 9 * * 1-5" | --at 2026-12-04T09:00:00+01:00) --tz Europe/Amsterdam --prompt TEXT [--runs-per-day N] [--tokens-per-day N] [--check QUESTION]
   ls                        every schedule with its next tick and last run's status
   rm ID                     delete a schedule (audited)
 Talks to the running gateway: SWITCHBOARD_URL and SWITCHBOARD_OPERATOR_KEY.`;
@@ -41,6 +41,8 @@ export async function runSchedule(
         tz: { type: 'string' },
         prompt: { type: 'string' },
         'runs-per-day': { type: 'string' },
+        'tokens-per-day': { type: 'string' },
+        check: { type: 'string' },
       },
     });
   } catch (e) {
@@ -66,6 +68,8 @@ export async function runSchedule(
         ...(v.at ? { at: v.at } : {}),
         ...(v.tz ? { tz: v.tz } : {}),
         ...(v['runs-per-day'] ? { runsPerDay: Number(v['runs-per-day']) } : {}),
+        ...(v['tokens-per-day'] ? { tokensPerDay: Number(v['tokens-per-day']) } : {}),
+        ...(v.check ? { check: v.check } : {}),
       },
     });
     if (!body) return 1;

@@ -72,7 +72,8 @@ export function planInit(a: {
     channels[c.name] = c.setup.config(c.answers);
     access[c.name] = { policy: a.access, ...(c.operator ? { allow: [c.operator] } : {}) };
     if (c.operator) operators[c.name] = [c.operator];
-    for (const s of c.setup.secrets(c.answers)) if (!a.processEnv[s.name]) toFill.push(s);
+    // Two channels may read one secret (SMS and WhatsApp: TWILIO_AUTH_TOKEN): written once.
+    for (const s of c.setup.secrets(c.answers)) if (!a.processEnv[s.name] && !toFill.some((f) => f.name === s.name)) toFill.push(s);
   }
   if (a.channels.length) {
     config.channels = channels;

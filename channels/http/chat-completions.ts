@@ -3,7 +3,7 @@ import { conversationKey, type InboundMessage } from '../../kernel/envelope.js';
 import type { TurnEvent } from '../../kernel/turn-events.js';
 import { type ListenContext, RequestError, type RouteContext, sendError, sendJson, withApprovalsText } from '../../src/channel/index.js';
 import type { HttpChannelConfig } from './config.js';
-import { authenticatedBody, externalIdFor, idempotencyKey, parsed, receiveFollowing, stableName, workerAlive } from './ingest.js';
+import { authenticatedBody, externalIdFor, idempotencyKey, parsed, receiveFollowing, requestTrace, stableName, workerAlive } from './ingest.js';
 import { providerError } from './provider-error.js';
 import { type ChatRequest, checkConversationName, parseChatRequest, requestHash } from './request.js';
 import { approvalObject, ChunkWriter, finishReasonFor, SseReply, usageFor } from './sse.js';
@@ -59,6 +59,7 @@ export async function chatCompletions(cfg: HttpChannelConfig, ctx: ListenContext
   // named conversation are commands, then the conversation rules (the cap on waiting messages, interrupt mode).
   const received = await receiveFollowing(ctx, res, msg, {
     ...(idemKey ? {} : { fresh: true }),
+    ...requestTrace(req),
     operator: principal.operator,
     agent: chat.model,
     commands: !oneOff,

@@ -94,6 +94,12 @@ export type Received =
   | { kind: 'answered'; outcome: Extract<ReceiveOutcome, { kind: 'answered' }> }
   | { kind: 'accepted'; accepted: Accepted; follower: TurnFollower };
 
+/** The W3C traceparent header a client sent (its trace continues through the message's span), as receive options. */
+export function requestTrace(req: RouteContext['req']): { traceparent?: string } {
+  const h = req.headers.traceparent;
+  return typeof h === 'string' && h ? { traceparent: h } : {};
+}
+
 /**
  * The one way in: subscribe to the conversation's turn events while the message goes in (the
  * follower is bound to the inbox row before a worker is woken, so no event is missed), then the same

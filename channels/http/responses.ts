@@ -3,7 +3,7 @@ import type { TurnEvent } from '../../kernel/turn-events.js';
 import { type ListenContext, type Principal, RequestError, type RouteContext, sendError, sendJson, type TurnFollower } from '../../src/channel/index.js';
 import { CONVERSATION_HEADER } from './chat-completions.js';
 import type { HttpChannelConfig } from './config.js';
-import { authenticatedBody, externalIdFor, idempotencyKey, parsed, receiveFollowing, stableName, workerAlive } from './ingest.js';
+import { authenticatedBody, externalIdFor, idempotencyKey, parsed, receiveFollowing, requestTrace, stableName, workerAlive } from './ingest.js';
 import { providerError } from './provider-error.js';
 import { checkConversationName } from './request.js';
 import { EventWriter, ResponseOutput, responsesUsage, type StreamEvent } from './responses-output.js';
@@ -266,6 +266,7 @@ async function answer(
   };
   const received = await receiveFollowing(ctx, res, msg, {
     ...(idemKey ? {} : { fresh: true }),
+    ...requestTrace(rc.req),
     operator: principal.operator,
     agent: r.model,
     // "/new" and the like are text here: a conversation continues by previous_response_id.

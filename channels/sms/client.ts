@@ -1,50 +1,8 @@
-import twilio from 'twilio';
+// The REST client is shared by the sms and whatsapp channels (channels/twilio/client.ts).
+import { type MessagesApi, twilioMessages } from '../twilio/client.js';
 import type { SmsConfig } from './config.js';
 
-/** A message as the REST API lists it (the fields the deliverer compares). */
-export interface ListedMessage {
-  sid: string;
-  status: string;
-  direction: string;
-  to: string;
-  from: string | null;
-  messagingServiceSid: string | null;
-  body: string;
-  dateCreated: Date | null;
-}
+export type { ListedMessage } from '../twilio/client.js';
+export type MessageSender = MessagesApi;
 
-/** What the deliverer needs of the REST API: a message create, and the newest messages to a number. */
-export interface MessageSender {
-  create(p: { to: string; from?: string; messagingServiceSid?: string; body: string; statusCallback?: string }): Promise<{ sid: string; status: string }>;
-  /** GET Messages.json?To=…[&From=…], newest first, at most `limit` (one page). */
-  recent(p: { to: string; from?: string; limit: number }): Promise<ListedMessage[]>;
-}
-
-/**
- * The twilio client, with its own retries off (the deliverer decides: transient
- * failures are retried with backoff, permanent ones recorded). `apiBaseUrl`
- * points it somewhere else than api.twilio.com (tests, compatible proxies).
- */
-export function twilioSender(cfg: SmsConfig): MessageSender {
-  const client = twilio(cfg.accountSid, cfg.authToken, { autoRetry: false, timeout: cfg.requestTimeoutMs });
-  if (cfg.apiBaseUrl) client.api.baseUrl = cfg.apiBaseUrl;
-  return {
-    async create(p) {
-      const m = await client.messages.create(p);
-      return { sid: m.sid, status: String(m.status) };
-    },
-    async recent(p) {
-      const list = await client.messages.list({ to: p.to, ...(p.from ? { from: p.from } : {}), limit: p.limit, pageSize: p.limit });
-      return list.map((m) => ({
-        sid: m.sid,
-        status: String(m.status),
-        direction: String(m.direction),
-        to: m.to,
-        from: m.from ?? null,
-        messagingServiceSid: m.messagingServiceSid ?? null,
-        body: m.body ?? '',
-        dateCreated: m.dateCreated ?? null,
-      }));
-    },
-  };
-}
+export const twilioSender = (cfg: SmsConfig): MessageSender => twilioMessages(cfg);

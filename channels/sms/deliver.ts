@@ -147,6 +147,7 @@ class SmsTurnDelivery implements TurnDelivery {
         this.sender(),
         { ...msg, ...(statusCallback ? { statusCallback } : {}) },
         {
+          channel: 'sms',
           attempts: this.cfg.sendAttempts,
           baseMs: this.cfg.retryBaseMs,
           maxMs: this.cfg.retryMaxMs,

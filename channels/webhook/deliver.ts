@@ -4,6 +4,7 @@ import { signedHeaders } from '../../kernel/hmac-signature.js';
 import type { TurnEvent } from '../../kernel/turn-events.js';
 import {
   type ChannelDeliverer,
+  ChannelDeliveryError,
   type DeliverContext,
   ReplyBuffer,
   safeFetch,
@@ -17,7 +18,8 @@ import type { WebhookReplyTo } from './reply-to.js';
 /**
  * Replies go to the webhook's callback URL (from configuration; from the
  * request only where allowed), through the SSRF guard, signed, retried with
- * backoff, and recorded on the turn's delivery row.
+ * backoff, and recorded on the turn's delivery row; a callback that keeps failing
+ * is the delivery queue's (src/delivery-retries.ts) to retry or dead-letter.
  */
 export class WebhookDeliverer implements ChannelDeliverer<WebhookReplyTo | null> {
   constructor(
@@ -70,6 +72,7 @@ async function deliver(
   const prior = await ctx.deliveries.get(target.turnId, 'webhook', key);
   if (prior?.state === 'delivered') return;
   let lastError = '';
+  let retryable = true;
   for (let attempt = 1; attempt <= cfg.callbackAttempts; attempt++) {
     try {
       const res = await safeFetch(url, { method: 'POST', headers: signedHeaders(secret, body), body, allowCidrs, timeoutMs: 10_000, maxRedirects: 0 });
@@ -78,13 +81,22 @@ async function deliver(
         return;
       }
       lastError = `HTTP ${res.status}`;
-      if (res.status < 500 && res.status !== 429) break; // the receiver refused it: retrying will not help
+      if (res.status < 500 && res.status !== 429) {
+        retryable = false; // the receiver refused it: retrying will not help
+        break;
+      }
     } catch (err) {
       lastError = (err as Error).message;
-      if ((err as Error).name === 'SsrfBlockedError') break;
+      if ((err as Error).name === 'SsrfBlockedError') {
+        retryable = false;
+        break;
+      }
     }
     await new Promise((r) => setTimeout(r, cfg.callbackBackoffMs * 2 ** (attempt - 1)));
   }
   log.warn({ url, turn: target.turnId, error: lastError }, 'webhook callback failed');
   await ctx.deliveries.record(target.turnId, 'webhook', key, { state: 'failed', body: lastError });
+  // The delivery queue takes it from here: retried later (5xx, 429, unreachable) or dead-lettered at once (refused),
+  // so the reply is listed for the operator and a scheduled run reads undelivered, never delivered.
+  throw new ChannelDeliveryError(`webhook callback failed: ${lastError}`, { retryable, platformCode: lastError });
 }

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { ConfigError, configError, issueProblems } from '../../src/channel/config.js';
 
 export const DEFAULT_INBOUND_PATH = '/v1/channels/whatsapp/inbound';
+export const DEFAULT_STATUS_PATH = '/v1/channels/whatsapp/status';
 /** Twilio's Messages API refuses a Body longer than 1600 characters (WhatsApp itself takes 4096). */
 export const TWILIO_MAX_BODY = 1600;
 
@@ -25,6 +26,9 @@ export const whatsappSchema = z
     webhookSigningKeyEnv: envName.optional(),
     publicUrl: z.url({ protocol: /^https?$/, error: 'expected the public http(s) URL Twilio calls, e.g. https://bot.example.com' }),
     inboundPath: path.default(DEFAULT_INBOUND_PATH),
+    statusPath: path.default(DEFAULT_STATUS_PATH),
+    /** Ask Twilio for delivery status callbacks (StatusCallback): a message Twilio fails later (63016...) marks the delivery row. */
+    statusCallbacks: z.boolean().default(true),
     /** Send from this WhatsApp sender (whatsapp:+E.164) instead of the address the person wrote to. */
     from: z
       .string()
@@ -69,6 +73,8 @@ export interface WhatsAppConfig {
   webhookSigningKey?: string;
   publicUrl: string;
   inboundPath: string;
+  statusPath: string;
+  statusCallbacks: boolean;
   from?: string;
   messagingServiceSid?: string;
   maxMessageChars: number;
@@ -102,12 +108,15 @@ export function parseWhatsAppConfig(raw: unknown, env: Record<string, string | u
   const webhookSigningKey = c.webhookSigningKeyEnv ? env[c.webhookSigningKeyEnv] : undefined;
   if (c.webhookSigningKeyEnv && !webhookSigningKey)
     fail('webhookSigningKeyEnv', `the environment variable ${c.webhookSigningKeyEnv} (the webhook SharedKey secret) is not set`);
+  if (c.inboundPath === c.statusPath) fail('statusPath', 'must differ from inboundPath');
   return {
     accountSid: accountSid!,
     authToken: authToken!,
     ...(webhookSigningKey ? { webhookSigningKey } : {}),
     publicUrl: c.publicUrl.replace(/\/+$/, ''),
     inboundPath: c.inboundPath,
+    statusPath: c.statusPath,
+    statusCallbacks: c.statusCallbacks,
     ...(c.from ? { from: c.from } : {}),
     ...(c.messagingServiceSid ? { messagingServiceSid: c.messagingServiceSid } : {}),
     maxMessageChars: c.maxMessageChars,

@@ -13,11 +13,13 @@ import {
   withApprovalsText,
 } from '../../src/channel/index.js';
 import { toPlainText } from '../twilio/format.js';
+import { findCreated } from '../twilio/reconcile.js';
+import { sendWithRetry } from '../twilio/send.js';
 import { splitMessage } from '../twilio/split.js';
+import { isUndelivered } from '../twilio/status.js';
 import type { WhatsAppMessage, WhatsAppSender } from './client.js';
 import type { WhatsAppConfig, WhatsAppTemplate } from './config.js';
 import type { WhatsAppReplyTo } from './reply-to.js';
-import { sendWithRetry } from './send.js';
 import { insideWindow } from './window.js';
 
 /** A template variable holds at most this much (WhatsApp's limit for a body parameter). */
@@ -66,6 +68,8 @@ class WhatsAppTurnDelivery implements TurnDelivery {
   private chain: Promise<void> = Promise.resolve();
   private failure: unknown = null;
   private readonly to: string | undefined;
+  /** SIDs of this turn's messages already accounted for: a look-up never takes one of them for another. */
+  private readonly sids = new Set<string>();
 
   constructor(
     private readonly cfg: WhatsAppConfig,
@@ -132,6 +136,10 @@ class WhatsAppTurnDelivery implements TurnDelivery {
       await this.deliveries.record(turnId, 'whatsapp', to ?? 'unknown', { state: 'failed:no_address', body: plain });
       return;
     }
+    // An earlier attempt of this turn answered with the template: that stays the answer, whatever
+    // the window says now (the person may have written since) and whatever the config says now.
+    const template = notice ? undefined : await this.deliveries.get(turnId, 'whatsapp', `${to}#template`);
+    if (template) return this.resumeTemplate(to, from, template);
     if (!(await insideWindow(this.state, to, this.cfg.sessionWindowMs))) {
       if (notice) {
         this.log.info('whatsapp: a notice outside the 24-hour window is not sent (only a template could be)');
@@ -150,8 +158,28 @@ class WhatsAppTurnDelivery implements TurnDelivery {
       return;
     }
     const parts = splitMessage(plain, this.cfg.maxMessageChars);
-    for (const body of parts) await this.send(`${to}#${createHash('sha256').update(body).digest('hex').slice(0, 16)}`, { to, ...from, body }, body);
-    await this.deliveries.record(turnId, 'whatsapp', to, { state: 'sent', body: plain });
+    const sids: string[] = [];
+    for (const body of parts) {
+      const sid = await this.send(`${to}#${createHash('sha256').update(body).digest('hex').slice(0, 16)}`, { to, ...from, body }, body);
+      if (sid) sids.push(sid);
+    }
+    await this.deliveries.record(turnId, 'whatsapp', to, { platformMessageId: sids.at(-1) ?? null, state: 'sent', body: plain });
+    await this.failedMeanwhile(to, sids);
+  }
+
+  /**
+   * A status callback that said failed/undelivered before the row above was written (the listener
+   * marks only a row that reads sent): it is marked here. One of the two always sees the other.
+   */
+  private async failedMeanwhile(to: string, sids: string[]): Promise<void> {
+    if (!this.cfg.statusCallbacks) return;
+    for (const sid of sids) {
+      const s = await this.deliveries.get(this.target.turnId, 'whatsapp', `status:${sid}`);
+      if (!s || !isUndelivered(s.state)) continue;
+      const code = (JSON.parse(s.body ?? '{}') as { errorCode?: string }).errorCode ?? 'unknown';
+      await this.deliveries.record(this.target.turnId, 'whatsapp', to, { platformMessageId: sid, state: `${s.state}:${code}` });
+      return;
+    }
   }
 
   /** The person wrote more than sessionWindowHours ago: only a template may reach them. */
@@ -166,27 +194,122 @@ class WhatsAppTurnDelivery implements TurnDelivery {
       throw new ChannelDeliveryError(message, { retryable: false, platformCode: 'outside_window' });
     }
     this.log.warn({ contentSid: t.contentSid }, 'whatsapp: outside the 24-hour window; sending the outsideWindowTemplate instead of the reply');
-    await this.send(`${to}#template`, { to, ...from, contentSid: t.contentSid, contentVariables: fillVariables(t, { text }) }, text);
-    await this.deliveries.record(turnId, 'whatsapp', to, { state: 'sent:template', body: text });
+    const sent: SentTemplate = { contentSid: t.contentSid, contentVariables: JSON.parse(fillVariables(t, { text })) as Record<string, string> };
+    // The summary row says so before the create: a later attempt reads the reply it stands for from here.
+    await this.deliveries.record(turnId, 'whatsapp', to, { state: 'sending:template', body: JSON.stringify({ ...sent, reply: text }) });
+    await this.sendTemplate(to, from, sent, text);
   }
 
-  /** One message, recorded: a retried attempt of the turn skips what already went out. */
-  private async send(key: string, msg: WhatsAppMessage, body: string): Promise<void> {
+  /** A later attempt of a turn answered by the template: the message recorded, sent at most once. */
+  private async resumeTemplate(to: string, from: Pick<WhatsAppMessage, 'from' | 'messagingServiceSid'>, row: DeliveryRow): Promise<void> {
+    if (row.state === 'sent') {
+      if (row.platformMessageId) this.sids.add(row.platformMessageId);
+      return;
+    }
+    const sent = parseSentTemplate(row.body);
+    if (!sent) {
+      this.log.error({ state: row.state }, 'whatsapp: the recorded template message cannot be read; not sending it again');
+      return;
+    }
+    const summary = await this.deliveries.get(this.target.turnId, 'whatsapp', to);
+    await this.sendTemplate(to, from, sent, replyOf(summary?.body ?? null));
+  }
+
+  private async sendTemplate(to: string, from: Pick<WhatsAppMessage, 'from' | 'messagingServiceSid'>, sent: SentTemplate, reply: string): Promise<void> {
+    const sid = await this.send(
+      `${to}#template`,
+      { to, ...from, contentSid: sent.contentSid, contentVariables: JSON.stringify(sent.contentVariables) },
+      JSON.stringify(sent),
+    ).catch(async (err: unknown) => {
+      // Twilio refused the template (a wrong ContentSid, 63016 on an unapproved one...): the row says so.
+      if (err instanceof ChannelDeliveryError)
+        await this.deliveries.record(this.target.turnId, 'whatsapp', to, {
+          state: `failed:${err.platformCode ?? 'unknown'}`,
+          body: JSON.stringify({ ...sent, reply }),
+        });
+      throw err;
+    });
+    // The row shows what went (the template and its variables), and the reply it stood for.
+    await this.deliveries.record(this.target.turnId, 'whatsapp', to, {
+      platformMessageId: sid,
+      state: 'sent:template',
+      body: JSON.stringify({ ...sent, reply }),
+    });
+    if (sid) await this.failedMeanwhile(to, [sid]);
+  }
+
+  /**
+   * One message, recorded: `sending` (the intent, with what is sent) before the create, `sent` with
+   * the SID after. A retried attempt of the turn skips what already went out; one that finds
+   * `sending` (the answer was lost, or the process died) looks the message up on Twilio before it
+   * sends again (channels/twilio/reconcile.ts): Twilio has no idempotency key. Returns the SID.
+   */
+  private async send(key: string, msg: WhatsAppMessage, body: string): Promise<string | null> {
     const { turnId } = this.target;
     const prior = await this.deliveries.get(turnId, 'whatsapp', key);
-    if (prior?.state === 'sent') return;
-    const r = await sendWithRetry(this.sender(), msg, {
-      attempts: this.cfg.sendAttempts,
-      baseMs: this.cfg.retryBaseMs,
-      maxMs: this.cfg.retryMaxMs,
-      log: this.log,
-    });
+    if (prior?.state === 'sent') {
+      if (prior.platformMessageId) this.sids.add(prior.platformMessageId);
+      return prior.platformMessageId;
+    }
+    const since = prior?.state === 'sending' ? prior.updatedAt : (await this.deliveries.record(turnId, 'whatsapp', key, { state: 'sending', body })).updatedAt;
+    const intent = {
+      to: msg.to,
+      ...(msg.from ? { from: msg.from } : {}),
+      ...(msg.messagingServiceSid ? { messagingServiceSid: msg.messagingServiceSid } : {}),
+      // A template's text is rendered by Twilio: matched by address and time, not by body.
+      ...(msg.body !== undefined ? { body: msg.body } : {}),
+      since: new Date(since),
+      known: this.sids,
+    };
+    const statusCallback = this.cfg.statusCallbacks ? `${this.cfg.publicUrl}${this.cfg.statusPath}?t=${encodeURIComponent(turnId)}` : undefined;
+    const r = await sendWithRetry(
+      this.sender(),
+      { ...msg, ...(statusCallback ? { statusCallback } : {}) },
+      {
+        channel: 'whatsapp',
+        attempts: this.cfg.sendAttempts,
+        baseMs: this.cfg.retryBaseMs,
+        maxMs: this.cfg.retryMaxMs,
+        log: this.log,
+        lookup: () => findCreated(this.sender(), intent),
+        unknownAtStart: prior?.state === 'sending',
+      },
+    );
     if (!r.ok) {
       const code = r.failure.code ?? r.failure.status ?? 'unknown';
       this.log.warn({ code: r.failure.code, status: r.failure.status }, `whatsapp: not delivered (permanent failure): ${r.failure.message}`);
       await this.deliveries.record(turnId, 'whatsapp', key, { state: `failed:${code}`, body });
       throw new ChannelDeliveryError(`whatsapp: Twilio refused the message: ${r.failure.message}`, { retryable: false, platformCode: String(code) });
     }
+    this.sids.add(r.sid);
     await this.deliveries.record(turnId, 'whatsapp', key, { platformMessageId: r.sid, state: 'sent', body });
+    return r.sid;
+  }
+}
+
+/** What went out instead of a reply outside the window: the template and its filled variables. */
+interface SentTemplate {
+  contentSid: string;
+  contentVariables: Record<string, string>;
+}
+
+type DeliveryRow = NonNullable<Awaited<ReturnType<Deliveries['get']>>>;
+
+/** The reply a template stood for, from the summary row. */
+function replyOf(body: string | null): string {
+  try {
+    const r = (JSON.parse(body ?? '') as { reply?: unknown }).reply;
+    return typeof r === 'string' ? r : '';
+  } catch {
+    return '';
+  }
+}
+
+function parseSentTemplate(body: string | null): SentTemplate | null {
+  try {
+    const v = JSON.parse(body ?? '') as Partial<SentTemplate>;
+    return typeof v.contentSid === 'string' && v.contentVariables && typeof v.contentVariables === 'object' ? (v as SentTemplate) : null;
+  } catch {
+    return null;
   }
 }

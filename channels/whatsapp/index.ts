@@ -19,4 +19,6 @@ export const plugin: ChannelPlugin<WhatsAppConfig, WhatsAppReplyTo | null> = {
     let sender: WhatsAppSender | undefined;
     return new WhatsAppDeliverer(cfg, () => (sender ??= twilioWhatsAppSender(cfg)));
   },
+  // Loaded only by doctor --probe.
+  probe: async (cfg) => (await import('./probe.js')).probeWhatsApp(cfg),
 };

@@ -2,12 +2,15 @@ import type { Logger } from 'pino';
 import { conversationKey, type InboundMessage } from '../../kernel/envelope.js';
 import type { ChannelListener, ListenContext, RouteContext } from '../../src/channel/index.js';
 import { type FormParams, param, signedUrl } from '../twilio/signature.js';
+import { isUndelivered, recordStatus } from '../twilio/status.js';
 import { guardTwilioWebhook } from '../twilio/webhook-guard.js';
 import type { WhatsAppConfig } from './config.js';
 import { inboundMedia } from './media.js';
 import { noteInbound } from './window.js';
 
 const ADDRESS = /^whatsapp:\+[1-9]\d{1,14}$/;
+/** Twilio's error for a free-form message outside the customer-service window. */
+const OUTSIDE_WINDOW = '63016';
 
 /**
  * The ingress side: one webhook route. Inbound messages are verified (X-Twilio-Signature over the
@@ -26,9 +29,16 @@ export class WhatsAppListener implements ChannelListener {
   async start(ctx: ListenContext): Promise<void> {
     this.ctx = ctx;
     this.log = ctx.log;
-    ctx.mount({ method: 'POST', path: this.cfg.inboundPath, handler: (r) => this.guard(r) });
+    ctx.mount({ method: 'POST', path: this.cfg.inboundPath, handler: (r) => this.guard(r, (p) => this.inbound(p)) });
+    ctx.mount({ method: 'POST', path: this.cfg.statusPath, handler: (r) => this.guard(r, (p, url) => this.status(p, url)) });
     this.started = true;
-    ctx.log.info({ inbound: signedUrl(this.cfg.publicUrl, this.cfg.inboundPath) }, 'whatsapp webhook ready');
+    ctx.log.info(
+      {
+        inbound: signedUrl(this.cfg.publicUrl, this.cfg.inboundPath),
+        status: this.cfg.statusCallbacks ? signedUrl(this.cfg.publicUrl, this.cfg.statusPath) : undefined,
+      },
+      'whatsapp webhooks ready',
+    );
   }
 
   async close(): Promise<void> {
@@ -39,8 +49,38 @@ export class WhatsAppListener implements ChannelListener {
     return this.started ? { ok: true } : { ok: false, message: 'whatsapp webhook not registered' };
   }
 
-  private guard(r: RouteContext): Promise<void> {
-    return guardTwilioWebhook(r, this.cfg, 'whatsapp', this.log!, (p) => this.inbound(p));
+  /** Body, signature and account checks shared by both routes (channels/twilio/webhook-guard.ts). */
+  private guard(r: RouteContext, handle: (p: FormParams, url: URL) => Promise<string | null>): Promise<void> {
+    return guardTwilioWebhook(r, this.cfg, 'whatsapp', this.log!, handle);
+  }
+
+  /**
+   * A status callback (the StatusCallback the deliverer set, ?t=<turn>): recorded on the row
+   * `status:<MessageSid>`; a message Twilio failed after accepting it (failed/undelivered, with its
+   * ErrorCode: 63016 outside the 24-hour window, 63024 not a WhatsApp user...) marks the turn's
+   * delivery row for that address `failed:<code>` / `undelivered:<code>`.
+   */
+  private async status(p: FormParams, url: URL): Promise<null> {
+    const sid = param(p, 'MessageSid') ?? param(p, 'SmsSid');
+    const status = param(p, 'MessageStatus') ?? param(p, 'SmsStatus');
+    if (!sid || !status) return null;
+    const to = param(p, 'To');
+    const errorCode = param(p, 'ErrorCode');
+    const turn = url.searchParams.get('t') || 'status';
+    const deliveries = this.ctx!.deliveries;
+    await recordStatus(deliveries, 'whatsapp', turn, sid, status, { ...(to ? { to } : {}), ...(errorCode ? { errorCode } : {}) });
+    if (!isUndelivered(status)) return null;
+    this.log!.warn(
+      { sid, status, errorCode, turn },
+      errorCode === OUTSIDE_WINDOW
+        ? 'whatsapp: Twilio failed the message: outside the 24-hour customer-service window (63016); only a template (outsideWindowTemplate) reaches this person until they write again'
+        : 'whatsapp: Twilio did not deliver the message',
+    );
+    const row = to && turn !== 'status' ? await deliveries.get(turn, 'whatsapp', to) : undefined;
+    // Only a reply recorded as sent is marked (a later callback of another part finds it marked already).
+    if (row && to && row.state.startsWith('sent'))
+      await deliveries.record(turn, 'whatsapp', to, { platformMessageId: sid, state: `${status}:${errorCode ?? 'unknown'}` });
+    return null;
   }
 
   private async inbound(p: FormParams): Promise<string | null> {

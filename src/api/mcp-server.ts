@@ -1,6 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { z } from 'zod';
 import type { Bus } from '../../adapters/bus/port.js';
 import type { GatewayStore } from '../../adapters/store/ports/index.js';
@@ -28,7 +26,8 @@ const text = (t: string) => ({ content: [{ type: 'text' as const, text: t }] });
  * a message into a conversation and answer approvals.
  */
 export function registerMcpServer(server: HttpServer, deps: McpServerDeps): void {
-  const build = (operatorId: string) => {
+  const build = async (operatorId: string) => {
+    const { McpServer } = await sdk();
     const s = new McpServer({ name: 'switchboard', version: '0.1.0' });
     s.registerTool(
       'list_conversations',
@@ -138,7 +137,8 @@ export function registerMcpServer(server: HttpServer, deps: McpServerDeps): void
         return sendError(ctx.res, 400, 'Invalid JSON.', { code: 'invalid_json' });
       }
     }
-    const mcp = build(p.id);
+    const mcp = await build(p.id);
+    const { StreamableHTTPServerTransport } = await sdk();
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     ctx.res.on('close', () => {
       void transport.close();
@@ -150,4 +150,19 @@ export function registerMcpServer(server: HttpServer, deps: McpServerDeps): void
   server.route('POST', '/mcp', handle);
   server.route('GET', '/mcp', handle);
   server.route('DELETE', '/mcp', handle);
+}
+
+/** The MCP server SDK (~200 ms of CPU and ~25 MB), loaded by the first request to /mcp rather than at start. */
+let loaded:
+  | Promise<{
+      McpServer: typeof import('@modelcontextprotocol/sdk/server/mcp.js').McpServer;
+      StreamableHTTPServerTransport: typeof import('@modelcontextprotocol/sdk/server/streamableHttp.js').StreamableHTTPServerTransport;
+    }>
+  | undefined;
+function sdk() {
+  loaded ??= Promise.all([import('@modelcontextprotocol/sdk/server/mcp.js'), import('@modelcontextprotocol/sdk/server/streamableHttp.js')]).then(([m, t]) => ({
+    McpServer: m.McpServer,
+    StreamableHTTPServerTransport: t.StreamableHTTPServerTransport,
+  }));
+  return loaded;
 }

@@ -17,6 +17,8 @@ export const scheduleJson = (s: ScheduleRecord) => ({
   tz: s.tz,
   prompt: s.prompt,
   runsPerDay: s.runsPerDay,
+  tokensPerDay: s.tokensPerDay,
+  check: s.check,
   nextAt: s.nextAt,
   createdBy: s.createdBy,
   createdAt: s.createdAt,
@@ -43,7 +45,7 @@ export function registerScheduleApi(
   server.route('POST', '/v1/schedules', async ({ req, res, json }) => {
     const p = operator(req);
     if (!p) return refuse(res);
-    const b: Record<string, unknown> = await json({ hint: '{"conversation", "cron" | "at", "tz", "prompt", "runsPerDay"}' });
+    const b: Record<string, unknown> = await json({ hint: '{"conversation", "cron" | "at", "tz", "prompt", "runsPerDay", "tokensPerDay", "check"}' });
     const ref = b.conversation;
     const conv = typeof ref === 'string' ? ((await deps.conversations.conversation(ref)) ?? (await deps.conversations.conversationByKey(ref))) : undefined;
     if (!conv)

@@ -7,6 +7,7 @@ import type { DrainJob, TimerJob } from '../../kernel/jobs.js';
 import { visibleText } from '../../moat/approval-display.js';
 import { checkVariable, NO_RULE_PREFIX, RULE_SCOPES, type RuleScope, ruleTarget } from '../../moat/approval-engine.js';
 import type { Config } from '../config.js';
+import { ATTR, inSpan, jobTrace } from '../telemetry/tracer.js';
 import type { EventHub } from '../webhooks/events.js';
 import type { AnswerDecision } from './parse.js';
 import { isConfiguredOperator, requesterMayAnswer } from './rights.js';
@@ -101,7 +102,17 @@ export class ApprovalService {
     return row;
   }
 
-  async answer(code: string, decision: AnswerDecision, actor: Actor, opts: AnswerOptions = {}): Promise<AnswerResult> {
+  /** An answer is a span (the resumed turn's drain continues its trace: the turn, its `approval wait` span, the call). */
+  answer(code: string, decision: AnswerDecision, actor: Actor, opts: AnswerOptions = {}): Promise<AnswerResult> {
+    return inSpan('approval answer', { attributes: { 'switchboard.approval.decision': decision, [ATTR.channel]: actor.channel } }, async (span) => {
+      const r = await this.answerOnce(code, decision, actor, opts);
+      span.setAttribute('switchboard.approval.answer', r.ok ? 'ok' : r.code);
+      if (r.approval) span.setAttributes({ [ATTR.approvalId]: r.approval.id, [ATTR.approvalStatus]: r.approval.status });
+      return r;
+    });
+  }
+
+  private async answerOnce(code: string, decision: AnswerDecision, actor: Actor, opts: AnswerOptions): Promise<AnswerResult> {
     const { approvals } = this.deps;
     const normalized = code.trim().toUpperCase();
     const who = formatIdentity(actor);
@@ -241,7 +252,7 @@ export class ApprovalService {
   }
 
   private async drain(conversationId: string): Promise<void> {
-    await this.deps.queue.add({ conversationId }, { dedupKey: conversationId });
+    await this.deps.queue.add({ conversationId, ...jobTrace() }, { dedupKey: conversationId });
   }
 
   /** Every "always allow" rule. */

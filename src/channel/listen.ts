@@ -34,6 +34,8 @@ export interface ChannelRoute {
 export interface ReceiveOptions {
   /** The channel vouched for the sender itself (an API key, a signed webhook): the access policy does not apply. */
   authenticated?: boolean;
+  /** The W3C traceparent the platform's request carried (the HTTP API's header): the message's span continues that trace. */
+  traceparent?: string;
   /** The external id was made up for this call (an HTTP request without Idempotency-Key): it cannot come again, so nothing is looked up or recorded for it. */
   fresh?: boolean;
   /** The authenticated sender holds operator rights (an operator API key): their typed approval answers count. */

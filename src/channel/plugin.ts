@@ -44,6 +44,8 @@ export interface ChannelProbe {
   /** What was checked, e.g. "bot token". */
   name: string;
   ok: boolean;
+  /** With ok: works, but worth a look (doctor reports it as warn). */
+  warn?: boolean;
   message: string;
 }
 

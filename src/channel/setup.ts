@@ -36,4 +36,6 @@ export interface ChannelSetup {
   /** Step by step on the platform, from an empty account to a first answered message, with the generated artefacts. */
   guide(answers: Record<string, string>): string;
   check?(answers: Record<string, string>): Promise<SetupCheck[]>;
+  /** The operator's id as the channel's sender ids read (WhatsApp: `+1555…` → `whatsapp:+1555…`); default: as typed. */
+  operatorId?(typed: string): string;
 }

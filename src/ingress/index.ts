@@ -3,6 +3,7 @@ import type { JobQueue } from '../../adapters/queue/port.js';
 import type { InboundMessage } from '../../kernel/envelope.js';
 import { identityOf } from '../../kernel/identity.js';
 import type { DrainJob } from '../../kernel/jobs.js';
+import { ATTR, contextOf, inSpan, SpanKind } from '../telemetry/tracer.js';
 import { Composer, type StepError } from './compose.js';
 import type { IngressContext, IngressDeps, IngressStore } from './context.js';
 import type { IngressOutcome, ReceiveOptions } from './outcome.js';
@@ -59,9 +60,15 @@ export class Ingress {
 
   async receive(msg: InboundMessage, opts: ReceiveOptions = {}): Promise<IngressOutcome> {
     this.retention?.maybePrune();
-    const out = await this.chain.run(msg, { deps: this.deps, opts, sender: identityOf(msg) });
-    if (out.kind === 'refused' && !out.replayed) this.deps.dropped?.(msg.channel, out.code);
-    return out;
+    // The message's span (under the client's, when its request carried a traceparent): the drain job carries it to the worker (steps/accept.ts).
+    const parent = opts.traceparent ? { parent: contextOf(opts.traceparent) } : {};
+    return inSpan(`message ${msg.channel}`, { kind: SpanKind.SERVER, attributes: { [ATTR.channel]: msg.channel }, ...parent }, async (span) => {
+      const out = await this.chain.run(msg, { deps: this.deps, opts, sender: identityOf(msg) });
+      span.setAttribute(ATTR.outcome, out.kind === 'refused' ? `refused:${out.code}` : out.kind);
+      if (out.kind === 'accepted') span.setAttributes({ [ATTR.conversation]: out.conversationId, [ATTR.inboxId]: out.inboxId });
+      if (out.kind === 'refused' && !out.replayed) this.deps.dropped?.(msg.channel, out.code);
+      return out;
+    });
   }
 
   /** The error boundary: logged with the step and the event, then thrown to the channel (which lets its platform deliver again). */

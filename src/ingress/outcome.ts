@@ -40,6 +40,8 @@ export interface ReceiveOptions {
    * policy is skipped, and rate limits apply only to the HTTP API with limits.applyToHttp.
    */
   authenticated?: boolean;
+  /** The W3C traceparent the platform's request carried (the HTTP API's header): the message's span continues that trace. */
+  traceparent?: string;
   /**
    * Called once the message is durable, before a worker is woken (so a caller
    * that follows the turn misses none of it); also for a duplicate. May throw:

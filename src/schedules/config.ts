@@ -17,6 +17,10 @@ export const schedulesSchema = z
     quietHours: z.object({ start: hhmm, end: hhmm }).strict().optional(),
     /** Runs per recipient (conversation) per local day, over all its schedules; a schedule's own runsPerDay applies too. */
     perRecipientPerDay: z.number().int().positive().optional(),
+    /** Tokens per recipient (conversation) per local day over all its scheduled runs; a schedule's own tokensPerDay applies too. */
+    perRecipientTokensPerDay: z.number().int().positive().optional(),
+    /** The provider slot (a cheap model) that answers a schedule's `check` question before its run; unset: checks are skipped and every run goes ahead. */
+    checkSlot: z.string().trim().min(1).max(64).optional(),
     /** Time zone of a schedule created without one. */
     defaultTz: z.string().default('UTC'),
   })

@@ -11,6 +11,10 @@ export interface ScheduleRequest {
   tz?: unknown;
   prompt?: unknown;
   runsPerDay?: unknown;
+  /** The most tokens the schedule's runs may use per local day. */
+  tokensPerDay?: unknown;
+  /** A yes/no question for the cheap check slot, asked before each run (schedules.checkSlot). */
+  check?: unknown;
 }
 
 export class ScheduleRequestError extends Error {
@@ -37,6 +41,11 @@ export async function createSchedule(
   if (req.runsPerDay !== undefined && (!Number.isInteger(req.runsPerDay) || (req.runsPerDay as number) < 1))
     throw new ScheduleRequestError('runsPerDay', '"runsPerDay" must be a positive integer.');
   const runsPerDay = req.runsPerDay as number | undefined;
+  if (req.tokensPerDay !== undefined && (!Number.isInteger(req.tokensPerDay) || (req.tokensPerDay as number) < 1))
+    throw new ScheduleRequestError('tokensPerDay', '"tokensPerDay" must be a positive integer.');
+  if (req.check !== undefined && (typeof req.check !== 'string' || !req.check.trim() || req.check.length > 1000))
+    throw new ScheduleRequestError('check', '"check" must be a yes/no question of at most 1000 characters.');
+  const limits = { runsPerDay, tokensPerDay: req.tokensPerDay as number | undefined, check: req.check as string | undefined };
   if ((req.cron === undefined) === (req.at === undefined)) throw new ScheduleRequestError('cron', 'Give exactly one of "cron" (repeating) and "at" (one-off).');
   if (req.cron !== undefined) {
     if (typeof req.cron !== 'string') throw new ScheduleRequestError('cron', '"cron" must be a cron expression.');
@@ -47,11 +56,11 @@ export async function createSchedule(
     }
     const nextAt = nextTick(req.cron, tz, now);
     if (!nextAt) throw new ScheduleRequestError('cron', '"cron" never fires.');
-    return repo.create({ conversationId: req.conversationId, kind: 'cron', cron: req.cron, tz, prompt: req.prompt, runsPerDay, nextAt, createdBy: by });
+    return repo.create({ conversationId: req.conversationId, kind: 'cron', cron: req.cron, tz, prompt: req.prompt, ...limits, nextAt, createdBy: by });
   }
   const at = typeof req.at === 'string' ? new Date(req.at) : undefined;
   if (!at || Number.isNaN(at.getTime()) || !/\d{4}-\d\d-\d\dT/.test(req.at as string))
     throw new ScheduleRequestError('at', '"at" must be an ISO 8601 time (2026-12-04T09:00:00+01:00).');
   if (at.getTime() < now.getTime() - 60_000) throw new ScheduleRequestError('at', '"at" is in the past.');
-  return repo.create({ conversationId: req.conversationId, kind: 'once', at, tz, prompt: req.prompt, runsPerDay, nextAt: at, createdBy: by });
+  return repo.create({ conversationId: req.conversationId, kind: 'once', at, tz, prompt: req.prompt, ...limits, nextAt: at, createdBy: by });
 }

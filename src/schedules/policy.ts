@@ -1,7 +1,7 @@
 /**
  * The gateway's policy for scheduled runs, decided before any model call: quiet hours in the
  * recipient's time zone (a run inside them is deferred to their end, never dropped) and the
- * runs-per-day budgets. Pure functions over an explicit `now`, so tests give fixed dates.
+ * runs-per-day and tokens-per-day budgets. Pure functions over an explicit `now`, so tests give fixed dates.
  */
 
 export interface QuietHours {
@@ -71,14 +71,17 @@ export function localDayStart(at: Date, tz: string): Date {
   return zonedInstant(tz, p.year, p.month, p.day, 0);
 }
 
-export type BudgetVerdict = { ok: true } | { ok: false; limit: 'schedule' | 'recipient' };
+export type BudgetVerdict = { ok: true } | { ok: false; limit: 'schedule' | 'recipient' | 'schedule_tokens' | 'recipient_tokens' };
 
+/** Whether one more run fits the day's budgets: runs (this one not counted yet) and tokens already used. */
 export function withinBudget(
-  fired: { schedule: number; recipient: number },
-  limits: { perSchedule?: number | null; perRecipient?: number | null },
+  fired: { schedule: number; recipient: number; scheduleTokens?: number; recipientTokens?: number },
+  limits: { perSchedule?: number | null; perRecipient?: number | null; tokensPerSchedule?: number | null; tokensPerRecipient?: number | null },
 ): BudgetVerdict {
   if (limits.perSchedule != null && fired.schedule >= limits.perSchedule) return { ok: false, limit: 'schedule' };
   if (limits.perRecipient != null && fired.recipient >= limits.perRecipient) return { ok: false, limit: 'recipient' };
+  if (limits.tokensPerSchedule != null && (fired.scheduleTokens ?? 0) >= limits.tokensPerSchedule) return { ok: false, limit: 'schedule_tokens' };
+  if (limits.tokensPerRecipient != null && (fired.recipientTokens ?? 0) >= limits.tokensPerRecipient) return { ok: false, limit: 'recipient_tokens' };
   return { ok: true };
 }
 

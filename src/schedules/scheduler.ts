@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { JobQueue } from '../../adapters/queue/port.js';
-import type { ScheduleRepository } from '../../adapters/store/ports/schedules.js';
+import type { PendingRun, ScheduleRepository } from '../../adapters/store/ports/schedules.js';
 import type { InboundMessage } from '../../kernel/envelope.js';
 import type { DrainJob } from '../../kernel/jobs.js';
 import type { SchedulesConfig } from './config.js';
@@ -17,6 +17,8 @@ export interface SchedulerDeps {
   now?: () => Date;
   /** Told of each run whose reply could not be delivered (the gateway emits schedule.undelivered). */
   undelivered?: (run: { scheduleId: string; tick: string; turnId: string | null }) => void;
+  /** A schedule's check on the cheap slot (src/schedules/check.ts): false records the run as nothing_to_say without a turn. Unset: runs go ahead. */
+  check?: (run: PendingRun & { check: string }, now: Date) => Promise<boolean>;
 }
 
 /** The system-authored prompt of a run. */
@@ -108,9 +110,27 @@ export class Scheduler {
       }
       const fired = await schedules.firedSince(run.scheduleId, run.conversationId, localDayStart(now, run.tz));
       // This run is 'firing' and already counted: compare what came before it.
-      const before = { schedule: fired.schedule - 1, recipient: fired.recipient - 1 };
-      if (!withinBudget(before, { perSchedule: run.runsPerDay, perRecipient: config.perRecipientPerDay }).ok) {
+      // A token budget is judged on finished runs: while an earlier run it counts is still going, wait for it.
+      const tokensPending = (run.tokensPerDay != null && fired.scheduleRunning > 0) || (config.perRecipientTokensPerDay != null && fired.recipientRunning > 0);
+      if (tokensPending) {
+        await schedules.setRun(run.id, { status: 'pending', dueAt: new Date(now.getTime() + config.pollMs) });
+        continue;
+      }
+      const before = { ...fired, schedule: fired.schedule - 1, recipient: fired.recipient - 1 };
+      const budget = withinBudget(before, {
+        perSchedule: run.runsPerDay,
+        perRecipient: config.perRecipientPerDay,
+        tokensPerSchedule: run.tokensPerDay,
+        tokensPerRecipient: config.perRecipientTokensPerDay,
+      });
+      if (!budget.ok) {
+        this.deps.log.info({ schedule: run.scheduleId, tick: run.tick.toISOString(), limit: budget.limit }, 'scheduled run over budget; not run');
         await schedules.setRun(run.id, { status: 'over_budget' });
+        continue;
+      }
+      if (run.check && this.deps.check && !(await this.deps.check({ ...run, check: run.check }, now))) {
+        this.deps.log.info({ schedule: run.scheduleId, tick: run.tick.toISOString() }, 'schedule check said no; nothing to say');
+        await schedules.setRun(run.id, { status: 'nothing_to_say' });
         continue;
       }
       const replyTo = await schedules.lastReplyTo(run.conversationId);

@@ -16,6 +16,7 @@ import type { Attempt, ProviderChain } from '../../providers/chain.js';
 import type { AnyTool } from '../../tools/contract.js';
 import type { Config } from '../config.js';
 import type { PromptComposer } from '../prompt.js';
+import type { TurnTrace } from '../telemetry/genai.js';
 import type { LeaseGuard } from './lease-guard.js';
 
 /**
@@ -93,6 +94,8 @@ export interface TurnJob {
    * signal has aborted the turn and the turn writes nothing more.
    */
   leaseGuard?: LeaseGuard;
+  /** The turn's span context: its model and tool calls are traced as its children (src/telemetry/genai.ts). */
+  trace?: TurnTrace;
 }
 
 /**

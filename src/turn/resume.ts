@@ -2,6 +2,7 @@ import type { AgentToolResult } from '@mariozechner/pi-agent-core';
 import type { ToolResultMessage } from '@mariozechner/pi-ai';
 import type { TurnEventSink } from '../../kernel/turn-events.js';
 import type { TraceEntry } from '../../moat/honesty.js';
+import type { TurnTrace } from '../telemetry/genai.js';
 import type { ParkedCall, TurnTools } from '../turn-tools.js';
 import { journaledResult, type StepJournal } from './journal.js';
 import type { ApprovalRecord, TurnDeps } from './ports.js';
@@ -22,10 +23,12 @@ export async function decidedResults(
   turnId: string,
   sink: TurnEventSink,
   journal: StepJournal,
+  trace?: TurnTrace,
 ): Promise<ToolResultMessage[]> {
   const out: ToolResultMessage[] = [];
   for (const p of pending) {
     const a = await deps.approvalStore.get(p.approvalId);
+    if (a) trace?.approvalWait(a);
     const step = journal.step(p.toolCallId);
     const tool = tools.tool(p.tool);
     let result: AgentToolResult<unknown>;
@@ -40,7 +43,7 @@ export async function decidedResults(
       isError = step.result.isError;
     } else if (claimed && a && (!step || tool?.idempotent)) {
       // Claimed now, or claimed by an attempt that died before the call started (or an idempotent one began it).
-      ({ result, isError } = await runApproved(tools, journal, p, a, turnId, sink));
+      ({ result, isError } = await runApproved(tools, journal, p, a, turnId, sink, trace));
     } else if (claimed && a) {
       const r = await journal.uncertain(p.toolCallId, p.tool, a.args);
       tools.trace.push(r.trace as TraceEntry);
@@ -76,12 +79,14 @@ async function runApproved(
   a: ApprovalRecord,
   turnId: string,
   sink: TurnEventSink,
+  trace?: TurnTrace,
 ): Promise<{ result: AgentToolResult<unknown>; isError: boolean }> {
   const tool = tools.tool(p.tool);
   let result: AgentToolResult<unknown>;
   let isError = true;
   // A failed journal write throws: the turn stops here, before the call runs or its result is used.
   await journal.started(p.toolCallId, p.tool);
+  trace?.toolStart(p.toolCallId, p.tool);
   try {
     if (!tool) throw new Error(`the tool ${p.tool} is no longer available`);
     sink.push({ type: 'tool_start', turnId, toolCallId: p.toolCallId, name: p.tool, args: a.args });
@@ -91,6 +96,8 @@ async function runApproved(
   } catch (err) {
     result = await tools.present(p.tool, a.args, { content: [{ type: 'text', text: (err as Error).message }], details: null }, true);
   }
+  // The moat asked, an operator approved: the call ran now, on resume.
+  trace?.toolEnd(p.toolCallId, { isError, decision: { decision: 'approved', approvalId: a.id } });
   faultPoint('tool-ran');
   // present() traced the call last.
   await journal.finished(p.toolCallId, p.tool, { content: result.content, isError, trace: tools.trace[tools.trace.length - 1] });

@@ -45,7 +45,7 @@ export async function runTurn({ job, deps, sink, signal }: RunTurn): Promise<Tur
   const t = turnTools(job, deps, p, parked, sink, journal, signal);
   // Resuming a parked turn: the decided calls get their results first.
   const resumed: Message[] | undefined = parked
-    ? [...parked.messages, ...(await decidedResults(deps, t.tools, parked.pending, turnId, sink, journal))]
+    ? [...parked.messages, ...(await decidedResults(deps, t.tools, parked.pending, turnId, sink, journal, job.trace))]
     : undefined;
 
   const attempts: Attempt[] = [...(parked?.attempts ?? [])];
@@ -80,6 +80,7 @@ export async function runTurn({ job, deps, sink, signal }: RunTurn): Promise<Tur
       },
       budget: { tokens: deps.config.limits.turnTokens, costUsd: deps.config.limits.turnCostUsd, ...(parked ? { spent: parked.usage } : {}) },
       journal: journal.forModels(parked?.modelCalls ?? 0),
+      ...(job.trace ? { trace: job.trace, toolDecision: (id: string) => t.tools.decisions.get(id) } : {}),
     },
     {
       sink,

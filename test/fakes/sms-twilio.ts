@@ -42,6 +42,15 @@
  * and then fails with error 63016 (status `failed`, never reaches the phone).
  * `addMedia` serves media at /2010-04-01/Accounts/<AC>/Messages/<MM>/Media/<ME>,
  * behind HTTP basic auth as Twilio's media URLs are (with media auth on).
+ * A template message is listed with the Body Twilio renders from it (`contents`: ContentSid →
+ * text with {{1}}…), as the Messages list shows it. A message Twilio fails after accepting it
+ * (63016) gets a `failed` status callback with its ErrorCode; `whatsappWindowClosed` holds an
+ * address's window closed whatever it sent (Twilio's view and the gateway's disagree). `onCreate`
+ * runs when a create is accepted, before its answer (a test changes the world meanwhile).
+ *
+ * Messaging API (messaging.twilio.com, served on the same host): GET /v2/Channels/Senders?Channel=whatsapp
+ * lists `whatsappSenders` (sender_id, status ONLINE/OFFLINE/PENDING_VERIFICATION..., offline_reasons),
+ * GET /v1/Services/<MG>/ChannelSenders the senders of a `messagingServices` pool; both behind basic auth.
  */
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -143,10 +152,26 @@ export class FakeTwilio {
   optOut: OptOutSettings | null = null;
   /** Numbers Twilio has opted out (STOP): creates to them fail with 21610. */
   readonly optedOut = new Set<string>();
+  /** The account's WhatsApp senders (GET /v2/Channels/Senders?Channel=whatsapp): ONLINE, OFFLINE, PENDING_VERIFICATION... */
+  readonly whatsappSenders: Array<{ sid: string; senderId: string; status: string; offlineReasons?: Array<{ code: string; message: string }> }> = [];
+  /** Messaging Services (MG…) and the senders in their pools (GET /v1/Services/<MG>/ChannelSenders). */
+  readonly messagingServices = new Map<string, string[]>();
+
+  /** Registers a WhatsApp sender of this account. */
+  addWhatsAppSender(senderId: string, status = 'ONLINE', offlineReasons?: Array<{ code: string; message: string }>): void {
+    this.whatsappSenders.push({ sid: `XE${hex(16)}`, senderId, status, ...(offlineReasons ? { offlineReasons } : {}) });
+  }
+
+  /** Content API templates (ContentSid → text with {{1}}…): the Body a template message is listed with. Unknown ones: the variables in order. */
+  readonly contents = new Map<string, string>();
+  /** Called when a create is accepted, before its answer goes out (a test changes the world while the answer is in flight). */
+  onCreate?: (m: SentMessage) => void;
   /** Every GET on the messages list / read endpoints (the query string). */
   readonly lookups: string[] = [];
 
   private readonly handsets = new Map<string, HandsetMessage[]>();
+  /** Addresses whose window Twilio holds closed whatever they sent (Twilio's view and the gateway's disagree). */
+  readonly whatsappWindowClosed = new Set<string>();
   /** When each WhatsApp user last wrote (the 24-hour window), by whatsapp: address. */
   readonly whatsappLastInbound = new Map<string, number>();
   private sharedKey?: { id: string; secret: string; algorithm: 'HMAC_SHA1' | 'HMAC_SHA256' };
@@ -401,6 +426,48 @@ export class FakeTwilio {
       return json(res, 200, { sid: this.accountSid, friendly_name: 'My first Twilio account', status: this.accountStatus, type: 'Full' });
     }
     const auth = `Basic ${Buffer.from(`${this.accountSid}:${this.authToken}`).toString('base64')}`;
+    // The Messaging API (messaging.twilio.com, served here too): WhatsApp senders, a Messaging Service's sender pool.
+    if (req.method === 'GET' && pathname === '/v2/Channels/Senders') {
+      if (req.headers.authorization !== auth) return json(res, 401, { code: 20003, message: 'Authenticate', status: 401 });
+      const q = new URL(req.url ?? '/', 'http://x').searchParams;
+      if (!q.get('Channel')) return json(res, 400, { code: 20001, message: 'Missing required parameter Channel in the query', status: 400 });
+      const senders = this.whatsappSenders.filter(() => q.get('Channel')!.toLowerCase() === 'whatsapp');
+      return json(res, 200, {
+        senders: senders.map((x) => ({
+          sid: x.sid,
+          status: x.status,
+          sender_id: x.senderId,
+          offline_reasons: x.offlineReasons ?? null,
+          url: `https://messaging.twilio.com/v2/Channels/Senders/${x.sid}`,
+        })),
+        meta: {
+          page: 0,
+          page_size: Number(q.get('PageSize') ?? 50),
+          first_page_url: req.url,
+          previous_page_url: null,
+          url: req.url,
+          next_page_url: null,
+          key: 'senders',
+        },
+      });
+    }
+    const pool = /^\/v1\/Services\/(MG[0-9a-fA-F]{32})\/ChannelSenders$/.exec(pathname);
+    if (req.method === 'GET' && pool) {
+      if (req.headers.authorization !== auth) return json(res, 401, { code: 20003, message: 'Authenticate', status: 401 });
+      const list = this.messagingServices.get(pool[1]!);
+      if (!list) return json(res, 404, { code: 20404, message: 'The requested resource was not found', status: 404 });
+      return json(res, 200, {
+        senders: list.map((sender) => ({
+          account_sid: this.accountSid,
+          messaging_service_sid: pool[1],
+          sid: `XE${hex(16)}`,
+          sender,
+          sender_type: sender.startsWith('whatsapp:') ? 'WhatsApp' : 'PhoneNumber',
+          country_code: 'US',
+        })),
+        meta: { page: 0, page_size: 50, first_page_url: req.url, previous_page_url: null, url: req.url, next_page_url: null, key: 'senders' },
+      });
+    }
     const lookup = req.method === 'GET' && /\/Messages(\/SM[0-9a-f]{32})?\.json$/.test(pathname);
     if (lookup && this.lookupFailures > 0) {
       this.lookupFailures--;
@@ -456,12 +523,14 @@ export class FakeTwilio {
     }
     const sid = `SM${hex(16)}`;
     const from = form.get('From') ?? undefined;
+    // A template's Body is the text Twilio rendered from the Content and its variables.
+    const rendered = contentSid ? this.renderContent(contentSid, contentVariables) : body;
     const messagingServiceSid = form.get('MessagingServiceSid') ?? undefined;
     const statusCallback = form.get('StatusCallback') ?? undefined;
     const msg: SentMessage = {
       sid,
       to,
-      body,
+      body: rendered,
       at: Date.now(),
       status: 'queued',
       dateCreated: new Date(),
@@ -474,9 +543,10 @@ export class FakeTwilio {
     };
     // WhatsApp: free-form only within 24 hours of the person's last message; Twilio accepts, then fails it.
     const last = this.whatsappLastInbound.get(to);
-    if (whatsapp && !contentSid && (last === undefined || Date.now() - last > 24 * 3_600_000)) msg.errorCode = 63016;
+    if (whatsapp && !contentSid && (last === undefined || Date.now() - last > 24 * 3_600_000 || this.whatsappWindowClosed.has(to))) msg.errorCode = 63016;
     const index = this.sentTo(to).length;
     this.messages.push(msg);
+    this.onCreate?.(msg);
     this.attempts.push({ to, body, status: 201 });
     const p = this.carry(msg, this.carrierDelayMs(msg, index));
     this.pending.add(p);
@@ -490,6 +560,17 @@ export class FakeTwilio {
       return;
     }
     json(res, 201, this.resource(msg));
+  }
+
+  /** The text of a Content API template with its variables, as Twilio renders it into the message's Body. */
+  private renderContent(contentSid: string, variables: string | undefined): string {
+    const vars = variables ? (JSON.parse(variables) as Record<string, string>) : {};
+    const text =
+      this.contents.get(contentSid) ??
+      Object.keys(vars)
+        .map((k) => `{{${k}}}`)
+        .join(' ');
+    return text.replace(/\{\{(\w+)\}\}/g, (_, k: string) => vars[k] ?? '');
   }
 
   /** A message as the REST API shows it. */
@@ -550,14 +631,17 @@ export class FakeTwilio {
   /** The carrier takes the message after `delayMs` (the phone has it); status callbacks queued → sent → delivered. */
   private async carry(m: SentMessage, delayMs: number): Promise<void> {
     const url = m.statusCallback && this.statusCallbacks ? m.statusCallback : undefined;
-    const report = async (status: string) => {
-      if (url) await this.statusCallback(url, { sid: m.sid, to: m.to, from: m.from ?? '', status }).catch(() => {});
+    const report = async (status: string, errorCode?: number) => {
+      const s = { sid: m.sid, to: m.to, from: m.from ?? '', status, ...(errorCode ? { errorCode: String(errorCode) } : {}) };
+      if (url) await this.statusCallback(url, s).catch(() => {});
     };
     await new Promise((r) => setTimeout(r, 5));
     await report('queued');
     await new Promise((r) => setTimeout(r, delayMs));
     if (m.errorCode) {
+      // Failed after it was accepted: the status callback says so, with the ErrorCode (63016...).
       m.status = 'failed';
+      await report('failed', m.errorCode);
       return;
     }
     m.status = 'sent';

@@ -22,9 +22,17 @@ export interface InboxMessage {
   overrides?: TurnOverrides | null;
   /** InboundMessage.requestHash (migration 015). */
   requestHash?: string | null;
+  /** The traceparent of the message's span at ingress (migration 027), when traces are on. */
+  traceparent?: string;
   receivedAt: Date;
   turnId: string | null;
   consumedAt: Date | null;
+}
+
+/** What the ingress knows of a message beside the message itself. */
+export interface AcceptMeta {
+  /** The message span's W3C traceparent (src/telemetry/tracer.ts jobTrace), when traces are on. */
+  traceparent?: string;
 }
 
 export interface AcceptResult {
@@ -46,7 +54,7 @@ export interface InboxRepository {
    * inbox row, atomically. A second message with the same (channel, external
    * id) writes nothing and reports the first row with `duplicate: true`.
    */
-  accept(msg: InboundMessage, agent?: string): Promise<AcceptResult>;
+  accept(msg: InboundMessage, agent?: string, meta?: AcceptMeta): Promise<AcceptResult>;
   /** The row of a message already written, as accept() reports a duplicate; undefined if none. */
   inboxByExternalId(channel: string, externalId: string): Promise<AcceptResult | undefined>;
   /** Unconsumed rows of a conversation, oldest (lowest id) first, claimed or not. */

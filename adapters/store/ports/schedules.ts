@@ -9,6 +9,10 @@ export interface NewSchedule {
   tz: string;
   prompt: string;
   runsPerDay?: number;
+  /** The most tokens this schedule's runs may use per local day. */
+  tokensPerDay?: number;
+  /** A yes/no question the cheap check slot answers before a run (schedules.checkSlot). */
+  check?: string;
   nextAt: Date | null;
   createdBy: string;
 }
@@ -24,6 +28,8 @@ export interface ScheduleRecord {
   tz: string;
   prompt: string;
   runsPerDay: number | null;
+  tokensPerDay: number | null;
+  check: string | null;
   nextAt: string | null;
   createdBy: string;
   createdAt: string;
@@ -59,6 +65,22 @@ export interface PendingRun {
   prompt: string;
   tz: string;
   runsPerDay: number | null;
+  tokensPerDay: number | null;
+  check: string | null;
+}
+
+/** What a run may be set to by the scheduler (the rest is read from its turn and deliveries). */
+export type SettableRunStatus = 'pending' | 'enqueued' | 'over_budget' | 'nothing_to_say';
+
+/** Runs fired since the start of the recipient's day, and the tokens their turns used. */
+export interface FiredSince {
+  schedule: number;
+  recipient: number;
+  scheduleTokens: number;
+  recipientTokens: number;
+  /** Runs queued or running (their turn not finished), whose tokens are not counted yet. */
+  scheduleRunning: number;
+  recipientRunning: number;
 }
 
 export interface ScheduleRepository {
@@ -70,8 +92,8 @@ export interface ScheduleRepository {
   due(now: Date, limit?: number): Promise<Array<{ id: string; kind: ScheduleKind; cron: string | null; tz: string; nextAt: Date }>>;
   claimTick(scheduleId: string, tick: Date, next: Date | null, run: { dueAt: Date; status: 'pending' | 'skipped'; coalesced: number }): Promise<boolean>;
   takeDue(now: Date, limit?: number): Promise<PendingRun[]>;
-  firedSince(scheduleId: string, conversationId: string, since: Date): Promise<{ schedule: number; recipient: number }>;
-  setRun(id: number, fields: { status: 'pending' | 'enqueued' | 'over_budget'; dueAt?: Date; inboxId?: number }): Promise<void>;
+  firedSince(scheduleId: string, conversationId: string, since: Date): Promise<FiredSince>;
+  setRun(id: number, fields: { status: SettableRunStatus; dueAt?: Date; inboxId?: number }): Promise<void>;
   reclaimStale(before: Date): Promise<number>;
   undelivered(): Promise<RunRecord[]>;
   lastReplyTo(conversationId: string): Promise<Record<string, unknown> | undefined>;

@@ -1,4 +1,5 @@
 import { QueueUnavailableError } from '../../../adapters/errors/types.js';
+import { jobTrace } from '../../telemetry/tracer.js';
 import type { IngressContext, IngressStep } from '../context.js';
 import type { AcceptedOutcome } from '../outcome.js';
 import { requestMismatch } from '../request-mismatch.js';
@@ -14,7 +15,9 @@ import { requestMismatch } from '../request-mismatch.js';
 export const accept: IngressStep = {
   name: 'accept',
   async run(msg, ctx, next) {
-    const accepted = await ctx.deps.store.accept(msg, ctx.opts.agent ?? 'default');
+    // The message span's traceparent goes with the row: a turn answering several messages links each (src/telemetry/worker-spans.ts).
+    const { traceparent } = jobTrace();
+    const accepted = await ctx.deps.store.accept(msg, ctx.opts.agent ?? 'default', traceparent ? { traceparent } : {});
     // A concurrent first delivery of the same id won the write: the same check as the redelivery step's.
     const mismatch = accepted.duplicate ? requestMismatch(msg, accepted) : null;
     if (mismatch) return mismatch;
@@ -32,7 +35,8 @@ async function enqueue(conversationId: string, ctx: IngressContext): Promise<voi
   let timer: NodeJS.Timeout | undefined;
   try {
     await Promise.race([
-      ctx.deps.queue.add({ conversationId }, { dedupKey: conversationId }),
+      // The message's span (src/ingress/index.ts) goes with the job: the worker's spans continue its trace.
+      ctx.deps.queue.add({ conversationId, ...jobTrace() }, { dedupKey: conversationId }),
       new Promise((_, reject) => {
         timer = setTimeout(() => reject(new Error('enqueue timed out')), ctx.deps.enqueueTimeoutMs ?? 3_000);
       }),

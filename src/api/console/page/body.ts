@@ -13,6 +13,8 @@ export const CONSOLE_BODY = `
 <p><input id="accchannel" size="8" placeholder="channel"> <input id="accsender" size="18" placeholder="sender"> <button id="accallow" class="ok">Allow</button><button id="accdeny" class="no">Deny</button></p><p id="accmsg"></p></section>
 <section><h2>Always-allow rules</h2><table id="rules"><tbody></tbody></table><p id="norules">none</p><p id="rulemsg"></p></section>
 <section><h2>Webhooks</h2><h3>Subscribers</h3><table id="subscribers"><tbody></tbody></table><h3>Dead letters</h3><table id="deadletters"><tbody></tbody></table></section>
+<section class="wide"><h2>Schedules</h2><table id="schedules"><thead><tr><th>schedule</th><th>conversation</th><th>when</th><th>prompt</th><th>next</th><th>last run</th><th></th></tr></thead><tbody></tbody></table>
+<p><input id="schconv" size="22" placeholder="conversation (id or key)"> <input id="schcron" size="14" placeholder="cron (0 9 * * 1-5)"> or <input id="schat" size="22" placeholder="at (2026-12-04T09:00:00+01:00)"> <input id="schtz" size="14" placeholder="tz (Europe/Amsterdam)"> <input id="schprompt" size="30" placeholder="prompt"> <button id="schadd" class="ok">Schedule</button></p><p id="schmsg"></p></section>
 <section><h2>Memory notes</h2><table id="memory"><tbody></tbody></table><p id="memmsg"></p></section>
 <section class="wide"><h2>Try the agent</h2><div id="chatlog" class="log"></div><p><input id="msg" size="80" placeholder="Say something"> <button id="send">Send</button></p></section>
 <section class="wide"><h2>Configuration (secrets masked)</h2><pre id="config" class="log"></pre></section>

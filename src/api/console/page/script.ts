@@ -81,7 +81,7 @@ async function refresh() {
   lastState = s; skew = new Date(s.now).getTime() - Date.now();
   $('#login').hidden = true; $('#app').hidden = false; $('#logout').hidden = false;
   renderApprovals(s); renderRules(s); renderHealth(s); renderDropped(s); renderChart(s); renderConversations(s); renderPairing(s);
-  await Promise.all([renderAccess(), renderWebhooks(), renderMemory(), first ? renderConfig() : null]);
+  await Promise.all([renderAccess(), renderWebhooks(), renderMemory(), renderSchedules(), first ? renderConfig() : null]);
 }
 
 function renderApprovals(s) {
@@ -186,6 +186,23 @@ async function renderMemory() {
   fill('#memory', (await r.json()).data.map((m) => el('tr', { data: { note: m.id } }, ...['#' + m.id, m.scope + (m.key ? ' ' + m.key : ''), m.note].map((x) => el('td', {}, x)),
     el('td', {}, el('button', { class: 'no', onclick: async () => say('#memmsg', await api('/v1/memory/' + m.id, { method: 'DELETE' })) }, 'Delete')))), 'no notes');
 }
+/** Schedules with their last run: undelivered (the turn answered, the delivery gave up) and failed runs stand out. */
+async function renderSchedules() {
+  const r = await api('/v1/schedules'); if (!r.ok) return;
+  const cls = (st) => st === 'undelivered' || st === 'failed' ? 'bad' : st === 'over_budget' || st === 'skipped' || st === 'pending' ? 'warn' : st === 'delivered' ? 'good' : 'muted';
+  fill('#schedules', (await r.json()).data.map((x) => el('tr', { data: { schedule: x.id, status: x.lastRun ? x.lastRun.status : 'none' } },
+    ...[x.id, x.conversationKey, (x.cron || when(x.at)) + ' ' + x.tz, x.prompt, x.nextAt ? when(x.nextAt) : 'done'].map((v) => el('td', {}, v)),
+    el('td', { class: x.lastRun ? cls(x.lastRun.status) : 'muted' }, x.lastRun ? x.lastRun.status + ' (' + when(x.lastRun.tick) + ')' : 'not run yet'),
+    el('td', {}, el('button', { class: 'no', data: { deleteSchedule: x.id }, onclick: async () => say('#schmsg', await api('/v1/schedules/' + x.id, { method: 'DELETE' })) }, 'Delete')))), 'no schedules');
+}
+async function addSchedule() {
+  const v = (id) => $(id).value.trim();
+  const body = { conversation: v('#schconv'), prompt: v('#schprompt') };
+  if (v('#schcron')) body.cron = v('#schcron'); if (v('#schat')) body.at = v('#schat'); if (v('#schtz')) body.tz = v('#schtz');
+  const r = await api('/v1/schedules', { method: 'POST', body: JSON.stringify(body) });
+  const j = await r.clone().json().catch(() => ({}));
+  if (r.ok) { $('#schmsg').textContent = 'Scheduled ' + j.id; refresh(); } else say('#schmsg', r);
+}
 async function renderConfig() {
   const r = await api('/v1/console/config'); if (!r.ok) return;
   $('#config').textContent = JSON.stringify((await r.json()).config, null, 2);
@@ -254,6 +271,7 @@ $('#key').onkeydown = (e) => { if (e.key === 'Enter') $('#go').onclick(); };
 $('#logout').onclick = () => { key = ''; sessionStorage.removeItem('sbkey'); if (live) live.close(); if (chat) chat.close(); live = chat = null; showLogin(''); };
 for (const [id, status] of [['#accallow', 'allowed'], ['#accdeny', 'denied']])
   $(id).onclick = () => { const c = $('#accchannel').value.trim(), who = $('#accsender').value.trim(); if (c && who) setAccess(c, who, status); };
+$('#schadd').onclick = addSchedule;
 $('#send').onclick = send; $('#msg').onkeydown = (e) => { if (e.key === 'Enter') send(); };
 if (key) refresh();
 setInterval(() => { if (key && !$('#app').hidden) refresh(); }, 2000);

@@ -1,0 +1,175 @@
+import type { Attributes } from '@opentelemetry/api';
+import { ATTR, type Context, failSpan, type Span, SpanKind, SpanStatusCode, startSpan } from './tracer.js';
+
+/**
+ * The OpenTelemetry GenAI semantic conventions (https://opentelemetry.io/docs/specs/semconv/gen-ai/gen-ai-spans/):
+ * the attribute names a model call's and a tool call's spans carry.
+ */
+export const GEN_AI = {
+  operation: 'gen_ai.operation.name',
+  provider: 'gen_ai.provider.name',
+  /** The name before gen_ai.provider.name (semconv ≤ 1.36), still read by some backends: both are set. */
+  system: 'gen_ai.system',
+  requestModel: 'gen_ai.request.model',
+  maxTokens: 'gen_ai.request.max_tokens',
+  temperature: 'gen_ai.request.temperature',
+  responseModel: 'gen_ai.response.model',
+  responseId: 'gen_ai.response.id',
+  finishReasons: 'gen_ai.response.finish_reasons',
+  inputTokens: 'gen_ai.usage.input_tokens',
+  outputTokens: 'gen_ai.usage.output_tokens',
+  conversationId: 'gen_ai.conversation.id',
+  toolName: 'gen_ai.tool.name',
+  toolCallId: 'gen_ai.tool.call.id',
+  toolType: 'gen_ai.tool.type',
+} as const;
+
+/** What a model call's span needs of pi-ai's assistant message (structurally, so that this file imports no SDK). */
+export interface ModelAnswer {
+  model?: string;
+  provider?: string;
+  responseId?: string;
+  stopReason?: string;
+  errorMessage?: string;
+  usage?: { input: number; output: number };
+}
+
+/** pi-ai's provider names as the conventions' well-known gen_ai.provider.name values; any other is sent as it is. */
+const PROVIDER: Record<string, string> = {
+  'amazon-bedrock': 'aws.bedrock',
+  google: 'gcp.gemini',
+  'google-vertex': 'gcp.vertex_ai',
+  'azure-openai-responses': 'azure.ai.openai',
+  mistral: 'mistral_ai',
+  xai: 'x_ai',
+};
+
+export function providerName(piProvider: string): string {
+  return PROVIDER[piProvider] ?? piProvider;
+}
+
+/** pi-ai's stop reasons as finish reasons (OpenAI's words where there is one). */
+const FINISH: Record<string, string> = { stop: 'stop', length: 'length', toolUse: 'tool_calls', error: 'error', aborted: 'cancelled' };
+
+/** The moat's answer to one tool call, as the tool span carries it. */
+export interface ToolDecision {
+  /** The engine's allow | deny | ask; `approved`: an asked call an operator approved, run on resume; `journaled`: an earlier attempt's. */
+  decision: 'allow' | 'deny' | 'ask' | 'approved' | 'journaled';
+  tier?: string;
+  approvalId?: string;
+}
+
+/**
+ * One turn's model-call and tool-call spans, children of the turn's span. The agent loop opens and
+ * closes them at its events (a model call from its request to its message_end; a tool call from
+ * tool_execution_start to tool_execution_end); endAll() closes whatever an abort left open.
+ */
+export class TurnTrace {
+  private chat?: Span;
+  private readonly tools = new Map<string, Span>();
+
+  constructor(
+    private readonly parent: Context,
+    private readonly conversationId?: string,
+  ) {}
+
+  chatStart(model: { id: string; provider: string }, opts: { maxTokens?: number; temperature?: number; replayed?: boolean } = {}): void {
+    this.chat?.end();
+    const attributes: Attributes = {
+      [GEN_AI.operation]: 'chat',
+      [GEN_AI.provider]: providerName(model.provider),
+      [GEN_AI.system]: providerName(model.provider),
+      [GEN_AI.requestModel]: model.id,
+      ...(opts.maxTokens !== undefined ? { [GEN_AI.maxTokens]: opts.maxTokens } : {}),
+      ...(opts.temperature !== undefined ? { [GEN_AI.temperature]: opts.temperature } : {}),
+      ...(this.conversationId ? { [GEN_AI.conversationId]: this.conversationId } : {}),
+      ...(opts.replayed ? { [ATTR.replayed]: true } : {}),
+    };
+    this.chat = startSpan(`chat ${model.id}`, { kind: SpanKind.CLIENT, attributes, parent: this.parent });
+  }
+
+  /** One attempt of the provider chain (a fallback's slot, its error class, its time). */
+  chatAttempt(a: { slot: string; error: string; ms: number }): void {
+    this.chat?.addEvent('switchboard.provider.attempt', {
+      'switchboard.provider.slot': a.slot,
+      'switchboard.provider.outcome': a.error,
+      'switchboard.provider.ms': a.ms,
+    });
+  }
+
+  chatEnd(m: ModelAnswer): void {
+    const span = this.chat;
+    if (!span) return;
+    this.chat = undefined;
+    if (m.model) span.setAttribute(GEN_AI.responseModel, m.model);
+    // The slot that answered (a fallback may be another provider's).
+    if (m.provider) span.setAttributes({ [GEN_AI.provider]: providerName(m.provider), [GEN_AI.system]: providerName(m.provider) });
+    if (m.responseId) span.setAttribute(GEN_AI.responseId, m.responseId);
+    if (m.usage) {
+      span.setAttribute(GEN_AI.inputTokens, m.usage.input);
+      span.setAttribute(GEN_AI.outputTokens, m.usage.output);
+    }
+    if (m.stopReason) span.setAttribute(GEN_AI.finishReasons, [FINISH[m.stopReason] ?? m.stopReason]);
+    if (m.stopReason === 'error') {
+      span.setAttribute('error.type', 'provider_error');
+      span.setStatus({ code: SpanStatusCode.ERROR, message: m.errorMessage ?? 'the model provider failed' });
+    }
+    span.end();
+  }
+
+  toolStart(toolCallId: string, name: string): void {
+    this.tools.get(toolCallId)?.end();
+    this.tools.set(
+      toolCallId,
+      startSpan(`execute_tool ${name}`, {
+        kind: SpanKind.INTERNAL,
+        parent: this.parent,
+        attributes: { [GEN_AI.operation]: 'execute_tool', [GEN_AI.toolName]: name, [GEN_AI.toolCallId]: toolCallId, [GEN_AI.toolType]: 'function' },
+      }),
+    );
+  }
+
+  toolEnd(toolCallId: string, r: { isError: boolean; decision?: ToolDecision; pending?: boolean }): void {
+    const span = this.tools.get(toolCallId);
+    if (!span) return;
+    this.tools.delete(toolCallId);
+    if (r.decision) {
+      span.setAttribute(ATTR.moatDecision, r.decision.decision);
+      if (r.decision.tier) span.setAttribute(ATTR.moatTier, r.decision.tier);
+      if (r.decision.approvalId) span.setAttribute(ATTR.approvalId, r.decision.approvalId);
+    }
+    if (r.isError && !r.pending) {
+      span.setAttribute('error.type', r.decision?.decision === 'deny' ? 'refused_by_policy' : 'tool_error');
+      span.setStatus({ code: SpanStatusCode.ERROR });
+    }
+    span.end();
+  }
+
+  /**
+   * An approval the parked turn waited on, from its request to its decision, recorded when the turn
+   * resumes (the wait outlives any one process, so it is not a span kept open across it).
+   */
+  approvalWait(a: { id: string; tool: string; toolCallId: string; status: string; createdAt: Date; decidedAt: Date | null; decidedVia?: string | null }): void {
+    startSpan(`approval wait ${a.tool}`, {
+      parent: this.parent,
+      startTime: a.createdAt,
+      attributes: {
+        [ATTR.approvalId]: a.id,
+        [ATTR.approvalStatus]: a.status,
+        [GEN_AI.toolName]: a.tool,
+        [GEN_AI.toolCallId]: a.toolCallId,
+        ...(a.decidedVia ? { 'switchboard.approval.decided_via': a.decidedVia } : {}),
+      },
+    }).end(a.decidedAt ?? new Date());
+  }
+
+  /** Closes what is still open (the loop threw or was aborted mid-call). */
+  endAll(err?: unknown): void {
+    for (const span of [...(this.chat ? [this.chat] : []), ...this.tools.values()]) {
+      if (err) failSpan(span, err);
+      span.end();
+    }
+    this.chat = undefined;
+    this.tools.clear();
+  }
+}
