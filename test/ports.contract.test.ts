@@ -626,6 +626,8 @@ describe.each(backends)('ports contract: $name', (backend) => {
           '015_inbox_request_fields.sql',
           '022_audit_ledger.sql',
           '024_schedules.sql',
+          '026_schedule_budgets.sql',
+          '027_inbox_traceparent.sql',
         ]);
 
         const identities = await q(`select external_id, sender_identity from inbox order by external_id`);
