@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { type Attachment, conversationKey, type InboundMessage } from '../../kernel/envelope.js';
 import type { ChannelListener, ListenContext, RouteContext as RequestContext } from '../../src/channel/index.js';
+import { parseStatusCallback } from '../twilio/status.js';
 import { guardTwilioWebhook } from '../twilio/webhook-guard.js';
 import type { SmsConfig } from './config.js';
 import { type Keyword, keywordOf, keywordOfOptOutType } from './keywords.js';
@@ -143,12 +144,9 @@ export class SmsListener implements ChannelListener {
   }
 
   private async status(p: FormParams, url: URL): Promise<null> {
-    const sid = param(p, 'MessageSid') ?? param(p, 'SmsSid');
-    const status = param(p, 'MessageStatus') ?? param(p, 'SmsStatus');
-    if (!sid || !status) return null;
-    const to = param(p, 'To');
-    const errorCode = param(p, 'ErrorCode');
-    const turn = url.searchParams.get('t') || 'status';
+    const cb = parseStatusCallback(p, url);
+    if (!cb) return null;
+    const { sid, status, to, errorCode, turn } = cb;
     await this.statuses.record(turn, sid, status, { ...(to ? { to } : {}), ...(errorCode ? { errorCode } : {}) });
     if (errorCode === '21610' && to) await this.optOuts.set(to, true, 'Twilio error 21610 (status callback)');
     if (errorCode) this.log!.warn({ sid, status, errorCode }, 'sms: message not delivered');

@@ -1,4 +1,24 @@
 import type { Deliveries } from '../../src/channel/index.js';
+import { type FormParams, param } from './signature.js';
+
+/** A status callback's form (MessageSid, MessageStatus, To, ErrorCode; the older Sms* names too), with the turn from its URL (?t=), or null when it names no message or status. */
+export interface StatusCallback {
+  sid: string;
+  status: string;
+  to?: string;
+  errorCode?: string;
+  /** The turn the deliverer put in the callback URL, or 'status'. */
+  turn: string;
+}
+
+export function parseStatusCallback(p: FormParams, url: URL): StatusCallback | null {
+  const sid = param(p, 'MessageSid') ?? param(p, 'SmsSid');
+  const status = param(p, 'MessageStatus') ?? param(p, 'SmsStatus');
+  if (!sid || !status) return null;
+  const to = param(p, 'To');
+  const errorCode = param(p, 'ErrorCode');
+  return { sid, status, turn: url.searchParams.get('t') || 'status', ...(to ? { to } : {}), ...(errorCode ? { errorCode } : {}) };
+}
 
 /** How far along a message is; a callback never moves a message back (callbacks may arrive out of order). */
 const RANK: Record<string, number> = {

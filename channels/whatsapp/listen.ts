@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { conversationKey, type InboundMessage } from '../../kernel/envelope.js';
 import type { ChannelListener, ListenContext, RouteContext } from '../../src/channel/index.js';
 import { type FormParams, param, signedUrl } from '../twilio/signature.js';
-import { isUndelivered, recordStatus } from '../twilio/status.js';
+import { isUndelivered, parseStatusCallback, recordStatus } from '../twilio/status.js';
 import { guardTwilioWebhook } from '../twilio/webhook-guard.js';
 import type { WhatsAppConfig } from './config.js';
 import { inboundMedia } from './media.js';
@@ -61,12 +61,9 @@ export class WhatsAppListener implements ChannelListener {
    * delivery row for that address `failed:<code>` / `undelivered:<code>`.
    */
   private async status(p: FormParams, url: URL): Promise<null> {
-    const sid = param(p, 'MessageSid') ?? param(p, 'SmsSid');
-    const status = param(p, 'MessageStatus') ?? param(p, 'SmsStatus');
-    if (!sid || !status) return null;
-    const to = param(p, 'To');
-    const errorCode = param(p, 'ErrorCode');
-    const turn = url.searchParams.get('t') || 'status';
+    const cb = parseStatusCallback(p, url);
+    if (!cb) return null;
+    const { sid, status, to, errorCode, turn } = cb;
     const deliveries = this.ctx!.deliveries;
     await recordStatus(deliveries, 'whatsapp', turn, sid, status, { ...(to ? { to } : {}), ...(errorCode ? { errorCode } : {}) });
     if (!isUndelivered(status)) return null;
