@@ -149,6 +149,14 @@ describe('webhooks', () => {
     );
     expect(row.state).toBe('failed');
     expect(row.body).toMatch(/private|loopback|refused/i);
+    // A blocked address is a refusal: dead-lettered at once for the operator, never retried by the delivery queue.
+    const dead = await eventually(
+      async () =>
+        (await gw.infra.store.db.query<{ code: string; attempts: number }>(`select code, attempts from delivery_dead_letters where channel = 'webhook'`))
+          .rows[0],
+    );
+    expect(dead.attempts).toBe(1);
+    expect(dead.code).toMatch(/^channel_delivery_refused:SSRF guard refused/);
   });
 
   it('delivers events to a subscriber that fails three times on the fourth try, and dead-letters a dead one', async () => {
