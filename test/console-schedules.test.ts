@@ -11,6 +11,9 @@ import { launchChromium } from './support/chromium.js';
 import { eventually, startGateway, TEST_OPERATOR_KEY, testConfig } from './support/gateway.js';
 import { WebhookHook } from './support/webhook-hook.js';
 
+/** Markup in a schedule's prompt: shown as text, never run. */
+const XSS = '<img src=x onerror="window.__xss=1">';
+
 describe('schedules in the console', () => {
   const fake = new FakeLlm();
   const hook = new WebhookHook('shop', 'console-schedules-secret-012345678', 'SB_CONSOLE_SCHED_SECRET');
@@ -44,7 +47,7 @@ describe('schedules in the console', () => {
     await page.fill('#schconv', 'webhook/shop/store-7/-');
     await page.fill('#schat', at);
     await page.fill('#schtz', 'Europe/Amsterdam');
-    await page.fill('#schprompt', 'Restock reminder.');
+    await page.fill('#schprompt', `Restock reminder. ${XSS}`);
     await page.click('#schadd');
     const msg = await page.waitForSelector('#schmsg:text-matches("Scheduled sch_")');
     return ((await msg.textContent()) ?? '').replace('Scheduled ', '');
@@ -64,6 +67,9 @@ describe('schedules in the console', () => {
     await page.waitForSelector(`#schedules tr[data-schedule="${ok}"][data-status="delivered"]`, { timeout: 20_000 });
     expect(hook.received.map((r) => r.text)).toContain('Restock the shelves today.');
     expect(await page.textContent(`#schedules tr[data-schedule="${ok}"]`)).toContain('webhook/shop/store-7/-');
+    expect(await page.textContent(`#schedules tr[data-schedule="${ok}"]`)).toContain(XSS);
+    expect(await page.locator('#schedules img').count()).toBe(0);
+    expect(await page.evaluate(() => (globalThis as unknown as { __xss?: number }).__xss)).toBeUndefined();
 
     // The shop's callback is down: the reply is retried, dead-lettered, and the run reads undelivered.
     hook.status = 500;
