@@ -96,8 +96,13 @@ export async function openDb(cfg: Config, log?: Logger): Promise<Db> {
   }
   const dir = pgliteDir(cfg);
   mkdirSync(dir, { recursive: true });
-  const { openPglite } = await import('../adapters/db/pglite.js');
-  return openPglite(dir);
+  if (!cfg.pgliteThread) {
+    const { openPglite } = await import('../adapters/db/pglite.js');
+    return openPglite(dir);
+  }
+  // On its own thread: the store's SQL off the event loop that serves HTTP and runs turns (pglite-thread.ts).
+  const { openPgliteThread } = await import('../adapters/db/pglite-thread.js');
+  return openPgliteThread(dir);
 }
 
 /** `switchboard migrate --create`: creates the database DATABASE_URL names when the server says it does not exist. */

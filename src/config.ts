@@ -39,6 +39,8 @@ const configSlices = {
   /** Postgres connections per process (each process has its own pool). */
   databasePoolSize: z.number().int().min(1).max(200).default(10),
   dataDir: z.string().default('./data'),
+  /** The embedded PGlite on a thread of its own (more turns per second) or on the gateway's event loop (less memory). */
+  pgliteThread: z.boolean().default(true),
   http: httpSchema,
   metrics: metricsSchema,
   provider: providerEnvSchema,
@@ -212,6 +214,7 @@ const SLICE_ENV: Array<[prefix: string[], bindings: EnvBinding[]]> = [
       { env: 'DATABASE_URL', path: ['databaseUrl'], kind: 'string' },
       { env: 'SWITCHBOARD_DB_POOL_SIZE', path: ['databasePoolSize'], kind: 'int' },
       { env: 'SWITCHBOARD_DATA', path: ['dataDir'], kind: 'string' },
+      { env: 'SWITCHBOARD_PGLITE_THREAD', path: ['pgliteThread'], kind: 'bool' },
     ],
   ],
   [['http'], HTTP_ENV],

@@ -133,7 +133,7 @@ describe('configuration slices', () => {
 
   it('the whole schema is exactly the slices (and the process keys), nothing defined twice', () => {
     const top = Object.keys(unwrap(configSchema)._zod.def.shape);
-    const own = ['redisUrl', 'databaseUrl', 'databasePoolSize', 'dataDir', 'channels', 'shutdownTimeoutMs'];
+    const own = ['redisUrl', 'databaseUrl', 'databasePoolSize', 'dataDir', 'pgliteThread', 'channels', 'shutdownTimeoutMs'];
     expect(top.filter((k) => !own.includes(k)).sort()).toEqual(Object.keys(slices).sort());
     for (const [key, schema] of Object.entries(slices)) expect(unwrap(configSchema)._zod.def.shape[key], key).toBe(schema);
   });

@@ -9,7 +9,7 @@ import { MemoryBus } from '../adapters/bus/memory.js';
 import type { Bus } from '../adapters/bus/port.js';
 import { RedisStreamsBus } from '../adapters/bus/redis-streams.js';
 import { openPostgres } from '../adapters/db/pg.js';
-import { openPglite } from '../adapters/db/pglite.js';
+import { openPgliteThread } from '../adapters/db/pglite-thread.js';
 import type { Db } from '../adapters/db/port.js';
 import { MemoryLocks } from '../adapters/lock/memory.js';
 import type { LockService } from '../adapters/lock/port.js';
@@ -63,9 +63,10 @@ const backends: Backend[] = [
       return [b, b];
     },
     locks: () => new MemoryLocks(),
-    db: () => openPglite(),
+    // The embedded gateway's store: PGlite on its own thread (app/infra.ts).
+    db: () => openPgliteThread(),
     freshDb: async () => {
-      const db = await openPglite();
+      const db = await openPgliteThread();
       return { db, drop: () => db.close() };
     },
   },
@@ -771,7 +772,7 @@ const repositoryBackends: Array<{ name: string; open(): Promise<{ repos: AllRepo
   {
     name: 'PGlite',
     async open() {
-      const db = await openPglite();
+      const db = await openPgliteThread();
       await migrate(db);
       return { repos: sqlRepositories(db), close: () => db.close() };
     },
