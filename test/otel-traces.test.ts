@@ -3,13 +3,16 @@
  * processes, real Redis and Postgres) export over OTLP/HTTP to a local receiver. One HTTP chat
  * completion that calls a tool is one trace: the message's span at ingress is the ancestor of the
  * worker's queue-wait, drain, turn, model-call ("chat <model>"), tool-call ("execute_tool <name>")
- * and delivery spans. Without an endpoint nothing is exported and the SDK is never imported.
+ * and delivery spans. An approval's wait is in the trace of the message whose turn parked, linked to
+ * the answer's trace (and back). Without an endpoint nothing is exported and the SDK is never imported.
  */
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { trace } from '@opentelemetry/api';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { telemetrySdkLoaded } from '../src/telemetry/otlp.js';
 import { FakeLlm, type FakeRequest, lastUserText, reply, toolCall } from './fakes/fake-llm.js';
@@ -154,37 +157,76 @@ describe('traces over OTLP/HTTP from an ingress and a worker process', () => {
     expect(deliver.kind).toBe(SPAN_KIND.PRODUCER);
   }, 120_000);
 
-  it('an approval: the asked call parks with the moat decision; the trace of the answer has the wait and the resumed turn', async () => {
-    const client = openaiClient(ingress.url!, API_KEY, { 'X-Switchboard-Conversation': 'otel-2' });
-    const r = await client.chat.completions.create({ model: 'default', messages: [{ role: 'user', content: 'run: echo hi >> out.txt' }] });
-    const approval = (r as any).switchboard.approval;
+  /** Parks a shell_exec call in this conversation (in a trace of the client's own): its approval, the message, the parked turn, its `execute_tool` span (ask). */
+  async function parkShell(conversation: string, command: string) {
+    const traceId = randomBytes(16).toString('hex');
+    const client = openaiClient(ingress.url!, API_KEY, {
+      'X-Switchboard-Conversation': conversation,
+      traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-01`,
+    });
+    const r = await client.chat.completions.create({ model: 'default', messages: [{ role: 'user', content: `run: ${command}` }] });
+    const approval = (r as any).switchboard.approval as { code: string; tool: string };
     expect(approval).toMatchObject({ tool: 'shell_exec' });
-
-    // The parked turn: its tool span says the moat asked.
-    const asked = await eventually(async () => byName('execute_tool shell_exec')[0]);
-    expect(asked.attributes).toMatchObject({ 'switchboard.moat.decision': 'ask', 'gen_ai.tool.call.id': 'call_shell_1' });
-    const parkedTurn = await eventually(async () => receiver.spans.find((s) => s.spanId === asked.parentSpanId));
+    const message = await eventually(async () => byName('message http').find((m) => m.traceId === traceId));
+    const parkedTurn = await eventually(async () => byName('turn').find((t) => t.traceId === traceId));
     expect(parkedTurn.attributes['switchboard.turn.finish_reason']).toBe('approval_pending');
+    const asked = await eventually(async () => byName('execute_tool shell_exec').find((s) => s.parentSpanId === parkedTurn.spanId));
+    expect(asked.attributes).toMatchObject({ 'switchboard.moat.decision': 'ask', 'gen_ai.tool.call.id': 'call_shell_1' });
+    return { approval, message, parkedTurn, asked };
+  }
 
-    const denied = await fetch(`${ingress.url}/v1/approvals/${approval.code}`, {
+  /**
+   * Where the wait is: in the trace of the message whose turn parked, a child of that turn,
+   * from the request to the decision; linked to the answer; the resumed turn links back.
+   */
+  async function expectWait(p: Awaited<ReturnType<typeof parkShell>>, status: string) {
+    const wait = await eventually(async () => byName('approval wait shell_exec').find((s) => s.parentSpanId === p.parkedTurn.spanId), 20_000);
+    expect(wait.traceId).toBe(p.message.traceId);
+    expect(wait.attributes).toMatchObject({ 'switchboard.approval.status': status, 'gen_ai.tool.call.id': 'call_shell_1', 'gen_ai.tool.name': 'shell_exec' });
+    // Its span covers the wait: from the request to the decision.
+    expect(wait.startNs <= p.asked.endNs && wait.endNs >= p.asked.endNs).toBe(true);
+    // In the original trace, under the message that asked (ingress) through its drain (worker).
+    const chain = await eventually(async () => {
+      const names = receiver.ancestors(wait).map((s) => s.name);
+      return names.length === 4 ? names : null;
+    });
+    expect(chain).toEqual([`approval wait shell_exec`, 'turn', 'drain', 'message http']);
+    // The resumed turn (a worker span) links back to the turn that parked, in the original trace.
+    const resumed = await eventually(
+      async () => byName('turn').find((t) => t.links.some((l) => l.spanId === p.parkedTurn.spanId && l.traceId === p.parkedTurn.traceId)),
+      20_000,
+    );
+    expect(resumed.traceId).not.toBe(p.message.traceId);
+    expect(resumed.resource['switchboard.role']).toBe('worker');
+    expect(resumed.attributes['switchboard.turn.finish_reason']).toBe('stop');
+    return { wait, resumed };
+  }
+
+  it('an approval denied through the API: the wait is in the trace of the message that parked, linked to the answer and back', async () => {
+    const p = await parkShell('otel-2', 'echo hi >> out.txt');
+    const denied = await fetch(`${ingress.url}/v1/approvals/${p.approval.code}`, {
       method: 'POST',
       headers: { authorization: `Bearer ${OPERATOR_KEY}`, 'content-type': 'application/json' },
       body: JSON.stringify({ decision: 'deny' }),
     });
     expect(denied.status).toBe(200);
 
-    const wait = await eventually(async () => byName('approval wait shell_exec')[0], 20_000);
-    expect(wait.attributes).toMatchObject({ 'switchboard.approval.status': 'denied', 'gen_ai.tool.call.id': 'call_shell_1' });
-    // Its span covers the wait: from the request to the decision.
-    expect(wait.startNs <= asked.endNs && wait.endNs >= asked.endNs).toBe(true);
-    // The answer (ingress) is the ancestor of the resumed turn (worker) and of the wait.
-    // (The parents end after their children: waited for until the whole chain has arrived.)
+    const { wait, resumed } = await expectWait(p, 'denied');
+    // The answer, at ingress (no chat message: the root of its own trace), is linked from the wait, and links the parked turn.
+    const answer = await eventually(async () =>
+      byName('approval answer').find((s) => s.attributes['switchboard.approval.id'] === wait.attributes['switchboard.approval.id']),
+    );
+    expect(answer.resource['switchboard.role']).toBe('ingress');
+    expect(answer.parentSpanId).toBeUndefined();
+    expect(wait.links).toContainEqual({ traceId: answer.traceId, spanId: answer.spanId });
+    expect(answer.links).toContainEqual({ traceId: p.parkedTurn.traceId, spanId: p.parkedTurn.spanId });
+    // The resumed turn (worker) continues the answer's trace: answer → drain → turn.
     const chain = await eventually(async () => {
-      const names = receiver.ancestors(wait).map((s) => s.name);
-      return names.length === 4 ? names : null;
+      const names = receiver.ancestors(resumed).map((s) => s.name);
+      return names.length === 3 ? names : null;
     });
-    expect(chain).toEqual(['approval wait shell_exec', 'turn', 'drain', 'approval answer']);
-    expect(receiver.ancestors(wait).at(-1)!.resource['switchboard.role']).toBe('ingress');
+    expect(chain).toEqual(['turn', 'drain', 'approval answer']);
+    expect(resumed.traceId).toBe(answer.traceId);
   }, 60_000);
 
   it('a message folded into a running drain: the turn that answers it links the message span', async () => {
@@ -225,6 +267,47 @@ describe('traces over OTLP/HTTP from an ingress and a worker process', () => {
     expect(failed.events.find((e) => e.name === 'switchboard.provider.attempt')?.attributes).toMatchObject({ 'switchboard.provider.outcome': 'bad_request' });
     const turn = await eventually(async () => receiver.spans.find((s) => s.spanId === failed.parentSpanId));
     expect(turn.attributes['switchboard.turn.finish_reason']).toBe('error');
+  }, 60_000);
+
+  it('an approval approved by an answer typed in a chat: the wait links the answer, a child of that message', async () => {
+    const p = await parkShell('otel-approve', 'echo approved >> out.txt');
+    // An operator key's typed answer, in its own conversation.
+    const op = openaiClient(ingress.url!, OPERATOR_KEY, { 'X-Switchboard-Conversation': 'otel-operator' });
+    const r = await op.chat.completions.create({ model: 'default', messages: [{ role: 'user', content: `yes ${p.approval.code}` }] });
+    expect((r as any).switchboard.approvalAnswer).toMatchObject({ code: p.approval.code, ok: true, status: 'approved' });
+
+    const { wait, resumed } = await expectWait(p, 'approved');
+    const answer = await eventually(async () =>
+      byName('approval answer').find((s) => s.attributes['switchboard.approval.id'] === wait.attributes['switchboard.approval.id']),
+    );
+    const typed = receiver.spans.find((s) => s.spanId === answer.parentSpanId)!;
+    expect(typed.name).toBe('message http');
+    expect(typed.attributes['switchboard.ingress.outcome']).toBe('answered');
+    expect(wait.links).toContainEqual({ traceId: answer.traceId, spanId: answer.spanId });
+    expect(resumed.traceId).toBe(answer.traceId);
+    // The approved call runs in the resumed turn.
+    const ran = await eventually(async () => byName('execute_tool shell_exec').find((s) => s.parentSpanId === resumed.spanId));
+    expect(ran.attributes['switchboard.moat.decision']).toBe('approved');
+  }, 60_000);
+
+  it('an approval that expired: the wait ends at the deadline, in the trace of the message that parked', async () => {
+    const p = await parkShell('otel-expire', 'echo late >> out.txt');
+    // The deadline passes (15 minutes by default: moved, not waited for); the operator's answer comes too late.
+    const db = new pg.Client({ connectionString: pgdb.url });
+    await db.connect();
+    try {
+      await db.query(`update approvals set expires_at = now() - interval '1 second' where code = $1 and status = 'pending'`, [p.approval.code]);
+    } finally {
+      await db.end();
+    }
+    const late = await fetch(`${ingress.url}/v1/approvals/${p.approval.code}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${OPERATOR_KEY}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ decision: 'approve' }),
+    });
+    expect(late.status).toBe(410);
+    const { wait } = await expectWait(p, 'expired');
+    expect(wait.attributes['switchboard.approval.decided_via']).toBeUndefined();
   }, 60_000);
 
   it('one process (`start`, embedded): the same tree, the drain in the trace of the message', async () => {

@@ -1,5 +1,6 @@
 import type { Attributes } from '@opentelemetry/api';
-import { ATTR, type Context, failSpan, type Span, SpanKind, SpanStatusCode, startSpan } from './tracer.js';
+import { trace } from '@opentelemetry/api';
+import { ATTR, type Context, failSpan, linkTo, type Span, SpanKind, SpanStatusCode, startSpan, traceparentOf } from './tracer.js';
 
 /**
  * The OpenTelemetry GenAI semantic conventions (https://opentelemetry.io/docs/specs/semconv/gen-ai/gen-ai-spans/):
@@ -146,22 +147,21 @@ export class TurnTrace {
   }
 
   /**
-   * An approval the parked turn waited on, from its request to its decision, recorded when the turn
-   * resumes (the wait outlives any one process, so it is not a span kept open across it).
+   * The turn's span as an approval keeps it (its `approval wait` span goes under it, src/telemetry/approval-spans.ts);
+   * undefined when the turn is not recorded (traces off, or not sampled): nothing to keep.
    */
-  approvalWait(a: { id: string; tool: string; toolCallId: string; status: string; createdAt: Date; decidedAt: Date | null; decidedVia?: string | null }): void {
-    startSpan(`approval wait ${a.tool}`, {
-      parent: this.parent,
-      startTime: a.createdAt,
-      attributes: {
-        [ATTR.approvalId]: a.id,
-        [ATTR.approvalStatus]: a.status,
-        [GEN_AI.toolName]: a.tool,
-        [GEN_AI.toolCallId]: a.toolCallId,
-        ...(a.decidedVia ? { 'switchboard.approval.decided_via': a.decidedVia } : {}),
-      },
-    }).end(a.decidedAt ?? new Date());
+  traceparent(): string | undefined {
+    return trace.getSpan(this.parent)?.isRecording() ? traceparentOf(this.parent) : undefined;
   }
+
+  /** A resumed turn links the turn that parked on this approval (in the trace of the message that asked), once per parked turn. */
+  resumedFrom(a: { traceparent?: string }): void {
+    if (!a.traceparent || this.linked.has(a.traceparent)) return;
+    this.linked.add(a.traceparent);
+    const span = trace.getSpan(this.parent);
+    for (const l of linkTo(a.traceparent)) span?.addLink(l);
+  }
+  private readonly linked = new Set<string>();
 
   /** Closes what is still open (the loop threw or was aborted mid-call). */
   endAll(err?: unknown): void {
