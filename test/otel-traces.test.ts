@@ -179,8 +179,8 @@ describe('traces over OTLP/HTTP from an ingress and a worker process', () => {
    * Where the wait is: in the trace of the message whose turn parked, a child of that turn,
    * from the request to the decision; linked to the answer; the resumed turn links back.
    */
-  async function expectWait(p: Awaited<ReturnType<typeof parkShell>>, status: string) {
-    const wait = await eventually(async () => byName('approval wait shell_exec').find((s) => s.parentSpanId === p.parkedTurn.spanId), 20_000);
+  async function expectWait(p: Awaited<ReturnType<typeof parkShell>>, status: string, timeoutMs = 20_000) {
+    const wait = await eventually(async () => byName('approval wait shell_exec').find((s) => s.parentSpanId === p.parkedTurn.spanId), timeoutMs);
     expect(wait.traceId).toBe(p.message.traceId);
     expect(wait.attributes).toMatchObject({ 'switchboard.approval.status': status, 'gen_ai.tool.call.id': 'call_shell_1', 'gen_ai.tool.name': 'shell_exec' });
     // Its span covers the wait: from the request to the decision.
@@ -194,7 +194,7 @@ describe('traces over OTLP/HTTP from an ingress and a worker process', () => {
     // The resumed turn (a worker span) links back to the turn that parked, in the original trace.
     const resumed = await eventually(
       async () => byName('turn').find((t) => t.links.some((l) => l.spanId === p.parkedTurn.spanId && l.traceId === p.parkedTurn.traceId)),
-      20_000,
+      timeoutMs,
     );
     expect(resumed.traceId).not.toBe(p.message.traceId);
     expect(resumed.resource['switchboard.role']).toBe('worker');
@@ -290,7 +290,7 @@ describe('traces over OTLP/HTTP from an ingress and a worker process', () => {
     expect(ran.attributes['switchboard.moat.decision']).toBe('approved');
   }, 60_000);
 
-  it('an approval that expired: the wait ends at the deadline, in the trace of the message that parked', async () => {
+  it('an approval answered after its deadline: expired, its wait in the trace of the message that parked', async () => {
     const p = await parkShell('otel-expire', 'echo late >> out.txt');
     // The deadline passes (15 minutes by default: moved, not waited for); the operator's answer comes too late.
     const db = new pg.Client({ connectionString: pgdb.url });
@@ -308,6 +308,22 @@ describe('traces over OTLP/HTTP from an ingress and a worker process', () => {
     expect(late.status).toBe(410);
     const { wait } = await expectWait(p, 'expired');
     expect(wait.attributes['switchboard.approval.decided_via']).toBeUndefined();
+  }, 60_000);
+
+  it('an approval that nobody answered: the worker expires it, and records the wait in the trace of the message that parked', async () => {
+    const p = await parkShell('otel-deadline', 'echo nobody >> out.txt');
+    const db = new pg.Client({ connectionString: pgdb.url });
+    await db.connect();
+    try {
+      await db.query(`update approvals set expires_at = now() - interval '1 second' where code = $1 and status = 'pending'`, [p.approval.code]);
+    } finally {
+      await db.end();
+    }
+    // The worker's recovery sweep (every queue.recoverIntervalMs, 15 s) expires what is past its deadline.
+    const { wait, resumed } = await expectWait(p, 'expired', 40_000);
+    expect(wait.resource['switchboard.role']).toBe('worker');
+    expect(wait.links).toEqual([]); // nobody answered
+    expect(resumed.links).toContainEqual({ traceId: p.parkedTurn.traceId, spanId: p.parkedTurn.spanId });
   }, 60_000);
 
   it('one process (`start`, embedded): the same tree, the drain in the trace of the message', async () => {
