@@ -134,6 +134,9 @@ describe('traces over OTLP/HTTP from an ingress and a worker process', () => {
         'gen_ai.response.model': 'fake-model',
         'gen_ai.usage.input_tokens': 42,
         'gen_ai.usage.output_tokens': 7,
+        // The provider's endpoint: the fake's.
+        'server.address': '127.0.0.1',
+        'server.port': Number(new URL(fake.openaiBaseUrl).port),
       });
     }
     expect(chats[0]!.attributes['gen_ai.response.finish_reasons']).toEqual(['tool_calls']);

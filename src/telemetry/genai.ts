@@ -23,7 +23,22 @@ export const GEN_AI = {
   toolName: 'gen_ai.tool.name',
   toolCallId: 'gen_ai.tool.call.id',
   toolType: 'gen_ai.tool.type',
+  /** The provider's endpoint (the conventions' server.address and server.port, Recommended for a model call's span). */
+  serverAddress: 'server.address',
+  serverPort: 'server.port',
 } as const;
+
+/** server.address and server.port of a provider's base URL (its port, else the scheme's); none when it is not a URL. */
+export function serverOf(baseUrl: string | undefined): Attributes {
+  if (!baseUrl) return {};
+  try {
+    const u = new URL(baseUrl);
+    const port = u.port ? Number(u.port) : u.protocol === 'https:' ? 443 : u.protocol === 'http:' ? 80 : undefined;
+    return { [GEN_AI.serverAddress]: u.hostname.replace(/^\[|\]$/g, ''), ...(port ? { [GEN_AI.serverPort]: port } : {}) };
+  } catch {
+    return {};
+  }
+}
 
 /** What a model call's span needs of pi-ai's assistant message (structurally, so that this file imports no SDK). */
 export interface ModelAnswer {
@@ -74,13 +89,14 @@ export class TurnTrace {
     private readonly conversationId?: string,
   ) {}
 
-  chatStart(model: { id: string; provider: string }, opts: { maxTokens?: number; temperature?: number; replayed?: boolean } = {}): void {
+  chatStart(model: { id: string; provider: string; baseUrl?: string }, opts: { maxTokens?: number; temperature?: number; replayed?: boolean } = {}): void {
     this.chat?.end();
     const attributes: Attributes = {
       [GEN_AI.operation]: 'chat',
       [GEN_AI.provider]: providerName(model.provider),
       [GEN_AI.system]: providerName(model.provider),
       [GEN_AI.requestModel]: model.id,
+      ...serverOf(model.baseUrl),
       ...(opts.maxTokens !== undefined ? { [GEN_AI.maxTokens]: opts.maxTokens } : {}),
       ...(opts.temperature !== undefined ? { [GEN_AI.temperature]: opts.temperature } : {}),
       ...(this.conversationId ? { [GEN_AI.conversationId]: this.conversationId } : {}),
@@ -89,8 +105,9 @@ export class TurnTrace {
     this.chat = startSpan(`chat ${model.id}`, { kind: SpanKind.CLIENT, attributes, parent: this.parent });
   }
 
-  /** One attempt of the provider chain (a fallback's slot, its error class, its time). */
-  chatAttempt(a: { slot: string; error: string; ms: number }): void {
+  /** One attempt of the provider chain (a fallback's slot, its error class, its time); the slot that answered is the span's server. */
+  chatAttempt(a: { slot: string; error: string; ms: number }, baseUrl?: string): void {
+    if (a.error === 'ok' && baseUrl) this.chat?.setAttributes(serverOf(baseUrl));
     this.chat?.addEvent('switchboard.provider.attempt', {
       'switchboard.provider.slot': a.slot,
       'switchboard.provider.outcome': a.error,
