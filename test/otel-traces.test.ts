@@ -7,11 +7,12 @@
  * the answer's trace (and back). Without an endpoint nothing is exported and the SDK is never imported.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { trace } from '@opentelemetry/api';
+import { Redis } from 'ioredis';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { telemetrySdkLoaded } from '../src/telemetry/otlp.js';
@@ -361,6 +362,99 @@ describe('traces over OTLP/HTTP from an ingress and a worker process', () => {
       rmSync(data, { recursive: true, force: true });
     }
   }, 60_000);
+});
+
+describe('an approval asked by an attempt that died before its turn parked', () => {
+  let fake: FakeLlm;
+  let redis: TestRedis;
+  let pgdb: TestDatabase;
+  let receiver: OtlpReceiver;
+  let dir: string;
+  const procs: GatewayProcess[] = [];
+
+  beforeAll(async () => {
+    fake = new FakeLlm();
+    await fake.start();
+    fake.respond(timeModel);
+    receiver = new OtlpReceiver();
+    await receiver.start();
+    redis = await TestRedis.start();
+    pgdb = await createTestDatabase();
+    dir = mkdtempSync(join(tmpdir(), 'sb-otel-crash-'));
+  }, 60_000);
+  afterAll(async () => {
+    await Promise.all(procs.map((p) => p.kill('SIGKILL')));
+    await fake?.close();
+    await receiver?.close();
+    await redis?.stop();
+    await pgdb?.drop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('the wait goes under the attempt that parked (the dead one exported nothing), and the answer still finds it', async () => {
+    const env = (fault?: string) => {
+      const config = join(dir, `switchboard${fault ? '-doomed' : ''}.json`);
+      // The doomed worker's lease outlives it until the test hands the conversation over.
+      writeFileSync(config, JSON.stringify({ queue: { lockDurationMs: fault ? 60_000 : 2000, stalledIntervalMs: 1000, backoffMs: 200 } }));
+      return {
+        REDIS_URL: redis.url,
+        DATABASE_URL: pgdb.url,
+        SWITCHBOARD_CONFIG: config,
+        SWITCHBOARD_DATA: dir,
+        SWITCHBOARD_HTTP_PORT: '0',
+        SWITCHBOARD_API_KEYS: API_KEY,
+        SWITCHBOARD_OPERATOR_KEYS: OPERATOR_KEY,
+        OPENAI_BASE_URL: fake.openaiBaseUrl,
+        OPENAI_API_KEY: 'fake',
+        SWITCHBOARD_MODEL: 'fake-model',
+        OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+        OTEL_BSP_SCHEDULE_DELAY: '100',
+        ...(fault ? { SWITCHBOARD_TEST_FAULT: fault } : {}),
+      };
+    };
+    const [ingress, doomed] = await Promise.all([GatewayProcess.spawn('ingress', env()), GatewayProcess.spawn('worker', env('before-park'))]);
+    procs.push(ingress, doomed);
+    const traceId = randomBytes(16).toString('hex');
+    const client = openaiClient(ingress.url!, API_KEY, {
+      'X-Switchboard-Conversation': 'otel-crash',
+      traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-01`,
+    });
+    const answer = client.chat.completions.create({ model: 'default', messages: [{ role: 'user', content: 'run: echo crash >> out.txt' }] });
+    // Killed after the approval row was written (with the first attempt's turn span), before the turn parked.
+    await eventually(async () => doomed.proc.signalCode === 'SIGKILL', 60_000);
+    const db = new pg.Client({ connectionString: pgdb.url });
+    await db.connect();
+    try {
+      const worker = await GatewayProcess.spawn('worker', env());
+      procs.push(worker);
+      await db.query(`update conversations set lease_until = now() where key like '%otel-crash%'`);
+      const r = new Redis(redis.url);
+      const locks = await r.keys('*:lock');
+      if (locks.length) await r.del(...locks);
+      await r.quit();
+      const code = ((await answer) as any).switchboard.approval.code as string;
+
+      // The second attempt parked on the same approval: its turn span is the one exported, and the one the row keeps.
+      const parkedTurn = await eventually(async () => receiver.spans.find((s) => s.name === 'turn' && s.traceId === traceId), 30_000);
+      expect(parkedTurn.attributes).toMatchObject({ 'switchboard.turn.attempt': 2, 'switchboard.turn.finish_reason': 'approval_pending' });
+      const drain = receiver.spans.find((s) => s.spanId === parkedTurn.parentSpanId)!;
+      expect(drain.name).toBe('drain'); // the job the dead worker held, taken again: still the message's trace
+      const row = (await db.query('select traceparent from approvals where code = $1', [code])).rows[0];
+      expect(row.traceparent).toBe(`00-${traceId}-${parkedTurn.spanId}-01`);
+
+      const approved = await fetch(`${ingress.url}/v1/approvals/${code}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${OPERATOR_KEY}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ decision: 'approve' }),
+      });
+      expect(approved.status).toBe(200);
+      const wait = await eventually(async () => receiver.spans.find((s) => s.name === 'approval wait shell_exec'), 20_000);
+      expect(wait).toMatchObject({ traceId, parentSpanId: parkedTurn.spanId });
+      expect(wait.attributes['switchboard.approval.status']).toBe('approved');
+    } finally {
+      await db.end();
+    }
+  }, 180_000);
 });
 
 describe('without an OTLP endpoint', () => {
