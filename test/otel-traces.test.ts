@@ -46,7 +46,8 @@ describe('traces over OTLP/HTTP from an ingress and a worker process', () => {
   const procs: GatewayProcess[] = [];
 
   beforeAll(async () => {
-    fake = new FakeLlm({ usage: { promptTokens: 42, completionTokens: 7 } });
+    // 30 of the 42 prompt tokens from the provider's cache.
+    fake = new FakeLlm({ usage: { promptTokens: 42, completionTokens: 7, cachedTokens: 30 } });
     await fake.start();
     fake.respond(timeModel);
     receiver = new OtlpReceiver();
@@ -133,8 +134,10 @@ describe('traces over OTLP/HTTP from an ingress and a worker process', () => {
         'gen_ai.provider.name': 'openai-compatible',
         'gen_ai.request.model': 'fake-model',
         'gen_ai.response.model': 'fake-model',
+        // The whole prompt's tokens (pi-ai counts the cached ones apart), and of them the cached.
         'gen_ai.usage.input_tokens': 42,
         'gen_ai.usage.output_tokens': 7,
+        'gen_ai.usage.cache_read.input_tokens': 30,
         // The provider's endpoint: the fake's.
         'server.address': '127.0.0.1',
         'server.port': Number(new URL(fake.openaiBaseUrl).port),

@@ -19,6 +19,9 @@ export const GEN_AI = {
   finishReasons: 'gen_ai.response.finish_reasons',
   inputTokens: 'gen_ai.usage.input_tokens',
   outputTokens: 'gen_ai.usage.output_tokens',
+  /** Input tokens served from, and written to, the provider's prompt cache (both also counted in gen_ai.usage.input_tokens). */
+  cacheReadTokens: 'gen_ai.usage.cache_read.input_tokens',
+  cacheCreationTokens: 'gen_ai.usage.cache_creation.input_tokens',
   conversationId: 'gen_ai.conversation.id',
   toolName: 'gen_ai.tool.name',
   toolCallId: 'gen_ai.tool.call.id',
@@ -47,7 +50,8 @@ export interface ModelAnswer {
   responseId?: string;
   stopReason?: string;
   errorMessage?: string;
-  usage?: { input: number; output: number };
+  /** pi-ai's: `input` is the prompt's tokens not read from or written to the cache (those are cacheRead, cacheWrite). */
+  usage?: { input: number; output: number; cacheRead?: number; cacheWrite?: number };
 }
 
 /** pi-ai's provider names as the conventions' well-known gen_ai.provider.name values; any other is sent as it is. */
@@ -124,8 +128,13 @@ export class TurnTrace {
     if (m.provider) span.setAttributes({ [GEN_AI.provider]: providerName(m.provider), [GEN_AI.system]: providerName(m.provider) });
     if (m.responseId) span.setAttribute(GEN_AI.responseId, m.responseId);
     if (m.usage) {
-      span.setAttribute(GEN_AI.inputTokens, m.usage.input);
+      // The conventions' input tokens are the whole prompt's, cached ones included.
+      const cacheRead = m.usage.cacheRead ?? 0;
+      const cacheWrite = m.usage.cacheWrite ?? 0;
+      span.setAttribute(GEN_AI.inputTokens, m.usage.input + cacheRead + cacheWrite);
       span.setAttribute(GEN_AI.outputTokens, m.usage.output);
+      if (cacheRead) span.setAttribute(GEN_AI.cacheReadTokens, cacheRead);
+      if (cacheWrite) span.setAttribute(GEN_AI.cacheCreationTokens, cacheWrite);
     }
     if (m.stopReason) span.setAttribute(GEN_AI.finishReasons, [FINISH[m.stopReason] ?? m.stopReason]);
     if (m.stopReason === 'error') {
