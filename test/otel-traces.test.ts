@@ -394,7 +394,7 @@ describe('an approval asked by an attempt that died before its turn parked', () 
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('the wait goes under the attempt that parked (the dead one exported nothing), and the answer still finds it', async () => {
+  it('the wait goes under the attempt that parked (the dead one exported nothing); the played-back model call reports no tokens again', async () => {
     const env = (fault?: string) => {
       const config = join(dir, `switchboard${fault ? '-doomed' : ''}.json`);
       // The doomed worker's lease outlives it until the test hands the conversation over.
@@ -442,6 +442,10 @@ describe('an approval asked by an attempt that died before its turn parked', () 
       expect(parkedTurn.attributes).toMatchObject({ 'switchboard.turn.attempt': 2, 'switchboard.turn.finish_reason': 'approval_pending' });
       const drain = receiver.spans.find((s) => s.spanId === parkedTurn.parentSpanId)!;
       expect(drain.name).toBe('drain'); // the job the dead worker held, taken again: still the message's trace
+      // The model's call was journaled by the dead attempt and played back: a chat span that says so, and reports no tokens again.
+      const replayed = receiver.spans.find((s) => s.name === 'chat fake-model' && s.parentSpanId === parkedTurn.spanId)!;
+      expect(replayed.attributes).toMatchObject({ 'switchboard.replayed': true, 'gen_ai.response.finish_reasons': ['tool_calls'] });
+      expect(replayed.attributes['gen_ai.usage.input_tokens']).toBeUndefined();
       const row = (await db.query('select traceparent from approvals where code = $1', [code])).rows[0];
       expect(row.traceparent).toBe(`00-${traceId}-${parkedTurn.spanId}-01`);
 

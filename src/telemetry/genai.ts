@@ -86,6 +86,8 @@ export interface ToolDecision {
  */
 export class TurnTrace {
   private chat?: Span;
+  /** The open model call is a response the step journal plays back: no provider was asked. */
+  private replayed = false;
   private readonly tools = new Map<string, Span>();
 
   constructor(
@@ -107,6 +109,7 @@ export class TurnTrace {
       ...(opts.replayed ? { [ATTR.replayed]: true } : {}),
     };
     this.chat = startSpan(`chat ${model.id}`, { kind: SpanKind.CLIENT, attributes, parent: this.parent });
+    this.replayed = opts.replayed === true;
   }
 
   /** One attempt of the provider chain (a fallback's slot, its error class, its time); the slot that answered is the span's server. */
@@ -127,7 +130,8 @@ export class TurnTrace {
     // The slot that answered (a fallback may be another provider's).
     if (m.provider) span.setAttributes({ [GEN_AI.provider]: providerName(m.provider), [GEN_AI.system]: providerName(m.provider) });
     if (m.responseId) span.setAttribute(GEN_AI.responseId, m.responseId);
-    if (m.usage) {
+    // A played-back response used no tokens now (the attempt that asked the provider counted them): none are reported twice.
+    if (m.usage && !this.replayed) {
       // The conventions' input tokens are the whole prompt's, cached ones included.
       const cacheRead = m.usage.cacheRead ?? 0;
       const cacheWrite = m.usage.cacheWrite ?? 0;
