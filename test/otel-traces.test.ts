@@ -276,6 +276,24 @@ describe('traces over OTLP/HTTP from an ingress and a worker process', () => {
     expect(turn.attributes['switchboard.turn.finish_reason']).toBe('error');
   }, 60_000);
 
+  it('a call the moat refuses: its tool span says deny, with the tier, and is an error', async () => {
+    const traceId = randomBytes(16).toString('hex');
+    const client = openaiClient(ingress.url!, API_KEY, {
+      'X-Switchboard-Conversation': 'otel-deny',
+      traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-01`,
+    });
+    const r = await client.chat.completions.create({ model: 'default', messages: [{ role: 'user', content: 'run: mkfs.ext4 /dev/sda1' }] });
+    expect(r.choices[0]!.message.content).toBe('It is noon in UTC.');
+    const tool = await eventually(async () => byName('execute_tool shell_exec').find((s) => s.traceId === traceId), 20_000);
+    expect(tool.attributes).toMatchObject({
+      'gen_ai.tool.call.id': 'call_shell_1',
+      'switchboard.moat.decision': 'deny',
+      'switchboard.moat.tier': 'blocked',
+      'error.type': 'refused_by_policy',
+    });
+    expect(tool.status?.code).toBe(2);
+  }, 60_000);
+
   it('an approval approved by an answer typed in a chat: the wait links the answer, a child of that message', async () => {
     const p = await parkShell('otel-approve', 'echo approved >> out.txt');
     // An operator key's typed answer, in its own conversation.
