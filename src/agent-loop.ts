@@ -286,7 +286,7 @@ export async function runAgentTurn(input: AgentRunInput, out: AgentRunOutput): P
           onNotice: (notice) => sink.push({ type: 'notice', turnId, text: notice }),
           onAttempt: (a) => {
             callAttempts.push(a);
-            input.trace?.chatAttempt(a);
+            input.trace?.chatAttempt(a, input.chain.slots.find((s) => s.id === a.slot)?.model.baseUrl);
             out.onAttempt?.(a);
           },
           ...(out.onContextOverflow ? { onContextOverflow: out.onContextOverflow } : {}),

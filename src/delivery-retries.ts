@@ -7,7 +7,7 @@ import { type DeliverContext, type StoredTurnTarget, storedTurnTarget, type Turn
 import { ChannelDeliveryError } from './channel/delivery-error.js';
 import { ReplyToError } from './channel/reply-to.js';
 import type { Metrics } from './metrics.js';
-import { ATTR, contextOf, inSpan, SpanKind, traceparentOf } from './telemetry/tracer.js';
+import { ATTR, contextOf, deliveryOutcome, inSpan, SpanKind, traceparentOf } from './telemetry/tracer.js';
 import type { FailedDelivery } from './turn/sinks/delivery-sink.js';
 
 export interface DeliveryRetryDeps {
@@ -67,7 +67,7 @@ export class DeliveryRetries {
     this.handing.add(p);
   }
 
-  /** The delivery queue's handler: one replay; throws to be retried. */
+  /** The delivery queue's handler: one replay (a `deliver <channel>` span per attempt, in the turn's trace); throws to be retried. */
   run(job: DeliveryJob, attempt: number): Promise<void> {
     const attributes = { [ATTR.channel]: job.channel, [ATTR.turn]: job.turnId, [ATTR.jobAttempt]: attempt };
     return inSpan(`deliver ${job.channel}`, { kind: SpanKind.PRODUCER, parent: contextOf(job.traceparent), attributes }, () => this.runOnce(job, attempt));
@@ -79,10 +79,15 @@ export class DeliveryRetries {
     try {
       await this.replay(job, attempt);
       this.deps.metrics?.deliveryJobs.inc({ channel, outcome: 'delivered' });
+      deliveryOutcome('delivered');
       log.info('the reply was delivered by its delivery job');
     } catch (err) {
-      if (permanent(err) || attempt >= this.deps.maxAttempts) return this.deadLetter(job, err, attempt);
+      if (permanent(err) || attempt >= this.deps.maxAttempts) {
+        deliveryOutcome('dead_letter', err);
+        return this.deadLetter(job, err, attempt);
+      }
       this.deps.metrics?.deliveryJobs.inc({ channel, outcome: 'retry' });
+      deliveryOutcome('retry');
       log.warn({ err, code: codeOf(err) }, 'the delivery job failed; it will be retried');
       throw err;
     }

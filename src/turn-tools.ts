@@ -80,6 +80,8 @@ export class TurnTools {
       log: Logger;
       /** Resume, not rerun: calls an earlier attempt finished are answered from it; new ones are journaled. */
       journal?: StepJournal;
+      /** The turn's span, kept with an approval it asks for (its wait span's parent), when traces are on. */
+      traceparent?: () => string | undefined;
     },
   ) {
     this.byName = new Map(d.tools.map((t) => [t.name, t]));
@@ -194,7 +196,9 @@ export class TurnTools {
     }
     let approval: ApprovalRecord;
     try {
+      const traceparent = this.d.traceparent?.();
       approval = await this.d.approvals.request({
+        ...(traceparent ? { traceparent } : {}),
         conversationId: this.d.ctx.conversationId,
         turnId: this.d.ctx.turnId,
         toolCallId: c.toolCall.id,

@@ -3,13 +3,17 @@
  * processes, real Redis and Postgres) export over OTLP/HTTP to a local receiver. One HTTP chat
  * completion that calls a tool is one trace: the message's span at ingress is the ancestor of the
  * worker's queue-wait, drain, turn, model-call ("chat <model>"), tool-call ("execute_tool <name>")
- * and delivery spans. Without an endpoint nothing is exported and the SDK is never imported.
+ * and delivery spans. An approval's wait is in the trace of the message whose turn parked, linked to
+ * the answer's trace (and back). Without an endpoint nothing is exported and the SDK is never imported.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { trace } from '@opentelemetry/api';
+import { Redis } from 'ioredis';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { telemetrySdkLoaded } from '../src/telemetry/otlp.js';
 import { FakeLlm, type FakeRequest, lastUserText, reply, toolCall } from './fakes/fake-llm.js';
@@ -42,7 +46,8 @@ describe('traces over OTLP/HTTP from an ingress and a worker process', () => {
   const procs: GatewayProcess[] = [];
 
   beforeAll(async () => {
-    fake = new FakeLlm({ usage: { promptTokens: 42, completionTokens: 7 } });
+    // 30 of the 42 prompt tokens from the provider's cache.
+    fake = new FakeLlm({ usage: { promptTokens: 42, completionTokens: 7, cachedTokens: 30 } });
     await fake.start();
     fake.respond(timeModel);
     receiver = new OtlpReceiver();
@@ -129,8 +134,13 @@ describe('traces over OTLP/HTTP from an ingress and a worker process', () => {
         'gen_ai.provider.name': 'openai-compatible',
         'gen_ai.request.model': 'fake-model',
         'gen_ai.response.model': 'fake-model',
+        // The whole prompt's tokens (pi-ai counts the cached ones apart), and of them the cached.
         'gen_ai.usage.input_tokens': 42,
         'gen_ai.usage.output_tokens': 7,
+        'gen_ai.usage.cache_read.input_tokens': 30,
+        // The provider's endpoint: the fake's.
+        'server.address': '127.0.0.1',
+        'server.port': Number(new URL(fake.openaiBaseUrl).port),
       });
     }
     expect(chats[0]!.attributes['gen_ai.response.finish_reasons']).toEqual(['tool_calls']);
@@ -154,37 +164,76 @@ describe('traces over OTLP/HTTP from an ingress and a worker process', () => {
     expect(deliver.kind).toBe(SPAN_KIND.PRODUCER);
   }, 120_000);
 
-  it('an approval: the asked call parks with the moat decision; the trace of the answer has the wait and the resumed turn', async () => {
-    const client = openaiClient(ingress.url!, API_KEY, { 'X-Switchboard-Conversation': 'otel-2' });
-    const r = await client.chat.completions.create({ model: 'default', messages: [{ role: 'user', content: 'run: echo hi >> out.txt' }] });
-    const approval = (r as any).switchboard.approval;
+  /** Parks a shell_exec call in this conversation (in a trace of the client's own): its approval, the message, the parked turn, its `execute_tool` span (ask). */
+  async function parkShell(conversation: string, command: string) {
+    const traceId = randomBytes(16).toString('hex');
+    const client = openaiClient(ingress.url!, API_KEY, {
+      'X-Switchboard-Conversation': conversation,
+      traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-01`,
+    });
+    const r = await client.chat.completions.create({ model: 'default', messages: [{ role: 'user', content: `run: ${command}` }] });
+    const approval = (r as any).switchboard.approval as { code: string; tool: string };
     expect(approval).toMatchObject({ tool: 'shell_exec' });
-
-    // The parked turn: its tool span says the moat asked.
-    const asked = await eventually(async () => byName('execute_tool shell_exec')[0]);
-    expect(asked.attributes).toMatchObject({ 'switchboard.moat.decision': 'ask', 'gen_ai.tool.call.id': 'call_shell_1' });
-    const parkedTurn = await eventually(async () => receiver.spans.find((s) => s.spanId === asked.parentSpanId));
+    const message = await eventually(async () => byName('message http').find((m) => m.traceId === traceId));
+    const parkedTurn = await eventually(async () => byName('turn').find((t) => t.traceId === traceId));
     expect(parkedTurn.attributes['switchboard.turn.finish_reason']).toBe('approval_pending');
+    const asked = await eventually(async () => byName('execute_tool shell_exec').find((s) => s.parentSpanId === parkedTurn.spanId));
+    expect(asked.attributes).toMatchObject({ 'switchboard.moat.decision': 'ask', 'gen_ai.tool.call.id': 'call_shell_1' });
+    return { approval, message, parkedTurn, asked };
+  }
 
-    const denied = await fetch(`${ingress.url}/v1/approvals/${approval.code}`, {
+  /**
+   * Where the wait is: in the trace of the message whose turn parked, a child of that turn,
+   * from the request to the decision; linked to the answer; the resumed turn links back.
+   */
+  async function expectWait(p: Awaited<ReturnType<typeof parkShell>>, status: string, timeoutMs = 20_000) {
+    const wait = await eventually(async () => byName('approval wait shell_exec').find((s) => s.parentSpanId === p.parkedTurn.spanId), timeoutMs);
+    expect(wait.traceId).toBe(p.message.traceId);
+    expect(wait.attributes).toMatchObject({ 'switchboard.approval.status': status, 'gen_ai.tool.call.id': 'call_shell_1', 'gen_ai.tool.name': 'shell_exec' });
+    // Its span covers the wait: from the request to the decision.
+    expect(wait.startNs <= p.asked.endNs && wait.endNs >= p.asked.endNs).toBe(true);
+    // In the original trace, under the message that asked (ingress) through its drain (worker).
+    const chain = await eventually(async () => {
+      const names = receiver.ancestors(wait).map((s) => s.name);
+      return names.length === 4 ? names : null;
+    });
+    expect(chain).toEqual([`approval wait shell_exec`, 'turn', 'drain', 'message http']);
+    // The resumed turn (a worker span) links back to the turn that parked, in the original trace.
+    const resumed = await eventually(
+      async () => byName('turn').find((t) => t.links.some((l) => l.spanId === p.parkedTurn.spanId && l.traceId === p.parkedTurn.traceId)),
+      timeoutMs,
+    );
+    expect(resumed.traceId).not.toBe(p.message.traceId);
+    expect(resumed.resource['switchboard.role']).toBe('worker');
+    expect(resumed.attributes['switchboard.turn.finish_reason']).toBe('stop');
+    return { wait, resumed };
+  }
+
+  it('an approval denied through the API: the wait is in the trace of the message that parked, linked to the answer and back', async () => {
+    const p = await parkShell('otel-2', 'echo hi >> out.txt');
+    const denied = await fetch(`${ingress.url}/v1/approvals/${p.approval.code}`, {
       method: 'POST',
       headers: { authorization: `Bearer ${OPERATOR_KEY}`, 'content-type': 'application/json' },
       body: JSON.stringify({ decision: 'deny' }),
     });
     expect(denied.status).toBe(200);
 
-    const wait = await eventually(async () => byName('approval wait shell_exec')[0], 20_000);
-    expect(wait.attributes).toMatchObject({ 'switchboard.approval.status': 'denied', 'gen_ai.tool.call.id': 'call_shell_1' });
-    // Its span covers the wait: from the request to the decision.
-    expect(wait.startNs <= asked.endNs && wait.endNs >= asked.endNs).toBe(true);
-    // The answer (ingress) is the ancestor of the resumed turn (worker) and of the wait.
-    // (The parents end after their children: waited for until the whole chain has arrived.)
+    const { wait, resumed } = await expectWait(p, 'denied');
+    // The answer, at ingress (no chat message: the root of its own trace), is linked from the wait, and links the parked turn.
+    const answer = await eventually(async () =>
+      byName('approval answer').find((s) => s.attributes['switchboard.approval.id'] === wait.attributes['switchboard.approval.id']),
+    );
+    expect(answer.resource['switchboard.role']).toBe('ingress');
+    expect(answer.parentSpanId).toBeUndefined();
+    expect(wait.links).toContainEqual({ traceId: answer.traceId, spanId: answer.spanId });
+    expect(answer.links).toContainEqual({ traceId: p.parkedTurn.traceId, spanId: p.parkedTurn.spanId });
+    // The resumed turn (worker) continues the answer's trace: answer → drain → turn.
     const chain = await eventually(async () => {
-      const names = receiver.ancestors(wait).map((s) => s.name);
-      return names.length === 4 ? names : null;
+      const names = receiver.ancestors(resumed).map((s) => s.name);
+      return names.length === 3 ? names : null;
     });
-    expect(chain).toEqual(['approval wait shell_exec', 'turn', 'drain', 'approval answer']);
-    expect(receiver.ancestors(wait).at(-1)!.resource['switchboard.role']).toBe('ingress');
+    expect(chain).toEqual(['turn', 'drain', 'approval answer']);
+    expect(resumed.traceId).toBe(answer.traceId);
   }, 60_000);
 
   it('a message folded into a running drain: the turn that answers it links the message span', async () => {
@@ -227,6 +276,81 @@ describe('traces over OTLP/HTTP from an ingress and a worker process', () => {
     expect(turn.attributes['switchboard.turn.finish_reason']).toBe('error');
   }, 60_000);
 
+  it('a call the moat refuses: its tool span says deny, with the tier, and is an error', async () => {
+    const traceId = randomBytes(16).toString('hex');
+    const client = openaiClient(ingress.url!, API_KEY, {
+      'X-Switchboard-Conversation': 'otel-deny',
+      traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-01`,
+    });
+    const r = await client.chat.completions.create({ model: 'default', messages: [{ role: 'user', content: 'run: mkfs.ext4 /dev/sda1' }] });
+    expect(r.choices[0]!.message.content).toBe('It is noon in UTC.');
+    const tool = await eventually(async () => byName('execute_tool shell_exec').find((s) => s.traceId === traceId), 20_000);
+    expect(tool.attributes).toMatchObject({
+      'gen_ai.tool.call.id': 'call_shell_1',
+      'switchboard.moat.decision': 'deny',
+      'switchboard.moat.tier': 'blocked',
+      'error.type': 'refused_by_policy',
+    });
+    expect(tool.status?.code).toBe(2);
+  }, 60_000);
+
+  it('an approval approved by an answer typed in a chat: the wait links the answer, a child of that message', async () => {
+    const p = await parkShell('otel-approve', 'echo approved >> out.txt');
+    // An operator key's typed answer, in its own conversation.
+    const op = openaiClient(ingress.url!, OPERATOR_KEY, { 'X-Switchboard-Conversation': 'otel-operator' });
+    const r = await op.chat.completions.create({ model: 'default', messages: [{ role: 'user', content: `yes ${p.approval.code}` }] });
+    expect((r as any).switchboard.approvalAnswer).toMatchObject({ code: p.approval.code, ok: true, status: 'approved' });
+
+    const { wait, resumed } = await expectWait(p, 'approved');
+    const answer = await eventually(async () =>
+      byName('approval answer').find((s) => s.attributes['switchboard.approval.id'] === wait.attributes['switchboard.approval.id']),
+    );
+    const typed = receiver.spans.find((s) => s.spanId === answer.parentSpanId)!;
+    expect(typed.name).toBe('message http');
+    expect(typed.attributes['switchboard.ingress.outcome']).toBe('answered');
+    expect(wait.links).toContainEqual({ traceId: answer.traceId, spanId: answer.spanId });
+    expect(resumed.traceId).toBe(answer.traceId);
+    // The approved call runs in the resumed turn.
+    const ran = await eventually(async () => byName('execute_tool shell_exec').find((s) => s.parentSpanId === resumed.spanId));
+    expect(ran.attributes['switchboard.moat.decision']).toBe('approved');
+  }, 60_000);
+
+  it('an approval answered after its deadline: expired, its wait in the trace of the message that parked', async () => {
+    const p = await parkShell('otel-expire', 'echo late >> out.txt');
+    // The deadline passes (15 minutes by default: moved, not waited for); the operator's answer comes too late.
+    const db = new pg.Client({ connectionString: pgdb.url });
+    await db.connect();
+    try {
+      await db.query(`update approvals set expires_at = now() - interval '1 second' where code = $1 and status = 'pending'`, [p.approval.code]);
+    } finally {
+      await db.end();
+    }
+    const late = await fetch(`${ingress.url}/v1/approvals/${p.approval.code}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${OPERATOR_KEY}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ decision: 'approve' }),
+    });
+    expect(late.status).toBe(410);
+    const { wait } = await expectWait(p, 'expired');
+    expect(wait.attributes['switchboard.approval.decided_via']).toBeUndefined();
+  }, 60_000);
+
+  it('an approval that nobody answered: the worker expires it, and records the wait in the trace of the message that parked', async () => {
+    const p = await parkShell('otel-deadline', 'echo nobody >> out.txt');
+    const db = new pg.Client({ connectionString: pgdb.url });
+    await db.connect();
+    try {
+      await db.query(`update approvals set expires_at = now() - interval '1 second' where code = $1 and status = 'pending'`, [p.approval.code]);
+    } finally {
+      await db.end();
+    }
+    // The worker's recovery sweep (every queue.recoverIntervalMs, 15 s) expires what is past its deadline.
+    const { wait, resumed } = await expectWait(p, 'expired', 40_000);
+    expect(wait.resource['switchboard.role']).toBe('worker');
+    expect(wait.links).toEqual([]); // nobody answered
+    expect(resumed.links).toContainEqual({ traceId: p.parkedTurn.traceId, spanId: p.parkedTurn.spanId });
+  }, 60_000);
+
   it('one process (`start`, embedded): the same tree, the drain in the trace of the message', async () => {
     const data = mkdtempSync(join(tmpdir(), 'sb-otel-'));
     const start = await GatewayProcess.spawn('start', {
@@ -259,6 +383,103 @@ describe('traces over OTLP/HTTP from an ingress and a worker process', () => {
       rmSync(data, { recursive: true, force: true });
     }
   }, 60_000);
+});
+
+describe('an approval asked by an attempt that died before its turn parked', () => {
+  let fake: FakeLlm;
+  let redis: TestRedis;
+  let pgdb: TestDatabase;
+  let receiver: OtlpReceiver;
+  let dir: string;
+  const procs: GatewayProcess[] = [];
+
+  beforeAll(async () => {
+    fake = new FakeLlm();
+    await fake.start();
+    fake.respond(timeModel);
+    receiver = new OtlpReceiver();
+    await receiver.start();
+    redis = await TestRedis.start();
+    pgdb = await createTestDatabase();
+    dir = mkdtempSync(join(tmpdir(), 'sb-otel-crash-'));
+  }, 60_000);
+  afterAll(async () => {
+    await Promise.all(procs.map((p) => p.kill('SIGKILL')));
+    await fake?.close();
+    await receiver?.close();
+    await redis?.stop();
+    await pgdb?.drop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('the wait goes under the attempt that parked (the dead one exported nothing); the played-back model call reports no tokens again', async () => {
+    const env = (fault?: string) => {
+      const config = join(dir, `switchboard${fault ? '-doomed' : ''}.json`);
+      // The doomed worker's lease outlives it until the test hands the conversation over.
+      writeFileSync(config, JSON.stringify({ queue: { lockDurationMs: fault ? 60_000 : 2000, stalledIntervalMs: 1000, backoffMs: 200 } }));
+      return {
+        REDIS_URL: redis.url,
+        DATABASE_URL: pgdb.url,
+        SWITCHBOARD_CONFIG: config,
+        SWITCHBOARD_DATA: dir,
+        SWITCHBOARD_HTTP_PORT: '0',
+        SWITCHBOARD_API_KEYS: API_KEY,
+        SWITCHBOARD_OPERATOR_KEYS: OPERATOR_KEY,
+        OPENAI_BASE_URL: fake.openaiBaseUrl,
+        OPENAI_API_KEY: 'fake',
+        SWITCHBOARD_MODEL: 'fake-model',
+        OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+        OTEL_BSP_SCHEDULE_DELAY: '100',
+        ...(fault ? { SWITCHBOARD_TEST_FAULT: fault } : {}),
+      };
+    };
+    const [ingress, doomed] = await Promise.all([GatewayProcess.spawn('ingress', env()), GatewayProcess.spawn('worker', env('before-park'))]);
+    procs.push(ingress, doomed);
+    const traceId = randomBytes(16).toString('hex');
+    const client = openaiClient(ingress.url!, API_KEY, {
+      'X-Switchboard-Conversation': 'otel-crash',
+      traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-01`,
+    });
+    const answer = client.chat.completions.create({ model: 'default', messages: [{ role: 'user', content: 'run: echo crash >> out.txt' }] });
+    // Killed after the approval row was written (with the first attempt's turn span), before the turn parked.
+    await eventually(async () => doomed.proc.signalCode === 'SIGKILL', 60_000);
+    const db = new pg.Client({ connectionString: pgdb.url });
+    await db.connect();
+    try {
+      const worker = await GatewayProcess.spawn('worker', env());
+      procs.push(worker);
+      await db.query(`update conversations set lease_until = now() where key like '%otel-crash%'`);
+      const r = new Redis(redis.url);
+      const locks = await r.keys('*:lock');
+      if (locks.length) await r.del(...locks);
+      await r.quit();
+      const code = ((await answer) as any).switchboard.approval.code as string;
+
+      // The second attempt parked on the same approval: its turn span is the one exported, and the one the row keeps.
+      const parkedTurn = await eventually(async () => receiver.spans.find((s) => s.name === 'turn' && s.traceId === traceId), 30_000);
+      expect(parkedTurn.attributes).toMatchObject({ 'switchboard.turn.attempt': 2, 'switchboard.turn.finish_reason': 'approval_pending' });
+      const drain = receiver.spans.find((s) => s.spanId === parkedTurn.parentSpanId)!;
+      expect(drain.name).toBe('drain'); // the job the dead worker held, taken again: still the message's trace
+      // The model's call was journaled by the dead attempt and played back: a chat span that says so, and reports no tokens again.
+      const replayed = receiver.spans.find((s) => s.name === 'chat fake-model' && s.parentSpanId === parkedTurn.spanId)!;
+      expect(replayed.attributes).toMatchObject({ 'switchboard.replayed': true, 'gen_ai.response.finish_reasons': ['tool_calls'] });
+      expect(replayed.attributes['gen_ai.usage.input_tokens']).toBeUndefined();
+      const row = (await db.query('select traceparent from approvals where code = $1', [code])).rows[0];
+      expect(row.traceparent).toBe(`00-${traceId}-${parkedTurn.spanId}-01`);
+
+      const approved = await fetch(`${ingress.url}/v1/approvals/${code}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${OPERATOR_KEY}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ decision: 'approve' }),
+      });
+      expect(approved.status).toBe(200);
+      const wait = await eventually(async () => receiver.spans.find((s) => s.name === 'approval wait shell_exec'), 20_000);
+      expect(wait).toMatchObject({ traceId, parentSpanId: parkedTurn.spanId });
+      expect(wait.attributes['switchboard.approval.status']).toBe('approved');
+    } finally {
+      await db.end();
+    }
+  }, 180_000);
 });
 
 describe('without an OTLP endpoint', () => {

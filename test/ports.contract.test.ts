@@ -629,6 +629,7 @@ describe.each(backends)('ports contract: $name', (backend) => {
           '024_schedules.sql',
           '026_schedule_budgets.sql',
           '027_inbox_traceparent.sql',
+          '029_approval_traceparent.sql',
         ]);
 
         const identities = await q(`select external_id, sender_identity from inbox order by external_id`);

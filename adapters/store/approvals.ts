@@ -54,6 +54,7 @@ interface ApprovalColumns {
   decided_at: Date | null;
   expires_at: Date;
   created_at: Date;
+  traceparent: string | null;
 }
 
 function approvalFromRow(r: ApprovalColumns): ApprovalRecord {
@@ -79,6 +80,7 @@ function approvalFromRow(r: ApprovalColumns): ApprovalRecord {
     decidedAt: r.decided_at,
     expiresAt: r.expires_at,
     createdAt: r.created_at,
+    ...(r.traceparent ? { traceparent: r.traceparent } : {}),
   };
 }
 
@@ -116,12 +118,13 @@ export class ApprovalStore implements ApprovalRepository {
   async create(a: NewApproval): Promise<CreatedApproval> {
     for (let attempt = 0; ; attempt++) {
       try {
+        // A retried attempt parks on the row an earlier one made: its traceparent (the wait span's parent) becomes that attempt's.
         // xmax = 0: this statement inserted the row (a retried attempt's conflict updates it); only then is it audited.
         const r = await this.db.query<ApprovalColumns & { created: boolean }>(
           `with ins as (
-             insert into approvals (id, code, conversation_id, turn_id, tool_call_id, tool, args, args_hash, pattern, tier, reasons, rule_permitted, requester, channel, expires_at)
-             values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
-             on conflict (turn_id, tool_call_id) do update set turn_id = excluded.turn_id
+             insert into approvals (id, code, conversation_id, turn_id, tool_call_id, tool, args, args_hash, pattern, tier, reasons, rule_permitted, requester, channel, expires_at, traceparent)
+             values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
+             on conflict (turn_id, tool_call_id) do update set turn_id = excluded.turn_id, traceparent = coalesce(excluded.traceparent, approvals.traceparent)
              returning *, (xmax = 0) as created
            ), audited as (
              insert into audit (actor, action, subject, details)
@@ -146,6 +149,7 @@ export class ApprovalStore implements ApprovalRepository {
             a.requester,
             a.channel,
             a.expiresAt,
+            a.traceparent ?? null,
           ],
         );
         const row = r.rows[0]!;

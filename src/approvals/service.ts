@@ -7,7 +7,8 @@ import type { DrainJob, TimerJob } from '../../kernel/jobs.js';
 import { visibleText } from '../../moat/approval-display.js';
 import { checkVariable, NO_RULE_PREFIX, RULE_SCOPES, type RuleScope, ruleTarget } from '../../moat/approval-engine.js';
 import type { Config } from '../config.js';
-import { ATTR, inSpan, jobTrace } from '../telemetry/tracer.js';
+import { linkAnswerToParked, recordApprovalWait } from '../telemetry/approval-spans.js';
+import { ATTR, inSpan, jobTrace, type Span } from '../telemetry/tracer.js';
 import type { EventHub } from '../webhooks/events.js';
 import type { AnswerDecision } from './parse.js';
 import { isConfiguredOperator, requesterMayAnswer } from './rights.js';
@@ -102,17 +103,23 @@ export class ApprovalService {
     return row;
   }
 
-  /** An answer is a span (the resumed turn's drain continues its trace: the turn, its `approval wait` span, the call). */
+  /**
+   * An answer is a span (the resumed turn's drain continues its trace: the turn, the call). It links the turn that
+   * parked, and the approval's `approval wait` span (in the trace of the message that asked) links it.
+   */
   answer(code: string, decision: AnswerDecision, actor: Actor, opts: AnswerOptions = {}): Promise<AnswerResult> {
     return inSpan('approval answer', { attributes: { 'switchboard.approval.decision': decision, [ATTR.channel]: actor.channel } }, async (span) => {
-      const r = await this.answerOnce(code, decision, actor, opts);
+      const r = await this.answerOnce(code, decision, actor, opts, span);
       span.setAttribute('switchboard.approval.answer', r.ok ? 'ok' : r.code);
-      if (r.approval) span.setAttributes({ [ATTR.approvalId]: r.approval.id, [ATTR.approvalStatus]: r.approval.status });
+      if (r.approval) {
+        span.setAttributes({ [ATTR.approvalId]: r.approval.id, [ATTR.approvalStatus]: r.approval.status });
+        linkAnswerToParked(span, r.approval);
+      }
       return r;
     });
   }
 
-  private async answerOnce(code: string, decision: AnswerDecision, actor: Actor, opts: AnswerOptions): Promise<AnswerResult> {
+  private async answerOnce(code: string, decision: AnswerDecision, actor: Actor, opts: AnswerOptions, span?: Span): Promise<AnswerResult> {
     const { approvals } = this.deps;
     const normalized = code.trim().toUpperCase();
     const who = formatIdentity(actor);
@@ -215,6 +222,8 @@ export class ApprovalService {
       return { ok: false, code: 'unknown_code', message: `There is no approval request with code ${normalized}.` };
     }
     const { approval: a, rule } = outcome;
+    // Decided (once: only this answer changed the row): the wait, in the trace of the message whose turn parked.
+    recordApprovalWait(a, span ? { answer: span } : {});
     this.deps.events?.emit('approval.decided', { code: a.code, conversation: a.conversationId, tool: a.tool, status: a.status, always: a.always, by: who });
     // Committed: the turn is runnable. A lost drain job is the recovery sweep's (readyParkedTurns, stuck inbox rows).
     if (outcome.unparked) await this.drain(outcome.unparked);
@@ -282,6 +291,7 @@ export class ApprovalService {
   async expire(): Promise<number> {
     const expired = await this.deps.approvals.expireDue();
     for (const a of expired) {
+      recordApprovalWait(a);
       await this.deps.approvals.audit('deadline', 'approval.expired', a.code, { approval: a.id });
       this.deps.events?.emit('approval.decided', { code: a.code, conversation: a.conversationId, tool: a.tool, status: 'expired', by: 'deadline' });
       await this.resumeIfReady(a.turnId);
@@ -294,8 +304,10 @@ export class ApprovalService {
    * attempt that failed after asking, then retried) are expired, so they cannot hold it parked.
    */
   async supersede(turnId: string, keep: string[]): Promise<void> {
-    for (const a of await this.deps.approvals.supersede(turnId, keep))
+    for (const a of await this.deps.approvals.supersede(turnId, keep)) {
+      recordApprovalWait(a, { superseded: true });
       await this.deps.approvals.audit('superseded', 'approval.superseded', a.code, { approval: a.id, turn: turnId });
+    }
   }
 
   /**

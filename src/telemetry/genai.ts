@@ -1,5 +1,6 @@
 import type { Attributes } from '@opentelemetry/api';
-import { ATTR, type Context, failSpan, type Span, SpanKind, SpanStatusCode, startSpan } from './tracer.js';
+import { trace } from '@opentelemetry/api';
+import { ATTR, type Context, failSpan, linkTo, type Span, SpanKind, SpanStatusCode, startSpan, traceparentOf } from './tracer.js';
 
 /**
  * The OpenTelemetry GenAI semantic conventions (https://opentelemetry.io/docs/specs/semconv/gen-ai/gen-ai-spans/):
@@ -18,11 +19,29 @@ export const GEN_AI = {
   finishReasons: 'gen_ai.response.finish_reasons',
   inputTokens: 'gen_ai.usage.input_tokens',
   outputTokens: 'gen_ai.usage.output_tokens',
+  /** Input tokens served from, and written to, the provider's prompt cache (both also counted in gen_ai.usage.input_tokens). */
+  cacheReadTokens: 'gen_ai.usage.cache_read.input_tokens',
+  cacheCreationTokens: 'gen_ai.usage.cache_creation.input_tokens',
   conversationId: 'gen_ai.conversation.id',
   toolName: 'gen_ai.tool.name',
   toolCallId: 'gen_ai.tool.call.id',
   toolType: 'gen_ai.tool.type',
+  /** The provider's endpoint (the conventions' server.address and server.port, Recommended for a model call's span). */
+  serverAddress: 'server.address',
+  serverPort: 'server.port',
 } as const;
+
+/** server.address and server.port of a provider's base URL (its port, else the scheme's); none when it is not a URL. */
+export function serverOf(baseUrl: string | undefined): Attributes {
+  if (!baseUrl) return {};
+  try {
+    const u = new URL(baseUrl);
+    const port = u.port ? Number(u.port) : u.protocol === 'https:' ? 443 : u.protocol === 'http:' ? 80 : undefined;
+    return { [GEN_AI.serverAddress]: u.hostname.replace(/^\[|\]$/g, ''), ...(port ? { [GEN_AI.serverPort]: port } : {}) };
+  } catch {
+    return {};
+  }
+}
 
 /** What a model call's span needs of pi-ai's assistant message (structurally, so that this file imports no SDK). */
 export interface ModelAnswer {
@@ -31,7 +50,8 @@ export interface ModelAnswer {
   responseId?: string;
   stopReason?: string;
   errorMessage?: string;
-  usage?: { input: number; output: number };
+  /** pi-ai's: `input` is the prompt's tokens not read from or written to the cache (those are cacheRead, cacheWrite). */
+  usage?: { input: number; output: number; cacheRead?: number; cacheWrite?: number };
 }
 
 /** pi-ai's provider names as the conventions' well-known gen_ai.provider.name values; any other is sent as it is. */
@@ -66,6 +86,8 @@ export interface ToolDecision {
  */
 export class TurnTrace {
   private chat?: Span;
+  /** The open model call is a response the step journal plays back: no provider was asked. */
+  private replayed = false;
   private readonly tools = new Map<string, Span>();
 
   constructor(
@@ -73,23 +95,26 @@ export class TurnTrace {
     private readonly conversationId?: string,
   ) {}
 
-  chatStart(model: { id: string; provider: string }, opts: { maxTokens?: number; temperature?: number; replayed?: boolean } = {}): void {
+  chatStart(model: { id: string; provider: string; baseUrl?: string }, opts: { maxTokens?: number; temperature?: number; replayed?: boolean } = {}): void {
     this.chat?.end();
     const attributes: Attributes = {
       [GEN_AI.operation]: 'chat',
       [GEN_AI.provider]: providerName(model.provider),
       [GEN_AI.system]: providerName(model.provider),
       [GEN_AI.requestModel]: model.id,
+      ...serverOf(model.baseUrl),
       ...(opts.maxTokens !== undefined ? { [GEN_AI.maxTokens]: opts.maxTokens } : {}),
       ...(opts.temperature !== undefined ? { [GEN_AI.temperature]: opts.temperature } : {}),
       ...(this.conversationId ? { [GEN_AI.conversationId]: this.conversationId } : {}),
       ...(opts.replayed ? { [ATTR.replayed]: true } : {}),
     };
     this.chat = startSpan(`chat ${model.id}`, { kind: SpanKind.CLIENT, attributes, parent: this.parent });
+    this.replayed = opts.replayed === true;
   }
 
-  /** One attempt of the provider chain (a fallback's slot, its error class, its time). */
-  chatAttempt(a: { slot: string; error: string; ms: number }): void {
+  /** One attempt of the provider chain (a fallback's slot, its error class, its time); the slot that answered is the span's server. */
+  chatAttempt(a: { slot: string; error: string; ms: number }, baseUrl?: string): void {
+    if (a.error === 'ok' && baseUrl) this.chat?.setAttributes(serverOf(baseUrl));
     this.chat?.addEvent('switchboard.provider.attempt', {
       'switchboard.provider.slot': a.slot,
       'switchboard.provider.outcome': a.error,
@@ -105,9 +130,15 @@ export class TurnTrace {
     // The slot that answered (a fallback may be another provider's).
     if (m.provider) span.setAttributes({ [GEN_AI.provider]: providerName(m.provider), [GEN_AI.system]: providerName(m.provider) });
     if (m.responseId) span.setAttribute(GEN_AI.responseId, m.responseId);
-    if (m.usage) {
-      span.setAttribute(GEN_AI.inputTokens, m.usage.input);
+    // A played-back response used no tokens now (the attempt that asked the provider counted them): none are reported twice.
+    if (m.usage && !this.replayed) {
+      // The conventions' input tokens are the whole prompt's, cached ones included.
+      const cacheRead = m.usage.cacheRead ?? 0;
+      const cacheWrite = m.usage.cacheWrite ?? 0;
+      span.setAttribute(GEN_AI.inputTokens, m.usage.input + cacheRead + cacheWrite);
       span.setAttribute(GEN_AI.outputTokens, m.usage.output);
+      if (cacheRead) span.setAttribute(GEN_AI.cacheReadTokens, cacheRead);
+      if (cacheWrite) span.setAttribute(GEN_AI.cacheCreationTokens, cacheWrite);
     }
     if (m.stopReason) span.setAttribute(GEN_AI.finishReasons, [FINISH[m.stopReason] ?? m.stopReason]);
     if (m.stopReason === 'error') {
@@ -146,22 +177,21 @@ export class TurnTrace {
   }
 
   /**
-   * An approval the parked turn waited on, from its request to its decision, recorded when the turn
-   * resumes (the wait outlives any one process, so it is not a span kept open across it).
+   * The turn's span as an approval keeps it (its `approval wait` span goes under it, src/telemetry/approval-spans.ts);
+   * undefined when the turn is not recorded (traces off, or not sampled): nothing to keep.
    */
-  approvalWait(a: { id: string; tool: string; toolCallId: string; status: string; createdAt: Date; decidedAt: Date | null; decidedVia?: string | null }): void {
-    startSpan(`approval wait ${a.tool}`, {
-      parent: this.parent,
-      startTime: a.createdAt,
-      attributes: {
-        [ATTR.approvalId]: a.id,
-        [ATTR.approvalStatus]: a.status,
-        [GEN_AI.toolName]: a.tool,
-        [GEN_AI.toolCallId]: a.toolCallId,
-        ...(a.decidedVia ? { 'switchboard.approval.decided_via': a.decidedVia } : {}),
-      },
-    }).end(a.decidedAt ?? new Date());
+  traceparent(): string | undefined {
+    return trace.getSpan(this.parent)?.isRecording() ? traceparentOf(this.parent) : undefined;
   }
+
+  /** A resumed turn links the turn that parked on this approval (in the trace of the message that asked), once per parked turn. */
+  resumedFrom(a: { traceparent?: string }): void {
+    if (!a.traceparent || this.linked.has(a.traceparent)) return;
+    this.linked.add(a.traceparent);
+    const span = trace.getSpan(this.parent);
+    for (const l of linkTo(a.traceparent)) span?.addLink(l);
+  }
+  private readonly linked = new Set<string>();
 
   /** Closes what is still open (the loop threw or was aborted mid-call). */
   endAll(err?: unknown): void {

@@ -36,6 +36,8 @@ export const ATTR = {
   replayed: 'switchboard.replayed',
   approvalId: 'switchboard.approval.id',
   approvalStatus: 'switchboard.approval.status',
+  /** A `deliver <channel>` span's end: `delivered`, `handed_over` (to the delivery queue), `refused`, `retry`, `dead_letter`. */
+  deliveryOutcome: 'switchboard.delivery.outcome',
   jobAttempt: 'messaging.message.delivery_count',
 } as const;
 
@@ -81,6 +83,17 @@ export function failSpan(span: Span, err: unknown): void {
   span.recordException(err instanceof Error ? err : String(err));
   span.setAttribute('error.type', (err as { code?: unknown })?.code ? String((err as { code: unknown }).code) : ((err as Error)?.name ?? 'Error'));
   span.setStatus({ code: SpanStatusCode.ERROR, message: (err as Error)?.message ?? String(err) });
+}
+
+/**
+ * How the active `deliver <channel>` span ended (the delivery sink and the delivery queue say it):
+ * with an error, the span is failed even though nothing was thrown through it (the reply was handed
+ * over to the delivery queue, refused, dead-lettered). A no-op when nothing is traced.
+ */
+export function deliveryOutcome(outcome: string, err?: unknown, span: Span | undefined = trace.getActiveSpan()): void {
+  if (!span) return;
+  span.setAttribute(ATTR.deliveryOutcome, outcome);
+  if (err !== undefined) failSpan(span, err);
 }
 
 /** Runs fn in a new span (active inside it), ending it however fn ends. */

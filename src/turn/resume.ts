@@ -28,7 +28,8 @@ export async function decidedResults(
   const out: ToolResultMessage[] = [];
   for (const p of pending) {
     const a = await deps.approvalStore.get(p.approvalId);
-    if (a) trace?.approvalWait(a);
+    // Its wait was recorded where it was decided (src/approvals/service.ts); the resumed turn links the turn that parked.
+    if (a) trace?.resumedFrom(a);
     const step = journal.step(p.toolCallId);
     const tool = tools.tool(p.tool);
     let result: AgentToolResult<unknown>;

@@ -55,6 +55,7 @@ export function turnTools(
     outputCapBytes: deps.config.tools.outputCapBytes,
     log: deps.log,
     journal,
+    ...(job.trace ? { traceparent: () => job.trace!.traceparent() } : {}),
   });
   if (parked) tools.trace.push(...parked.trace);
 

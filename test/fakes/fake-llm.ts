@@ -60,7 +60,11 @@ export interface FakeLlmOptions {
    * usage numbers reported; default prompt_tokens = ceil(request body chars / 4),
    * completion = number of tokens streamed (text tokens + ceil(tool-call argument chars / 4))
    */
-  usage?: { promptTokens?: number; completionTokens?: number };
+  usage?: {
+    promptTokens?: number;
+    completionTokens?: number /** of promptTokens, served from the prompt cache (OpenAI's prompt_tokens_details.cached_tokens) */;
+    cachedTokens?: number;
+  };
   /** keep every request in `requests` (default true; set false for long benchmark runs) */
   recordRequests?: boolean;
 }
@@ -246,6 +250,17 @@ class Conn {
 interface Usage {
   prompt: number;
   completion: number;
+  cached?: number;
+}
+
+/** OpenAI's usage object. */
+function openaiUsage(u: Usage) {
+  return {
+    prompt_tokens: u.prompt,
+    completion_tokens: u.completion,
+    total_tokens: u.prompt + u.completion,
+    ...(u.cached ? { prompt_tokens_details: { cached_tokens: u.cached } } : {}),
+  };
 }
 
 /** Wire-format specific streaming emitter. */
@@ -285,7 +300,7 @@ function openaiEmitter(body: any, includeUsage: boolean): Emitter {
     finish: (hasToolCall, usage) => {
       let out = chunk('{}', hasToolCall ? 'tool_calls' : 'stop');
       if (includeUsage) {
-        out += `${head}[],"usage":{"prompt_tokens":${usage.prompt},"completion_tokens":${usage.completion},"total_tokens":${usage.prompt + usage.completion}}}\n\n`;
+        out += `${head}[],"usage":${JSON.stringify(openaiUsage(usage))}}\n\n`;
       }
       return out + 'data: [DONE]\n\n';
     },
@@ -501,7 +516,11 @@ export class FakeLlm {
     const script = queued ?? (await this.fallback(freq));
     if (!isScript(script)) throw new Error('responder did not return a FakeScript array');
 
-    const usage: Usage = { prompt: this.opts.usage?.promptTokens ?? Math.ceil(raw.length / 4), completion: 0 };
+    const usage: Usage = {
+      prompt: this.opts.usage?.promptTokens ?? Math.ceil(raw.length / 4),
+      completion: 0,
+      ...(this.opts.usage?.cachedTokens ? { cached: this.opts.usage.cachedTokens } : {}),
+    };
     if (body.stream === true) {
       const em = api === 'openai' ? openaiEmitter(body, body.stream_options?.include_usage === true) : anthropicEmitter(body, usage.prompt);
       await this.runStream(conn, api, script, em, usage);
@@ -643,7 +662,7 @@ export class FakeLlm {
         created: Math.floor(Date.now() / 1000),
         model,
         choices: [{ index: 0, message, logprobs: null, finish_reason: hasToolCall ? 'tool_calls' : 'stop' }],
-        usage: { prompt_tokens: usage.prompt, completion_tokens: usage.completion, total_tokens: usage.prompt + usage.completion },
+        usage: openaiUsage(usage),
       });
     } else {
       const content: unknown[] = [];

@@ -26,6 +26,8 @@ export interface ApprovalRecord {
   decidedAt: Date | null;
   expiresAt: Date;
   createdAt: Date;
+  /** The W3C traceparent of the turn that parked on it (migration 029), when traces are on: its wait span's parent. */
+  traceparent?: string;
 }
 
 export interface NewApproval {
@@ -42,6 +44,8 @@ export interface NewApproval {
   requester: string | null;
   channel: string;
   expiresAt: Date;
+  /** The parked turn's span (src/telemetry/tracer.ts traceparentOf), when traces are on. */
+  traceparent?: string;
 }
 
 export type RuleScope = 'conversation' | 'sender' | 'global';

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import { SwitchboardError } from '../../../kernel/errors.js';
 import type { TurnEvent } from '../../../kernel/turn-events.js';
 import type { TurnDelivery } from '../../channel/index.js';
+import { deliveryOutcome } from '../../telemetry/tracer.js';
 import type { TurnSink } from '../ports.js';
 
 /** A delivery that failed once the turn's text was final: what it was to show, and why it failed. */
@@ -46,12 +47,18 @@ export function deliverySink(delivery: TurnDelivery, opts: DeliverySinkOptions =
       delivery.event(e);
     },
     flush: async () => {
+      // Within the turn's `deliver <channel>` span (src/turn/sinks/trace-sink.ts): it says how the delivery ended.
       try {
         await delivery.close();
+        deliveryOutcome('delivered');
       } catch (err) {
-        if (opts.handOver) failed = { error: err };
-        else if (err instanceof SwitchboardError && !err.retryable) opts.log?.error({ err }, 'the channel refused the reply; it is not retried');
-        else throw err;
+        if (opts.handOver) {
+          failed = { error: err };
+          deliveryOutcome('handed_over', err);
+        } else if (err instanceof SwitchboardError && !err.retryable) {
+          opts.log?.error({ err }, 'the channel refused the reply; it is not retried');
+          deliveryOutcome('refused', err);
+        } else throw err;
       }
     },
   };

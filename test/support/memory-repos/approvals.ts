@@ -20,7 +20,10 @@ export class MemoryApprovals implements ApprovalRepository {
 
   async create(a: NewApproval): Promise<CreatedApproval> {
     const existing = this.t.approvals.find((x) => x.turnId === a.turnId && x.toolCallId === a.toolCallId);
-    if (existing) return { ...copy(existing), created: false };
+    if (existing) {
+      if (a.traceparent) existing.traceparent = a.traceparent;
+      return { ...copy(existing), created: false };
+    }
     let code = newCode();
     while (this.t.approvals.some((x) => x.status === 'pending' && x.code === code)) code = newCode();
     const row: ApprovalRecord = {
@@ -45,6 +48,7 @@ export class MemoryApprovals implements ApprovalRepository {
       decidedAt: null,
       expiresAt: new Date(a.expiresAt),
       createdAt: this.t.now(),
+      ...(a.traceparent ? { traceparent: a.traceparent } : {}),
     };
     this.t.approvals.push(row);
     this.auditNow(a.requester ?? 'unknown', 'approval.requested', code, { approval: row.id, tool: row.tool, tier: row.tier, turn: row.turnId });
