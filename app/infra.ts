@@ -172,7 +172,9 @@ export async function openInfra(cfg: Config, log?: Logger, opts: InfraOptions = 
     timers = new BullQueue<TimerJob>('timers', cfg.redisUrl, bull, qlog);
     events = new BullQueue<EventJob>('events', cfg.redisUrl, { ...bull, ...eventRetry }, qlog);
     deliveryJobs = new BullQueue<DeliveryJob>('delivery', cfg.redisUrl, { ...bull, ...deliveryRetry }, qlog);
-    const redisBus = new RedisStreamsBus(cfg.redisUrl, { prefix: q.prefix });
+    // Where turn events are delivered in process, a request's subscription through Redis is only for
+    // a turn another process runs: added to the reader's XREAD 25 ms later, a fast turn's never is.
+    const redisBus = new RedisStreamsBus(cfg.redisUrl, { prefix: q.prefix, ...(opts.localEvents ? { wakeAfterMs: 25 } : {}) });
     bus = opts.localEvents ? new LocalFirstBus(redisBus, isConversationTopic) : redisBus;
     locks = new RedisLocks(cfg.redisUrl, q.prefix);
     cooldowns = new RedisCooldowns(cfg.redisUrl, q.prefix);

@@ -61,8 +61,11 @@ function startProc(name: string, args: string[], env: Record<string, string>, re
   const p: Proc = { name, proc };
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`${name} did not start`)), 120_000);
+    // The last lines a process wrote, for the error when it exits before it is ready.
+    const last: string[] = [];
     for (const s of [proc.stdout!, proc.stderr!])
       createInterface({ input: s }).on('line', (line) => {
+        if (last.push(line) > 5) last.shift();
         if (!ready.test(line)) return;
         try {
           p.url = (JSON.parse(line) as { url?: string }).url;
@@ -72,7 +75,7 @@ function startProc(name: string, args: string[], env: Record<string, string>, re
         clearTimeout(timer);
         resolve(p);
       });
-    proc.once('exit', (code) => reject(new Error(`${name} exited with ${code}`)));
+    proc.once('exit', (code) => reject(new Error(`${name} exited with ${code}${last.length ? `:\n${last.join('\n')}` : ''}`)));
   });
 }
 

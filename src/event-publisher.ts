@@ -3,6 +3,13 @@ import { type Bus, type Topic, topic } from '../adapters/bus/port.js';
 import type { BusTurnEvent, TurnEvent } from '../kernel/turn-events.js';
 
 /**
+ * How long a turn's opening event (turn_start) may wait for the next one (the model's first
+ * delta, a tool call) to go out in the same bus write: on Redis one XADD, and one wake of the
+ * subscriber's reader, less per turn. Nothing waits on turn_start alone (a follower shows text).
+ */
+const START_HOLD_MS = 25;
+
+/**
  * Publishes a turn's events to the bus in order. Events that pile up while a
  * publish is in flight go out together in the next write, with consecutive text
  * deltas merged, so a fast model costs a few bus writes per turn rather than one
@@ -16,6 +23,8 @@ import type { BusTurnEvent, TurnEvent } from '../kernel/turn-events.js';
 export class EventPublisher {
   private queue: TurnEvent[] = [];
   private flushing: Promise<void> | null = null;
+  /** Set while a turn_start waits for company (START_HOLD_MS). */
+  private held?: NodeJS.Timeout;
   private failed?: unknown;
   /** This publisher's run: a turn resumed by another drain numbers its events anew under another run. */
   private readonly run = randomUUID().slice(0, 8);
@@ -43,7 +52,22 @@ export class EventPublisher {
     if (e.type === 'text_delta' && last?.type === 'text_delta' && last.turnId === e.turnId) {
       this.queue[this.queue.length - 1] = { ...last, delta: last.delta + e.delta };
     } else this.queue.push(e);
-    if (!this.flushing) this.flushing = this.flush();
+    if (this.flushing) return;
+    if (e.type === 'turn_start' && this.queue.length === 1) {
+      this.held ??= setTimeout(() => this.kick(), START_HOLD_MS);
+      this.held.unref?.();
+      return;
+    }
+    this.kick();
+  }
+
+  /** Starts writing what is queued (unless a write is in flight: it takes the rest after it). */
+  private kick(): void {
+    if (this.held) {
+      clearTimeout(this.held);
+      this.held = undefined;
+    }
+    if (!this.flushing && this.queue.length) this.flushing = this.flush();
   }
 
   private async flush(): Promise<void> {
@@ -70,6 +94,7 @@ export class EventPublisher {
 
   /** Resolves once every pushed event has been published (or given up on). */
   async drain(): Promise<void> {
+    this.kick();
     while (this.flushing) await this.flushing;
   }
 

@@ -61,6 +61,43 @@ describe.each(modes)('HTTP API (%s)', (mode) => {
     expect(last.switchboard.turn).toMatch(/^t_/);
   });
 
+  it('starts a stream (the 200 head and the role chunk) while the model has not answered yet, the content after it', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    fake.respond(async (req) => {
+      await gate; // the model says nothing until the test lets it
+      return reply(`echo: ${lastUserText(req.body)}`);
+    });
+    try {
+      const res = await fetch(`${gw.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'default', stream: true, messages: [{ role: 'user', content: 'slow one' }] }),
+      });
+      // The head arrived with the model still silent.
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-type')).toContain('text/event-stream');
+      const reader = res.body!.getReader();
+      const decoder = new TextDecoder();
+      let buf = '';
+      while (!buf.includes('\n\n')) buf += decoder.decode((await reader.read()).value, { stream: true });
+      const first = JSON.parse(buf.slice(buf.indexOf('data: ') + 6, buf.indexOf('\n\n')));
+      expect(first.choices[0].delta).toEqual({ role: 'assistant', content: '' });
+      release();
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buf += decoder.decode(value, { stream: true });
+      }
+      const content = [...buf.matchAll(/"content":"([^"]*)"/g)].map((m) => m[1]).join('');
+      expect(content).toBe('echo: slow one');
+      expect(buf.trimEnd().endsWith('data: [DONE]')).toBe(true);
+    } finally {
+      release();
+      fake.respond((req) => reply(`echo: ${lastUserText(req.body)}`));
+    }
+  });
+
   it('streams usage as a final chunk when stream_options.include_usage is set', async () => {
     const stream = await client.chat.completions.create({
       model: 'default',

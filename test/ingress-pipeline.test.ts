@@ -141,6 +141,48 @@ describe('the ingress steps parse a message text once', () => {
   });
 });
 
+describe('a conversation minted for its message (newConversation)', () => {
+  /** The real parked, waiting-cap and interrupt steps over stand-ins that count what they are asked. */
+  const pipeline = () => {
+    const asked: string[] = [];
+    const deps = {
+      store: {
+        waitingCount: async () => (asked.push('waiting'), { waiting: 5, running: true, mode: 'interrupt' }),
+      },
+      approvals: {
+        pendingForConversation: async () => (asked.push('parked'), [{ code: 'K7Q4P', tool: 'shell_exec' }]),
+        requesterMayAnswer: () => false,
+      },
+      conversations: {
+        config: { conversations: { maxWaiting: 5, queueMode: 'interrupt', queueModeByChannel: {} } },
+        bus: { publish: async () => void asked.push('stop') },
+      },
+      log: { warn() {}, debug() {} },
+    };
+    const chain = new Composer<any, any, IngressOutcome>(async (_m, ctx) => ({ kind: 'accepted', notice: ctx.notice }) as never).use(
+      ...INGRESS_STEPS.filter((s) => ['parked', 'waiting cap', 'interrupt'].includes(s.name)),
+    );
+    const msg = { channel: 'http', externalId: 'e1', conversationKey: 'http/k/oneoff-x/-', sender: { id: 'k' }, text: 'hi' };
+    return {
+      asked,
+      run: (opts: Record<string, unknown>) => chain.run(msg, { deps, opts, sender: { channel: 'http', id: 'k' }, accepted: { duplicate: false } }),
+    };
+  };
+
+  it('asks nothing about it before the write: no parked approvals, nothing waiting, no running turn to stop', async () => {
+    const p = pipeline();
+    expect(await p.run({ newConversation: true })).toEqual({ kind: 'accepted', notice: undefined });
+    expect(p.asked).toEqual([]);
+  });
+
+  it('without the flag (a named conversation, a retried Idempotency-Key) the same steps read its state and act on it', async () => {
+    const p = pipeline();
+    // The stand-in conversation is full: refused, after both questions were asked.
+    expect(await p.run({})).toMatchObject({ kind: 'refused', code: 'conversation_full' });
+    expect(p.asked).toEqual(['parked', 'waiting']);
+  });
+});
+
 const WEBHOOK_SECRET = 'ingress-pipeline-webhook-secret-01';
 const OPERATOR_KEY = 'op-key-ingress-pipeline-1';
 

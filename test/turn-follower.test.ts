@@ -10,6 +10,7 @@ import type { BusTurnEvent, TurnEvent } from '../kernel/turn-events.js';
 import { conversationTopic, EventPublisher } from '../src/event-publisher.js';
 import { TurnWaiter } from '../src/http/turn-follower.js';
 import { firstSighting, TurnEventOrdering } from '../src/http/turn-order.js';
+import { eventually } from './support/gateway.js';
 
 const topic = conversationTopic('http:test:conv');
 // The follower reads the store only to find a finished turn when the bus says nothing: never here.
@@ -59,19 +60,49 @@ describe('bus event numbering', () => {
     await bus.subscribe(topic, (e) => seen.push(e as BusTurnEvent));
     const p = new EventPublisher(bus, topic);
     p.push(start());
-    p.push(delta('a'));
+    p.push(delta('a')); // leaves with turn_start; b and c pile up (and merge) behind that write
     p.push(delta('b'));
-    p.push(done('ab'));
+    p.push(delta('c'));
+    p.push(done('abc'));
     await p.drain();
     p.push(start(2));
     await p.drain();
     expect(seen.map((e) => [e.type, e.attempt, e.seq])).toEqual([
       ['turn_start', 1, 1],
       ['text_delta', 1, 2],
-      ['done', 1, 3],
+      ['text_delta', 1, 3],
+      ['done', 1, 4],
       ['turn_start', 2, 1],
     ]);
+    expect(seen.filter((e) => e.type === 'text_delta').map((e) => (e as { delta: string }).delta)).toEqual(['a', 'bc']);
     expect(new Set(seen.map((e) => e.run)).size).toBe(1);
+  });
+
+  it("holds a turn's opening event back for its first delta (one bus write for both), and sends it alone when nothing follows", async () => {
+    const bus = new MemoryBus();
+    const writes: string[][] = [];
+    const counting = Object.assign(Object.create(bus) as MemoryBus, {
+      publish: async (t: string, ...events: unknown[]) => {
+        writes.push(events.map((e) => (e as TurnEvent).type));
+        await bus.publish(t, ...events);
+      },
+    });
+    const p = new EventPublisher(counting, topic);
+    p.push(start());
+    await tick();
+    p.push(delta('first'));
+    await p.drain();
+    expect(writes).toEqual([['turn_start', 'text_delta']]);
+    // A turn whose next event is far off (a slow model) still shows it started, a moment later.
+    writes.length = 0;
+    p.push(start(2));
+    await eventually(async () => writes.length > 0);
+    expect(writes).toEqual([['turn_start']]);
+    // And a drain (the turn returned) never leaves one behind.
+    writes.length = 0;
+    p.push(start(3));
+    await p.drain();
+    expect(writes).toEqual([['turn_start']]);
   });
 });
 

@@ -11,6 +11,8 @@ interface Topic {
   key: string;
   lastId: string;
   handlers: Set<(e: unknown) => void>;
+  /** When it was subscribed (performance.now()). */
+  since: number;
 }
 
 /**
@@ -40,7 +42,19 @@ export class RedisStreamsBus implements Bus {
 
   constructor(
     url: string,
-    private readonly opts: { prefix: string; maxLen?: number; ttlSeconds?: number } = { prefix: 'sb' },
+    private readonly opts: {
+      prefix: string;
+      maxLen?: number;
+      ttlSeconds?: number;
+      /**
+       * How long a new topic may wait before the reader is woken to add it to its XREAD (0: at once).
+       * A topic closed within that time costs Redis nothing (no CLIENT UNBLOCK, no new XREAD);
+       * its events published meanwhile are not lost, only delivered that much later (the reader
+       * starts from the topic's subscribe time). For a process whose subscribers are nearly
+       * always served in process (LocalFirstBus).
+       */
+      wakeAfterMs?: number;
+    } = { prefix: 'sb' },
   ) {
     // No auto-pipelining on the publishing connection: ioredis defers an
     // auto-pipelined command to setImmediate, so a turn's first token would
@@ -61,21 +75,37 @@ export class RedisStreamsBus implements Bus {
     return `${this.opts.prefix}:bus:${topic}`;
   }
 
+  /**
+   * One XADD per publish, whatever the number of events: one event is an entry's `e` field, several
+   * are one entry's `b` field (a JSON array, read back in order), and the cap is XADD's own
+   * `MAXLEN ~`. The idle expiry, when it is due (a topic new to this process, then once a
+   * minute), rides in the same round trip (a pipeline of the XADD and an EXPIRE).
+   */
   async publish(topic: string, ...events: unknown[]): Promise<void> {
     if (events.length === 0) return;
     const key = this.key(topic);
-    // Plain commands, not a pipeline: with auto-pipelining, every turn
-    // publishing in the same tick shares one socket write.
     const maxLen = String(this.opts.maxLen ?? 1000);
-    const writes: Promise<unknown>[] = events.map((event) => this.cmd.xadd(key, 'MAXLEN', '~', maxLen, '*', 'e', JSON.stringify(event)));
+    const field = events.length === 1 ? 'e' : 'b';
+    const body = JSON.stringify(events.length === 1 ? events[0] : events);
     // The idle expiry only needs refreshing now and then, not on every write.
     const now = Date.now();
-    if ((this.expiredAt.get(key) ?? 0) < now - EXPIRE_REFRESH_MS) {
-      if (this.expiredAt.size >= 10_000) this.expiredAt.clear();
-      this.expiredAt.set(key, now);
-      writes.push(this.cmd.expire(key, this.opts.ttlSeconds ?? 3600));
+    if ((this.expiredAt.get(key) ?? 0) >= now - EXPIRE_REFRESH_MS) {
+      await this.cmd.xadd(key, 'MAXLEN', '~', maxLen, '*', field, body);
+      return;
     }
-    await Promise.all(writes);
+    if (this.expiredAt.size >= 10_000) this.expiredAt.clear();
+    this.expiredAt.set(key, now);
+    const results = await this.cmd
+      .pipeline()
+      .xadd(key, 'MAXLEN', '~', maxLen, '*', field, body)
+      .expire(key, this.opts.ttlSeconds ?? 3600)
+      .exec();
+    const failed = results?.find(([err]) => err)?.[0];
+    if (failed) {
+      // Refreshed again at the next publish.
+      this.expiredAt.delete(key);
+      throw failed;
+    }
   }
 
   async subscribe(topic: string, handler: (e: unknown) => void): Promise<Subscription> {
@@ -88,10 +118,11 @@ export class RedisStreamsBus implements Bus {
       // the reader starts from that id whenever it picks the topic up, nothing
       // published after this call is missed, and there is no need to wait for
       // the reader here: waking it only makes delivery prompt.
-      t = { key: this.key(topic), lastId: `${Math.max(0, Date.now() - SUBSCRIBE_LOOKBACK_MS)}-0`, handlers: new Set() };
+      t = { key: this.key(topic), lastId: `${Math.max(0, Date.now() - SUBSCRIBE_LOOKBACK_MS)}-0`, handlers: new Set(), since: performance.now() };
       this.topics.set(topic, t);
       this.topicsVersion++;
-      this.wakeReader();
+      if (this.opts.wakeAfterMs) this.wakeLater(this.opts.wakeAfterMs);
+      else this.wakeReader();
     }
     t.handlers.add(handler);
     const topicRef = t;
@@ -101,6 +132,36 @@ export class RedisStreamsBus implements Bus {
         if (topicRef.handlers.size === 0 && this.topics.get(topic) === topicRef) this.topics.delete(topic);
       },
     };
+  }
+
+  private wakeTimer?: NodeJS.Timeout;
+  /** The topics the reader's XREAD (on its way or blocked) was built from. */
+  private reading = new Set<Topic>();
+
+  /**
+   * Wakes the reader once a topic it does not read yet has been open `ms`; none for topics closed
+   * before that. One timer, for the oldest such topic.
+   */
+  private wakeLater(ms: number): void {
+    if (this.wakeTimer) return;
+    let oldest = Number.POSITIVE_INFINITY;
+    for (const t of this.topics.values()) if (!this.reading.has(t) && t.since < oldest) oldest = t.since;
+    if (oldest === Number.POSITIVE_INFINITY) return;
+    this.wakeTimer = setTimeout(
+      () => {
+        this.wakeTimer = undefined;
+        if (this.closed) return;
+        const now = performance.now();
+        for (const t of this.topics.values())
+          if (!this.reading.has(t) && now - t.since >= ms - 1) {
+            this.wakeReader();
+            return;
+          }
+        this.wakeLater(ms);
+      },
+      Math.max(1, oldest + ms - performance.now()),
+    );
+    this.wakeTimer.unref();
   }
 
   /**
@@ -146,6 +207,7 @@ export class RedisStreamsBus implements Bus {
         const args: string[] = ['COUNT', '500', 'BLOCK', '2000', 'STREAMS', ...topics.map((t) => t.key), ...topics.map((t) => t.lastId)];
         this.blocked = true;
         this.readingVersion = version;
+        this.reading = new Set(topics);
         const res = (await this.reader.call('XREAD', ...args)) as [string, [string, string[]][]][] | null;
         this.blocked = false;
         if (!res) continue;
@@ -154,15 +216,7 @@ export class RedisStreamsBus implements Bus {
           if (!t) continue;
           for (const [id, fields] of entries) {
             t.lastId = id;
-            const raw = fields[1];
-            if (raw === undefined) continue;
-            let event: unknown;
-            try {
-              event = JSON.parse(raw);
-            } catch {
-              continue;
-            }
-            for (const h of [...t.handlers]) h(event);
+            for (const event of entryEvents(fields)) for (const h of [...t.handlers]) h(event);
           }
         }
       } catch {
@@ -175,18 +229,11 @@ export class RedisStreamsBus implements Bus {
 
   /** The stream's entries, newest `limit` of them, oldest first (XREVRANGE: one round trip). */
   async history(topic: string, limit = HISTORY_LIMIT): Promise<never[]> {
+    // An entry holds one event or more: `limit` entries hold at least `limit` events.
     const entries = (await this.cmd.xrevrange(this.key(topic), '+', '-', 'COUNT', limit)) as [string, string[]][];
     const out: never[] = [];
-    for (let i = entries.length - 1; i >= 0; i--) {
-      const raw = entries[i]![1][1];
-      if (raw === undefined) continue;
-      try {
-        out.push(JSON.parse(raw) as never);
-      } catch (err) {
-        void err; // not one of ours (the reader skips such entries too)
-      }
-    }
-    return out;
+    for (let i = entries.length - 1; i >= 0; i--) out.push(...(entryEvents(entries[i]![1]) as never[]));
+    return out.length > limit ? out.slice(-limit) : out;
   }
 
   async ping(): Promise<void> {
@@ -195,10 +242,24 @@ export class RedisStreamsBus implements Bus {
 
   async close(): Promise<void> {
     this.closed = true;
+    clearTimeout(this.wakeTimer);
     this.wake?.();
     this.reader.disconnect();
     // The read loop reports its own failures while running; closing only waits for it to end.
     await this.loopDone.catch(ignoreError('the read loop ends with the disconnect'));
     this.cmd.disconnect();
+  }
+}
+
+/** The events of one stream entry: its `e` field (one event) or its `b` field (several, in order); an entry that is not ours has none. */
+function entryEvents(fields: string[]): unknown[] {
+  const [name, raw] = fields;
+  if (raw === undefined) return [];
+  try {
+    const parsed = JSON.parse(raw) as unknown;
+    if (name === 'b') return Array.isArray(parsed) ? parsed : [];
+    return [parsed];
+  } catch {
+    return []; // not one of ours
   }
 }

@@ -59,6 +59,8 @@ export async function chatCompletions(cfg: HttpChannelConfig, ctx: ListenContext
   // named conversation are commands, then the conversation rules (the cap on waiting messages, interrupt mode).
   const received = await receiveFollowing(ctx, res, msg, {
     ...(idemKey ? {} : { fresh: true }),
+    // Without a name or an Idempotency-Key the conversation's key is a random id minted above.
+    ...(oneOff && !idemKey ? { newConversation: true } : {}),
     ...requestTrace(req),
     operator: principal.operator,
     agent: chat.model,

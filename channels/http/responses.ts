@@ -153,6 +153,8 @@ interface Target {
   /** The client may read the conversation (GET /v1/conversations/{name}/messages): not for store: false. */
   shown: boolean;
   previous?: StoredResponse;
+  /** The conversation's name is a random id minted for this request (no name, no previous response, no Idempotency-Key). */
+  minted?: boolean;
 }
 
 async function resolveTarget(
@@ -189,9 +191,10 @@ async function resolveTarget(
     return { conversation: previous.conversation, shown: true, previous };
   }
   if (named) return { conversation: named, shown: true };
+  const minted = idemKey ? {} : { minted: true };
   return r.store
-    ? { conversation: stableName('resp-', principal, idemKey), shown: true }
-    : { conversation: stableName('oneoff-', principal, idemKey), shown: false };
+    ? { conversation: stableName('resp-', principal, idemKey), shown: true, ...minted }
+    : { conversation: stableName('oneoff-', principal, idemKey), shown: false, ...minted };
 }
 
 async function createResponse(cfg: HttpChannelConfig, ctx: ListenContext, store: ResponseStore, rc: RouteContext): Promise<void> {
@@ -266,6 +269,7 @@ async function answer(
   };
   const received = await receiveFollowing(ctx, res, msg, {
     ...(idemKey ? {} : { fresh: true }),
+    ...(target.minted ? { newConversation: true } : {}),
     ...requestTrace(rc.req),
     operator: principal.operator,
     agent: r.model,

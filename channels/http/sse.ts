@@ -23,7 +23,26 @@ export class ChunkWriter {
     private readonly created = Math.floor(Date.now() / 1000),
   ) {}
 
+  /** Set while the response head and the opening chunk wait for the first chunk (or OPEN_DELAY_MS). */
+  private opening?: NodeJS.Timeout;
+
+  /**
+   * Starts the stream: the response head and the opening chunk (the assistant's role) leave with
+   * the first chunk written, in the same socket write, or after OPEN_DELAY_MS if none comes by
+   * then (a turn that waits on a slow model): one write less per reply, and the client sees the
+   * head at once either way.
+   */
   open(): void {
+    if (this.opening || this.res.headersSent) return;
+    this.opening = setTimeout(() => this.flushOpen(), OPEN_DELAY_MS);
+    this.res.once('close', () => clearTimeout(this.opening));
+  }
+
+  private flushOpen(): void {
+    if (!this.opening) return;
+    clearTimeout(this.opening);
+    this.opening = undefined;
+    if (this.closed || this.res.destroyed) return;
     this.res.writeHead(200, {
       'content-type': 'text/event-stream; charset=utf-8',
       'cache-control': 'no-cache',
@@ -96,6 +115,7 @@ export class ChunkWriter {
 
   end(): void {
     if (this.closed) return;
+    this.flushOpen();
     this.closed = true;
     this.res.write('data: [DONE]\n\n');
     this.res.end();
@@ -114,6 +134,11 @@ export class ChunkWriter {
   /** Chunks written in the same tick (a batch of bus events) leave in one socket write. */
   private write(obj: unknown): void {
     if (this.closed) return;
+    if (this.opening) {
+      // The head and the opening chunk first, in the same socket write as this one.
+      this.flushOpen();
+      if (this.closed) return;
+    }
     if (!this.corked) {
       this.corked = true;
       this.res.cork();
@@ -125,6 +150,9 @@ export class ChunkWriter {
     this.res.write(`data: ${JSON.stringify(obj)}\n\n`);
   }
 }
+
+/** How long the response head may wait for the first chunk to share its socket write (ChunkWriter.open). */
+const OPEN_DELAY_MS = 25;
 
 type Done = Extract<TurnEvent, { type: 'done' }>;
 

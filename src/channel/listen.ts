@@ -38,6 +38,12 @@ export interface ReceiveOptions {
   traceparent?: string;
   /** The external id was made up for this call (an HTTP request without Idempotency-Key): it cannot come again, so nothing is looked up or recorded for it. */
   fresh?: boolean;
+  /**
+   * The conversation's key was made up for this call from a random id (a one-off HTTP request without
+   * Idempotency-Key): no row can exist for it yet, so nothing is looked up about it before the
+   * message is written (its parked approvals, its waiting messages, a running turn to interrupt).
+   */
+  newConversation?: boolean;
   /** The authenticated sender holds operator rights (an operator API key): their typed approval answers count. */
   operator?: boolean;
   /** The agent that answers (default "default"). */

@@ -36,7 +36,10 @@ async function enqueue(conversationId: string, ctx: IngressContext): Promise<voi
   try {
     await Promise.race([
       // The message's span (src/ingress/index.ts) goes with the job: the worker's spans continue its trace.
-      ctx.deps.queue.add({ conversationId, ...jobTrace() }, { dedupKey: conversationId }),
+      // No other job can exist yet for a conversation minted for this message, so its first drain needs no
+      // deduplication (on BullMQ, five commands fewer: the key set here, read and deleted when it ends); a
+      // later drain of it dedups as usual, and the lease in Postgres still lets one drain at a time run turns.
+      ctx.deps.queue.add({ conversationId, ...jobTrace() }, ctx.opts.newConversation ? {} : { dedupKey: conversationId }),
       new Promise((_, reject) => {
         timer = setTimeout(() => reject(new Error('enqueue timed out')), ctx.deps.enqueueTimeoutMs ?? 3_000);
       }),

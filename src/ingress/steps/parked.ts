@@ -10,7 +10,8 @@ export const parked: IngressStep = {
   name: 'parked',
   async run(msg, ctx, next) {
     const approvals = ctx.deps.approvals;
-    if (!approvals) return next();
+    // A conversation minted for this message has no turn, parked or not.
+    if (!approvals || ctx.opts.newConversation) return next();
     const waiting = await approvals.pendingForConversation(msg.conversationKey);
     if (waiting.length) ctx.notice = waitingNotice(waiting, (a) => approvals.requesterMayAnswer(a));
     return next();

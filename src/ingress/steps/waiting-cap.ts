@@ -6,7 +6,8 @@ export const waitingCap: IngressStep = {
   async run(msg, ctx, next) {
     const conv = ctx.deps.conversations;
     if (!conv) return next();
-    const w = await ctx.deps.store.waitingCount(msg.conversationKey);
+    // A conversation minted for this message has nothing waiting and no turn running.
+    const w = ctx.opts.newConversation ? { waiting: 0, running: false, mode: null } : await ctx.deps.store.waitingCount(msg.conversationKey);
     ctx.before = w;
     if (w.waiting < conv.config.conversations.maxWaiting) return next();
     return {
