@@ -40,6 +40,12 @@ export class SlackDeliverer implements ChannelDeliverer<SlackReplyTo | null>, Na
     await this.client.chat.postMessage({ channel: target, ...approvalBlocks(approval) });
   }
 
+  async notifyText(target: string, text: string, ctx: DeliverContext): Promise<void> {
+    this.client ??= webClient(this.cfg, ctx.log);
+    // Plain text, not mrkdwn: a user's words relayed to operators cannot format or mention anyone.
+    await this.client.chat.postMessage({ channel: target, text, mrkdwn: false, parse: 'none' });
+  }
+
   open(target: TurnTarget<SlackReplyTo | null>, ctx: DeliverContext): TurnDelivery {
     this.client ??= webClient(this.cfg, ctx.log);
     const log = ctx.log.child({ channel: 'slack', turn: target.turnId, attempt: target.attempt });

@@ -1,6 +1,7 @@
 import type { InboundMessage } from '../../kernel/envelope.js';
 import { type ApprovalAnswer, parseApprovalAnswer } from '../approvals/parse.js';
 import { type CommandName, parseCommand } from '../commands.js';
+import { type OperatorCommand, parseOperatorCommand } from '../handoffs/text.js';
 import type { IngressContext } from './context.js';
 
 /**
@@ -21,4 +22,15 @@ export function approvalAnswerIn(msg: InboundMessage, ctx: IngressContext): Appr
   const parsed = (ctx.parsed ??= {});
   if (parsed.answer === undefined) parsed.answer = parseApprovalAnswer(msg.text);
   return parsed.answer;
+}
+
+/** Channels where "takeover" / "handback" are typed in a chat thread (not the APIs: operators use /v1/conversations/{id}/takeover). */
+const NO_THREAD_COMMANDS = new Set(['http', 'mcp', 'webhook']);
+
+/** "takeover", "handback [note]": an operator's command in a chat thread (src/ingress/steps/taken-over.ts). */
+export function operatorCommandIn(msg: InboundMessage, ctx: IngressContext): OperatorCommand | null {
+  if (!ctx.deps.handoffs || NO_THREAD_COMMANDS.has(msg.channel) || ctx.opts.commands === false) return null;
+  const parsed = (ctx.parsed ??= {});
+  if (parsed.operatorCommand === undefined) parsed.operatorCommand = parseOperatorCommand(msg.text);
+  return parsed.operatorCommand;
 }

@@ -2,7 +2,7 @@ import type { InboundMessage } from '../../../kernel/envelope.js';
 import type { IngressContext, IngressStep } from '../context.js';
 import type { AcceptedOutcome, IngressOutcome } from '../outcome.js';
 import { requestMismatch } from '../request-mismatch.js';
-import { approvalAnswerIn, commandIn } from '../text-intent.js';
+import { approvalAnswerIn, commandIn, operatorCommandIn } from '../text-intent.js';
 
 /**
  * A claim older than this is a dead or failed delivery's (one whose database went away before it
@@ -28,6 +28,8 @@ export const redelivery: IngressStep = {
     if (ctx.opts.fresh) return next();
     const outcomes = ctx.deps.outcomes;
     const known = await ctx.deps.store.inboxByExternalId(msg.channel, msg.externalId);
+    // Recorded while the conversation was taken over: passed on to the operator once, answered by no turn.
+    if (known?.handoff) return { kind: 'answered', reply: '', ok: true, handoff: { id: known.handoff, state: 'taken' }, replayed: true };
     if (known) return requestMismatch(msg, known) ?? duplicate({ kind: 'accepted', ...known, replayed: true }, ctx);
     // Only what the gateway answers itself without the inbox (a command, an approval answer) acts
     // outside the inbox's unique key: only that is claimed and recorded. Everything else is either
@@ -41,6 +43,7 @@ export const redelivery: IngressStep = {
       if (c.state === 'recorded') return replay(c.outcome, ctx);
       // The other delivery may have been accepted meanwhile: its inbox row is its record.
       const taken = await ctx.deps.store.inboxByExternalId(msg.channel, msg.externalId);
+      if (taken?.handoff) return { kind: 'answered', reply: '', ok: true, handoff: { id: taken.handoff, state: 'taken' }, replayed: true };
       if (taken) return requestMismatch(msg, taken) ?? duplicate({ kind: 'accepted', ...taken, replayed: true }, ctx);
       if (Date.now() > deadline) throw new Error(`event ${msg.channel}:${msg.externalId} is still being handled by another delivery`);
       await sleep(POLL_MS);
@@ -87,5 +90,5 @@ async function duplicate(r: AcceptedOutcome, ctx: IngressContext): Promise<Accep
 
 /** Whether the command or approval-answer step would answer this message (they reuse the parse). */
 function answeredHere(msg: InboundMessage, ctx: IngressContext): boolean {
-  return commandIn(msg, ctx) !== null || approvalAnswerIn(msg, ctx) !== null;
+  return commandIn(msg, ctx) !== null || approvalAnswerIn(msg, ctx) !== null || operatorCommandIn(msg, ctx) !== null;
 }
