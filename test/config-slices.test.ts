@@ -30,6 +30,7 @@ import { LOG_LEVELS } from '../src/log.js';
 import { logSchema } from '../src/log-config.js';
 import { metricsSchema } from '../src/metrics-config.js';
 import { queueSchema } from '../src/queue-config.js';
+import { takeoverSchema } from '../src/handoffs/config.js';
 import { schedulesSchema } from '../src/schedules/config.js';
 import { skillsSchema } from '../src/skills-config.js';
 import { webhooksSchema } from '../src/webhooks/config.js';
@@ -106,6 +107,7 @@ describe('configuration slices', () => {
     pairing: pairingSchema,
     webhooks: webhooksSchema,
     schedules: schedulesSchema,
+    takeover: takeoverSchema,
     skills: skillsSchema,
     mcp: mcpConfigSchema,
     tools: toolsSchema,
