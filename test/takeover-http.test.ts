@@ -179,7 +179,7 @@ describe.each(setups)('human takeover over the HTTP API: $name', (setup) => {
     const run = async (...args: string[]) => {
       let out = '';
       let err = '';
-      const sink = (f: (s: string) => void) => ({ write: (s: string) => (f(s), true) }) as unknown as NodeJS.WriteStream;
+      const sink = (f: (s: string) => void) => ({ write: (s: string) => (f(s), true) }) as never;
       const code = await runTakeover(
         args,
         { SWITCHBOARD_URL: gw.url, SWITCHBOARD_OPERATOR_KEY: TEST_OPERATOR_KEY },
@@ -201,5 +201,23 @@ describe.each(setups)('human takeover over the HTTP API: $name', (setup) => {
     expect((await run('say', id, 'too late')).code).toBe(1);
     expect((await run('take')).code).toBe(2);
     expect((await run('take', 'c_missing')).err).toMatch(/No conversation/);
+  });
+  it('export names who said what in a taken-over time; erasing the conversation takes its handoffs along', async () => {
+    await chat('t5', 'hi');
+    const id = await conversationId('t5');
+    expect((await api('POST', `/v1/conversations/${id}/takeover`)).status).toBe(201);
+    await chat('t5', 'my address is 1 Main St');
+    expect((await api('POST', `/v1/conversations/${id}/operator-messages`, { text: 'noted' })).status).toBe(201);
+    const exported = ((await (await api('GET', `/v1/conversations/${id}/export`)).json()) as any).messages as Array<{
+      role: string;
+      author: string;
+      text: string;
+    }>;
+    expect(exported.find((m) => m.text === 'my address is 1 Main St')).toMatchObject({ role: 'user', author: expect.stringMatching(/^http:/) });
+    expect(exported.find((m) => m.text === 'noted')).toMatchObject({ role: 'operator', author: expect.stringMatching(/^http:op/) });
+    const erased = await api('DELETE', `/v1/conversations/${id}`);
+    expect(erased.status).toBe(200);
+    expect(((await erased.json()) as any).rows.handoffs).toBe(1);
+    expect(((await (await api('GET', '/v1/handoffs')).json()) as any).data.map((h: any) => h.conversation)).not.toContain(id);
   });
 });
