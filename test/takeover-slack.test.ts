@@ -14,7 +14,7 @@ import { NOTICE } from '../src/handoffs/text.js';
 import { FakeLlm, lastUserText, reply } from './fakes/fake-llm.js';
 import { APP_TOKEN, BOT, BOT_TOKEN, FakeSlack } from './fakes/slack-api.js';
 import { backendSetups } from './support/backends.js';
-import { eventually, startGateway, TEST_OPERATOR_KEY, testConfig } from './support/gateway.js';
+import { eventually, openaiClient, startGateway, TEST_OPERATOR_KEY, testConfig } from './support/gateway.js';
 
 process.env.SB_TKO_SLACK_BOT = BOT_TOKEN;
 process.env.SB_TKO_SLACK_APP = APP_TOKEN;
@@ -57,6 +57,7 @@ describe.each(setups)('human takeover on Slack: $name', (setup) => {
         access: { slack: { policy: 'open' } },
         // Team-scoped: the same user id in another Slack team is someone else.
         approvals: { operators: { slack: [`${BOT.team}:${OPERATOR}`] } },
+        takeover: { operatorChannel: { channel: 'slack', target: 'COPS' } },
       }),
     );
     await eventually(async () => gw.channels.find((c) => c.name === 'slack')!.listener!.health().ok, 30_000);
@@ -138,5 +139,29 @@ describe.each(setups)('human takeover on Slack: $name', (setup) => {
     await eventually(async () => slack.botMessages('C1', ev.ts).filter((m) => m.text === NOTICE.refusedTakeover).length > refusals + 1);
     expect(await openHandoff(id)).toMatchObject({ state: 'taken' });
     expect((await api('POST', `/v1/conversations/${id}/handback`)).status).toBe(200);
+  });
+  it('attack: an HTTP conversation taken over is relayed to the operators Slack channel as plain text (no mentions, no markup)', async () => {
+    const say = (text: string) =>
+      openaiClient(gw.url!, undefined, { 'x-switchboard-conversation': 'relay-1' }).chat.completions.create({
+        model: 'default',
+        messages: [{ role: 'user', content: text }],
+      });
+    await say('hi');
+    const id = (await gw.infra.store.db.query<{ id: string }>(`select id from conversations where key like 'http/%/relay-1/-'`)).rows[0]!.id;
+    expect((await api('POST', `/v1/conversations/${id}/takeover`)).status).toBe(201);
+    await say('<!channel> call <@UCEO> now');
+    // Escaped as Slack asks: shown as typed, pinging nobody.
+    const posted = await eventually(async () => slack.botMessages('COPS').find((m) => m.text.includes('&lt;!channel&gt; call &lt;@UCEO&gt; now')));
+    expect(posted.text).toContain(id);
+    expect(posted.text).not.toMatch(/<[!@]/);
+    const call = slack.callsOf('chat.postMessage').find((c) => c.args.channel === 'COPS' && String(c.args.text).includes('UCEO'))!;
+    expect({ mrkdwn: String(call.args.mrkdwn), parse: call.args.parse }).toEqual({ mrkdwn: 'false', parse: 'none' });
+    expect((await api('POST', `/v1/conversations/${id}/handback`)).status).toBe(200);
+  });
+
+  it('refuses an operators channel that cannot post to operators', async () => {
+    await expect(startGateway(testConfig(llm, {}, { takeover: { operatorChannel: { channel: 'sms', target: '+15550000000' } } }))).rejects.toThrow(
+      /takeover\.operatorChannel\.channel/,
+    );
   });
 });
