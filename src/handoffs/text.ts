@@ -1,7 +1,19 @@
 import type { HandoffRecord } from '../../adapters/store/ports/handoffs.js';
 
 /** What an operator types in a chat thread to take a conversation over or hand it back (see README "Human takeover"). */
-export type OperatorCommand = { kind: 'takeover' } | { kind: 'handback'; note: string | null };
+export type OperatorCommand =
+  | { kind: 'takeover' }
+  | { kind: 'handback'; note: string | null }
+  /** From a configured operator number (SMS, WhatsApp): `#<conversation> <text>`, or `#<conversation> takeover|handback [note]`, about another conversation. */
+  | { kind: 'relay'; ref: string; command: { kind: 'takeover' } | { kind: 'handback'; note: string | null } | { kind: 'say'; text: string } };
+
+/** `#c_… text`, `#ho_… takeover`: an operator number's message about a conversation (its id or its handoff's id). */
+export function parseRelay(text: string): Extract<OperatorCommand, { kind: 'relay' }> | null {
+  const m = /^\s*#((?:c|ho)_[A-Za-z0-9-]{6,64})\s+([\s\S]*\S)\s*$/.exec(text);
+  if (!m) return null;
+  const sub = parseThreadCommand(m[2]!);
+  return { kind: 'relay', ref: m[1]!, command: sub ?? { kind: 'say', text: m[2]!.trim() } };
+}
 
 /**
  * "takeover", "take over", "!takeover", "/takeover"; "handback", "hand back: the refund is done".
@@ -9,6 +21,10 @@ export type OperatorCommand = { kind: 'takeover' } | { kind: 'handback'; note: s
  * mentions taking over is text.
  */
 export function parseOperatorCommand(text: string): OperatorCommand | null {
+  return parseThreadCommand(text);
+}
+
+function parseThreadCommand(text: string): { kind: 'takeover' } | { kind: 'handback'; note: string | null } | null {
   const t = text.replace(/^\s*<@[A-Z0-9]+>\s*/, '').trim();
   if (/^[/!]?take\s?over[.!]?$/i.test(t)) return { kind: 'takeover' };
   const m = /^[/!]?hand\s?back\b[\s:,-]*([\s\S]*)$/i.exec(t);

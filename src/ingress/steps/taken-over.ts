@@ -1,6 +1,6 @@
 import { formatIdentity } from '../../../kernel/identity.js';
 import { HandoffError, IN_CHANNEL } from '../../handoffs/service.js';
-import { NOTICE } from '../../handoffs/text.js';
+import { NOTICE, type OperatorCommand } from '../../handoffs/text.js';
 import type { IngressContext, IngressStep } from '../context.js';
 import type { AnsweredOutcome } from '../outcome.js';
 import { operatorCommandIn } from '../text-intent.js';
@@ -34,6 +34,7 @@ export const takenOver: IngressStep = {
         ctx.deps.log.info({ channel: msg.channel, sender: who, command: command.kind }, 'a non-operator tried to take over or hand back a conversation');
         return answered(NOTICE.refusedTakeover, false);
       }
+      if (command.kind === 'relay') return relay(command, who, ctx);
       if (!open && command.kind === 'handback') return answered('This conversation is not taken over.', false);
       // The conversation may not exist yet: the operator's command is its first message.
       if (!open && !(await exists(ctx, msg.conversationKey))) return answered('There is nothing to take over here yet.', false);
@@ -82,6 +83,39 @@ export const takenOver: IngressStep = {
     return answered(say, true, { id: open.id, state: open.state }, false, r.duplicate);
   },
 };
+
+/** An operator number's `#<conversation> …`: take it over, hand it back, or write to its user (delivered through its channel). */
+async function relay(c: Extract<OperatorCommand, { kind: 'relay' }>, who: string, ctx: IngressContext): Promise<AnsweredOutcome> {
+  const handoffs = ctx.deps.handoffs!;
+  try {
+    if (c.command.kind === 'takeover') {
+      const h = await handoffs.take(c.ref, who);
+      return answered(
+        `Taken over ${h.conversationId}. Write "#${h.conversationId} <text>" to answer, "#${h.conversationId} handback" to return it.`,
+        true,
+        {
+          id: h.id,
+          state: 'taken',
+        },
+        true,
+      );
+    }
+    if (c.command.kind === 'handback') {
+      const h = await handoffs.handback(c.ref, who, c.command.note);
+      return answered(`Handed ${h.conversationId} back to the agent.`, true, { id: h.id, state: 'returned' }, true);
+    }
+    const r = await handoffs.say(c.ref, who, c.command.text);
+    return answered(
+      `Sent to ${r.handoff.conversationId}${r.delivered ? '' : ' (in its transcript; its channel cannot be sent to)'}.`,
+      true,
+      { id: r.handoff.id, state: 'taken' },
+      true,
+    );
+  } catch (err) {
+    if (err instanceof HandoffError) return answered(err.message, false);
+    throw err;
+  }
+}
 
 function answered(reply: string, ok: boolean, handoff?: AnsweredOutcome['handoff'], byOperator = false, replayed = false): AnsweredOutcome {
   return {
