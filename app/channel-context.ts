@@ -105,6 +105,7 @@ export function listenContext(s: ListenServices, log: Logger, channel: string): 
         ok: out.ok,
         ...(out.command ? { command: out.command } : {}),
         ...(approval ? { approval } : {}),
+        ...(out.handoff ? { handoff: out.handoff } : {}),
         ...replayed,
       };
     }

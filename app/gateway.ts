@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import { MemoryCooldowns } from '../adapters/cooldowns/memory.js';
 import type { DataLock } from '../adapters/db/data-lock.js';
 import { DataRightsStore } from '../adapters/store/data-rights.js';
+import { HandoffStore } from '../adapters/store/handoffs.js';
 import type { IngressOutcomeRepository } from '../adapters/store/ingress-outcomes.js';
 import { ScheduleStore } from '../adapters/store/schedules.js';
 import { scanText } from '../moat/secrets.js';
@@ -13,6 +14,7 @@ import { registerAccessApi } from '../src/api/access-api.js';
 import { registerConsole } from '../src/api/console/api.js';
 import { registerDataRightsApi } from '../src/api/data-rights-api.js';
 import { registerDeliveryApi } from '../src/api/deliveries-api.js';
+import { registerHandoffApi } from '../src/api/handoffs-api.js';
 import { registerMcpServer } from '../src/api/mcp-server.js';
 import { registerOperatorApi } from '../src/api/operator-api.js';
 import { registerScheduleApi } from '../src/api/schedules-api.js';
@@ -24,6 +26,7 @@ import type { ChannelInstance } from '../src/channel/index.js';
 import { CheapVerdict } from '../src/cheap-verdict.js';
 import { ConversationCommands } from '../src/commands.js';
 import { type Config, ConfigError, configError } from '../src/config.js';
+import { HandoffService } from '../src/handoffs/service.js';
 import { ApiKeyAuth } from '../src/http/auth.js';
 import { type HealthOptions, operatorReadiness, registerHealth } from '../src/http/health.js';
 import { HttpServer } from '../src/http/server.js';
@@ -198,6 +201,48 @@ export class Gateway {
             }
           : {}),
       });
+      // Human takeover (src/handoffs/): requests and relayed messages go to takeover.operatorChannel, else approvals.operatorChannel.
+      const tkCh = config.takeover.operatorChannel ?? config.approvals.operatorChannel;
+      const tkDeliverer = tkCh ? channels.find((c) => c.name === tkCh.channel)?.deliverer : undefined;
+      if (config.takeover.operatorChannel && !tkDeliverer?.notifyText)
+        throw new ConfigError(
+          `invalid configuration at "takeover.operatorChannel.channel": "${config.takeover.operatorChannel.channel}" is not a configured channel that can post to operators (slack, discord, sms)`,
+        );
+      const deliverable = new Set(channels.filter((c) => c.deliverer).map((c) => c.name));
+      const handoffRepo = new HandoffStore(infra.store.db);
+      const handoffs = new HandoffService({
+        repo: handoffRepo,
+        conversations: infra.store,
+        config: config.takeover,
+        log: log.child({ part: 'handoffs' }),
+        emit: (type, data) => events.emit(type, data),
+        metrics,
+        bus: infra.bus,
+        // An operator's message goes out like a turn's reply: a delivery job (retried, dead-lettered) replays it into the channel.
+        deliver: async (conv, text, ref) => {
+          if (!deliverable.has(conv.channel)) return false;
+          const inboxId = await handoffRepo.replyTarget(conv.id);
+          if (inboxId === undefined) return false;
+          const turnId = `op_${ref}`;
+          const usage = { input: 0, output: 0, totalTokens: 0, cost: 0 };
+          await infra.deliveryJobs.add({
+            turnId,
+            turnAttempt: 0,
+            conversationId: conv.id,
+            channel: conv.channel,
+            inboxIds: [inboxId],
+            events: [
+              { type: 'turn_start', turnId, conversationId: conv.id, inboxIds: [inboxId], attempt: 1 },
+              { type: 'text_delta', turnId, delta: text },
+              { type: 'done', turnId, text, finishReason: 'stop', usage },
+            ],
+          });
+          return true;
+        },
+        ...(tkCh && tkDeliverer?.notifyText
+          ? { notifyOperators: (text: string) => tkDeliverer.notifyText!(tkCh.target, text, { deliveries: infra.deliveries, state: infra.channelState, log }) }
+          : {}),
+      });
       const skills = loadSkills(config.skills.dir);
       const tools = !sandbox
         ? []
@@ -213,6 +258,8 @@ export class Gateway {
               findSecrets: (text) => scanText(text).length > 0,
               // schedule_message: the agent's schedules, each call approved by an operator first.
               createSchedule: (req, by) => createSchedule(new ScheduleStore(infra.store.db), req, by, { defaultTz: config.schedules.defaultTz }),
+              // request_handoff: the agent asks for a human (no approval: it only opens a request operators see).
+              requestHandoff: { request: (conversationId, r) => handoffs.request(conversationId, r), slaMinutes: config.takeover.slaMinutes },
               ...(config.tools.enabled ? { enabled: config.tools.enabled } : {}),
             }),
           ];
@@ -258,6 +305,7 @@ export class Gateway {
           commands,
           conversations: { config, bus: infra.bus },
           limits,
+          handoffs,
           outcomes: infra.ingressOutcomes as IngressOutcomeRepository<IngressOutcome>,
           dropped: (channel, reason) => metrics.dropped.inc({ channel, reason }),
         });
@@ -274,6 +322,7 @@ export class Gateway {
         registerMcpServer(http, { auth, store: infra.store, bus: infra.bus, ingress, approvals });
         registerWebhookApi(http, auth, infra.webhooks);
         registerDeliveryApi(http, auth, infra.deliveries);
+        registerHandoffApi(http, { auth, handoffs });
         registerScheduleApi(http, { auth, schedules: new ScheduleStore(infra.store.db), conversations: infra.store, defaultTz: config.schedules.defaultTz });
         registerConsole(http, { auth, infra, chain, config, health: () => operatorReadiness(healthOptions), dropped: () => metrics.droppedCounts() });
         registerAccessApi(http, auth, infra.access);
@@ -384,6 +433,14 @@ export class Gateway {
               await w.close();
               await infra.deliveryJobs.close();
             },
+          ),
+        );
+        // Every worker sweeps the handoff SLAs: each due request is claimed by one of them (adapters/store/handoffs.ts expireDue).
+        await life.start(
+          'handoffs',
+          service(
+            async () => handoffs.start(),
+            () => handoffs.stop(),
           ),
         );
         // Every worker fires schedules: a tick is claimed by one of them (src/schedules/scheduler.ts).

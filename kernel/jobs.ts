@@ -37,7 +37,18 @@ export interface TimerJob {
   approvalId: string;
 }
 
-export const EVENT_TYPES = ['turn.completed', 'turn.failed', 'approval.requested', 'approval.decided', 'provider.fallback', 'schedule.undelivered'] as const;
+export const EVENT_TYPES = [
+  'turn.completed',
+  'turn.failed',
+  'approval.requested',
+  'approval.decided',
+  'provider.fallback',
+  'schedule.undelivered',
+  'handoff.requested',
+  'handoff.taken',
+  'handoff.returned',
+  'handoff.expired',
+] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
 export interface OutboundEvent {

@@ -15,6 +15,7 @@ import { attachmentsSchema } from './channel/attachments-config.js';
 import { compactionSchema } from './compaction-config.js';
 import { recordKey } from './config-record-key.js';
 import { conversationsSchema } from './conversations-config.js';
+import { takeoverSchema } from './handoffs/config.js';
 import { HTTP_ENV, httpSchema } from './http/config.js';
 import { LIMITS_ENV, limitsSchema } from './limits-config.js';
 import { LOG_ENV, logSchema } from './log-config.js';
@@ -60,6 +61,8 @@ const configSlices = {
   webhooks: webhooksSchema,
   /** Scheduled and proactive messages (see src/schedules/). */
   schedules: schedulesSchema,
+  /** Human takeover: operators take conversations over, the agent asks for one (see src/handoffs/). */
+  takeover: takeoverSchema,
   skills: skillsSchema,
   /** MCP servers whose tools the agent may use (see tools/mcp/config.ts). */
   mcp: mcpConfigSchema,

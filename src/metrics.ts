@@ -46,6 +46,12 @@ export class Metrics {
   });
   readonly approvalsPending = new Gauge({ name: 'switchboard_approvals_pending', help: 'Approval requests waiting for an answer', registers: [this.registry] });
   readonly queueDepth = new Gauge({ name: 'switchboard_queue_jobs', help: 'Drain jobs by state', labelNames: ['state'] as const, registers: [this.registry] });
+  readonly handoffs = new Counter({
+    name: 'switchboard_handoffs_total',
+    help: 'Human takeover: handoffs by outcome (requested, taken, returned, expired)',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
   readonly deliveryJobs = new Counter({
     name: 'switchboard_delivery_jobs_total',
     help: 'Replies handed to the delivery queue after their turn closed, and what became of each try (queued, delivered, retry, dead)',

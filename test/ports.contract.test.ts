@@ -21,6 +21,7 @@ import { AccessStore } from '../adapters/store/access.js';
 import { ApprovalStore } from '../adapters/store/approvals.js';
 import { ChannelStateStore } from '../adapters/store/channel-state.js';
 import { DeliveryStore } from '../adapters/store/deliveries.js';
+import { HandoffStore } from '../adapters/store/handoffs.js';
 import { migrate } from '../adapters/store/migrate.js';
 import { postgresRepositories, type StartTurn, Store } from '../adapters/store/store.js';
 import { WebhookStore } from '../adapters/store/webhooks.js';
@@ -334,6 +335,103 @@ describe.each(backends)('ports contract: $name', (backend) => {
       expect(again.current.length).toBeGreaterThan(0);
     });
 
+    describe('handoffs (migration 028)', () => {
+      const note = (h: { id: string }) => ({ role: 'user', content: 'note', handoff: h.id, text: 'note' });
+      it('one open handoff per conversation: a request, one winner of two takers, handback with its note, all audited', async () => {
+        const handoffs = new HandoffStore(db);
+        const m = await store.accept(msg('ho-1', 'http/-/ho1/-'));
+        expect(await handoffs.open(m.conversationId)).toBeUndefined();
+        const req = await handoffs.request({
+          conversationId: m.conversationId,
+          reason: 'wants a human',
+          urgency: 'high',
+          requestedBy: 'agent:t_1',
+          slaDeadline: null,
+        });
+        expect(req).toMatchObject({ created: true, handoff: { state: 'requested', urgency: 'high', conversationKey: 'http/-/ho1/-' } });
+        const again = await handoffs.request({ conversationId: m.conversationId, reason: 'x', urgency: 'low', requestedBy: 'agent:t_2', slaDeadline: null });
+        expect(again).toMatchObject({ created: false, handoff: { id: req.handoff.id } });
+        const [a, b] = await Promise.all([handoffs.take(m.conversationId, 'http:op:a'), handoffs.take(m.conversationId, 'http:op:b')]);
+        expect([a.ok, b.ok].filter(Boolean)).toHaveLength(1);
+        const won = (a.ok ? a : b) as Extract<typeof a, { ok: true }>;
+        expect(won).toMatchObject({ wasRequested: true, handoff: { id: req.handoff.id, state: 'taken' } });
+        expect((a.ok ? b : a) as unknown).toMatchObject({ ok: false, code: 'already_taken' });
+        const back = await handoffs.handback(m.conversationId, 'http:op:a', 'done', note);
+        expect(back).toMatchObject({ ok: true, handoff: { state: 'returned', note: 'done', returnedBy: 'http:op:a' } });
+        expect(await handoffs.handback(m.conversationId, 'http:op:a', null, note)).toEqual({ ok: false, code: 'not_taken_over' });
+        expect((await store.transcript(m.conversationId)).at(-1)).toMatchObject({ handoff: req.handoff.id });
+        const audit = (await db.query<{ action: string }>(`select action from audit where subject = $1 order by seq`, [req.handoff.id])).rows.map(
+          (r) => r.action,
+        );
+        expect(audit).toEqual(['handoff.requested', 'handoff.taken', 'handoff.returned']);
+        // A new takeover after the handback is a new handoff.
+        const t = await handoffs.take(m.conversationId, 'http:op:b');
+        expect(t).toMatchObject({ ok: true, wasRequested: false });
+        expect((t as { handoff: { id: string } }).handoff.id).not.toBe(req.handoff.id);
+      });
+
+      it('a message of the taken-over time is written once per (channel, external id), consumed at once, found as a handoff row', async () => {
+        const handoffs = new HandoffStore(db);
+        const m = await store.accept(msg('ho-2', 'http/-/ho2/-'));
+        const t = await handoffs.take(m.conversationId, 'http:op:a');
+        const h = (t as { handoff: { id: string } }).handoff;
+        const inbox = { channel: 'http', externalId: 'ho-2b', sender: { id: 'u1' }, senderIdentity: 'http:u1', replyTo: null, receivedAt: new Date() };
+        const content = { role: 'user', content: 'help', text: 'help', author: 'http:u1', handoff: h.id };
+        expect(await handoffs.record(h.id, m.conversationId, { role: 'user', content, inbox })).toMatchObject({ duplicate: false, first: true });
+        expect(await handoffs.record(h.id, m.conversationId, { role: 'user', content, inbox })).toMatchObject({ duplicate: true });
+        expect(await handoffs.record(h.id, m.conversationId, { role: 'user', content, inbox: { ...inbox, externalId: 'ho-2c' } })).toMatchObject({
+          first: false,
+        });
+        expect(await store.inboxByExternalId('http', 'ho-2b')).toMatchObject({ handoff: h.id, duplicate: true });
+        // ho-2 was waiting when the conversation was taken over: it went to the operator too.
+        expect(await store.pending(m.conversationId)).toEqual([]);
+        expect((await store.waitingCount('http/-/ho2/-')).handoff).toMatchObject({ id: h.id, state: 'taken', conversationId: m.conversationId });
+        expect((await store.transcript(m.conversationId)).filter((x) => (x as { text?: string }).text === 'help')).toHaveLength(2);
+        expect((await store.transcript(m.conversationId))[0]).toMatchObject({ text: 'hello', waiting: true });
+      });
+
+      it('messages waiting unclaimed when a conversation is taken over go to the operator, not to a later turn', async () => {
+        const handoffs = new HandoffStore(db);
+        const m = await store.accept(msg('ho-4a', 'http/-/ho4/-', 'first'));
+        await store.accept(msg('ho-4b', 'http/-/ho4/-', 'second'));
+        const t = await handoffs.take(m.conversationId, 'http:op:a');
+        const id = (t as { handoff: { id: string } }).handoff.id;
+        expect(await store.pending(m.conversationId)).toEqual([]);
+        expect(await store.inboxByExternalId('http', 'ho-4b')).toMatchObject({ handoff: id });
+        expect((await store.transcript(m.conversationId)).map((x) => (x as { text?: string; author?: string }).text)).toEqual(['first', 'second']);
+        expect((await store.transcript(m.conversationId))[0]).toMatchObject({ role: 'user', author: 'http:u1', handoff: id });
+      });
+
+      it('a request past its SLA fires exactly once however many sweep it at once; resume closes it, wait keeps it', async () => {
+        const handoffs = new HandoffStore(db);
+        const past = new Date(Date.now() - 1_000);
+        const ids: string[] = [];
+        for (const k of ['ho3a', 'ho3b']) {
+          const m = await store.accept(msg(`${k}-1`, `http/-/${k}/-`));
+          ids.push(
+            (await handoffs.request({ conversationId: m.conversationId, reason: null, urgency: 'normal', requestedBy: 'agent:t', slaDeadline: past })).handoff
+              .id,
+          );
+        }
+        const sweeps = await Promise.all([1, 2, 3].map(() => handoffs.expireDue(new Date(), false, note)));
+        const fired = sweeps
+          .flat()
+          .map((h) => h.id)
+          .filter((id) => ids.includes(id));
+        expect(fired.sort()).toEqual([...ids].sort());
+        expect(await handoffs.get(ids[0]!)).toMatchObject({ state: 'requested', slaFiredAt: expect.any(String) });
+        expect((await handoffs.expireDue(new Date(), true, note)).filter((h) => ids.includes(h.id))).toEqual([]);
+        const m = await store.accept(msg('ho3c-1', 'http/-/ho3c/-'));
+        const r = await handoffs.request({ conversationId: m.conversationId, reason: null, urgency: 'low', requestedBy: 'agent:t', slaDeadline: past });
+        const resumed = await handoffs.expireDue(new Date(), true, note);
+        expect(resumed.map((h) => h.id)).toContain(r.handoff.id);
+        expect(await handoffs.get(r.handoff.id)).toMatchObject({ state: 'expired' });
+        expect(await handoffs.open(m.conversationId)).toBeUndefined();
+        const audit = (await db.query(`select 1 from audit where action = 'handoff.expired' and subject = any($1)`, [[...ids, r.handoff.id]])).rows;
+        expect(audit).toHaveLength(3);
+      });
+    });
+
     it('accepts a message once per (channel, external id)', async () => {
       const a = await store.accept(msg('dup-1'));
       const b = await store.accept(msg('dup-1', 'http/-/c1/-', 'redelivered'));
@@ -629,6 +727,7 @@ describe.each(backends)('ports contract: $name', (backend) => {
           '024_schedules.sql',
           '026_schedule_budgets.sql',
           '027_inbox_traceparent.sql',
+          '028_takeovers.sql',
           '029_approval_traceparent.sql',
         ]);
 

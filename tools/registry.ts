@@ -1,5 +1,6 @@
 import type { GatewayStore } from '../adapters/store/ports/index.js';
 import { fileTools, type WriteScanner } from './builtin/files.js';
+import { type RequestHandoff, requestHandoffTool } from './builtin/handoff.js';
 import { memoryTools } from './builtin/memory.js';
 import { resultPageTool } from './builtin/result-page.js';
 import { type CreateSchedule, scheduleMessageTool } from './builtin/schedule.js';
@@ -21,6 +22,8 @@ export interface BuiltinDeps {
   web?: { allowHosts?: string[]; allowCidrs?: string[] };
   /** With it, schedule_message (approval-gated) is offered. */
   createSchedule?: CreateSchedule;
+  /** With it, request_handoff is offered (takeover.slaMinutes is what the model is told). */
+  requestHandoff?: { request: RequestHandoff; slaMinutes: number };
 }
 
 /** The built-in tools, by name. */
@@ -34,6 +37,7 @@ export function builtinTools(d: BuiltinDeps): AnyTool[] {
     resultPageTool(d.store),
     conversationSearchTool(d.store),
     ...(d.createSchedule ? [scheduleMessageTool(d.createSchedule)] : []),
+    ...(d.requestHandoff ? [requestHandoffTool(d.requestHandoff.request, d.requestHandoff.slaMinutes)] : []),
   ] as AnyTool[];
   return d.enabled ? all.filter((t) => d.enabled!.includes(t.name)) : all;
 }

@@ -1,5 +1,5 @@
 import type { Db } from '../db/port.js';
-import type { ConversationRecord, ConversationRepository } from './ports/conversations.js';
+import type { ConversationRecord, ConversationRepository, WaitingCount } from './ports/conversations.js';
 import { type ConversationColumns, conversationFromRow } from './rows.js';
 
 /** Conversations in plain SQL (Postgres and PGlite). */
@@ -46,15 +46,31 @@ export class ConversationStore implements ConversationRepository {
   }
 
   /** Messages waiting in a conversation (not yet taken by a turn). */
-  async waitingCount(conversationKey: string): Promise<{ waiting: number; running: boolean; mode: string | null }> {
-    const r = await this.db.query<{ waiting: number; running: boolean; mode: string | null }>(
+  async waitingCount(conversationKey: string): Promise<WaitingCount> {
+    const r = await this.db.query<{
+      waiting: number;
+      running: boolean;
+      mode: string | null;
+      handoff_id: string | null;
+      handoff_state: string | null;
+      id: string;
+    }>(
       `select (select count(*)::int from inbox i where i.conversation_id = c.id and i.turn_id is null and i.consumed_at is null) as waiting,
               exists (select 1 from turns t where t.conversation_id = c.id and t.status = 'running') as running,
-              c.queue_mode as mode
-       from conversations c where c.key = $1`,
+              c.queue_mode as mode, c.id,
+              h.id as handoff_id, h.state as handoff_state
+       from conversations c left join handoffs h on h.conversation_id = c.id and h.state in ('requested', 'taken')
+       where c.key = $1`,
       [conversationKey],
     );
-    return r.rows[0] ?? { waiting: 0, running: false, mode: null };
+    const row = r.rows[0];
+    if (!row) return { waiting: 0, running: false, mode: null, handoff: null };
+    return {
+      waiting: row.waiting,
+      running: row.running,
+      mode: row.mode,
+      handoff: row.handoff_id ? { id: row.handoff_id, state: row.handoff_state as 'requested' | 'taken', conversationId: row.id } : null,
+    };
   }
 
   async setQueueMode(conversationKey: string, mode: string): Promise<boolean> {

@@ -50,12 +50,20 @@ export class InboxStore implements InboxRepository {
   /** The inbox row of a message already written, as accept() reports a duplicate. */
   async inboxByExternalId(channel: string, externalId: string): Promise<AcceptResult | undefined> {
     const e = (
-      await this.db.query<{ id: number; conversation_id: string; request_hash: string | null }>(
-        'select id, conversation_id, request_hash from inbox where channel = $1 and external_id = $2',
+      await this.db.query<{ id: number; conversation_id: string; request_hash: string | null; turn_id: string | null }>(
+        'select id, conversation_id, request_hash, turn_id from inbox where channel = $1 and external_id = $2',
         [channel, externalId],
       )
     ).rows[0];
-    return e ? { conversationId: e.conversation_id, inboxId: e.id, duplicate: true, ...(e.request_hash ? { requestHash: e.request_hash } : {}) } : undefined;
+    if (!e) return undefined;
+    return {
+      conversationId: e.conversation_id,
+      inboxId: e.id,
+      duplicate: true,
+      ...(e.request_hash ? { requestHash: e.request_hash } : {}),
+      // Recorded while the conversation was taken over (src/handoffs/): no turn answers it.
+      ...(e.turn_id?.startsWith('handoff:') ? { handoff: e.turn_id.slice(8) } : {}),
+    };
   }
 
   /** Unconsumed inbox rows of a conversation, oldest first. Rows with a turn id belong to an unfinished turn. */

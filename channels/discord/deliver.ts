@@ -48,6 +48,12 @@ export class DiscordDeliverer implements ChannelDeliverer<DiscordReplyTo | null>
     });
   }
 
+  async notifyText(target: string, text: string): Promise<void> {
+    this.rest ??= createRest(this.cfg);
+    // No mentions from relayed text: allowed_mentions parses none.
+    await this.rest.post(Routes.channelMessages(target), { body: { content: text.slice(0, 2000), allowed_mentions: { parse: [] } } });
+  }
+
   open(target: TurnTarget<DiscordReplyTo | null>, ctx: DeliverContext): TurnDelivery {
     this.rest ??= createRest(this.cfg);
     return new DiscordTurnDelivery(target, ctx, this.rest, this.cfg, ctx.log.child({ channel: CHANNEL, turn: target.turnId }));

@@ -205,7 +205,7 @@ export class DiscordListener implements ChannelListener {
     if (msg.attachments.length) msg.attachments = await this.files(msg.attachments, ctx.maxImageBytes);
     const outcome = await this.retrying(() => ctx.receive(msg));
     // Accepted: nothing to say, unless its conversation waits for an approval (the notice, at once).
-    return outcome.kind === 'accepted' ? (outcome.replayed ? undefined : outcome.notice) : outcome.reply;
+    return outcome.kind === 'accepted' ? (outcome.replayed ? undefined : outcome.notice) : outcome.reply || undefined;
   }
 
   /** Discord does not redeliver a message: a store hiccup is retried (receive is idempotent on the message id). */

@@ -345,7 +345,10 @@ export class EmailListener implements ChannelListener {
       ...(receivedAt ? { receivedAt } : {}),
     });
     const outcome = await this.ctx!.receive(msg);
-    if (outcome.kind === 'answered') this.notify(mail, outcome.reply);
+    // An empty reply: nothing to tell (a message passed on to the operator who has this conversation).
+    if (outcome.kind === 'answered') {
+      if (outcome.reply) this.notify(mail, outcome.reply);
+    }
     // Accepted, but its conversation waits for an approval: said at once, the answer follows later.
     else if (outcome.kind === 'accepted' && outcome.notice && !outcome.replayed) this.notify(mail, outcome.notice);
     // No refusal notice to a From nobody vouched for: it may be forged (backscatter).

@@ -75,7 +75,8 @@ export async function chatCompletions(cfg: HttpChannelConfig, ctx: ListenContext
       return replyDirectly(res, chat, outcome.reply, {
         approvalAnswer: { code: a.code, ok: a.answer.ok, ...(a.answer.ok ? { status: a.answer.approval.status } : { error: a.answer.code }) },
       });
-    return replyDirectly(res, chat, outcome.reply, { conversation: name, command: outcome.command });
+    // Taken over by an operator (or waiting for one): the notice; the operator's answer is read from the conversation's messages.
+    return replyDirectly(res, chat, outcome.reply, { conversation: name, command: outcome.command, ...(outcome.handoff ? { handoff: outcome.handoff } : {}) });
   }
   const { accepted, follower } = received;
   // The conversation's turn waits for an approval: a plain request is answered with the notice at

@@ -82,8 +82,9 @@ export class InboundHandler {
       } else if (r.kind === 'refused') {
         // Refusals (allowlist, pairing) go to the sender only where Slack allows it.
         if (r.reply) void this.tell(c, r.reply, !c.dm);
-      } else {
-        void this.tell(c, r.reply, false);
+      } else if (r.reply) {
+        // An operator's takeover command is answered to them alone; a message passed on to the operator has an empty reply.
+        void this.tell(c, r.reply, r.handoff?.operator === true && !c.dm);
       }
     } catch (err) {
       this.log.error({ err }, 'slack message could not be taken; Slack will deliver it again');

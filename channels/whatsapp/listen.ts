@@ -117,7 +117,8 @@ export class WhatsAppListener implements ChannelListener {
       case 'refused':
         return outcome.reply ?? null;
       case 'answered':
-        return outcome.reply;
+        // Empty: nothing to tell (a message passed on to the operator who has this conversation).
+        return outcome.reply || null;
     }
   }
 }

@@ -197,7 +197,10 @@ export function registerOperatorApi(server: HttpServer, deps: OperatorApiDeps): 
   });
 }
 
-function describe(m: StoredMessage): { content: string; tool?: string; toolCalls?: Array<{ name: string; arguments: unknown }> } {
+function describe(m: StoredMessage): { content: string; author?: string; tool?: string; toolCalls?: Array<{ name: string; arguments: unknown }> } {
+  // A message of a taken-over time (src/handoffs/text.ts): who said it, and the words as the user saw them.
+  const h = m as { author?: unknown; text?: unknown; handoff?: unknown };
+  if (typeof h.handoff === 'string' && typeof h.text === 'string') return { content: h.text, ...(typeof h.author === 'string' ? { author: h.author } : {}) };
   const c = (m as { content?: unknown }).content;
   const parts = Array.isArray(c) ? (c as Array<{ type: string; text?: string; name?: string; arguments?: unknown }>) : [];
   const content =

@@ -75,6 +75,8 @@ export interface ChannelDeliverer<ReplyTo = unknown> {
    * id, a phone number...): approvals.operatorChannel. Buttons where the platform has them.
    */
   notifyApproval?(target: string, approval: ApprovalInfo, text: string, ctx: DeliverContext): Promise<void>;
+  /** Posts plain text to an operator place on this platform (takeover.operatorChannel: requests for a human, users' messages while taken over). */
+  notifyText?(target: string, text: string, ctx: DeliverContext): Promise<void>;
   close?(): Promise<void>;
 }
 
@@ -98,6 +100,7 @@ export function bindDeliverer<R>(deliverer: ChannelDeliverer<R>, parseReplyTo: (
   return {
     ...(deliverer.start ? { start: (ctx) => deliverer.start!(ctx) } : {}),
     ...(deliverer.notifyApproval ? { notifyApproval: (t, a, text, ctx) => deliverer.notifyApproval!(t, a, text, ctx) } : {}),
+    ...(deliverer.notifyText ? { notifyText: (t, text, ctx) => deliverer.notifyText!(t, text, ctx) } : {}),
     ...(deliverer.close ? { close: () => deliverer.close!() } : {}),
     open({ storedReplyTo, ...target }, ctx) {
       return deliverer.open({ ...target, replyTo: parseReplyTo(storedReplyTo) }, ctx);

@@ -97,7 +97,19 @@ export type ReceiveOutcome = (
   /** request_mismatch: the message's external id (Idempotency-Key) came before with another requestHash. */
   | { kind: 'refused'; reason: 'access' | 'rate_limit' | 'conversation_full' | 'request_mismatch'; reply?: string; retryAfterMs?: number }
   /** A command (/new, /status...) or an approval answer, answered by the gateway without a turn. */
-  | { kind: 'answered'; reply: string; ok: boolean; command?: string; approval?: { code: string; answer: ApprovalAnswer } }
+  | {
+      kind: 'answered';
+      /** May be empty with `handoff`: nothing to tell the sender (an operator answers them in the thread). */
+      reply: string;
+      ok: boolean;
+      command?: string;
+      approval?: { code: string; answer: ApprovalAnswer };
+      /**
+       * Human takeover: the conversation is with an operator (or waits for one) and the message was
+       * passed on to them, no turn answers it; `operator`: it was an operator's own command or message.
+       */
+      handoff?: { id: string; state: 'requested' | 'taken' | 'returned'; operator?: true };
+    }
 ) & { replayed?: true };
 
 /** Who made an HTTP request, by API key (the key's hash, never the key). */

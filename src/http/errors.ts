@@ -18,6 +18,10 @@ export const HTTP_STATUS_OF_CODE: Readonly<Record<string, number>> = {
   already_decided: 409,
   expired: 410,
   too_many_attempts: 429,
+  // Human takeover (src/handoffs/service.ts HandoffError).
+  conversation_not_found: 404,
+  already_taken: 409,
+  not_taken_over: 409,
   // The store or queue is unavailable (adapters/errors/types.ts classifyUnavailable): answered with Retry-After.
   store_unavailable: 503,
   queue_unavailable: 503,

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { Bus } from '../../adapters/bus/port.js';
 import type { JobQueue } from '../../adapters/queue/port.js';
-import type { AcceptResult, ConversationRepository, InboxRepository, IngressOutcomeRepository } from '../../adapters/store/ports/index.js';
+import type { AcceptResult, ConversationRepository, InboxRepository, IngressOutcomeRepository, WaitingCount } from '../../adapters/store/ports/index.js';
 import type { InboundMessage } from '../../kernel/envelope.js';
 import type { Identity } from '../../kernel/identity.js';
 import type { DrainJob } from '../../kernel/jobs.js';
@@ -10,6 +10,8 @@ import type { ApprovalAnswer } from '../approvals/parse.js';
 import type { ApprovalService } from '../approvals/service.js';
 import type { CommandName, ConversationCommands } from '../commands.js';
 import type { Config } from '../config.js';
+import type { HandoffService } from '../handoffs/service.js';
+import type { OperatorCommand } from '../handoffs/text.js';
 import type { RateLimits } from '../limits.js';
 import type { Step } from './compose.js';
 import type { IngressOutcome, ReceiveOptions } from './outcome.js';
@@ -28,6 +30,8 @@ export interface IngressDeps {
   /** For queue modes and the cap on waiting messages. */
   conversations?: { config: Config; bus: Bus };
   limits?: RateLimits;
+  /** Human takeover: while a conversation is taken over (or waits for an operator) no turn is woken. */
+  handoffs?: HandoffService;
   /** Recorded outcomes, for replaying redeliveries. */
   outcomes?: IngressOutcomeRepository<IngressOutcome>;
   enqueueTimeoutMs?: number;
@@ -42,13 +46,13 @@ export interface IngressContext {
   /** The sender as a whole identity (channel, workspace, id): access, limits and approvals compare it so. */
   sender: Identity;
   /** Set by the waiting-cap step: the conversation before this message. */
-  before?: { waiting: number; running: boolean; mode: string | null };
+  before?: WaitingCount;
   /** Set by the parked step: what the sender is told at once when the message is accepted (its turn waits for approvals). */
   notice?: string;
   /** Set by the accept step. */
   accepted?: AcceptResult;
   /** The text parsed as a command and as an approval answer, once each, on first ask (text-intent.ts). */
-  parsed?: { command?: CommandName | null; answer?: ApprovalAnswer | null };
+  parsed?: { command?: CommandName | null; answer?: ApprovalAnswer | null; operatorCommand?: OperatorCommand | null };
 }
 
 export type IngressStep = Step<InboundMessage, IngressContext, IngressOutcome>;

@@ -17,6 +17,7 @@ import { parked } from './steps/parked.js';
 import { queueAvailable } from './steps/queue-available.js';
 import { rateLimit } from './steps/rate-limit.js';
 import { redelivery } from './steps/redelivery.js';
+import { takenOver } from './steps/taken-over.js';
 import { waitingCap } from './steps/waiting-cap.js';
 
 export { Composer, type Next, NextCalledTwiceError, type Step, StepError } from './compose.js';
@@ -32,7 +33,19 @@ export {
 } from './outcome.js';
 
 /** The steps in order; each hands on or answers. */
-export const INGRESS_STEPS = [queueAvailable, redelivery, access, rateLimit, command, approvalAnswer, parked, waitingCap, accept, interrupt] as const;
+export const INGRESS_STEPS = [
+  queueAvailable,
+  redelivery,
+  access,
+  rateLimit,
+  command,
+  approvalAnswer,
+  parked,
+  waitingCap,
+  takenOver,
+  accept,
+  interrupt,
+] as const;
 
 /**
  * The one way a message comes in, whatever its channel (chat platforms, the

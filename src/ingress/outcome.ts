@@ -29,6 +29,12 @@ export type AnsweredOutcome = {
   ok: boolean;
   command?: CommandName;
   approval?: { code: string; ok: boolean; status?: string; error?: string };
+  /**
+   * The conversation is with an operator (taken over) or waits for one (requested): the message was
+   * passed on to them, no turn answers it; or an operator's own takeover command or message
+   * (`operator`). `reply` may be empty: nothing to tell the sender (the operator is in the thread).
+   */
+  handoff?: { id: string; state: 'requested' | 'taken' | 'returned'; operator?: true };
 } & Replay;
 
 /** What became of an inbound message; the channel tells the sender when there is a reply. */

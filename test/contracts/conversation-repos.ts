@@ -382,15 +382,15 @@ export function conversationRepositoryContracts(repos: () => AllRepositories): v
       expect(stats).toEqual({ id: first.conversationId, turns: 1, tokens: 0, running: false, parked: false, pendingApprovals: 0 });
       expect(await repos().conversations.conversationStats(`${key}-none`)).toBeUndefined();
       await repos().inbox.accept(msg(`cv-${u()}`, key));
-      expect(await repos().conversations.waitingCount(key)).toEqual({ waiting: 1, running: false, mode: null });
+      expect(await repos().conversations.waitingCount(key)).toEqual({ waiting: 1, running: false, mode: null, handoff: null });
       const t = (await starter(repos)(first.conversationId)).turn!;
-      expect(await repos().conversations.waitingCount(key)).toEqual({ waiting: 0, running: true, mode: null });
+      expect(await repos().conversations.waitingCount(key)).toEqual({ waiting: 0, running: true, mode: null, handoff: null });
       await repos().turns.finishTurn({ turnId: t.id, status: 'done', messages: [], finishReason: 'stop', usage: { totalTokens: 12 }, lease: 'lease-1' });
       expect((await repos().conversations.conversationStats(key))!).toMatchObject({ turns: 2, tokens: 12 });
       expect(await repos().conversations.setQueueMode(key, 'collect')).toBe(true);
       expect(await repos().conversations.setQueueMode(`${key}-none`, 'collect')).toBe(false);
       expect((await repos().conversations.waitingCount(key)).mode).toBe('collect');
-      expect(await repos().conversations.waitingCount(`${key}-none`)).toEqual({ waiting: 0, running: false, mode: null });
+      expect(await repos().conversations.waitingCount(`${key}-none`)).toEqual({ waiting: 0, running: false, mode: null, handoff: null });
       const listed = await repos().conversations.listConversations(5);
       expect(listed[0]).toMatchObject({ id: first.conversationId, turns: 2 });
       expect(listed[0]!.updatedAt).toBeInstanceOf(Date);

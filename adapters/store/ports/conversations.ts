@@ -35,9 +35,18 @@ export interface ConversationRepository {
    * whether a turn is running, and the conversation's own queue mode; zeros
    * and null for an unknown key.
    */
-  waitingCount(conversationKey: string): Promise<{ waiting: number; running: boolean; mode: string | null }>;
+  waitingCount(conversationKey: string): Promise<WaitingCount>;
   /** Sets the conversation's own queue mode; false when no conversation has the key. */
   setQueueMode(conversationKey: string, mode: string): Promise<boolean>;
   /** Recently active conversations (by last accepted message), newest first, with their number of turns. */
   listConversations(limit?: number): Promise<Array<ConversationRecord & { updatedAt: Date; turns: number }>>;
+}
+
+/** A conversation before a new message: what waits, whether a turn runs, its queue mode, and its open handoff (taken over, or a human asked for). */
+export interface WaitingCount {
+  waiting: number;
+  running: boolean;
+  mode: string | null;
+  /** The open handoff (src/handoffs/): while it is open no turn is woken for a user's message. Absent: not known (a fake). */
+  handoff?: { id: string; state: 'requested' | 'taken'; conversationId: string } | null;
 }

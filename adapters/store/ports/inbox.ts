@@ -42,6 +42,8 @@ export interface AcceptResult {
   duplicate: boolean;
   /** On a duplicate: the first message's requestHash, when it had one (compare it with the redelivery's). */
   requestHash?: string;
+  /** On a duplicate: the message came while the conversation was taken over by an operator (this handoff's id); no turn answers it. */
+  handoff?: string;
 }
 
 /**

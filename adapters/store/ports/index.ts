@@ -6,6 +6,7 @@ export type * from './channel-state.js';
 export type * from './console-queries.js';
 export type * from './conversations.js';
 export type * from './deliveries.js';
+export type * from './handoffs.js';
 export type * from './inbox.js';
 export { senderIdentity } from './inbox.js';
 export type * from './ingress-outcomes.js';

@@ -35,13 +35,15 @@ export class MemoryConversations implements ConversationRepository {
     };
   }
 
-  async waitingCount(conversationKey: string): Promise<{ waiting: number; running: boolean; mode: string | null }> {
+  /** No handoffs table in the fakes: never taken over. */
+  async waitingCount(conversationKey: string): Promise<{ waiting: number; running: boolean; mode: string | null; handoff: null }> {
     const c = this.t.conversationByKey(conversationKey);
-    if (!c) return { waiting: 0, running: false, mode: null };
+    if (!c) return { waiting: 0, running: false, mode: null, handoff: null };
     return {
       waiting: this.t.inbox.filter((i) => i.conversationId === c.id && i.turnId === null && !i.consumedAt).length,
       running: [...this.t.turns.values()].some((t) => t.conversationId === c.id && t.status === 'running'),
       mode: c.queueMode ?? null,
+      handoff: null,
     };
   }
 
