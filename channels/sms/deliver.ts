@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { TurnEvent } from '../../kernel/turn-events.js';
 import { type ChannelDeliverer, type DeliverContext, ReplyBuffer, type TurnDelivery, type TurnTarget, withApprovalsText } from '../../src/channel/index.js';
+import { textOperator } from '../twilio/notify.js';
 import type { MessageSender } from './client.js';
 import type { SmsConfig } from './config.js';
 import { toPlainText } from './format.js';
@@ -35,6 +36,23 @@ export class SmsDeliverer implements ChannelDeliverer<SmsReplyTo | null> {
 
   async start(ctx: DeliverContext): Promise<void> {
     this.store.bind(ctx.deliveries);
+  }
+
+  /** takeover.operatorChannel on sms: the target is the operator's number (text from notifyFrom, or the Messaging Service). */
+  async notifyText(target: string, text: string, ctx: DeliverContext): Promise<void> {
+    const from = this.cfg.messagingServiceSid
+      ? { messagingServiceSid: this.cfg.messagingServiceSid }
+      : this.cfg.notifyFrom
+        ? { from: this.cfg.notifyFrom }
+        : null;
+    await textOperator(this.sender(), target, from, text, {
+      channel: 'sms',
+      maxMessageChars: this.cfg.maxMessageChars,
+      attempts: this.cfg.sendAttempts,
+      baseMs: this.cfg.retryBaseMs,
+      maxMs: this.cfg.retryMaxMs,
+      log: ctx.log.child({ channel: 'sms' }),
+    });
   }
 
   open(target: TurnTarget<SmsReplyTo | null>, ctx: DeliverContext): TurnDelivery {

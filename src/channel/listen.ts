@@ -44,6 +44,12 @@ export interface ReceiveOptions {
   agent?: string;
   /** false: "/new", "/status"... are text for the agent, not commands (the HTTP API's one-off conversations). */
   commands?: boolean;
+  /**
+   * Human takeover: an operator's message in the conversation's own thread that the platform did not
+   * show the user (an email to the bot alone, false) or did (true): false delivers it to the user
+   * through the channel's delivery. Default: shown (a chat thread).
+   */
+  shownToUser?: boolean;
   /** false: "YES K7Q4P" is text for the agent, not an approval answer (webhooks). */
   approvalAnswers?: boolean;
   /** Per-sender and per-conversation rate limits (limits.sender, limits.conversation); default: when not authenticated. */

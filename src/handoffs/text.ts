@@ -17,11 +17,46 @@ export function parseOperatorCommand(text: string): OperatorCommand | null {
   return { kind: 'handback', note: note ? note.slice(0, 2000) : null };
 }
 
+/**
+ * The short reference of a handoff, typed where there is no thread to reply in (an SMS or WhatsApp
+ * operator number): "#3f9a2c", the first 6 hex digits of its id. Resolved among the open handoffs
+ * only; two open ones sharing it are refused as ambiguous (HandoffService.byRef).
+ */
+export function handoffRef(id: string): string {
+  return id.replace(/^ho_/, '').replace(/-/g, '').slice(0, 6).toLowerCase();
+}
+
+/** What an operator texts from an operator number: "#<ref> take", "#<ref> back[: note]", "#<ref> <reply to the user>". */
+export type RelayCommand = { ref: string } & ({ kind: 'take' } | { kind: 'back'; note: string | null } | { kind: 'say'; text: string });
+
+/** A message that starts "#" and six hex digits, then something (see RelayCommand); anything else is not one. */
+export function parseRelayCommand(text: string): RelayCommand | null {
+  const m = /^\s*#([0-9a-f]{6})(?![0-9a-z])[\s:,-]*([\s\S]*)$/i.exec(text);
+  if (!m) return null;
+  const ref = m[1]!.toLowerCase();
+  const rest = m[2]!.trim();
+  if (!rest) return null;
+  if (/^take(\s?over)?[.!]?$/i.test(rest)) return { ref, kind: 'take' };
+  // "back", "handback", "back: the refund is done" (a colon before a note: "back soon" is a reply).
+  const b = /^(?:hand\s?)?back(?:[.!]?$|\s*:\s*([\s\S]*)$)/i.exec(rest);
+  if (b) {
+    const note = (b[1] ?? '').trim();
+    return { ref, kind: 'back', note: note ? note.slice(0, 2000) : null };
+  }
+  return { ref, kind: 'say', text: rest };
+}
+
+/** A user's message relayed to the operators while their conversation is with (or waits for) one: "#<ref> <text>", then who and where. */
+export function relayText(h: { id: string; conversationId: string; state: string }, conv: { key: string }, author: string, text: string): string {
+  return `#${handoffRef(h.id)} ${text}\n(${author} in ${conv.key}, conversation ${h.conversationId}, ${h.state}; reply "#${handoffRef(h.id)} <text>")`;
+}
+
 /** The notices the user gets while a conversation waits for or is with an operator. */
 export const NOTICE = {
   taken: 'A human operator is handling this conversation now; your message was passed on to them and they will answer here.',
   requested: 'I have asked for a human operator; your message was passed on and they will answer here.',
   refusedTakeover: 'Only an operator can take over this conversation.',
+  refusedRelay: 'Only an operator number can answer for a conversation with "#<ref>".',
   slaResume: 'No operator could take this conversation in time, so I will carry on helping you myself.',
   slaWait: 'No operator has been able to take this conversation yet. It stays in their queue, and one will answer here as soon as they can.',
 } as const;
@@ -64,7 +99,7 @@ export function slaNote(h: HandoffRecord, resume: boolean, at = new Date()): Rec
 /** A request for a human, as operators see it in their channel. */
 export function requestText(h: HandoffRecord): string {
   return (
-    `Human requested (${h.urgency}) in ${h.conversationKey} (conversation ${h.conversationId})${h.reason ? `: ${h.reason}` : ''}. ` +
-    `Take it in the console, with \`switchboard takeover take ${h.conversationId}\`, or by replying "takeover" in its thread.`
+    `#${handoffRef(h.id)} Human requested (${h.urgency}) in ${h.conversationKey} (conversation ${h.conversationId})${h.reason ? `: ${h.reason}` : ''}. ` +
+    `Take it in the console, with \`switchboard takeover take ${h.conversationId}\`, by replying "takeover" in its thread, or "#${handoffRef(h.id)} take" from an operator number.`
   );
 }

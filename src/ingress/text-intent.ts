@@ -1,7 +1,7 @@
 import type { InboundMessage } from '../../kernel/envelope.js';
 import { type ApprovalAnswer, parseApprovalAnswer } from '../approvals/parse.js';
 import { type CommandName, parseCommand } from '../commands.js';
-import { type OperatorCommand, parseOperatorCommand } from '../handoffs/text.js';
+import { type OperatorCommand, parseOperatorCommand, parseRelayCommand, type RelayCommand } from '../handoffs/text.js';
 import type { IngressContext } from './context.js';
 
 /**
@@ -33,4 +33,15 @@ export function operatorCommandIn(msg: InboundMessage, ctx: IngressContext): Ope
   const parsed = (ctx.parsed ??= {});
   if (parsed.operatorCommand === undefined) parsed.operatorCommand = parseOperatorCommand(msg.text);
   return parsed.operatorCommand;
+}
+
+/** Channels where operators have no thread with the user, only their own number: they relay with "#<ref> …" (README "Human takeover"). */
+export const RELAY_CHANNELS = new Set(['sms', 'whatsapp']);
+
+/** "#3f9a2c take", "#3f9a2c back: note", "#3f9a2c <reply>": from an operator number (src/ingress/steps/taken-over.ts). */
+export function relayCommandIn(msg: InboundMessage, ctx: IngressContext): RelayCommand | null {
+  if (!ctx.deps.handoffs || !RELAY_CHANNELS.has(msg.channel) || ctx.opts.commands === false) return null;
+  const parsed = (ctx.parsed ??= {});
+  if (parsed.relayCommand === undefined) parsed.relayCommand = parseRelayCommand(msg.text);
+  return parsed.relayCommand;
 }

@@ -1,9 +1,9 @@
 import { formatIdentity } from '../../../kernel/identity.js';
 import { HandoffError, IN_CHANNEL } from '../../handoffs/service.js';
-import { NOTICE } from '../../handoffs/text.js';
+import { handoffRef, NOTICE, type RelayCommand } from '../../handoffs/text.js';
 import type { IngressContext, IngressStep } from '../context.js';
 import type { AnsweredOutcome } from '../outcome.js';
-import { operatorCommandIn } from '../text-intent.js';
+import { operatorCommandIn, relayCommandIn } from '../text-intent.js';
 
 /** Channels whose authenticated senders are API-key principals: an operator key's id starts "op:" (src/http/auth.ts). */
 const KEY_CHANNELS = new Set(['http', 'mcp']);
@@ -19,12 +19,19 @@ const KEY_CHANNELS = new Set(['http', 'mcp']);
  * return it; while they hold it, their other messages in the thread are the operator's messages
  * (the platform showed them to the user already). An operator's plain reply to a conversation
  * whose agent asked for a human takes it over too. Anyone else typing the commands is refused.
+ *
+ * Where an operator has no thread with the user (SMS, WhatsApp: RELAY_CHANNELS), an operator's
+ * number relays: "#<ref> take", "#<ref> back[: note]", "#<ref> <reply>" act on the open handoff
+ * with that short reference (the user's messages reach the operator number as "#<ref> <text>",
+ * takeover.operatorChannel). From anyone else such a message is refused, and acts on nothing.
  */
 export const takenOver: IngressStep = {
   name: 'taken over',
   async run(msg, ctx, next) {
     const handoffs = ctx.deps.handoffs;
     if (!handoffs) return next();
+    const relay = relayCommandIn(msg, ctx);
+    if (relay) return relayed(relay, isOperator(msg.channel, ctx), formatIdentity(ctx.sender), ctx);
     const command = operatorCommandIn(msg, ctx);
     const open = ctx.before?.handoff ?? (ctx.before ? null : ((await ctx.deps.store.waitingCount(msg.conversationKey)).handoff ?? null));
     const operator = isOperator(msg.channel, ctx);
@@ -67,7 +74,11 @@ export const takenOver: IngressStep = {
     if (operator && !KEY_CHANNELS.has(msg.channel)) {
       try {
         if (open.state === 'requested') await handoffs.take(msg.conversationKey, who);
-        const r = await handoffs.say(msg.conversationKey, who, msg.text, inbox);
+        // Not shown to the user by the platform (an email to the bot alone): delivered, and the user's reply target stays theirs.
+        const shown = ctx.opts.shownToUser;
+        const r = await handoffs.say(msg.conversationKey, who, msg.text, shown === false ? { ...inbox, replyTo: null } : inbox, {
+          ...(shown !== undefined ? { shown } : {}),
+        });
         return answered('', true, { id: r.handoff.id, state: 'taken' }, true, r.duplicate);
       } catch (err) {
         // Another operator holds it: their message is shown in the thread all the same, recorded as theirs below.
@@ -82,6 +93,35 @@ export const takenOver: IngressStep = {
     return answered(say, true, { id: open.id, state: open.state }, false, r.duplicate);
   },
 };
+
+/** An operator number's "#<ref> …": the open handoff with that reference, taken, handed back or answered. */
+async function relayed(c: RelayCommand, operator: boolean, who: string, ctx: IngressContext): Promise<AnsweredOutcome> {
+  const handoffs = ctx.deps.handoffs!;
+  if (!operator) {
+    ctx.deps.log.info({ sender: who, ref: c.ref, command: c.kind }, 'a non-operator tried to relay to a taken-over conversation');
+    return answered(NOTICE.refusedRelay, false);
+  }
+  try {
+    const h = await handoffs.byRef(c.ref);
+    const ref = `#${handoffRef(h.id)}`;
+    const op = { id: h.id, state: 'taken' as const };
+    if (c.kind === 'take') {
+      await handoffs.take(h.conversationId, who);
+      return answered(`${ref} is yours (${h.conversationKey}): reply "${ref} <text>" to answer the user, "${ref} back" to hand it back.`, true, op, true);
+    }
+    if (c.kind === 'back') {
+      await handoffs.handback(h.conversationId, who, c.note);
+      return answered(`${ref} handed back: the agent answers again.`, true, { id: h.id, state: 'returned' }, true);
+    }
+    // A reply to a conversation that only asked for a human takes it first (as in a chat thread).
+    if (h.state === 'requested') await handoffs.take(h.conversationId, who);
+    const r = await handoffs.say(h.conversationId, who, c.text);
+    return answered(r.delivered ? '' : `${ref}: recorded, but its channel cannot reach the user unasked (they read it in the conversation).`, true, op, true);
+  } catch (err) {
+    if (err instanceof HandoffError) return answered(err.message, false);
+    throw err;
+  }
+}
 
 function answered(reply: string, ok: boolean, handoff?: AnsweredOutcome['handoff'], byOperator = false, replayed = false): AnsweredOutcome {
   return {
