@@ -167,6 +167,13 @@ export interface ListenContext {
   workersAlive(): Promise<boolean>;
   /** attachments.maxImageBytes: the largest image a channel downloads for the model (DEFAULT_MAX_IMAGE_BYTES when absent). */
   readonly maxImageBytes?: number;
+  /**
+   * Human takeover: the open handoff of the conversation with this key (taken over by an operator,
+   * or waiting for one), else null. A channel that answers only addressed messages passes on every
+   * message of such a conversation's room (the transcript keeps both sides), and an operator's
+   * "takeover" (parseOperatorCommand) even unaddressed.
+   */
+  handoffOf?(conversationKey: string): Promise<{ id: string; state: 'requested' | 'taken' } | null>;
   /** Whether a conversation with this key exists (a channel keeping a conversation opened under an older key). */
   conversationExists(conversationKey: string): Promise<boolean>;
   /** A follower of the turns of one conversation, subscribed before the message is received. */
