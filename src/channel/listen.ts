@@ -50,6 +50,8 @@ export interface ReceiveOptions {
    * through the channel's delivery. Default: shown (a chat thread).
    */
   shownToUser?: boolean;
+  /** Human takeover: an operator's message that takes the conversation over when nobody holds it (an operator's reply on an email thread). */
+  takesOver?: boolean;
   /** false: "YES K7Q4P" is text for the agent, not an approval answer (webhooks). */
   approvalAnswers?: boolean;
   /** Per-sender and per-conversation rate limits (limits.sender, limits.conversation); default: when not authenticated. */

@@ -33,7 +33,7 @@ export const takenOver: IngressStep = {
     const relay = relayCommandIn(msg, ctx);
     if (relay) return relayed(relay, isOperator(msg.channel, ctx), formatIdentity(ctx.sender), ctx);
     const command = operatorCommandIn(msg, ctx);
-    const open = ctx.before?.handoff ?? (ctx.before ? null : ((await ctx.deps.store.waitingCount(msg.conversationKey)).handoff ?? null));
+    let open = ctx.before?.handoff ?? (ctx.before ? null : ((await ctx.deps.store.waitingCount(msg.conversationKey)).handoff ?? null));
     const operator = isOperator(msg.channel, ctx);
     const who = formatIdentity(ctx.sender);
     if (command) {
@@ -59,6 +59,16 @@ export const takenOver: IngressStep = {
       } catch (err) {
         if (err instanceof HandoffError) return answered(err.message, false);
         throw err;
+      }
+    }
+    // An operator's reply that takes over by itself (an email on the user's thread): taken first, then their message below.
+    if (!open && operator && ctx.opts.takesOver && !KEY_CHANNELS.has(msg.channel) && (await exists(ctx, msg.conversationKey))) {
+      try {
+        const h = await handoffs.take(msg.conversationKey, who);
+        open = { id: h.id, state: 'taken', conversationId: h.conversationId };
+      } catch (err) {
+        if (!(err instanceof HandoffError)) throw err;
+        open = err.handoff && err.handoff.state === 'taken' ? { id: err.handoff.id, state: 'taken', conversationId: err.handoff.conversationId } : null;
       }
     }
     if (!open) return next();
