@@ -20,6 +20,7 @@ commands:
   chat      a terminal chat with a running gateway (SWITCHBOARD_URL, SWITCHBOARD_API_KEY; inline approvals with SWITCHBOARD_OPERATOR_KEY)
   webhooks  list | add ID URL --secret-env VAR --events E1,E2 | dead-letters   outbound event subscribers
   schedule  add --conversation ID (--cron EXPR | --at TIME) --tz TZ --prompt TEXT | ls | rm ID   scheduled messages (operator key)
+  takeover  list | take CONV | say CONV TEXT | handback CONV [--note TEXT]   human takeover of a conversation (operator key)
   migrate   apply database migrations
   approvals list | show CODE | approve CODE [--always [--scope S] [--vary N]] | deny CODE | rules [delete ID]
             answer approvals and manage "always allow" rules through the running gateway
@@ -51,6 +52,7 @@ const OWN_OPTIONS: Record<string, () => Promise<Verb>> = {
   chat: async () => (await import('./cli/chat.js')).runChat,
   webhooks: async () => (await import('./cli/webhooks.js')).runWebhooks,
   schedule: async () => (await import('./cli/schedule.js')).runSchedule,
+  takeover: async () => (await import('./cli/takeover.js')).runTakeover,
   access: async () => (await import('./cli/access.js')).runAccess,
   status: async () => (await import('./cli/status.js')).runStatus,
   init: async () => (await import('./cli/init.js')).runInit,

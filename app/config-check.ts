@@ -90,6 +90,17 @@ export async function checkSlices(
         problems.push({ check: 'approvals', path: 'approvals.operatorChannel.channel', message, ...(suggestion ? { suggestion } : {}) });
       }
     }
+    // Human takeover's operators' place (src/handoffs/): a channel that can post plain text to operators.
+    const tkCh = cfg.takeover?.operatorChannel;
+    if (tkCh && !validated.errors.some((e) => e.name === tkCh.channel)) {
+      const ch = channels.find((c) => c.name === tkCh.channel);
+      if (!ch?.deliverer?.notifyText) {
+        const able = channels.filter((c) => c.deliverer?.notifyText).map((c) => c.name);
+        const suggestion = ch ? undefined : didYouMean(tkCh.channel, able.length ? able : ['slack', 'discord']);
+        const message = `"${tkCh.channel}" is not a configured channel that can post to operators (slack, discord, sms, whatsapp)${suggestion ? `: did you mean "${suggestion}"?` : ''}`;
+        problems.push({ check: 'takeover', path: 'takeover.operatorChannel.channel', message, ...(suggestion ? { suggestion } : {}) });
+      }
+    }
   }
   return { slots, ...(reason ? { reason } : {}), channels, problems };
 }

@@ -24,6 +24,7 @@ import { attachmentsSchema } from '../src/channel/attachments-config.js';
 import { compactionSchema } from '../src/compaction-config.js';
 import { ConfigError, configSchema, loadConfig, problemMessage } from '../src/config.js';
 import { conversationsSchema } from '../src/conversations-config.js';
+import { takeoverSchema } from '../src/handoffs/config.js';
 import { httpSchema } from '../src/http/config.js';
 import { limitsSchema } from '../src/limits-config.js';
 import { LOG_LEVELS } from '../src/log.js';
@@ -106,6 +107,7 @@ describe('configuration slices', () => {
     pairing: pairingSchema,
     webhooks: webhooksSchema,
     schedules: schedulesSchema,
+    takeover: takeoverSchema,
     skills: skillsSchema,
     mcp: mcpConfigSchema,
     tools: toolsSchema,

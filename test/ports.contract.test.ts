@@ -382,9 +382,23 @@ describe.each(backends)('ports contract: $name', (backend) => {
           first: false,
         });
         expect(await store.inboxByExternalId('http', 'ho-2b')).toMatchObject({ handoff: h.id, duplicate: true });
-        expect((await store.pending(m.conversationId)).map((r) => r.externalId)).toEqual(['ho-2']);
+        // ho-2 was waiting when the conversation was taken over: it went to the operator too.
+        expect(await store.pending(m.conversationId)).toEqual([]);
         expect((await store.waitingCount('http/-/ho2/-')).handoff).toMatchObject({ id: h.id, state: 'taken', conversationId: m.conversationId });
         expect((await store.transcript(m.conversationId)).filter((x) => (x as { text?: string }).text === 'help')).toHaveLength(2);
+        expect((await store.transcript(m.conversationId))[0]).toMatchObject({ text: 'hello', waiting: true });
+      });
+
+      it('messages waiting unclaimed when a conversation is taken over go to the operator, not to a later turn', async () => {
+        const handoffs = new HandoffStore(db);
+        const m = await store.accept(msg('ho-4a', 'http/-/ho4/-', 'first'));
+        await store.accept(msg('ho-4b', 'http/-/ho4/-', 'second'));
+        const t = await handoffs.take(m.conversationId, 'http:op:a');
+        const id = (t as { handoff: { id: string } }).handoff.id;
+        expect(await store.pending(m.conversationId)).toEqual([]);
+        expect(await store.inboxByExternalId('http', 'ho-4b')).toMatchObject({ handoff: id });
+        expect((await store.transcript(m.conversationId)).map((x) => (x as { text?: string; author?: string }).text)).toEqual(['first', 'second']);
+        expect((await store.transcript(m.conversationId))[0]).toMatchObject({ role: 'user', author: 'http:u1', handoff: id });
       });
 
       it('a request past its SLA fires exactly once however many sweep it at once; resume closes it, wait keeps it', async () => {

@@ -7,6 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AuditLedgerStore } from '../adapters/store/audit-ledger.js';
+import { runTakeover } from '../app/cli/takeover.js';
 import type { Gateway } from '../app/gateway.js';
 import { NOTICE } from '../src/handoffs/text.js';
 import { FakeLlm, lastUserText, reply } from './fakes/fake-llm.js';
@@ -171,5 +172,52 @@ describe.each(setups)('human takeover over the HTTP API: $name', (setup) => {
     const rows = (await userMessages('t3')).filter((m) => m.content === 'only once please');
     expect(rows).toHaveLength(1);
     expect((await api('POST', `/v1/conversations/${id}/handback`)).status).toBe(200);
+  });
+  it('the CLI: switchboard takeover take | list | say | handback, with --json and clear failures', async () => {
+    await chat('t4', 'hi');
+    const id = await conversationId('t4');
+    const run = async (...args: string[]) => {
+      let out = '';
+      let err = '';
+      const sink = (f: (s: string) => void) => ({ write: (s: string) => (f(s), true) }) as never;
+      const code = await runTakeover(
+        args,
+        { SWITCHBOARD_URL: gw.url, SWITCHBOARD_OPERATOR_KEY: TEST_OPERATOR_KEY },
+        sink((s) => (out += s)),
+        sink((s) => (err += s)),
+      );
+      return { code, out, err };
+    };
+    expect((await run('take', id, '--json')).code).toBe(0);
+    const listed = await run('list', '--json');
+    expect(JSON.parse(listed.out).find((h: any) => h.conversation === id)).toMatchObject({ state: 'taken' });
+    expect((await run('list')).out).toContain(id);
+    const again = await run('take', id);
+    expect(again).toMatchObject({ code: 1, err: expect.stringContaining('already taken over') });
+    const said = await run('say', id, 'Hello', 'from', 'the', 'CLI');
+    expect(said.code).toBe(0);
+    expect((await userMessages('t4')).at(-1)).toMatchObject({ role: 'operator', content: 'Hello from the CLI' });
+    expect(JSON.parse((await run('handback', id, '--note', 'cli note', '--json')).out)).toMatchObject({ state: 'returned', note: 'cli note' });
+    expect((await run('say', id, 'too late')).code).toBe(1);
+    expect((await run('take')).code).toBe(2);
+    expect((await run('take', 'c_missing')).err).toMatch(/No conversation/);
+  });
+  it('export names who said what in a taken-over time; erasing the conversation takes its handoffs along', async () => {
+    await chat('t5', 'hi');
+    const id = await conversationId('t5');
+    expect((await api('POST', `/v1/conversations/${id}/takeover`)).status).toBe(201);
+    await chat('t5', 'my address is 1 Main St');
+    expect((await api('POST', `/v1/conversations/${id}/operator-messages`, { text: 'noted' })).status).toBe(201);
+    const exported = ((await (await api('GET', `/v1/conversations/${id}/export`)).json()) as any).messages as Array<{
+      role: string;
+      author: string;
+      text: string;
+    }>;
+    expect(exported.find((m) => m.text === 'my address is 1 Main St')).toMatchObject({ role: 'user', author: expect.stringMatching(/^http:/) });
+    expect(exported.find((m) => m.text === 'noted')).toMatchObject({ role: 'operator', author: expect.stringMatching(/^http:op/) });
+    const erased = await api('DELETE', `/v1/conversations/${id}`);
+    expect(erased.status).toBe(200);
+    expect(((await erased.json()) as any).rows.handoffs).toBe(1);
+    expect(((await (await api('GET', '/v1/handoffs')).json()) as any).data.map((h: any) => h.conversation)).not.toContain(id);
   });
 });

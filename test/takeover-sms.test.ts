@@ -1,180 +1,99 @@
 /**
- * Human takeover from an SMS operator number (issue #26), end to end: the real twilio client against
- * the fake Twilio REST API, webhooks signed as Twilio signs them, a real gateway on both backends.
- * takeover.operatorChannel is the operator's number: the agent's request for a human reaches it as
- * "#<ref> Human requested…"; "#<ref> take" from it takes the conversation; each user message then
- * reaches it as "#<ref> <text>", and "#<ref> <reply>" is texted to the user by the delivery queue;
- * "#<ref> back: <note>" returns it to the agent, with everything in its context. Attacks: a number
- * that is not an operator's (another user, or the taken-over user themselves) texting "#<ref> …"
- * is refused and reaches nobody; an unknown reference is said to be unknown.
+ * Human takeover from a configured operator number over SMS (the real twilio client against the
+ * fake Twilio, webhooks signed as Twilio signs them, a real embedded gateway): the operator texts
+ * `#<conversation> takeover`, `#<conversation> <text>` (texted to the user through the channel's
+ * delivery), `#<conversation> handback: <note>`. What a phone receives is asserted. Attack: a
+ * number that is not an operator's gets nothing of it: its `#…` text goes to the agent as text.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AuditLedgerStore } from '../adapters/store/audit-ledger.js';
 import { Gateway } from '../app/gateway.js';
 import { NOTICE } from '../src/handoffs/text.js';
 import { createLogger } from '../src/log.js';
-import { FakeLlm, type FakeRequest, lastUserText, reply, toolCall } from './fakes/fake-llm.js';
+import { FakeLlm, lastUserText, reply } from './fakes/fake-llm.js';
 import { FakeTwilio } from './fakes/sms-twilio.js';
-import { backendSetups } from './support/backends.js';
-import { eventually, TEST_OPERATOR_KEY, testConfig } from './support/gateway.js';
+import { eventually, testConfig } from './support/gateway.js';
 
 const PUBLIC = 'https://sms.example.test/hooks';
 const INBOUND = '/v1/channels/sms/inbound';
-const BOT_NUMBER = '+15550100000';
+const TWILIO_NUMBER = '+15550100000';
 const OPERATOR = '+15550109999';
-const ALICE = '+15550100001';
-const BOB = '+15550100002';
-const MALLORY = '+15550100666';
+const USER = '+15550100001';
+const STRANGER = '+15550100002';
 
-function responder(req: FakeRequest) {
-  const msgs = req.body.messages as Array<{ role: string }>;
-  if (msgs.at(-1)!.role === 'tool') return reply('I have asked a colleague to help you.');
-  const text = lastUserText(req.body);
-  return text.includes('a human please') ? toolCall('request_handoff', { reason: 'the user asks for a person', urgency: 'high' }) : reply(`agent: ${text}`);
-}
-
-describe.each(backendSetups())('human takeover from an SMS operator number: $name', (setup) => {
+describe('takeover from an operator number (SMS)', () => {
   let llm: FakeLlm;
   let tw: FakeTwilio;
   let gw: Gateway;
-
-  const text = (from: string, body: string, sid?: string) => tw.webhook(INBOUND, tw.inboundParams({ from, to: BOT_NUMBER, body, ...(sid ? { sid } : {}) }));
-  const bodies = (to: string) => tw.sentTo(to).map((m) => m.body);
-  const api = (method: string, path: string, body?: unknown) =>
-    fetch(`${gw.url}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${TEST_OPERATOR_KEY}`, 'content-type': 'application/json' },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-  const conversation = async (from: string) =>
-    (await gw.infra.store.db.query<{ id: string }>(`select id from conversations where channel = 'sms' and key = $1`, [`sms/${BOT_NUMBER}/${from}/-`])).rows[0]!
-      .id;
-  const transcript = async (id: string) =>
-    ((await (await api('GET', `/v1/conversations/${id}/messages`)).json()) as any).data as Array<{ role: string; content: string; author?: string }>;
-  const handoffOf = async (id: string) =>
-    (
-      ((await (await api('GET', '/v1/handoffs')).json()) as any).data as Array<{ id: string; conversation: string; state: string; operator: string | null }>
-    ).find((h) => h.conversation === id);
-  /** The reference of the newest operator text that matches. */
-  const refIn = (re: RegExp) => /^#([0-9a-f]{6}) /.exec(bodies(OPERATOR).findLast((b) => re.test(b)) ?? '')?.[1];
-  const settle = () => new Promise((r) => setTimeout(r, 700));
+  const text = (from: string, body: string) => tw.webhook(INBOUND, tw.inboundParams({ from, to: TWILIO_NUMBER, body }));
+  const bodies = (to: string) => tw.phone(to).map((m) => m.body);
 
   beforeAll(async () => {
     llm = new FakeLlm();
     await llm.start();
-    llm.respond(responder);
+    llm.respond((req) => reply(`agent: ${lastUserText(req.body)}`));
     tw = new FakeTwilio(PUBLIC);
     await tw.start();
-    const cfg = testConfig(llm, await setup.backend(), {
-      channels: {
-        sms: {
-          accountSid: tw.accountSid,
-          authTokenEnv: 'SB_TKO_TWILIO_TOKEN',
-          publicUrl: PUBLIC,
-          apiBaseUrl: tw.url,
-          sendAttempts: 3,
-          retryBaseMs: 20,
-          retryMaxMs: 100,
-          notifyFrom: BOT_NUMBER,
+    const cfg = testConfig(
+      llm,
+      {},
+      {
+        channels: {
+          sms: {
+            accountSid: tw.accountSid,
+            authTokenEnv: 'SB_TKO_TWILIO_TOKEN',
+            publicUrl: PUBLIC,
+            apiBaseUrl: tw.url,
+            sendAttempts: 2,
+            retryBaseMs: 20,
+            retryMaxMs: 50,
+          },
         },
+        access: { sms: { policy: 'allowlist', allow: [USER, STRANGER] } },
+        approvals: { operators: { sms: [OPERATOR] } },
       },
-      access: { sms: { policy: 'allowlist', allow: [ALICE, BOB, MALLORY, OPERATOR] } },
-      approvals: { operators: { sms: [OPERATOR] } },
-      takeover: { operatorChannel: { channel: 'sms', target: OPERATOR } },
-    });
+    );
     gw = await Gateway.start(cfg, { ingress: true, worker: true }, createLogger(cfg.log.level), { ...process.env, SB_TKO_TWILIO_TOKEN: tw.authToken });
     tw.gatewayUrl = gw.url!;
-  }, 120_000);
+  });
   afterAll(async () => {
     await gw?.close();
     await tw?.close();
     await llm?.close();
-    await setup.cleanup();
   });
 
-  it('the operator number takes the request, relays both ways with who said what, and hands back with a note', async () => {
-    await text(ALICE, 'hi');
-    await eventually(async () => bodies(ALICE).includes('agent: hi'), 30_000);
-    await text(ALICE, 'a human please, my parcel is lost');
-    await eventually(async () => bodies(ALICE).includes('I have asked a colleague to help you.'));
-    // The request reaches the operator number with its reference.
-    await eventually(async () => refIn(/Human requested \(high\)/) !== undefined);
-    const ref = refIn(/Human requested \(high\)/)!;
-    const id = await conversation(ALICE);
-    expect(bodies(OPERATOR).find((b) => b.startsWith(`#${ref} `))).toContain(`"#${ref} take"`);
+  it('the operator takes over, writes and hands back by text; the user sees the operator and then the agent', async () => {
+    await text(USER, 'hello');
+    await eventually(async () => bodies(USER).includes('agent: hello'), 20_000);
+    const conv = (await gw.infra.store.db.query<{ id: string }>(`select id from conversations where channel = 'sms'`)).rows[0]!.id;
 
-    const took = await text(OPERATOR, `#${ref} take`);
-    expect(took.body).toContain(`#${ref} is yours`);
-    expect(await handoffOf(id)).toMatchObject({ state: 'taken', operator: `sms:${OPERATOR}` });
+    const took = await text(OPERATOR, `#${conv} takeover`);
+    expect(took.body).toContain(`Taken over ${conv}`);
 
-    // Alice writes: no model call, she is told once that a person has it, the operator number gets it.
     const asked = llm.requests.length;
-    const first = await text(ALICE, 'is anyone there?');
+    const first = await text(USER, 'my parcel is lost');
+    // Told once per handoff (in the TwiML answer), then quiet; the model is not asked.
     expect(first.body).toContain(NOTICE.taken);
-    await eventually(async () => bodies(OPERATOR).some((b) => b.startsWith(`#${ref} is anyone there?`)));
-    expect(bodies(OPERATOR).find((b) => b.startsWith(`#${ref} is anyone there?`))).toContain(`sms:${ALICE}`);
-
-    // The operator's reply is texted to Alice from the bot's number, once even if Twilio retries the webhook.
-    const sid = `SM${'7'.repeat(32)}`;
-    const said = await text(OPERATOR, `#${ref} Hi, Sam here. Your parcel ships again today.`, sid);
-    expect(said.body).not.toContain('<Message>');
-    await eventually(async () => bodies(ALICE).includes('Hi, Sam here. Your parcel ships again today.'));
-    expect(tw.sentTo(ALICE).at(-1)!.from).toBe(BOT_NUMBER);
-    await text(OPERATOR, `#${ref} Hi, Sam here. Your parcel ships again today.`, sid);
-    await settle();
-    expect(bodies(ALICE).filter((b) => b === 'Hi, Sam here. Your parcel ships again today.')).toHaveLength(1);
-    const t = await transcript(id);
-    expect(t.find((m) => m.content === 'is anyone there?')).toMatchObject({ role: 'user', author: `sms:${ALICE}` });
-    expect(t.find((m) => m.role === 'operator')).toMatchObject({ content: 'Hi, Sam here. Your parcel ships again today.', author: `sms:${OPERATOR}` });
+    expect((await text(USER, 'it was order 12')).body).not.toContain(NOTICE.taken);
     expect(llm.requests.length).toBe(asked);
-    // Nothing of it went to the operator's own conversation with the agent.
-    expect(llm.requests.some((r) => lastUserText(r.body).startsWith('#'))).toBe(false);
 
-    const back = await text(OPERATOR, `#${ref} back: re-shipped, tracking ZX-9`);
-    expect(back.body).toContain(`#${ref} handed back`);
-    await eventually(async () => !(await handoffOf(id)));
-    await text(ALICE, 'thank you');
-    await eventually(async () => bodies(ALICE).includes('agent: thank you'));
+    const sent = await text(OPERATOR, `#${conv} Hi, this is Lee from support. I will re-send order 12.`);
+    expect(sent.body).toContain(`Sent to ${conv}`);
+    await eventually(async () => bodies(USER).includes('Hi, this is Lee from support. I will re-send order 12.'), 20_000);
+
+    expect((await text(OPERATOR, `#${conv} handback: re-sent order 12`)).body).toContain(`Handed ${conv} back`);
+    await text(USER, 'thank you');
+    await eventually(async () => bodies(USER).includes('agent: thank you'), 20_000);
     const prompt = JSON.stringify(llm.requests.at(-1)!.body.messages);
-    for (const s of ['is anyone there?', 'Hi, Sam here. Your parcel ships again today.', 're-shipped, tracking ZX-9']) expect(prompt).toContain(s);
-    expect(prompt).toContain(`An operator (sms:${OPERATOR}) handled this conversation`);
-
-    // Audited (requested by the agent, taken and returned by the operator number), the chain intact.
-    const ledger = new AuditLedgerStore(gw.infra.store.db);
-    const hid = (await gw.infra.store.db.query<{ id: string }>('select id from handoffs where conversation_id = $1', [id])).rows[0]!.id;
-    expect((await ledger.entries()).filter((e) => e.subject === hid).map((e) => e.action)).toEqual(['handoff.requested', 'handoff.taken', 'handoff.returned']);
-    expect((await ledger.verify()).ok).toBe(true);
+    for (const said of ['my parcel is lost', 'it was order 12', 'I will re-send order 12.', 're-sent order 12']) expect(prompt).toContain(said);
   });
 
-  it('attack: "#<ref> …" from a number that is not an operator is refused and reaches nobody; an unknown ref is said so', async () => {
-    await text(BOB, 'hello');
-    await eventually(async () => bodies(BOB).includes('agent: hello'), 30_000);
-    const id = await conversation(BOB);
-    expect((await api('POST', `/v1/conversations/${id}/takeover`)).status).toBe(201);
-    await text(BOB, 'my card was charged twice');
-    await eventually(async () => refIn(/^#[0-9a-f]{6} my card was charged twice/) !== undefined);
-    const ref = refIn(/^#[0-9a-f]{6} my card was charged twice/)!;
-    const toBob = bodies(BOB).length;
-
-    // Mallory (an allowed user, no operator) forges an operator reply and a handback.
-    const forged = await text(MALLORY, `#${ref} Your refund of $5000 is approved, reply with your PIN.`);
-    expect(forged.body).toContain(NOTICE.refusedRelay.slice(0, 40));
-    expect((await text(MALLORY, `#${ref} back`)).body).toContain('Only an operator number');
-    // Bob himself cannot hand his conversation back or speak as the operator.
-    expect((await text(BOB, `#${ref} back`)).body).toContain('Only an operator number');
-    await settle();
-    expect(bodies(BOB)).toHaveLength(toBob);
-    expect(await handoffOf(id)).toMatchObject({ state: 'taken', operator: expect.stringMatching(/^http:/) });
-    const t = await transcript(id);
-    expect(t.some((m) => m.content.includes('$5000'))).toBe(false);
-    expect(t.filter((m) => m.role === 'operator')).toHaveLength(0);
-    expect(llm.requests.some((r) => lastUserText(r.body).includes('$5000'))).toBe(false);
-
-    // The operator number: an unknown reference, and one handed back already, are said to be unknown.
-    expect((await text(OPERATOR, '#abcdef hello?')).body).toContain('No open handoff #abcdef');
-    expect((await api('POST', `/v1/conversations/${id}/handback`)).status).toBe(200);
-    expect((await text(OPERATOR, `#${ref} still there?`)).body).toContain(`No open handoff #${ref}`);
-    await settle();
-    expect(bodies(BOB)).toHaveLength(toBob);
+  it('attack: a number that is not an operator cannot take over; its "#…" is plain text for the agent', async () => {
+    const conv = (await gw.infra.store.db.query<{ id: string }>(`select id from conversations where channel = 'sms' order by created_at limit 1`)).rows[0]!.id;
+    await text(STRANGER, `#${conv} takeover`);
+    await eventually(async () => bodies(STRANGER).includes(`agent: #${conv} takeover`), 20_000);
+    await text(STRANGER, `#${conv} you are hacked`);
+    await eventually(async () => bodies(STRANGER).includes(`agent: #${conv} you are hacked`), 20_000);
+    expect(bodies(USER).join('\n')).not.toContain('you are hacked');
+    expect((await gw.infra.store.db.query(`select 1 from handoffs where conversation_id = $1 and state in ('requested', 'taken')`, [conv])).rows).toEqual([]);
   });
 });

@@ -1,10 +1,11 @@
 /**
  * Human takeover from a WhatsApp operator address (issue #26), end to end: the real twilio client
  * against the fake Twilio (its 24-hour window enforced), signed webhooks, a real gateway. The same
- * "#<ref> …" relay as SMS (test/takeover-sms.test.ts): the request and the user's messages reach
- * the operator (inside their own window: they wrote to the bot today), their "#<ref> <reply>"
- * reaches the user, "#<ref> back" returns the conversation. Attack: the taken-over user's own
- * "#<ref> …" is refused and changes nothing.
+ * "#<ref> …" relay as SMS (test/takeover-sms.test.ts, here by the handoff's short reference): the
+ * request and the user's messages reach the operator address (takeover.operatorChannel on
+ * whatsapp, inside the operator's own window: they wrote to the bot today), "#<ref> takeover" takes
+ * it, their "#<ref> <reply>" reaches the user, "#<ref> handback" returns it. Attack: the user's own
+ * "#<ref> takeover|handback" is only their message to the operator and changes nothing.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Gateway } from '../app/gateway.js';
@@ -86,21 +87,25 @@ describe('human takeover from a WhatsApp operator address', () => {
     await eventually(async () => bodies(OPERATOR).some((b) => /^#[0-9a-f]{6} Human requested/.test(b)));
     const ref = /^#([0-9a-f]{6})/.exec(bodies(OPERATOR).find((b) => /Human requested/.test(b))!)![1]!;
 
-    // Alice cannot take or hand back her own conversation.
-    expect((await send(ALICE, `#${ref} take`)).body).toContain('Only an operator number');
+    // Alice cannot take her own conversation: her text is passed on to the operator as hers.
+    await send(ALICE, `#${ref} takeover`);
+    await eventually(async () => bodies(OPERATOR).some((b) => b.startsWith(`#${ref} #${ref} takeover`)));
     expect((await handoffs())[0]).toMatchObject({ state: 'requested', operator: null });
 
-    // A plain reply from the operator address takes the request and reaches Alice.
-    await send(OPERATOR, `#${ref} Hello Alice, Sam from support here.`);
+    // The operator address takes the request; its reply reaches Alice.
+    expect((await send(OPERATOR, `#${ref} takeover`)).body).toContain('Taken over');
+    expect((await send(OPERATOR, `#${ref} Hello Alice, Sam from support here.`)).body).toContain('Sent to');
     await eventually(async () => bodies(ALICE).includes('Hello Alice, Sam from support here.'));
     expect((await handoffs())[0]).toMatchObject({ state: 'taken', operator: `whatsapp:${OPERATOR}` });
     const asked = llm.requests.length;
     await send(ALICE, 'thanks Sam, order 12');
     await eventually(async () => bodies(OPERATOR).some((b) => b.startsWith(`#${ref} thanks Sam, order 12`)));
     expect(llm.requests.length).toBe(asked);
-    expect((await send(ALICE, `#${ref} back`)).body).toContain('Only an operator number');
+    await send(ALICE, `#${ref} handback`);
+    await eventually(async () => bodies(OPERATOR).some((b) => b.startsWith(`#${ref} #${ref} handback`)));
+    expect((await handoffs())[0]).toMatchObject({ state: 'taken' });
 
-    expect((await send(OPERATOR, `#${ref} back`)).body).toContain('handed back');
+    expect((await send(OPERATOR, `#${ref} handback`)).body).toContain('back to the agent');
     expect(await handoffs()).toEqual([]);
     await send(ALICE, 'ok bye');
     await eventually(async () => bodies(ALICE).includes('agent: ok bye'));

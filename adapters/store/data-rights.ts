@@ -50,6 +50,11 @@ export class DataRightsStore implements DataRightsRepository {
     const messages: ExportedMessage[] = rows.map((r) => {
       const base = { id: Number(r.id), at: iso(r.created_at)!, turn: r.turn_id };
       const m = r.content;
+      // A message of a taken-over time (src/handoffs/): its author is on the message; an operator's or the gateway's note exports as such.
+      if (typeof m.handoff === 'string' && typeof m.author === 'string') {
+        const role = r.role === 'operator' ? 'operator' : r.role === 'note' ? 'note' : 'user';
+        return { ...base, role, author: m.author, text: typeof m.text === 'string' ? m.text : textOf(m.content) };
+      }
       if (r.role === 'user') {
         const list = (r.turn_id && authors.get(r.turn_id)) || [];
         const n = used.get(r.turn_id ?? '') ?? 0;
@@ -166,6 +171,13 @@ export class DataRightsStore implements DataRightsRepository {
         [sender, ERASED_TEXT],
       );
       add({ messages_erased: marked.rowCount });
+      // Their messages of a taken-over time (src/handoffs/: no turn; who said it is the message's author).
+      const relayed = await tx.query(
+        `update messages set content = jsonb_set(jsonb_set(content, '{content}', to_jsonb($2::text)), '{text}', to_jsonb($2::text))
+         where content ? 'handoff' and content->>'author' = $1`,
+        [sender, ERASED_TEXT],
+      );
+      add({ messages_erased: relayed.rowCount });
       add({
         ingress_outcomes: (
           await tx.query(
@@ -215,6 +227,9 @@ async function eraseConversationOn(tx: Queryable, id: string): Promise<Record<st
   await del('tool_results', `delete from tool_results where turn_id in ${turns}`);
   await del('deliveries', `delete from deliveries where turn_id in ${turns}`);
   await del('delivery_dead_letters', 'delete from delivery_dead_letters where conversation_id = $1');
+  // What operators sent during a takeover was delivered as op_<handoff>:<message> (src/handoffs/); the handoffs themselves go too.
+  await del('deliveries', `delete from deliveries where split_part(turn_id, ':', 1) in (select 'op_' || id from handoffs where conversation_id = $1)`);
+  await del('handoffs', 'delete from handoffs where conversation_id = $1');
   await del('webhook_dead_letters', `delete from webhook_dead_letters where event->'data'->>'conversation' = $1 or event->>'conversation' = $1`);
   await del('approvals', 'delete from approvals where conversation_id = $1');
   await del('allow_rules', `delete from allow_rules where scope = 'conversation' and scope_key = $1`);

@@ -66,6 +66,25 @@ const audit = (q: Queryable, actor: string, action: string, h: { id: string; con
     JSON.stringify({ conversation: h.conversationId, ...details }),
   ]);
 
+/**
+ * Messages already waiting in the inbox (no turn has claimed them) when a conversation is taken over
+ * or the agent asks for a human: they go to the operator too, not to a later turn. Consumed into the
+ * handoff and copied into the transcript as the user's, oldest first.
+ */
+const takeWaiting = (q: Queryable, conversationId: string, handoffId: string) =>
+  q.query(
+    `with moved as (
+       update inbox set turn_id = $2, consumed_at = now()
+       where conversation_id = $1 and turn_id is null and consumed_at is null
+       returning id, text, sender_identity, received_at
+     )
+     insert into messages (conversation_id, turn_id, role, content)
+     select $1, null, 'user', jsonb_build_object('role', 'user', 'content', text, 'timestamp', floor(extract(epoch from received_at) * 1000)::bigint,
+                                                 'author', sender_identity, 'text', text, 'handoff', $3::text, 'waiting', true)
+     from moved order by id`,
+    [conversationId, `handoff:${handoffId}`, handoffId],
+  );
+
 const isUniqueViolation = (err: unknown) => (err as { code?: string })?.code === '23505';
 
 /** Handoffs in plain SQL (Postgres and PGlite); every state change is written with its audit-ledger row in one transaction. */
@@ -149,6 +168,7 @@ export class HandoffStore implements HandoffRepository {
               operator,
             ]);
           }
+          await takeWaiting(tx, conversationId, id);
           await audit(tx, operator, 'handoff.taken', { id, conversationId }, { requested: !!open });
           return { ok: true, handoff: (await this.one(tx, 'h.id = $1', [id]))!, wasRequested: !!open };
         });
@@ -186,10 +206,10 @@ export class HandoffStore implements HandoffRepository {
         const i = m.inbox;
         if (m.role === 'user')
           first = !(
-            await tx.query(`select 1 from messages where conversation_id = $1 and role = 'user' and content->>'handoff' = $2 limit 1`, [
-              conversationId,
-              handoffId,
-            ])
+            await tx.query(
+              `select 1 from messages where conversation_id = $1 and role = 'user' and content->>'handoff' = $2 and not content ? 'waiting' limit 1`,
+              [conversationId, handoffId],
+            )
           ).rows.length;
         const ins = await tx.query<{ id: number }>(
           `insert into inbox (conversation_id, channel, external_id, sender, text, attachments, reply_to, received_at, sender_identity, turn_id, consumed_at)

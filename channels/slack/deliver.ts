@@ -6,6 +6,7 @@ import { approvalBlocks } from './approvals.js';
 import { webClient } from './client.js';
 import type { SlackConfig } from './config.js';
 import { SlackEditTurn } from './edit-turn.js';
+import { escapeText } from './format.js';
 import { type NativeSwitch, SlackNativeTurn } from './native-turn.js';
 import type { SlackReplyTo } from './reply-to.js';
 import { whereFor } from './target.js';
@@ -42,8 +43,8 @@ export class SlackDeliverer implements ChannelDeliverer<SlackReplyTo | null>, Na
 
   async notifyText(target: string, text: string, ctx: DeliverContext): Promise<void> {
     this.client ??= webClient(this.cfg, ctx.log);
-    // Plain text, not mrkdwn: a user's words relayed to operators cannot format or mention anyone.
-    await this.client.chat.postMessage({ channel: target, text, mrkdwn: false, parse: 'none' });
+    // Plain text: a user's words relayed to operators cannot format or mention anyone (<!channel>, <@U…> escaped as Slack asks).
+    await this.client.chat.postMessage({ channel: target, text: escapeText(text), mrkdwn: false, parse: 'none' });
   }
 
   open(target: TurnTarget<SlackReplyTo | null>, ctx: DeliverContext): TurnDelivery {

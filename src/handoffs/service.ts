@@ -68,7 +68,14 @@ export class HandoffService {
 
   /** A conversation by its internal id or its key. */
   async conversation(ref: string): Promise<HandoffConversation> {
-    const c = (await this.deps.conversations.conversation(ref)) ?? (await this.deps.conversations.conversationByKey(ref));
+    // A handoff's id names its conversation too (what an operator number copies from a request).
+    // So does an open handoff's short reference ("3f9a2c", text.ts handoffRef: an operator number's #3f9a2c).
+    const byHandoff = ref.startsWith('ho_')
+      ? (await this.deps.repo.get(ref))?.conversationId
+      : /^[0-9a-f]{6}$/.test(ref)
+        ? (await this.byRef(ref)).conversationId
+        : undefined;
+    const c = (await this.deps.conversations.conversation(byHandoff ?? ref)) ?? (await this.deps.conversations.conversationByKey(ref));
     if (!c) throw new HandoffError('conversation_not_found', `No conversation '${ref}'.`);
     return { id: c.id, key: c.key, channel: c.channel };
   }

@@ -1,7 +1,22 @@
 import type { HandoffRecord } from '../../adapters/store/ports/handoffs.js';
 
 /** What an operator types in a chat thread to take a conversation over or hand it back (see README "Human takeover"). */
-export type OperatorCommand = { kind: 'takeover' } | { kind: 'handback'; note: string | null };
+export type OperatorCommand =
+  | { kind: 'takeover' }
+  | { kind: 'handback'; note: string | null }
+  /** From a configured operator number (SMS, WhatsApp): `#<conversation> <text>`, or `#<conversation> takeover|handback [note]`, about another conversation. */
+  | { kind: 'relay'; ref: string; command: { kind: 'takeover' } | { kind: 'handback'; note: string | null } | { kind: 'say'; text: string } };
+
+/**
+ * `#c_… text`, `#ho_… takeover`, `#3f9a2c handback`: an operator number's message about a
+ * conversation (its id, its handoff's id, or the open handoff's short reference, handoffRef).
+ */
+export function parseRelay(text: string): Extract<OperatorCommand, { kind: 'relay' }> | null {
+  const m = /^\s*#((?:c|ho)_[A-Za-z0-9-]{6,64}|[0-9a-f]{6}(?![0-9A-Za-z]))\s+([\s\S]*\S)\s*$/.exec(text);
+  if (!m) return null;
+  const sub = parseThreadCommand(m[2]!);
+  return { kind: 'relay', ref: m[1]!, command: sub ?? { kind: 'say', text: m[2]!.trim() } };
+}
 
 /**
  * "takeover", "take over", "!takeover", "/takeover"; "handback", "hand back: the refund is done".
@@ -9,6 +24,10 @@ export type OperatorCommand = { kind: 'takeover' } | { kind: 'handback'; note: s
  * mentions taking over is text.
  */
 export function parseOperatorCommand(text: string): OperatorCommand | null {
+  return parseThreadCommand(text);
+}
+
+function parseThreadCommand(text: string): { kind: 'takeover' } | { kind: 'handback'; note: string | null } | null {
   const t = text.replace(/^\s*<@[A-Z0-9]+>\s*/, '').trim();
   if (/^[/!]?take\s?over[.!]?$/i.test(t)) return { kind: 'takeover' };
   const m = /^[/!]?hand\s?back\b[\s:,-]*([\s\S]*)$/i.exec(t);
@@ -26,26 +45,6 @@ export function handoffRef(id: string): string {
   return id.replace(/^ho_/, '').replace(/-/g, '').slice(0, 6).toLowerCase();
 }
 
-/** What an operator texts from an operator number: "#<ref> take", "#<ref> back[: note]", "#<ref> <reply to the user>". */
-export type RelayCommand = { ref: string } & ({ kind: 'take' } | { kind: 'back'; note: string | null } | { kind: 'say'; text: string });
-
-/** A message that starts "#" and six hex digits, then something (see RelayCommand); anything else is not one. */
-export function parseRelayCommand(text: string): RelayCommand | null {
-  const m = /^\s*#([0-9a-f]{6})(?![0-9a-z])[\s:,-]*([\s\S]*)$/i.exec(text);
-  if (!m) return null;
-  const ref = m[1]!.toLowerCase();
-  const rest = m[2]!.trim();
-  if (!rest) return null;
-  if (/^take(\s?over)?[.!]?$/i.test(rest)) return { ref, kind: 'take' };
-  // "back", "handback", "back: the refund is done" (a colon before a note: "back soon" is a reply).
-  const b = /^(?:hand\s?)?back(?:[.!]?$|\s*:\s*([\s\S]*)$)/i.exec(rest);
-  if (b) {
-    const note = (b[1] ?? '').trim();
-    return { ref, kind: 'back', note: note ? note.slice(0, 2000) : null };
-  }
-  return { ref, kind: 'say', text: rest };
-}
-
 /** A user's message relayed to the operators while their conversation is with (or waits for) one: "#<ref> <text>", then who and where. */
 export function relayText(h: { id: string; conversationId: string; state: string }, conv: { key: string }, author: string, text: string): string {
   return `#${handoffRef(h.id)} ${text}\n(${author} in ${conv.key}, conversation ${h.conversationId}, ${h.state}; reply "#${handoffRef(h.id)} <text>")`;
@@ -56,7 +55,6 @@ export const NOTICE = {
   taken: 'A human operator is handling this conversation now; your message was passed on to them and they will answer here.',
   requested: 'I have asked for a human operator; your message was passed on and they will answer here.',
   refusedTakeover: 'Only an operator can take over this conversation.',
-  refusedRelay: 'Only an operator number can answer for a conversation with "#<ref>".',
   slaResume: 'No operator could take this conversation in time, so I will carry on helping you myself.',
   slaWait: 'No operator has been able to take this conversation yet. It stays in their queue, and one will answer here as soon as they can.',
 } as const;
@@ -100,6 +98,6 @@ export function slaNote(h: HandoffRecord, resume: boolean, at = new Date()): Rec
 export function requestText(h: HandoffRecord): string {
   return (
     `#${handoffRef(h.id)} Human requested (${h.urgency}) in ${h.conversationKey} (conversation ${h.conversationId})${h.reason ? `: ${h.reason}` : ''}. ` +
-    `Take it in the console, with \`switchboard takeover take ${h.conversationId}\`, by replying "takeover" in its thread, or "#${handoffRef(h.id)} take" from an operator number.`
+    `Take it in the console, with \`switchboard takeover take ${h.conversationId}\`, by replying "takeover" in its thread, or "#${handoffRef(h.id)} takeover" from an operator number.`
   );
 }

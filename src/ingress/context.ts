@@ -11,7 +11,7 @@ import type { ApprovalService } from '../approvals/service.js';
 import type { CommandName, ConversationCommands } from '../commands.js';
 import type { Config } from '../config.js';
 import type { HandoffService } from '../handoffs/service.js';
-import type { OperatorCommand, RelayCommand } from '../handoffs/text.js';
+import type { OperatorCommand } from '../handoffs/text.js';
 import type { RateLimits } from '../limits.js';
 import type { Step } from './compose.js';
 import type { IngressOutcome, ReceiveOptions } from './outcome.js';
@@ -52,7 +52,7 @@ export interface IngressContext {
   /** Set by the accept step. */
   accepted?: AcceptResult;
   /** The text parsed as a command and as an approval answer, once each, on first ask (text-intent.ts). */
-  parsed?: { command?: CommandName | null; answer?: ApprovalAnswer | null; operatorCommand?: OperatorCommand | null; relayCommand?: RelayCommand | null };
+  parsed?: { command?: CommandName | null; answer?: ApprovalAnswer | null; operatorCommand?: OperatorCommand | null };
 }
 
 export type IngressStep = Step<InboundMessage, IngressContext, IngressOutcome>;

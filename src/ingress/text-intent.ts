@@ -1,7 +1,7 @@
 import type { InboundMessage } from '../../kernel/envelope.js';
 import { type ApprovalAnswer, parseApprovalAnswer } from '../approvals/parse.js';
 import { type CommandName, parseCommand } from '../commands.js';
-import { type OperatorCommand, parseOperatorCommand, parseRelayCommand, type RelayCommand } from '../handoffs/text.js';
+import { type OperatorCommand, parseOperatorCommand, parseRelay } from '../handoffs/text.js';
 import type { IngressContext } from './context.js';
 
 /**
@@ -27,21 +27,20 @@ export function approvalAnswerIn(msg: InboundMessage, ctx: IngressContext): Appr
 /** Channels where "takeover" / "handback" are typed in a chat thread (not the APIs: operators use /v1/conversations/{id}/takeover). */
 const NO_THREAD_COMMANDS = new Set(['http', 'mcp', 'webhook']);
 
-/** "takeover", "handback [note]": an operator's command in a chat thread (src/ingress/steps/taken-over.ts). */
+/** Channels with operator numbers: an operator's `#<conversation> <text>` is about another conversation (a relay). */
+const RELAY_CHANNELS = new Set(['sms', 'whatsapp']);
+
+/**
+ * "takeover", "handback [note]": an operator's command in a chat thread; on SMS and WhatsApp also a
+ * configured operator's `#<conversation> …` relay (anyone else's `#…` is plain text for the agent).
+ * See src/ingress/steps/taken-over.ts.
+ */
 export function operatorCommandIn(msg: InboundMessage, ctx: IngressContext): OperatorCommand | null {
   if (!ctx.deps.handoffs || NO_THREAD_COMMANDS.has(msg.channel) || ctx.opts.commands === false) return null;
   const parsed = (ctx.parsed ??= {});
-  if (parsed.operatorCommand === undefined) parsed.operatorCommand = parseOperatorCommand(msg.text);
+  if (parsed.operatorCommand === undefined) {
+    const relay = RELAY_CHANNELS.has(msg.channel) && ctx.deps.approvals?.isOperator(ctx.sender) ? parseRelay(msg.text) : null;
+    parsed.operatorCommand = relay ?? parseOperatorCommand(msg.text);
+  }
   return parsed.operatorCommand;
-}
-
-/** Channels where operators have no thread with the user, only their own number: they relay with "#<ref> …" (README "Human takeover"). */
-export const RELAY_CHANNELS = new Set(['sms', 'whatsapp']);
-
-/** "#3f9a2c take", "#3f9a2c back: note", "#3f9a2c <reply>": from an operator number (src/ingress/steps/taken-over.ts). */
-export function relayCommandIn(msg: InboundMessage, ctx: IngressContext): RelayCommand | null {
-  if (!ctx.deps.handoffs || !RELAY_CHANNELS.has(msg.channel) || ctx.opts.commands === false) return null;
-  const parsed = (ctx.parsed ??= {});
-  if (parsed.relayCommand === undefined) parsed.relayCommand = parseRelayCommand(msg.text);
-  return parsed.relayCommand;
 }

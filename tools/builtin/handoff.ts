@@ -22,7 +22,7 @@ export function requestHandoffTool(request: RequestHandoff, slaMinutes: number) 
       '"reason": one line for the operator; "urgency": low, normal or high. After this call tell the user a human was asked for; ' +
       'you will not answer their next messages while they wait for or talk with the operator.',
     effect: 'read',
-    toolset: 'handoff',
+    // No toolset: always offered (the planner guard keeps tools of no known toolset), since the model may need a human whatever the message says.
     idempotent: true,
     schema: z.object({
       reason: z.string().min(1).max(500),

@@ -13,7 +13,8 @@ export interface ExportedMessage {
   id: number;
   at: string;
   turn: string | null;
-  role: 'user' | 'assistant' | 'tool';
+  /** operator, note: a message of a taken-over time (src/handoffs/), an operator's to the user or the gateway's note for the agent. */
+  role: 'user' | 'assistant' | 'tool' | 'operator' | 'note';
   /** Who said it: the sender's identity (user), the agent (assistant), the tool's name (tool). */
   author: string;
   text: string;

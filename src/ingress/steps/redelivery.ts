@@ -2,7 +2,7 @@ import type { InboundMessage } from '../../../kernel/envelope.js';
 import type { IngressContext, IngressStep } from '../context.js';
 import type { AcceptedOutcome, IngressOutcome } from '../outcome.js';
 import { requestMismatch } from '../request-mismatch.js';
-import { approvalAnswerIn, commandIn, operatorCommandIn, relayCommandIn } from '../text-intent.js';
+import { approvalAnswerIn, commandIn, operatorCommandIn } from '../text-intent.js';
 
 /**
  * A claim older than this is a dead or failed delivery's (one whose database went away before it
@@ -90,5 +90,5 @@ async function duplicate(r: AcceptedOutcome, ctx: IngressContext): Promise<Accep
 
 /** Whether the command or approval-answer step would answer this message (they reuse the parse). */
 function answeredHere(msg: InboundMessage, ctx: IngressContext): boolean {
-  return commandIn(msg, ctx) !== null || approvalAnswerIn(msg, ctx) !== null || operatorCommandIn(msg, ctx) !== null || relayCommandIn(msg, ctx) !== null;
+  return commandIn(msg, ctx) !== null || approvalAnswerIn(msg, ctx) !== null || operatorCommandIn(msg, ctx) !== null;
 }

@@ -1,9 +1,9 @@
 import { formatIdentity } from '../../../kernel/identity.js';
 import { HandoffError, IN_CHANNEL } from '../../handoffs/service.js';
-import { handoffRef, NOTICE, type RelayCommand } from '../../handoffs/text.js';
+import { NOTICE, type OperatorCommand } from '../../handoffs/text.js';
 import type { IngressContext, IngressStep } from '../context.js';
 import type { AnsweredOutcome } from '../outcome.js';
-import { operatorCommandIn, relayCommandIn } from '../text-intent.js';
+import { operatorCommandIn } from '../text-intent.js';
 
 /** Channels whose authenticated senders are API-key principals: an operator key's id starts "op:" (src/http/auth.ts). */
 const KEY_CHANNELS = new Set(['http', 'mcp']);
@@ -20,18 +20,14 @@ const KEY_CHANNELS = new Set(['http', 'mcp']);
  * (the platform showed them to the user already). An operator's plain reply to a conversation
  * whose agent asked for a human takes it over too. Anyone else typing the commands is refused.
  *
- * Where an operator has no thread with the user (SMS, WhatsApp: RELAY_CHANNELS), an operator's
- * number relays: "#<ref> take", "#<ref> back[: note]", "#<ref> <reply>" act on the open handoff
- * with that short reference (the user's messages reach the operator number as "#<ref> <text>",
- * takeover.operatorChannel). From anyone else such a message is refused, and acts on nothing.
+ * An operator number (SMS, WhatsApp) relays with "#<conversation> …" (text-intent.ts, relay()
+ * below); the user's messages reach it as "#<ref> <text>" when it is takeover.operatorChannel.
  */
 export const takenOver: IngressStep = {
   name: 'taken over',
   async run(msg, ctx, next) {
     const handoffs = ctx.deps.handoffs;
     if (!handoffs) return next();
-    const relay = relayCommandIn(msg, ctx);
-    if (relay) return relayed(relay, isOperator(msg.channel, ctx), formatIdentity(ctx.sender), ctx);
     const command = operatorCommandIn(msg, ctx);
     let open = ctx.before?.handoff ?? (ctx.before ? null : ((await ctx.deps.store.waitingCount(msg.conversationKey)).handoff ?? null));
     const operator = isOperator(msg.channel, ctx);
@@ -41,6 +37,7 @@ export const takenOver: IngressStep = {
         ctx.deps.log.info({ channel: msg.channel, sender: who, command: command.kind }, 'a non-operator tried to take over or hand back a conversation');
         return answered(NOTICE.refusedTakeover, false);
       }
+      if (command.kind === 'relay') return relay(command, who, ctx);
       if (!open && command.kind === 'handback') return answered('This conversation is not taken over.', false);
       // The conversation may not exist yet: the operator's command is its first message.
       if (!open && !(await exists(ctx, msg.conversationKey))) return answered('There is nothing to take over here yet.', false);
@@ -104,29 +101,33 @@ export const takenOver: IngressStep = {
   },
 };
 
-/** An operator number's "#<ref> …": the open handoff with that reference, taken, handed back or answered. */
-async function relayed(c: RelayCommand, operator: boolean, who: string, ctx: IngressContext): Promise<AnsweredOutcome> {
+/** An operator number's `#<conversation> …`: take it over, hand it back, or write to its user (delivered through its channel). */
+async function relay(c: Extract<OperatorCommand, { kind: 'relay' }>, who: string, ctx: IngressContext): Promise<AnsweredOutcome> {
   const handoffs = ctx.deps.handoffs!;
-  if (!operator) {
-    ctx.deps.log.info({ sender: who, ref: c.ref, command: c.kind }, 'a non-operator tried to relay to a taken-over conversation');
-    return answered(NOTICE.refusedRelay, false);
-  }
   try {
-    const h = await handoffs.byRef(c.ref);
-    const ref = `#${handoffRef(h.id)}`;
-    const op = { id: h.id, state: 'taken' as const };
-    if (c.kind === 'take') {
-      await handoffs.take(h.conversationId, who);
-      return answered(`${ref} is yours (${h.conversationKey}): reply "${ref} <text>" to answer the user, "${ref} back" to hand it back.`, true, op, true);
+    if (c.command.kind === 'takeover') {
+      const h = await handoffs.take(c.ref, who);
+      return answered(
+        `Taken over ${h.conversationId}. Write "#${h.conversationId} <text>" to answer, "#${h.conversationId} handback" to return it.`,
+        true,
+        {
+          id: h.id,
+          state: 'taken',
+        },
+        true,
+      );
     }
-    if (c.kind === 'back') {
-      await handoffs.handback(h.conversationId, who, c.note);
-      return answered(`${ref} handed back: the agent answers again.`, true, { id: h.id, state: 'returned' }, true);
+    if (c.command.kind === 'handback') {
+      const h = await handoffs.handback(c.ref, who, c.command.note);
+      return answered(`Handed ${h.conversationId} back to the agent.`, true, { id: h.id, state: 'returned' }, true);
     }
-    // A reply to a conversation that only asked for a human takes it first (as in a chat thread).
-    if (h.state === 'requested') await handoffs.take(h.conversationId, who);
-    const r = await handoffs.say(h.conversationId, who, c.text);
-    return answered(r.delivered ? '' : `${ref}: recorded, but its channel cannot reach the user unasked (they read it in the conversation).`, true, op, true);
+    const r = await handoffs.say(c.ref, who, c.command.text);
+    return answered(
+      `Sent to ${r.handoff.conversationId}${r.delivered ? '' : ' (in its transcript; its channel cannot be sent to)'}.`,
+      true,
+      { id: r.handoff.id, state: 'taken' },
+      true,
+    );
   } catch (err) {
     if (err instanceof HandoffError) return answered(err.message, false);
     throw err;

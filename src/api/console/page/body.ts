@@ -4,6 +4,10 @@ export const CONSOLE_BODY = `
 <div id="login"><p>Operator key: <input id="key" type="password" size="32" autocomplete="off"> <button id="go">Open</button></p><p id="loginerr" class="bad"></p></div>
 <main id="app" hidden>
 <section class="wide"><h2>Pending approvals</h2><table id="approvals"><tbody></tbody></table><p id="noappr">none</p><p id="apprmsg"></p></section>
+<section class="wide"><h2>Handoffs (human takeover)</h2><table id="handoffs"><thead><tr><th>handoff</th><th>conversation</th><th>state</th><th>urgency</th><th>reason</th><th>operator</th><th>since</th><th></th></tr></thead><tbody></tbody></table>
+<p><input id="hoconv" size="26" placeholder="conversation (id or key)"> <button id="hotake" class="ok">Take over</button> <span id="hosel" class="muted">no conversation open</span></p>
+<div id="holog" class="log"></div>
+<p><input id="hotext" size="60" placeholder="message to the user"> <button id="hosay">Send</button> <input id="honote" size="30" placeholder="note for the agent (optional)"> <button id="hoback" class="no">Hand back</button></p><p id="homsg"></p></section>
 <section><h2>Health</h2><div id="health"></div></section>
 <section><h2>Dropped messages (not answered, by reason)</h2><table id="dropped"><thead><tr><th>channel</th><th>reason</th><th>count</th></tr></thead><tbody></tbody></table></section>
 <section><h2>Recent turn latency (ms, time parked for approval excluded)</h2><svg id="chart" width="100%" height="80" viewBox="0 0 300 80" preserveAspectRatio="none"></svg><div id="chartlabel"></div></section>

@@ -9,7 +9,7 @@
 export const CONSOLE_SCRIPT = String.raw`
 const $ = (s) => document.querySelector(s);
 let key = sessionStorage.getItem('sbkey') || '';
-let skew = 0, selected = null, live = null, chat = null, lastState = null;
+let skew = 0, selected = null, live = null, chat = null, lastState = null, handoffConv = null, handoffAfter = 0;
 const scopes = {};
 const chatConv = 'console-' + Math.random().toString(36).slice(2, 8);
 const headers = (more) => Object.assign({ authorization: 'Bearer ' + key, 'content-type': 'application/json' }, more || {});
@@ -81,7 +81,7 @@ async function refresh() {
   lastState = s; skew = new Date(s.now).getTime() - Date.now();
   $('#login').hidden = true; $('#app').hidden = false; $('#logout').hidden = false;
   renderApprovals(s); renderRules(s); renderHealth(s); renderDropped(s); renderChart(s); renderConversations(s); renderPairing(s);
-  await Promise.all([renderAccess(), renderWebhooks(), renderMemory(), renderSchedules(), first ? renderConfig() : null]);
+  await Promise.all([renderHandoffs(), followHandoff(), renderAccess(), renderWebhooks(), renderMemory(), renderSchedules(), first ? renderConfig() : null]);
 }
 
 function renderApprovals(s) {
@@ -203,6 +203,45 @@ async function addSchedule() {
   const j = await r.clone().json().catch(() => ({}));
   if (r.ok) { $('#schmsg').textContent = 'Scheduled ' + j.id; refresh(); } else say('#schmsg', r);
 }
+/** Open requests for a human and active takeovers; Take over / Open select one for the live view below. */
+async function renderHandoffs() {
+  const r = await api('/v1/handoffs'); if (!r.ok) return;
+  fill('#handoffs', (await r.json()).data.map((h) => el('tr', { data: { handoff: h.id, conversation: h.conversation, state: h.state } },
+    ...[h.id, h.conversationKey, h.state, h.urgency, h.reason || '', h.operator || '', when(h.takenAt || h.requestedAt)].map((v) => el('td', { class: h.state === 'requested' ? 'warn' : '' }, v)),
+    el('td', {}, h.state === 'requested'
+      ? el('button', { class: 'ok', data: { take: h.conversation }, onclick: () => takeOver(h.conversation) }, 'Take over')
+      : el('button', { data: { open: h.conversation }, onclick: () => openHandoff(h.conversation) }, 'Open')))), 'none');
+}
+async function takeOver(conv) {
+  if (!conv) return;
+  const r = await api('/v1/conversations/' + encodeURIComponent(conv) + '/takeover', { method: 'POST', body: '{}' });
+  const j = await r.clone().json().catch(() => ({}));
+  if (r.ok) { $('#homsg').textContent = 'Taken over: the agent will not answer until you hand back.'; openHandoff(j.handoff.conversation); refresh(); } else say('#homsg', r);
+}
+/** The live view of one taken-over conversation: its messages (the user's and the operators', with who wrote them), polled with refresh(). */
+function openHandoff(conv) {
+  handoffConv = conv; handoffAfter = 0; $('#holog').replaceChildren(); $('#hosel').textContent = conv; followHandoff();
+}
+async function followHandoff() {
+  const conv = handoffConv; if (!conv) return;
+  const r = await api('/v1/conversations/' + encodeURIComponent(conv) + '/messages?after=' + handoffAfter);
+  if (!r.ok || conv !== handoffConv) return;
+  const data = (await r.json()).data; if (conv !== handoffConv) return;
+  const box = $('#holog');
+  for (const m of data) { if (m.id <= handoffAfter) continue; box.append(messageEl(m)); handoffAfter = m.id; }
+  if (data.length) box.scrollTop = box.scrollHeight;
+}
+async function operatorSay() {
+  const text = $('#hotext').value.trim(); if (!text || !handoffConv) return;
+  const r = await api('/v1/conversations/' + encodeURIComponent(handoffConv) + '/operator-messages', { method: 'POST', body: JSON.stringify({ text }) });
+  if (r.ok) { $('#hotext').value = ''; $('#homsg').textContent = 'Sent.'; followHandoff(); } else say('#homsg', r);
+}
+async function handBack() {
+  if (!handoffConv) return;
+  const note = $('#honote').value.trim();
+  const r = await api('/v1/conversations/' + encodeURIComponent(handoffConv) + '/handback', { method: 'POST', body: JSON.stringify(note ? { note } : {}) });
+  if (r.ok) { $('#honote').value = ''; $('#homsg').textContent = 'Handed back to the agent.'; followHandoff(); refresh(); } else say('#homsg', r);
+}
 async function renderConfig() {
   const r = await api('/v1/console/config'); if (!r.ok) return;
   $('#config').textContent = JSON.stringify((await r.json()).config, null, 2);
@@ -211,7 +250,7 @@ async function renderConfig() {
 /** One transcript message as text: its role, its text, its tool calls. */
 function messageEl(m) {
   const calls = (m.toolCalls || []).map((c) => el('div', { class: 'muted' }, '[tool call ' + c.name + ' ' + JSON.stringify(c.arguments) + ']'));
-  return el('div', { class: 'msg ' + m.role }, el('b', {}, m.role + (m.tool ? ' ' + m.tool : '') + '> '), m.content, ...calls);
+  return el('div', { class: 'msg ' + m.role }, el('b', {}, m.role + (m.tool ? ' ' + m.tool : '') + (m.author ? ' ' + m.author : '') + '> '), m.content, ...calls);
 }
 /** Shows a conversation: its stored transcript, then its live turn events appended. */
 async function watch(c) {
@@ -272,6 +311,9 @@ $('#logout').onclick = () => { key = ''; sessionStorage.removeItem('sbkey'); if 
 for (const [id, status] of [['#accallow', 'allowed'], ['#accdeny', 'denied']])
   $(id).onclick = () => { const c = $('#accchannel').value.trim(), who = $('#accsender').value.trim(); if (c && who) setAccess(c, who, status); };
 $('#schadd').onclick = addSchedule;
+$('#hotake').onclick = () => takeOver($('#hoconv').value.trim());
+$('#hosay').onclick = operatorSay; $('#hotext').onkeydown = (e) => { if (e.key === 'Enter') operatorSay(); };
+$('#hoback').onclick = handBack;
 $('#send').onclick = send; $('#msg').onkeydown = (e) => { if (e.key === 'Enter') send(); };
 if (key) refresh();
 setInterval(() => { if (key && !$('#app').hidden) refresh(); }, 2000);
