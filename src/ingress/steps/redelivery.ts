@@ -1,4 +1,5 @@
 import type { InboundMessage } from '../../../kernel/envelope.js';
+import { NOTICE } from '../../handoffs/text.js';
 import type { IngressContext, IngressStep } from '../context.js';
 import type { AcceptedOutcome, IngressOutcome } from '../outcome.js';
 import { requestMismatch } from '../request-mismatch.js';
@@ -29,7 +30,7 @@ export const redelivery: IngressStep = {
     const outcomes = ctx.deps.outcomes;
     const known = await ctx.deps.store.inboxByExternalId(msg.channel, msg.externalId);
     // Recorded while the conversation was taken over: passed on to the operator once, answered by no turn.
-    if (known?.handoff) return { kind: 'answered', reply: '', ok: true, handoff: { id: known.handoff, state: 'taken' }, replayed: true };
+    if (known?.handoff) return handedOver(msg, known.handoff);
     if (known) return requestMismatch(msg, known) ?? duplicate({ kind: 'accepted', ...known, replayed: true }, ctx);
     // Only what the gateway answers itself without the inbox (a command, an approval answer) acts
     // outside the inbox's unique key: only that is claimed and recorded. Everything else is either
@@ -43,7 +44,7 @@ export const redelivery: IngressStep = {
       if (c.state === 'recorded') return replay(c.outcome, ctx);
       // The other delivery may have been accepted meanwhile: its inbox row is its record.
       const taken = await ctx.deps.store.inboxByExternalId(msg.channel, msg.externalId);
-      if (taken?.handoff) return { kind: 'answered', reply: '', ok: true, handoff: { id: taken.handoff, state: 'taken' }, replayed: true };
+      if (taken?.handoff) return handedOver(msg, taken.handoff);
       if (taken) return requestMismatch(msg, taken) ?? duplicate({ kind: 'accepted', ...taken, replayed: true }, ctx);
       if (Date.now() > deadline) throw new Error(`event ${msg.channel}:${msg.externalId} is still being handled by another delivery`);
       await sleep(POLL_MS);
@@ -61,6 +62,12 @@ export const redelivery: IngressStep = {
     return outcome;
   },
 };
+
+/** A redelivered message that was passed on to an operator: the same answer, nothing passed on again (an API caller gets the notice; a chat is not told twice). */
+function handedOver(msg: InboundMessage, handoff: string): IngressOutcome {
+  const reply = msg.channel === 'http' || msg.channel === 'mcp' ? NOTICE.taken : '';
+  return { kind: 'answered', reply, ok: true, handoff: { id: handoff, state: 'taken' }, replayed: true };
+}
 
 async function record(msg: InboundMessage, outcome: IngressOutcome, ctx: IngressContext): Promise<void> {
   const outcomes = ctx.deps.outcomes!;
