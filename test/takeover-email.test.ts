@@ -4,8 +4,9 @@
  * An operator (approvals.operators.email, authenticated by the receiving server's
  * Authentication-Results) replying on a user's thread takes the conversation over: written to the
  * bot alone, their reply (quoted history stripped) is mailed to the user in the thread; written to
- * the user too (reply-all), it is only recorded. The user's replies are recorded, the agent is
- * silent; "handback: <note>" returns the thread to the agent, with all of it in context. Attack:
+ * the user too (reply-all), it is only recorded. The user's replies are recorded and forwarded to
+ * the operator in the thread, the agent is silent; "handback: <note>" returns the thread to the
+ * agent, with all of it in context. Attack:
  * an unauthenticated From: the operator takes nothing over and reaches nobody.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -133,9 +134,13 @@ describe('human takeover on email (Dovecot + SMTP sink)', () => {
     await eventually(async () => mailsTo(ALICE).some((m) => m.text.includes(NOTICE.taken.slice(0, 40))), 20_000);
     expect((await transcript(id)).find((m) => m.content.includes('Which carrier?'))).toMatchObject({ role: 'user', author: `email:${ALICE}` });
     expect(llm.requests.length).toBe(asked);
+    // Olga was no recipient of it: the bot forwards it to her in the thread.
+    const forwarded = await eventually(async () => mailsTo(OPERATOR).find((m) => m.text.includes('Which carrier?')), 20_000);
+    expect(forwarded.text).toContain(ALICE);
+    expect(forwarded.references[0]).toBe(first.messageId);
 
-    // Handback by mail: confirmed to Olga; Alice's next mail is the agent's again, with everything in context.
-    await operatorMail({ parent: relayed, subject: 'Re: Order 77', text: 'handback: re-sent order 77 with DHL\n\n-- \nOlga, ACME support' });
+    // Handback by mail, replying to the forwarded one: confirmed to Olga; Alice's next mail is the agent's again, with everything in context.
+    await operatorMail({ parent: forwarded, subject: 'Re: Order 77', text: 'handback: re-sent order 77 with DHL\n\n-- \nOlga, ACME support' });
     await eventually(async () => mailsTo(OPERATOR).some((m) => m.text.includes('Handed back')), 20_000);
     expect(await handoffOf(id)).toBeUndefined();
     await mailbox.deliver({

@@ -355,6 +355,7 @@ export class EmailListener implements ChannelListener {
     if (outcome.kind === 'answered') {
       // A refusal (a takeover by a non-operator) is not mailed to a From nobody vouched for: it may be forged (backscatter).
       if (outcome.reply && (outcome.ok || verified)) this.notify(mail, outcome.reply);
+      if (outcome.handoff && !outcome.replayed) await this.followHandoff(mail, msg.conversationKey, outcome.handoff, onThread !== null);
     }
     // Accepted, but its conversation waits for an approval: said at once, the answer follows later.
     else if (outcome.kind === 'accepted' && outcome.notice && !outcome.replayed) this.notify(mail, outcome.notice);
@@ -380,6 +381,34 @@ export class EmailListener implements ChannelListener {
     const last = await ctx.state.get<string>(CHANNEL_STATE, threadStateKey(this.cfg.address, thread));
     if (typeof last === 'string' && last !== keyOf(mail.from) && (await ctx.conversationExists(last))) return { key: last, shown: false };
     return null;
+  }
+
+  /**
+   * The email operator who holds a conversation sees its user's mail in the thread: the operator's
+   * own mail on it names them (channel state `thread-operator:<conversation key>`, dropped at
+   * handback), and a user's mail they were no recipient of is forwarded to them in the thread
+   * (their reply to it comes back to this conversation by the thread).
+   */
+  private async followHandoff(mail: InboundMail, key: string, h: { state: string; operator?: true }, byOperator: boolean): Promise<void> {
+    const ctx = this.ctx!;
+    const stateKey = `thread-operator:${key}`;
+    if (byOperator && h.operator) {
+      if (h.state === 'returned') await ctx.state.delete(CHANNEL_STATE, stateKey);
+      else await ctx.state.set(CHANNEL_STATE, stateKey, mail.from);
+      return;
+    }
+    if (h.operator || h.state !== 'taken') return;
+    const op = await ctx.state.get<string>(CHANNEL_STATE, stateKey);
+    if (typeof op !== 'string' || op === mail.from || mail.to.includes(op) || mail.cc.includes(op)) return;
+    const mailer = this.mailer!;
+    const text = `${mail.fromName ? `${mail.fromName} <${mail.from}>` : mail.from} wrote (you have this conversation; reply to answer, "handback" to return it to the agent):\n\n${mail.text}`;
+    const p = mailer
+      .send(
+        composeReply({ from: mailer.from, parent: { ...replyTarget(mail), to: op }, markdown: text, messageId: mailer.newMessageId(), tag: 'handoff-relay' }),
+      )
+      .catch((err: unknown) => this.log.warn({ err: (err as Error).message }, "could not forward the user's mail to the operator who has the conversation"))
+      .finally(() => this.notices.delete(p));
+    this.notices.add(p);
   }
 
   /** The thread's last (authenticated, non-operator) sender's conversation: where an operator's reply on the thread goes. */
