@@ -76,12 +76,11 @@ describe.each(backendSetups())('human takeover from an SMS operator number: $nam
           sendAttempts: 3,
           retryBaseMs: 20,
           retryMaxMs: 100,
-          notifyFrom: BOT_NUMBER,
         },
       },
       access: { sms: { policy: 'allowlist', allow: [ALICE, BOB, MALLORY, OPERATOR] } },
       approvals: { operators: { sms: [OPERATOR] } },
-      takeover: { operatorChannel: { channel: 'sms', target: OPERATOR } },
+      takeover: { operatorChannel: { channel: 'sms', target: `${OPERATOR}|${BOT_NUMBER}` } },
     });
     gw = await Gateway.start(cfg, { ingress: true, worker: true }, createLogger(cfg.log.level), { ...process.env, SB_TKO_TWILIO_TOKEN: tw.authToken });
     tw.gatewayUrl = gw.url!;

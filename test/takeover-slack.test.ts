@@ -11,7 +11,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Gateway } from '../app/gateway.js';
 import { NOTICE } from '../src/handoffs/text.js';
-import { FakeLlm, lastUserText, reply } from './fakes/fake-llm.js';
+import { FakeLlm, lastUserText, reply, toolCall } from './fakes/fake-llm.js';
 import { APP_TOKEN, BOT, BOT_TOKEN, FakeSlack } from './fakes/slack-api.js';
 import { backendSetups } from './support/backends.js';
 import { eventually, openaiClient, startGateway, TEST_OPERATOR_KEY, testConfig } from './support/gateway.js';
@@ -50,7 +50,11 @@ describe.each(setups)('human takeover on Slack: $name', (setup) => {
     llm = new FakeLlm();
     slack = new FakeSlack({ pingMs: 300 });
     await Promise.all([llm.start(), slack.start()]);
-    llm.respond((req) => reply(`echo: ${lastUserText(req.body)}`));
+    llm.respond((req) => {
+      if ((req.body.messages as Array<{ role: string }>).at(-1)!.role === 'tool') return reply('A person will join this thread.');
+      const text = lastUserText(req.body);
+      return text.includes('a real person') ? toolCall('request_handoff', { reason: 'asks for a person', urgency: 'normal' }) : reply(`echo: ${text}`);
+    });
     gw = await startGateway(
       testConfig(llm, await setup.backend(), {
         channels: { slack: { mode: 'socket', apiUrl: slack.apiUrl, botTokenEnv: 'SB_TKO_SLACK_BOT', appTokenEnv: 'SB_TKO_SLACK_APP', streaming: 'edit' } },
@@ -163,5 +167,23 @@ describe.each(setups)('human takeover on Slack: $name', (setup) => {
     await expect(startGateway(testConfig(llm, {}, { takeover: { operatorChannel: { channel: 'sms', target: '+15550000000' } } }))).rejects.toThrow(
       /takeover\.operatorChannel\.channel/,
     );
+  });
+  it('the agent asks for a human: the request is posted to the operators, and an operator replying in the thread takes it over', async () => {
+    const ev = slack.userMessage({ type: 'app_mention', user: 'UALICE', channel: 'C1', text: `<@${BOT.userId}> I need a real person` });
+    await event(ev);
+    await answerIn(ev.ts, /A person will join this thread\./);
+    const id = await conversation(ev.ts);
+    expect(await openHandoff(id)).toMatchObject({ state: 'requested' });
+    await eventually(async () => slack.botMessages('COPS').find((m) => m.text.includes('Human requested') && m.text.includes(id)));
+    // The operator just answers in the thread: that takes it over, and the answer is theirs.
+    await inThread(ev.ts, OPERATOR, 'Hello Alice, I am here.');
+    await eventually(async () => (await openHandoff(id))?.state === 'taken');
+    await eventually(async () => (await transcript(id)).find((m) => m.role === 'operator' && m.content === 'Hello Alice, I am here.'));
+    const asked = llm.requests.length;
+    await inThread(ev.ts, 'UALICE', 'great');
+    await eventually(async () => (await transcript(id)).find((m) => m.content === 'great'));
+    expect(llm.requests.length).toBe(asked);
+    await inThread(ev.ts, OPERATOR, 'handback');
+    await eventually(async () => !(await openHandoff(id)));
   });
 });

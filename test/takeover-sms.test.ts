@@ -2,7 +2,7 @@
  * Human takeover from a configured operator number over SMS (the real twilio client against the
  * fake Twilio, webhooks signed as Twilio signs them, a real embedded gateway): the operator texts
  * `#<conversation> takeover`, `#<conversation> <text>` (texted to the user through the channel's
- * delivery), `#<conversation> handback: <note>`. What a phone receives is asserted. Attack: a
+ * delivery), `#<conversation> handback: <note>`; the users' messages are texted to the operator number. What a phone receives is asserted. Attack: a
  * number that is not an operator's gets nothing of it: its `#…` text goes to the agent as text.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -50,6 +50,8 @@ describe('takeover from an operator number (SMS)', () => {
         },
         access: { sms: { policy: 'allowlist', allow: [USER, STRANGER] } },
         approvals: { operators: { sms: [OPERATOR] } },
+        // The operator number also gets the requests and the users' messages (to|from).
+        takeover: { operatorChannel: { channel: 'sms', target: `${OPERATOR}|${TWILIO_NUMBER}` } },
       },
     );
     gw = await Gateway.start(cfg, { ingress: true, worker: true }, createLogger(cfg.log.level), { ...process.env, SB_TKO_TWILIO_TOKEN: tw.authToken });
@@ -75,6 +77,8 @@ describe('takeover from an operator number (SMS)', () => {
     expect(first.body).toContain(NOTICE.taken);
     expect((await text(USER, 'it was order 12')).body).not.toContain(NOTICE.taken);
     expect(llm.requests.length).toBe(asked);
+    // Relayed to the operator's phone, with the conversation to answer.
+    await eventually(async () => bodies(OPERATOR).find((b) => b.includes('my parcel is lost') && b.includes(conv)), 20_000);
 
     const sent = await text(OPERATOR, `#${conv} Hi, this is Lee from support. I will re-send order 12.`);
     expect(sent.body).toContain(`Sent to ${conv}`);

@@ -39,14 +39,6 @@ export const smsSchema = z
       .string()
       .regex(/^MG[0-9a-fA-F]{32}$/, 'expected a Messaging Service SID: MG followed by 32 hex digits')
       .optional(),
-    /**
-     * The number (E.164) the gateway texts operators from when takeover.operatorChannel is on sms
-     * (requests for a human, users' messages while taken over); messagingServiceSid wins when set.
-     */
-    notifyFrom: z
-      .string()
-      .regex(/^\+[1-9]\d{1,14}$/, 'expected a phone number in E.164 form, e.g. +15550001111')
-      .optional(),
     /** Longest single message; longer replies are split and numbered. */
     maxMessageChars: z.number().int().min(160).max(TWILIO_MAX_BODY).default(TWILIO_MAX_BODY),
     /**
@@ -90,7 +82,6 @@ export interface SmsConfig {
   statusPath: string;
   statusCallbacks: boolean;
   messagingServiceSid?: string;
-  notifyFrom?: string;
   maxMessageChars: number;
   keywordReplies: 'twilio' | 'gateway';
   helpText: string;
@@ -134,7 +125,6 @@ export function parseSmsConfig(raw: unknown, env: Record<string, string | undefi
     statusPath: c.statusPath,
     statusCallbacks: c.statusCallbacks,
     ...(c.messagingServiceSid ? { messagingServiceSid: c.messagingServiceSid } : {}),
-    ...(c.notifyFrom ? { notifyFrom: c.notifyFrom } : {}),
     maxMessageChars: c.maxMessageChars,
     keywordReplies: c.keywordReplies,
     helpText: c.helpText,

@@ -2,7 +2,6 @@ import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { TurnEvent } from '../../kernel/turn-events.js';
 import { type ChannelDeliverer, type DeliverContext, ReplyBuffer, type TurnDelivery, type TurnTarget, withApprovalsText } from '../../src/channel/index.js';
-import { textOperator } from '../twilio/notify.js';
 import type { MessageSender } from './client.js';
 import type { SmsConfig } from './config.js';
 import { toPlainText } from './format.js';
@@ -38,21 +37,21 @@ export class SmsDeliverer implements ChannelDeliverer<SmsReplyTo | null> {
     this.store.bind(ctx.deliveries);
   }
 
-  /** takeover.operatorChannel on sms: the target is the operator's number (text from notifyFrom, or the Messaging Service). */
+  /**
+   * Texts an operator number (takeover.operatorChannel: requests for a human, users' messages while
+   * taken over). `target` is "+1555…" (sent from messagingServiceSid) or "+1555…|+1555…" (to|from).
+   * Best effort: not recorded, so a failed part is not retried by the delivery queue.
+   */
   async notifyText(target: string, text: string, ctx: DeliverContext): Promise<void> {
-    const from = this.cfg.messagingServiceSid
-      ? { messagingServiceSid: this.cfg.messagingServiceSid }
-      : this.cfg.notifyFrom
-        ? { from: this.cfg.notifyFrom }
-        : null;
-    await textOperator(this.sender(), target, from, text, {
-      channel: 'sms',
-      maxMessageChars: this.cfg.maxMessageChars,
-      attempts: this.cfg.sendAttempts,
-      baseMs: this.cfg.retryBaseMs,
-      maxMs: this.cfg.retryMaxMs,
-      log: ctx.log.child({ channel: 'sms' }),
-    });
+    const [to, fromNumber] = target.split('|').map((x) => x.trim());
+    const from = this.cfg.messagingServiceSid ? { messagingServiceSid: this.cfg.messagingServiceSid } : fromNumber ? { from: fromNumber } : null;
+    if (!to || !from) throw new Error('sms: an operator target is "+1555…|+1555…" (to|from) unless messagingServiceSid is set');
+    const log = ctx.log.child({ channel: 'sms' });
+    for (const body of splitMessage(text, this.cfg.maxMessageChars)) {
+      const opts = { channel: 'sms' as const, attempts: this.cfg.sendAttempts, baseMs: this.cfg.retryBaseMs, maxMs: this.cfg.retryMaxMs, log };
+      const r = await sendWithRetry(this.sender(), { to, ...from, body }, opts);
+      if (!r.ok) throw new Error(`sms: the operator number refused the message: ${r.failure.message}`);
+    }
   }
 
   open(target: TurnTarget<SmsReplyTo | null>, ctx: DeliverContext): TurnDelivery {

@@ -25,10 +25,7 @@ export async function textOperator(
   text: string,
   opts: OperatorTextOptions,
 ): Promise<void> {
-  if (!from)
-    throw new Error(
-      `${opts.channel}: no number to text operators from (set channels.${opts.channel}.${opts.channel === 'sms' ? 'notifyFrom' : 'from'} or messagingServiceSid)`,
-    );
+  if (!from) throw new Error(`${opts.channel}: no address to text operators from (a target "to|from", channels.${opts.channel}.from, or messagingServiceSid)`);
   for (const body of splitMessage(text, opts.maxMessageChars)) {
     const r = await sendWithRetry(
       sender,

@@ -58,12 +58,16 @@ export class WhatsAppDeliverer implements ChannelDeliverer<WhatsAppReplyTo | nul
 
   /**
    * takeover.operatorChannel on whatsapp: the target is the operator's address (whatsapp:+E.164),
-   * texted free-form from `from` or the Messaging Service: WhatsApp delivers it only inside the
-   * operator's own 24-hour window (they wrote to the bot within a day).
+   * or "to|from" as on sms; texted free-form from the Messaging Service, that `from`, or
+   * channels.whatsapp.from: WhatsApp delivers it only inside the operator's own 24-hour window
+   * (they wrote to the bot within a day). Best effort, as on sms.
    */
   async notifyText(target: string, text: string, ctx: DeliverContext): Promise<void> {
-    const to = target.startsWith('whatsapp:') ? target : `whatsapp:${target}`;
-    const from = this.cfg.messagingServiceSid ? { messagingServiceSid: this.cfg.messagingServiceSid } : this.cfg.from ? { from: this.cfg.from } : null;
+    const [address, fromAddress] = target.split('|').map((x) => x.trim());
+    const wa = (a: string) => (a.startsWith('whatsapp:') ? a : `whatsapp:${a}`);
+    const to = wa(address ?? '');
+    const sender = fromAddress ? wa(fromAddress) : this.cfg.from;
+    const from = this.cfg.messagingServiceSid ? { messagingServiceSid: this.cfg.messagingServiceSid } : sender ? { from: sender } : null;
     await textOperator(this.sender(), to, from, text, {
       channel: 'whatsapp',
       maxMessageChars: this.cfg.maxMessageChars,

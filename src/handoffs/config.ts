@@ -9,7 +9,7 @@ export const takeoverSchema = z
     onSlaExpiry: z.enum(['resume', 'wait']).default('resume'),
     /** How often each worker looks for requests past their SLA. */
     pollMs: z.number().int().positive().default(15_000),
-    /** Where requests and the user's messages are posted for operators; unset: approvals.operatorChannel (when set). */
+    /** Where requests and the user's messages are posted for operators (slack, discord: a channel id; sms: "+to|+from"); unset: approvals.operatorChannel (when set). */
     operatorChannel: z.object({ channel: z.string(), target: z.string() }).strict().optional(),
   })
   .strict()
