@@ -217,6 +217,7 @@ export class Gateway {
         log: log.child({ part: 'handoffs' }),
         emit: (type, data) => events.emit(type, data),
         metrics,
+        bus: infra.bus,
         // An operator's message goes out like a turn's reply: a delivery job (retried, dead-lettered) replays it into the channel.
         deliver: async (conv, text, ref) => {
           if (!deliverable.has(conv.channel)) return false;

@@ -43,6 +43,29 @@ describe('takeover in the console', () => {
     await llm.close();
   });
 
+  it('the live stream of takeovers is for operator keys only, and carries the messages as they come', async () => {
+    expect((await fetch(`${gw.url}/v1/console/handoffs/events`)).status).toBe(401);
+    expect((await fetch(`${gw.url}/v1/console/handoffs/events`, { headers: { authorization: `Bearer ${API_KEY}` } })).status).toBe(403);
+    await chat('first words');
+    const conv = (await gw.infra.store.db.query<{ id: string }>(`select id from conversations where key like 'http/%/console-ho/-'`)).rows[0]!.id;
+    const ctl = new AbortController();
+    const res = await fetch(`${gw.url}/v1/console/handoffs/events`, { headers: { authorization: `Bearer ${TEST_OPERATOR_KEY}` }, signal: ctl.signal });
+    const reader = res.body!.getReader();
+    let seen = '';
+    const until = async (text: string) => {
+      while (!seen.includes(text)) seen += new TextDecoder().decode((await reader.read()).value);
+    };
+    await until(': live');
+    const take = await fetch(`${gw.url}/v1/conversations/${conv}/takeover`, { method: 'POST', headers: { authorization: `Bearer ${TEST_OPERATOR_KEY}` } });
+    expect(take.status).toBe(201);
+    await chat('streamed to the operator');
+    await until('streamed to the operator');
+    expect(seen).toContain('"type":"state"');
+    expect(seen).toMatch(/"type":"message".*"role":"user".*"text":"streamed to the operator"/);
+    ctl.abort();
+    await fetch(`${gw.url}/v1/conversations/${conv}/handback`, { method: 'POST', headers: { authorization: `Bearer ${TEST_OPERATOR_KEY}` } });
+  });
+
   it('takes a request, shows the user live, writes to them and hands back; markup stays text', async () => {
     expect((await chat('hello')).choices[0].message.content).toBe('agent: hello');
     const conv = (await gw.infra.store.db.query<{ id: string }>(`select id from conversations where key like 'http/%/console-ho/-'`)).rows[0]!.id;

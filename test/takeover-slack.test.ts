@@ -138,6 +138,10 @@ describe.each(setups)('human takeover on Slack: $name', (setup) => {
     await inThread(ev.ts, 'UALICE', 'handback');
     await eventually(async () => slack.botMessages('C1', ev.ts).filter((m) => m.text === NOTICE.refusedTakeover).length > refusals);
     expect(await openHandoff(id)).toMatchObject({ state: 'taken', operator: `slack:${BOT.team}:${OPERATOR}` });
+    // A sentence that starts like the command is Alice's message, passed on like the others.
+    await inThread(ev.ts, 'UALICE', 'hand back my money please');
+    await eventually(async () => (await transcript(id)).find((m) => m.content === 'hand back my money please'));
+    expect(llm.requests.some((r) => lastUserText(r.body).includes('hand back my money'))).toBe(false);
     // The same user id from another Slack team is not the operator either.
     await event(slack.userMessage({ user: OPERATOR, team: 'T0OTHER', channel: 'C1', text: 'handback', thread_ts: ev.ts }));
     await eventually(async () => slack.botMessages('C1', ev.ts).filter((m) => m.text === NOTICE.refusedTakeover).length > refusals + 1);

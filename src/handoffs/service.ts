@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { type Bus, type Topic, topic } from '../../adapters/bus/port.js';
 import type { ConversationRepository } from '../../adapters/store/ports/conversations.js';
 import type { HandoffMessage, HandoffRecord, HandoffRepository, HandoffUrgency, TakeResult } from '../../adapters/store/ports/handoffs.js';
 import { SwitchboardError } from '../../kernel/errors.js';
@@ -8,6 +9,14 @@ import type { TakeoverConfig } from './config.js';
 import { handbackNote, handoffRef, NOTICE, operatorMessage, relayText, requestText, slaNote, userMessage } from './text.js';
 
 export type { HandoffRecord, TakeResult };
+
+/** What the console's live view hears (GET /v1/console/handoffs/events): a message of a taken-over time, or a change of state. */
+export type HandoffEvent =
+  | { type: 'message'; handoff: string; conversation: string; id: number; role: 'user' | 'operator'; author: string; text: string; at: string }
+  | { type: 'state'; handoff: string; conversation: string; state: string };
+
+/** One topic for the whole gateway: few events (people typing), every console hears them. */
+export const HANDOFF_TOPIC: Topic<HandoffEvent> = topic('handoffs');
 
 /** A conversation as the service needs it. */
 export interface HandoffConversation {
@@ -32,6 +41,8 @@ export interface HandoffDeps {
   /** Posts text to the operators' place (takeover.operatorChannel, else approvals.operatorChannel). */
   notifyOperators?: (text: string) => Promise<void>;
   metrics?: Pick<Metrics, 'handoffs'>;
+  /** The console's live view (HANDOFF_TOPIC); a lost event only means the console catches up at its next poll. */
+  bus?: Pick<Bus, 'publish'>;
 }
 
 /** A request the service refuses: 404 unknown conversation, 409 already taken / not taken over. */
@@ -143,6 +154,17 @@ export class HandoffService {
       content: operatorMessage(h.id, operator, text),
       ...(inChannel ? { inbox: inChannel } : {}),
     });
+    if (!r.duplicate && r.messageId !== null)
+      this.live({
+        type: 'message',
+        handoff: h.id,
+        conversation: conv.id,
+        id: r.messageId,
+        role: 'operator',
+        author: operator,
+        text,
+        at: new Date().toISOString(),
+      });
     let delivered = false;
     const shown = opts.shown ?? inChannel !== undefined;
     if (!shown && !r.duplicate && this.deps.deliver) delivered = await this.deps.deliver(conv, text, `${h.id}:${r.messageId}`);
@@ -171,6 +193,17 @@ export class HandoffService {
     inbox: NonNullable<HandoffMessage['inbox']>,
   ): Promise<{ duplicate: boolean; first: boolean }> {
     const r = await this.deps.repo.record(handoff.id, handoff.conversationId, { role: 'user', content: userMessage(handoff.id, author, text), inbox });
+    if (!r.duplicate && r.messageId !== null)
+      this.live({
+        type: 'message',
+        handoff: handoff.id,
+        conversation: handoff.conversationId,
+        id: r.messageId,
+        role: 'user',
+        author,
+        text,
+        at: new Date().toISOString(),
+      });
     // A thread on Slack or Discord shows the operator the user's message where they answer; elsewhere it is posted to them.
     if (!r.duplicate && !IN_CHANNEL.has(conv.channel)) await this.tellOperators(relayText(handoff, conv, author, text));
     return r;
@@ -221,8 +254,15 @@ export class HandoffService {
     await this.deps.notifyOperators(text).catch((err: unknown) => this.deps.log.warn({ err }, 'could not post to the operators channel'));
   }
 
+  private live(e: HandoffEvent): void {
+    this.deps.bus
+      ?.publish(HANDOFF_TOPIC, e)
+      .catch((err: unknown) => this.deps.log.debug({ err }, 'could not publish a handoff event; consoles catch up at their next poll'));
+  }
+
   /** Metadata only: the reason and messages stay out of the event (a subscriber can read the conversation with an operator key). */
   private emit(type: EventType, h: HandoffRecord & { resumed?: boolean }): void {
+    this.live({ type: 'state', handoff: h.id, conversation: h.conversationId, state: h.state });
     this.deps.emit?.(type, {
       handoff: h.id,
       conversation: h.conversationId,

@@ -29,8 +29,9 @@ export function parseOperatorCommand(text: string): OperatorCommand | null {
 
 function parseThreadCommand(text: string): { kind: 'takeover' } | { kind: 'handback'; note: string | null } | null {
   const t = text.replace(/^\s*<@[A-Z0-9]+>\s*/, '').trim();
-  if (/^[/!]?take\s?over[.!]?$/i.test(t)) return { kind: 'takeover' };
-  const m = /^[/!]?hand\s?back\b[\s:,-]*([\s\S]*)$/i.exec(t);
+  // "/takeover@my_bot": a Telegram group's command names the bot.
+  if (/^[/!]?take\s?over(?:@\w+)?[.!]?$/i.test(t)) return { kind: 'takeover' };
+  const m = /^[/!]?hand\s?back(?:@\w+)?\b[\s:,-]*([\s\S]*)$/i.exec(t);
   if (!m) return null;
   const note = m[1]!.trim();
   return { kind: 'handback', note: note ? note.slice(0, 2000) : null };

@@ -1,8 +1,10 @@
 import type { ServerResponse } from 'node:http';
+import type { Topic } from '../../../adapters/bus/port.js';
 import { conversationKey } from '../../../kernel/envelope.js';
 import { maskConfig } from '../../config.js';
 import type { CoreInfra } from '../../core-infra.js';
 import { conversationTopic } from '../../event-publisher.js';
+import { HANDOFF_TOPIC } from '../../handoffs/service.js';
 import type { ApiKeyAuth, Principal } from '../../http/auth.js';
 import { sendError } from '../../http/errors.js';
 import { type HttpServer, type RequestContext, sendJson } from '../../http/server.js';
@@ -48,6 +50,12 @@ export function registerConsole(server: HttpServer, deps: ConsoleDeps): void {
     await stream(ctx.res, infra, conv.key);
   });
 
+  // Human takeover's live view: the messages of taken-over conversations and changes of state, as they happen.
+  server.route('GET', '/v1/console/handoffs/events', async (ctx) => {
+    if (!operator(deps.auth, ctx)) return;
+    await streamTopic(ctx.res, infra, HANDOFF_TOPIC, () => true);
+  });
+
   // The console's web chat: the events of the operator's own http conversation by name, before
   // it exists and after its answer parks, so a resumed turn's answer reaches the page too.
   server.route('GET', '/v1/console/chat/:name/events', async (ctx) => {
@@ -71,11 +79,15 @@ function operator(auth: ApiKeyAuth, ctx: RequestContext): Principal | null {
   return p;
 }
 
-async function stream(res: ServerResponse, infra: CoreInfra, key: string): Promise<void> {
-  res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' });
+function stream(res: ServerResponse, infra: CoreInfra, key: string): Promise<void> {
   // A write the Redis client resent after a reconnect is shown once.
   const fresh = firstSighting();
-  const sub = await infra.bus.subscribe(conversationTopic(key), (e) => fresh(e) && res.write(`data: ${JSON.stringify(e)}\n\n`));
+  return streamTopic(res, infra, conversationTopic(key), fresh);
+}
+
+async function streamTopic<T>(res: ServerResponse, infra: CoreInfra, topic: Topic<T>, keep: (e: T) => boolean): Promise<void> {
+  res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' });
+  const sub = await infra.bus.subscribe(topic, (e) => keep(e) && res.write(`data: ${JSON.stringify(e)}\n\n`));
   // Written once subscribed: a client that waits for it misses no event.
   res.write(': live\n\n');
   const ping = setInterval(() => res.write(': ping\n\n'), 15_000);

@@ -28,10 +28,12 @@ export const takenOver: IngressStep = {
   async run(msg, ctx, next) {
     const handoffs = ctx.deps.handoffs;
     if (!handoffs) return next();
-    const command = operatorCommandIn(msg, ctx);
+    const parsed = operatorCommandIn(msg, ctx);
     let open = ctx.before?.handoff ?? (ctx.before ? null : ((await ctx.deps.store.waitingCount(msg.conversationKey)).handoff ?? null));
     const operator = isOperator(msg.channel, ctx);
     const who = formatIdentity(ctx.sender);
+    // "hand back my money" from a user is a message like any other, not an attempt: only the bare word is refused.
+    const command = parsed && !operator && parsed.kind === 'handback' && parsed.note ? null : parsed;
     if (command) {
       if (!operator) {
         ctx.deps.log.info({ channel: msg.channel, sender: who, command: command.kind }, 'a non-operator tried to take over or hand back a conversation');

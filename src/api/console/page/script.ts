@@ -9,7 +9,7 @@
 export const CONSOLE_SCRIPT = String.raw`
 const $ = (s) => document.querySelector(s);
 let key = sessionStorage.getItem('sbkey') || '';
-let skew = 0, selected = null, live = null, chat = null, lastState = null, handoffConv = null, handoffAfter = 0;
+let skew = 0, selected = null, live = null, chat = null, lastState = null, handoffConv = null, handoffAfter = 0, handoffLive = null;
 const scopes = {};
 const chatConv = 'console-' + Math.random().toString(36).slice(2, 8);
 const headers = (more) => Object.assign({ authorization: 'Bearer ' + key, 'content-type': 'application/json' }, more || {});
@@ -80,6 +80,7 @@ async function refresh() {
   const first = $('#app').hidden;
   lastState = s; skew = new Date(s.now).getTime() - Date.now();
   $('#login').hidden = true; $('#app').hidden = false; $('#logout').hidden = false;
+  if (!handoffLive) handoffLive = sse('/v1/console/handoffs/events', onHandoffEvent);
   renderApprovals(s); renderRules(s); renderHealth(s); renderDropped(s); renderChart(s); renderConversations(s); renderPairing(s);
   await Promise.all([renderHandoffs(), followHandoff(), renderAccess(), renderWebhooks(), renderMemory(), renderSchedules(), first ? renderConfig() : null]);
 }
@@ -231,6 +232,12 @@ async function followHandoff() {
   for (const m of data) { if (m.id <= handoffAfter) continue; box.append(messageEl(m)); handoffAfter = m.id; }
   if (data.length) box.scrollTop = box.scrollHeight;
 }
+/** Live: a message of the open conversation is shown as it comes (the poll in refresh() catches up on anything missed); a change of state redraws the list. */
+function onHandoffEvent(e) {
+  if (e.type === 'message' && e.conversation === handoffConv && e.id > handoffAfter) {
+    const box = $('#holog'); box.append(messageEl({ role: e.role, author: e.author, content: e.text })); handoffAfter = e.id; box.scrollTop = box.scrollHeight;
+  } else if (e.type === 'state') renderHandoffs();
+}
 async function operatorSay() {
   const text = $('#hotext').value.trim(); if (!text || !handoffConv) return;
   const r = await api('/v1/conversations/' + encodeURIComponent(handoffConv) + '/operator-messages', { method: 'POST', body: JSON.stringify({ text }) });
@@ -307,7 +314,7 @@ async function send() {
 
 $('#go').onclick = () => { key = $('#key').value; $('#key').value = ''; sessionStorage.setItem('sbkey', key); refresh(); };
 $('#key').onkeydown = (e) => { if (e.key === 'Enter') $('#go').onclick(); };
-$('#logout').onclick = () => { key = ''; sessionStorage.removeItem('sbkey'); if (live) live.close(); if (chat) chat.close(); live = chat = null; showLogin(''); };
+$('#logout').onclick = () => { key = ''; sessionStorage.removeItem('sbkey'); if (live) live.close(); if (chat) chat.close(); if (handoffLive) handoffLive.close(); live = chat = handoffLive = null; showLogin(''); };
 for (const [id, status] of [['#accallow', 'allowed'], ['#accdeny', 'denied']])
   $(id).onclick = () => { const c = $('#accchannel').value.trim(), who = $('#accsender').value.trim(); if (c && who) setAccess(c, who, status); };
 $('#schadd').onclick = addSchedule;
