@@ -138,6 +138,10 @@ export function listenContext(s: ListenServices, log: Logger, channel: string): 
     },
     workersAlive: () => s.workers.anyAlive(),
     ...(s.maxImageBytes !== undefined ? { maxImageBytes: s.maxImageBytes } : {}),
+    handoffOf: async (conversationKey) => {
+      const h = (await s.store.waitingCount(conversationKey)).handoff;
+      return h ? { id: h.id, state: h.state } : null;
+    },
     conversationExists: async (conversationKey) => (await s.store.conversationByKey(conversationKey)) !== undefined,
     follow: (conversationKey) => TurnWaiter.open(s.bus, s.store, conversationTopic(conversationKey)),
     dropped: (reason) => {

@@ -96,8 +96,8 @@ export async function checkSlices(
       const ch = channels.find((c) => c.name === tkCh.channel);
       if (!ch?.deliverer?.notifyText) {
         const able = channels.filter((c) => c.deliverer?.notifyText).map((c) => c.name);
-        const suggestion = ch ? undefined : didYouMean(tkCh.channel, able.length ? able : ['slack', 'discord', 'sms']);
-        const message = `"${tkCh.channel}" is not a configured channel that can post to operators (slack, discord, sms)${suggestion ? `: did you mean "${suggestion}"?` : ''}`;
+        const suggestion = ch ? undefined : didYouMean(tkCh.channel, able.length ? able : ['slack', 'discord', 'sms', 'whatsapp']);
+        const message = `"${tkCh.channel}" is not a configured channel that can post to operators (slack, discord, sms, whatsapp)${suggestion ? `: did you mean "${suggestion}"?` : ''}`;
         problems.push({ check: 'takeover', path: 'takeover.operatorChannel.channel', message, ...(suggestion ? { suggestion } : {}) });
       }
     }

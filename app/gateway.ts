@@ -206,7 +206,7 @@ export class Gateway {
       const tkDeliverer = tkCh ? channels.find((c) => c.name === tkCh.channel)?.deliverer : undefined;
       if (config.takeover.operatorChannel && !tkDeliverer?.notifyText)
         throw new ConfigError(
-          `invalid configuration at "takeover.operatorChannel.channel": "${config.takeover.operatorChannel.channel}" is not a configured channel that can post to operators (slack, discord, sms)`,
+          `invalid configuration at "takeover.operatorChannel.channel": "${config.takeover.operatorChannel.channel}" is not a configured channel that can post to operators (slack, discord, sms, whatsapp)`,
         );
       const deliverable = new Set(channels.filter((c) => c.deliverer).map((c) => c.name));
       const handoffRepo = new HandoffStore(infra.store.db);

@@ -9,6 +9,7 @@ import {
   compareSnowflakes,
   type ListenContext,
   parseApprovalAnswer,
+  parseOperatorCommand,
 } from '../../src/channel/index.js';
 import { handleApprovalClick, hasOperatorRole } from './approvals.js';
 import { catchUp } from './catch-up.js';
@@ -173,7 +174,10 @@ export class DiscordListener implements ChannelListener {
       const { msg, room, facts, policy } = inbound;
       // Before anything the user could see (the typing indicator comes with the turn) or a model call.
       const decision = await this.retrying(() => ctx.shouldAnswer({ room, facts, policy, text: msg.text }));
-      if (!decision.answer) {
+      // Human takeover: an operator's "takeover" needs no mention, and while the conversation is with
+      // an operator (or waits for one) every message of its room goes in (its transcript keeps both sides).
+      const takeover = !decision.answer && !facts.fromBot && (await this.takeoverMessage(message, msg));
+      if (!decision.answer && !takeover) {
         // Unaddressed chatter that merely looks like "no mercy": only a pending code makes it an answer.
         const code = facts.fromBot ? undefined : parseApprovalAnswer(msg.text)?.code;
         if (!code || !(await ctx.pendingApprovals()).some((a) => a.code === code)) {
@@ -187,6 +191,19 @@ export class DiscordListener implements ChannelListener {
     } catch (err) {
       log.error({ err, message: message.id }, 'discord message could not be handled');
     }
+  }
+
+  /** Whether an unaddressed message goes in all the same: an operator's takeover command, or any message of a conversation with an operator. */
+  private async takeoverMessage(message: Message, msg: InboundMessage): Promise<boolean> {
+    const ctx = this.ctx!;
+    if (!ctx.handoffOf) return false;
+    if (parseOperatorCommand(msg.text)?.kind === 'takeover' && this.isOperator(message, msg)) return true;
+    return (await this.retrying(() => ctx.handoffOf!(msg.conversationKey))) !== null;
+  }
+
+  /** A configured operator (approvals.operators.discord) or a member with one of channels.discord.operatorRoles. */
+  private isOperator(message: Message, msg: InboundMessage): boolean {
+    return this.ctx!.isOperator({ channel: 'discord', id: msg.sender.id }) || hasOperatorRole(message.member as GuildMember | null, this.cfg.operatorRoles);
   }
 
   /** The ingress pipeline (retried: the inbox dedups on the message id), or an operator role's typed approval answer. */
@@ -203,7 +220,9 @@ export class DiscordListener implements ChannelListener {
       return r.message;
     }
     if (msg.attachments.length) msg.attachments = await this.files(msg.attachments, ctx.maxImageBytes);
-    const outcome = await this.retrying(() => ctx.receive(msg));
+    // An operator role's member is an operator to the ingress too (takeover, handback, their messages while they hold it).
+    const role = !ctx.isOperator({ channel: 'discord', id: msg.sender.id }) && hasOperatorRole(message.member as GuildMember | null, this.cfg.operatorRoles);
+    const outcome = await this.retrying(() => ctx.receive(msg, role ? { operator: true } : {}));
     // Accepted: nothing to say, unless its conversation waits for an approval (the notice, at once).
     return outcome.kind === 'accepted' ? (outcome.replayed ? undefined : outcome.notice) : outcome.reply || undefined;
   }

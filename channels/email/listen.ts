@@ -1,5 +1,6 @@
 import { ImapFlow, type SearchObject } from 'imapflow';
 import type { Logger } from 'pino';
+import { conversationKey } from '../../kernel/envelope.js';
 import { ignoreError } from '../../kernel/errors.js';
 import { type CatchUpSkip, type ChannelListener, type ListenContext, offlineReplyText, planCatchUp } from '../../src/channel/index.js';
 import { composeReply } from './compose.js';
@@ -330,9 +331,11 @@ export class EmailListener implements ChannelListener {
       return;
     }
     if (!verified) this.log.info({ uid, from: mail.from }, 'sender not authenticated by the receiving server: treated as unverified');
+    // Human takeover: an authenticated operator's mail on a user's thread belongs to the user's conversation.
+    const onThread = verified ? await this.operatorThread(mail) : null;
     // A group thread: answered only when addressed to us (asked before anything is sent or a model called).
     const facts = emailFacts(mail, this.cfg.address, emailBotNames(this.cfg.groups, this.cfg.name, this.cfg.address));
-    if (!facts.isDirect) {
+    if (!facts.isDirect && !onThread) {
       const decision = await this.ctx!.shouldAnswer({ room: threadKey(mail), facts, policy: this.cfg.groups, text: mail.text, messageId: mail.externalId });
       if (!decision.answer) {
         this.log.info({ uid, from: mail.from, reason: decision.why }, 'group mail not addressed to us: not answered');
@@ -344,15 +347,75 @@ export class EmailListener implements ChannelListener {
       requireAuthenticatedSender: this.cfg.requireAuthenticatedSender,
       ...(receivedAt ? { receivedAt } : {}),
     });
-    const outcome = await this.ctx!.receive(msg);
+    if (onThread) msg.conversationKey = onThread.key;
+    else if (verified) await this.rememberThread(mail, msg.conversationKey);
+    // The operator's reply takes the conversation over; the user gets it from us unless they were a recipient of it.
+    const outcome = await this.ctx!.receive(msg, onThread ? { takesOver: true, shownToUser: onThread.shown } : {});
     // An empty reply: nothing to tell (a message passed on to the operator who has this conversation).
     if (outcome.kind === 'answered') {
-      if (outcome.reply) this.notify(mail, outcome.reply);
+      // A refusal (a takeover by a non-operator) is not mailed to a From nobody vouched for: it may be forged (backscatter).
+      if (outcome.reply && (outcome.ok || verified)) this.notify(mail, outcome.reply);
+      if (outcome.handoff && !outcome.replayed) await this.followHandoff(mail, msg.conversationKey, outcome.handoff, onThread !== null);
     }
     // Accepted, but its conversation waits for an approval: said at once, the answer follows later.
     else if (outcome.kind === 'accepted' && outcome.notice && !outcome.replayed) this.notify(mail, outcome.notice);
     // No refusal notice to a From nobody vouched for: it may be forged (backscatter).
     else if (outcome.kind === 'refused' && outcome.reply && verified) this.notify(mail, outcome.reply);
+  }
+
+  /**
+   * The user's conversation an operator's mail (From an approvals.operators.email address the
+   * receiving server vouched for) answers on its thread: a recipient of it whose conversation has
+   * this thread (the user saw the mail: shown), else the thread's last user (rememberThread; the
+   * user did not see it, so it is mailed to them). Null: not an operator, or no user's thread.
+   */
+  private async operatorThread(mail: InboundMail): Promise<{ key: string; shown: boolean } | null> {
+    const ctx = this.ctx!;
+    if (!ctx.handoffOf || !ctx.isOperator({ channel: 'email', id: mail.from })) return null;
+    const thread = threadKey(mail);
+    const keyOf = (address: string) => conversationKey({ channel: 'email', workspace: this.cfg.address, chat: address, thread });
+    for (const a of new Set([...mail.to, ...mail.cc])) {
+      if (a === this.cfg.address || a === mail.from) continue;
+      if (await ctx.conversationExists(keyOf(a))) return { key: keyOf(a), shown: true };
+    }
+    const last = await ctx.state.get<string>(CHANNEL_STATE, threadStateKey(this.cfg.address, thread));
+    if (typeof last === 'string' && last !== keyOf(mail.from) && (await ctx.conversationExists(last))) return { key: last, shown: false };
+    return null;
+  }
+
+  /**
+   * The email operator who holds a conversation sees its user's mail in the thread: the operator's
+   * own mail on it names them (channel state `thread-operator:<conversation key>`, dropped at
+   * handback), and a user's mail they were no recipient of is forwarded to them in the thread
+   * (their reply to it comes back to this conversation by the thread).
+   */
+  private async followHandoff(mail: InboundMail, key: string, h: { state: string; operator?: true }, byOperator: boolean): Promise<void> {
+    const ctx = this.ctx!;
+    const stateKey = `thread-operator:${key}`;
+    if (byOperator && h.operator) {
+      if (h.state === 'returned') await ctx.state.delete(CHANNEL_STATE, stateKey);
+      else await ctx.state.set(CHANNEL_STATE, stateKey, mail.from);
+      return;
+    }
+    if (h.operator || h.state !== 'taken') return;
+    const op = await ctx.state.get<string>(CHANNEL_STATE, stateKey);
+    if (typeof op !== 'string' || op === mail.from || mail.to.includes(op) || mail.cc.includes(op)) return;
+    const mailer = this.mailer!;
+    const text = `${mail.fromName ? `${mail.fromName} <${mail.from}>` : mail.from} wrote (you have this conversation; reply to answer, "handback" to return it to the agent):\n\n${mail.text}`;
+    const p = mailer
+      .send(
+        composeReply({ from: mailer.from, parent: { ...replyTarget(mail), to: op }, markdown: text, messageId: mailer.newMessageId(), tag: 'handoff-relay' }),
+      )
+      .catch((err: unknown) => this.log.warn({ err: (err as Error).message }, "could not forward the user's mail to the operator who has the conversation"))
+      .finally(() => this.notices.delete(p));
+    this.notices.add(p);
+  }
+
+  /** The thread's last (authenticated, non-operator) sender's conversation: where an operator's reply on the thread goes. */
+  private async rememberThread(mail: InboundMail, key: string): Promise<void> {
+    const ctx = this.ctx!;
+    if (!ctx.handoffOf || ctx.isOperator({ channel: 'email', id: mail.from })) return;
+    await ctx.state.set(CHANNEL_STATE, threadStateKey(this.cfg.address, threadKey(mail)), key);
   }
 
   private async markProcessed(client: ImapFlow, uid: number): Promise<void> {
@@ -376,3 +439,10 @@ export class EmailListener implements ChannelListener {
 }
 
 export type { Cursor };
+
+const CHANNEL_STATE = 'email';
+
+/** Channel state: the conversation of a thread's last user, per mailbox (for an operator's reply on it). */
+function threadStateKey(ourAddress: string, thread: string): string {
+  return `thread-user:${ourAddress}:${thread}`;
+}

@@ -13,6 +13,7 @@ import {
   withApprovalsText,
 } from '../../src/channel/index.js';
 import { toPlainText } from '../twilio/format.js';
+import { textOperator } from '../twilio/notify.js';
 import { findCreated } from '../twilio/reconcile.js';
 import { sendWithRetry } from '../twilio/send.js';
 import { splitMessage } from '../twilio/split.js';
@@ -54,6 +55,28 @@ export class WhatsAppDeliverer implements ChannelDeliverer<WhatsAppReplyTo | nul
   ) {}
 
   async start(): Promise<void> {}
+
+  /**
+   * takeover.operatorChannel on whatsapp: the target is the operator's address (whatsapp:+E.164),
+   * or "to|from" as on sms; texted free-form from the Messaging Service, that `from`, or
+   * channels.whatsapp.from: WhatsApp delivers it only inside the operator's own 24-hour window
+   * (they wrote to the bot within a day). Best effort, as on sms.
+   */
+  async notifyText(target: string, text: string, ctx: DeliverContext): Promise<void> {
+    const [address, fromAddress] = target.split('|').map((x) => x.trim());
+    const wa = (a: string) => (a.startsWith('whatsapp:') ? a : `whatsapp:${a}`);
+    const to = wa(address ?? '');
+    const sender = fromAddress ? wa(fromAddress) : this.cfg.from;
+    const from = this.cfg.messagingServiceSid ? { messagingServiceSid: this.cfg.messagingServiceSid } : sender ? { from: sender } : null;
+    await textOperator(this.sender(), to, from, text, {
+      channel: 'whatsapp',
+      maxMessageChars: this.cfg.maxMessageChars,
+      attempts: this.cfg.sendAttempts,
+      baseMs: this.cfg.retryBaseMs,
+      maxMs: this.cfg.retryMaxMs,
+      log: ctx.log.child({ channel: 'whatsapp' }),
+    });
+  }
 
   open(target: TurnTarget<WhatsAppReplyTo | null>, ctx: DeliverContext): TurnDelivery {
     return new WhatsAppTurnDelivery(this.cfg, this.sender, target, ctx.deliveries, ctx.state, ctx.log.child({ channel: 'whatsapp', turn: target.turnId }));

@@ -16,6 +16,7 @@ export { type AnswerDecision, parseApprovalAnswer } from '../approvals/parse.js'
 export { type CommandName, parseCommand } from '../commands.js';
 // Configuration errors: parseConfig throws these, naming the key.
 export { ConfigError, configError, issueProblems } from '../config.js';
+export { type OperatorCommand, parseOperatorCommand } from '../handoffs/text.js';
 // Group-chat manners: the facts a channel computes, the policy (channels.<name>.groups), the rules.
 export {
   type Addressed,

@@ -50,6 +50,14 @@ export interface ReceiveOptions {
   agent?: string;
   /** false: "/new", "/status"... are text for the agent, not commands (the HTTP API's one-off conversations). */
   commands?: boolean;
+  /**
+   * Human takeover: an operator's message in the conversation's own thread that the platform did not
+   * show the user (an email to the bot alone, false) or did (true): false delivers it to the user
+   * through the channel's delivery. Default: shown (a chat thread).
+   */
+  shownToUser?: boolean;
+  /** Human takeover: an operator's message that takes the conversation over when nobody holds it (an operator's reply on an email thread). */
+  takesOver?: boolean;
   /** false: "YES K7Q4P" is text for the agent, not an approval answer (webhooks). */
   approvalAnswers?: boolean;
   /** Per-sender and per-conversation rate limits (limits.sender, limits.conversation); default: when not authenticated. */
@@ -167,6 +175,13 @@ export interface ListenContext {
   workersAlive(): Promise<boolean>;
   /** attachments.maxImageBytes: the largest image a channel downloads for the model (DEFAULT_MAX_IMAGE_BYTES when absent). */
   readonly maxImageBytes?: number;
+  /**
+   * Human takeover: the open handoff of the conversation with this key (taken over by an operator,
+   * or waiting for one), else null. A channel that answers only addressed messages passes on every
+   * message of such a conversation's room (the transcript keeps both sides), and an operator's
+   * "takeover" (parseOperatorCommand) even unaddressed.
+   */
+  handoffOf?(conversationKey: string): Promise<{ id: string; state: 'requested' | 'taken' } | null>;
   /** Whether a conversation with this key exists (a channel keeping a conversation opened under an older key). */
   conversationExists(conversationKey: string): Promise<boolean>;
   /** A follower of the turns of one conversation, subscribed before the message is received. */

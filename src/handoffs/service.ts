@@ -6,7 +6,7 @@ import { SwitchboardError } from '../../kernel/errors.js';
 import type { EventType } from '../../kernel/jobs.js';
 import type { Metrics } from '../metrics.js';
 import type { TakeoverConfig } from './config.js';
-import { handbackNote, NOTICE, operatorMessage, requestText, slaNote, userMessage } from './text.js';
+import { handbackNote, handoffRef, NOTICE, operatorMessage, relayText, requestText, slaNote, userMessage } from './text.js';
 
 export type { HandoffRecord, TakeResult };
 
@@ -80,10 +80,28 @@ export class HandoffService {
   /** A conversation by its internal id or its key. */
   async conversation(ref: string): Promise<HandoffConversation> {
     // A handoff's id names its conversation too (what an operator number copies from a request).
-    const byHandoff = ref.startsWith('ho_') ? (await this.deps.repo.get(ref))?.conversationId : undefined;
+    // So does an open handoff's short reference ("3f9a2c", text.ts handoffRef: an operator number's #3f9a2c).
+    const byHandoff = ref.startsWith('ho_')
+      ? (await this.deps.repo.get(ref))?.conversationId
+      : /^[0-9a-f]{6}$/.test(ref)
+        ? (await this.byRef(ref)).conversationId
+        : undefined;
     const c = (await this.deps.conversations.conversation(byHandoff ?? ref)) ?? (await this.deps.conversations.conversationByKey(ref));
     if (!c) throw new HandoffError('conversation_not_found', `No conversation '${ref}'.`);
     return { id: c.id, key: c.key, channel: c.channel };
+  }
+
+  /**
+   * The open handoff with this short reference ("#3f9a2c", text.ts handoffRef), as an operator
+   * types it from an operator number. Unknown, or shared by two open handoffs: a HandoffError whose
+   * message says so (the operator is told; nothing is done).
+   */
+  async byRef(ref: string): Promise<HandoffRecord> {
+    const r = ref.replace(/^#/, '').toLowerCase();
+    const found = (await this.deps.repo.list()).filter((h) => handoffRef(h.id) === r);
+    if (found.length === 1) return found[0]!;
+    if (found.length > 1) throw new HandoffError('conversation_not_found', `#${r} is ambiguous (${found.length} open handoffs share it): use the console.`);
+    throw new HandoffError('conversation_not_found', `No open handoff #${r} (it may have been handed back already).`);
   }
 
   list(opts: { recent?: number } = {}): Promise<HandoffRecord[]> {
@@ -117,14 +135,16 @@ export class HandoffService {
 
   /**
    * An operator's message to the user: in the transcript (who said it), then through the
-   * conversation's channel delivery. `inChannel`: written in the chat's own thread (the platform
-   * showed it already; its inbox row dedups a redelivery), so nothing is delivered.
+   * conversation's channel delivery. `inChannel`: written in the chat's own thread (its inbox row
+   * dedups a redelivery), which showed it to the user already, so nothing is delivered, unless
+   * `shown` is false (an operator's email on the thread that the user was no recipient of).
    */
   async say(
     conversationRef: string,
     operator: string,
     text: string,
     inChannel?: NonNullable<HandoffMessage['inbox']>,
+    opts: { shown?: boolean } = {},
   ): Promise<{ handoff: HandoffRecord; messageId: number | null; delivered: boolean; duplicate: boolean }> {
     const conv = await this.conversation(conversationRef);
     const h = await this.deps.repo.open(conv.id);
@@ -146,7 +166,8 @@ export class HandoffService {
         at: new Date().toISOString(),
       });
     let delivered = false;
-    if (!inChannel && !r.duplicate && this.deps.deliver) delivered = await this.deps.deliver(conv, text, `${h.id}:${r.messageId}`);
+    const shown = opts.shown ?? inChannel !== undefined;
+    if (!shown && !r.duplicate && this.deps.deliver) delivered = await this.deps.deliver(conv, text, `${h.id}:${r.messageId}`);
     return { handoff: h, messageId: r.messageId, delivered, duplicate: r.duplicate };
   }
 
@@ -184,8 +205,7 @@ export class HandoffService {
         at: new Date().toISOString(),
       });
     // A thread on Slack or Discord shows the operator the user's message where they answer; elsewhere it is posted to them.
-    if (!r.duplicate && !IN_CHANNEL.has(conv.channel))
-      await this.tellOperators(`${author} in ${conv.key} (conversation ${handoff.conversationId}, ${handoff.state}): ${text}`);
+    if (!r.duplicate && !IN_CHANNEL.has(conv.channel)) await this.tellOperators(relayText(handoff, conv, author, text));
     return r;
   }
 

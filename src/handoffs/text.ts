@@ -7,9 +7,12 @@ export type OperatorCommand =
   /** From a configured operator number (SMS, WhatsApp): `#<conversation> <text>`, or `#<conversation> takeover|handback [note]`, about another conversation. */
   | { kind: 'relay'; ref: string; command: { kind: 'takeover' } | { kind: 'handback'; note: string | null } | { kind: 'say'; text: string } };
 
-/** `#c_… text`, `#ho_… takeover`: an operator number's message about a conversation (its id or its handoff's id). */
+/**
+ * `#c_… text`, `#ho_… takeover`, `#3f9a2c handback`: an operator number's message about a
+ * conversation (its id, its handoff's id, or the open handoff's short reference, handoffRef).
+ */
 export function parseRelay(text: string): Extract<OperatorCommand, { kind: 'relay' }> | null {
-  const m = /^\s*#((?:c|ho)_[A-Za-z0-9-]{6,64})\s+([\s\S]*\S)\s*$/.exec(text);
+  const m = /^\s*#((?:c|ho)_[A-Za-z0-9-]{6,64}|[0-9a-f]{6}(?![0-9A-Za-z]))\s+([\s\S]*\S)\s*$/.exec(text);
   if (!m) return null;
   const sub = parseThreadCommand(m[2]!);
   return { kind: 'relay', ref: m[1]!, command: sub ?? { kind: 'say', text: m[2]!.trim() } };
@@ -32,6 +35,20 @@ function parseThreadCommand(text: string): { kind: 'takeover' } | { kind: 'handb
   if (!m) return null;
   const note = m[1]!.trim();
   return { kind: 'handback', note: note ? note.slice(0, 2000) : null };
+}
+
+/**
+ * The short reference of a handoff, typed where there is no thread to reply in (an SMS or WhatsApp
+ * operator number): "#3f9a2c", the first 6 hex digits of its id. Resolved among the open handoffs
+ * only; two open ones sharing it are refused as ambiguous (HandoffService.byRef).
+ */
+export function handoffRef(id: string): string {
+  return id.replace(/^ho_/, '').replace(/-/g, '').slice(0, 6).toLowerCase();
+}
+
+/** A user's message relayed to the operators while their conversation is with (or waits for) one: "#<ref> <text>", then who and where. */
+export function relayText(h: { id: string; conversationId: string; state: string }, conv: { key: string }, author: string, text: string): string {
+  return `#${handoffRef(h.id)} ${text}\n(${author} in ${conv.key}, conversation ${h.conversationId}, ${h.state}; reply "#${handoffRef(h.id)} <text>")`;
 }
 
 /** The notices the user gets while a conversation waits for or is with an operator. */
@@ -81,7 +98,7 @@ export function slaNote(h: HandoffRecord, resume: boolean, at = new Date()): Rec
 /** A request for a human, as operators see it in their channel. */
 export function requestText(h: HandoffRecord): string {
   return (
-    `Human requested (${h.urgency}) in ${h.conversationKey} (conversation ${h.conversationId})${h.reason ? `: ${h.reason}` : ''}. ` +
-    `Take it in the console, with \`switchboard takeover take ${h.conversationId}\`, or by replying "takeover" in its thread.`
+    `#${handoffRef(h.id)} Human requested (${h.urgency}) in ${h.conversationKey} (conversation ${h.conversationId})${h.reason ? `: ${h.reason}` : ''}. ` +
+    `Take it in the console, with \`switchboard takeover take ${h.conversationId}\`, by replying "takeover" in its thread, or "#${handoffRef(h.id)} takeover" from an operator number.`
   );
 }

@@ -68,6 +68,14 @@ export interface ReceiveOptions {
   operator?: boolean;
   /** false: "/new", "/status"... are text for the agent (the HTTP API's one-off conversations, webhooks). */
   commands?: boolean;
+  /**
+   * Human takeover: an operator's message in the conversation's own thread that the platform did not
+   * show the user (an email to the bot alone, false) or did (true): false delivers it to the user
+   * through the channel's delivery. Default: shown (a chat thread).
+   */
+  shownToUser?: boolean;
+  /** Human takeover: an operator's message that takes the conversation over when nobody holds it (an operator's reply on an email thread). */
+  takesOver?: boolean;
   /** false: "YES K7Q4P" is text for the agent, not an approval answer (webhooks). */
   approvalAnswers?: boolean;
   /** Per-sender and per-conversation rate limits; default: unauthenticated callers, and the HTTP API with limits.applyToHttp. */

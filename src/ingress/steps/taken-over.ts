@@ -19,6 +19,9 @@ const KEY_CHANNELS = new Set(['http', 'mcp']);
  * return it; while they hold it, their other messages in the thread are the operator's messages
  * (the platform showed them to the user already). An operator's plain reply to a conversation
  * whose agent asked for a human takes it over too. Anyone else typing the commands is refused.
+ *
+ * An operator number (SMS, WhatsApp) relays with "#<conversation> …" (text-intent.ts, relay()
+ * below); the user's messages reach it as "#<ref> <text>" when it is takeover.operatorChannel.
  */
 export const takenOver: IngressStep = {
   name: 'taken over',
@@ -26,7 +29,7 @@ export const takenOver: IngressStep = {
     const handoffs = ctx.deps.handoffs;
     if (!handoffs) return next();
     const parsed = operatorCommandIn(msg, ctx);
-    const open = ctx.before?.handoff ?? (ctx.before ? null : ((await ctx.deps.store.waitingCount(msg.conversationKey)).handoff ?? null));
+    let open = ctx.before?.handoff ?? (ctx.before ? null : ((await ctx.deps.store.waitingCount(msg.conversationKey)).handoff ?? null));
     const operator = isOperator(msg.channel, ctx);
     const who = formatIdentity(ctx.sender);
     // "hand back my money" from a user is a message like any other, not an attempt: only the bare word is refused.
@@ -57,6 +60,16 @@ export const takenOver: IngressStep = {
         throw err;
       }
     }
+    // An operator's reply that takes over by itself (an email on the user's thread): taken first, then their message below.
+    if (!open && operator && ctx.opts.takesOver && !KEY_CHANNELS.has(msg.channel) && (await exists(ctx, msg.conversationKey))) {
+      try {
+        const h = await handoffs.take(msg.conversationKey, who);
+        open = { id: h.id, state: 'taken', conversationId: h.conversationId };
+      } catch (err) {
+        if (!(err instanceof HandoffError)) throw err;
+        open = err.handoff && err.handoff.state === 'taken' ? { id: err.handoff.id, state: 'taken', conversationId: err.handoff.conversationId } : null;
+      }
+    }
     if (!open) return next();
     const inbox = {
       channel: msg.channel,
@@ -70,7 +83,11 @@ export const takenOver: IngressStep = {
     if (operator && !KEY_CHANNELS.has(msg.channel)) {
       try {
         if (open.state === 'requested') await handoffs.take(msg.conversationKey, who);
-        const r = await handoffs.say(msg.conversationKey, who, msg.text, inbox);
+        // Not shown to the user by the platform (an email to the bot alone): delivered, and the user's reply target stays theirs.
+        const shown = ctx.opts.shownToUser;
+        const r = await handoffs.say(msg.conversationKey, who, msg.text, shown === false ? { ...inbox, replyTo: null } : inbox, {
+          ...(shown !== undefined ? { shown } : {}),
+        });
         return answered('', true, { id: r.handoff.id, state: 'taken' }, true, r.duplicate);
       } catch (err) {
         // Another operator holds it: their message is shown in the thread all the same, recorded as theirs below.
