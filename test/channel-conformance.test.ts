@@ -10,6 +10,7 @@
  * Run twice: with tool_end `pending` (the contract) and without it (a failed
  * tool_end that the approval request follows), as the turn sends it today.
  */
+import { EventEmitter } from 'node:events';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pino from 'pino';
@@ -327,11 +328,15 @@ describe.each(['pending', 'legacy'] as const)('every deliverer shows the same tu
 });
 
 /** What an HTTP client receives from the SSE writer (the response object it writes to). */
-class CapturedResponse {
+/** What ChunkWriter uses of a ServerResponse: head, writes, close events. */
+class CapturedResponse extends EventEmitter {
   text = '';
   ended = false;
+  headersSent = false;
+  destroyed = false;
   socket = { setNoDelay() {} };
   writeHead() {
+    this.headersSent = true;
     return this;
   }
   cork() {}

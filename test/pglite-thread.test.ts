@@ -113,4 +113,14 @@ describe('PGlite thread lifecycle', () => {
     const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], { timeout: 60_000, encoding: 'utf8' });
     expect(out.trim()).toBe('42');
   }, 90_000);
+
+  it('what runs after close still runs (a process releasing its data lock on the way out)', () => {
+    const script = `import { openPgliteThread } from ${JSON.stringify(new URL('../dist/adapters/db/pglite-thread.js', import.meta.url).href)};
+      const db = await openPgliteThread();
+      await db.query('select 1');
+      await db.close();
+      console.log('after close');`;
+    const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], { timeout: 60_000, encoding: 'utf8' });
+    expect(out.trim()).toBe('after close');
+  }, 90_000);
 });

@@ -40,6 +40,8 @@ export async function openPgliteThread(dataDir?: string): Promise<Db> {
   const waiting = new Map<number, { resolve: (r: Reply) => void; reject: (e: Error) => void }>();
   let next = 1;
   let stopped: Error | undefined;
+  /** Set by close: the thread then holds the process until it has exited, so what runs after close (the data lock's release) still runs. */
+  let closing = false;
 
   const ready = new Promise<void>((resolve, reject) => {
     waiting.set(0, { resolve: () => resolve(), reject });
@@ -48,7 +50,7 @@ export async function openPgliteThread(dataDir?: string): Promise<Db> {
     const w = waiting.get(r.id);
     if (!w) return;
     waiting.delete(r.id);
-    if (waiting.size === 0) worker.unref();
+    if (waiting.size === 0 && !closing) worker.unref();
     if (r.error) w.reject(revive(r.error));
     else w.resolve(r);
   });
@@ -102,6 +104,7 @@ export async function openPgliteThread(dataDir?: string): Promise<Db> {
     },
     async close() {
       if (stopped) return;
+      closing = true;
       await call({ op: 'close' });
       await exited;
     },
