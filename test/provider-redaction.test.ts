@@ -58,7 +58,9 @@ function mainModel(modelSecret: string) {
     const t = lastUserText(req.body);
     const lastRole = msgs[msgs.length - 1]!.role;
     if (t.startsWith('long loop') && lastRole === 'user') loop = 1;
-    if (loop && (lastRole === 'tool' || loop === 1))
+    // Mid-loop, compaction may fold every earlier step into the summary, which is then the last message.
+    const folded = t.startsWith('[Summary of the earlier conversation');
+    if (loop && (lastRole === 'tool' || loop === 1 || folded))
       return loop++ <= 10 ? toolCall('shell_exec', { command: 'seq 1 400' }) : ((loop = 0), reply('loop finished'));
     let calls = 0;
     for (let i = msgs.length - 1; i >= 0 && msgs[i]!.role !== 'user'; i--) if (msgs[i]!.role === 'tool') calls++;
