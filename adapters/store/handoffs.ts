@@ -198,9 +198,26 @@ export class HandoffStore implements HandoffRepository {
     });
   }
 
-  async record(handoffId: string, conversationId: string, m: HandoffMessage): Promise<{ duplicate: boolean; messageId: number | null; first: boolean }> {
+  async record(
+    handoffId: string,
+    conversationId: string,
+    m: HandoffMessage,
+  ): Promise<{ duplicate: boolean; messageId: number | null; first: boolean; closed?: boolean }> {
     return this.db.transaction(async (tx) => {
       const marker = `handoff:${handoffId}`;
+      // The caller saw the handoff open a moment ago; a handback may have committed since. The row lock
+      // orders this write against handback's update: a message written first is in the handoff (before
+      // the handback note, passed on to the operator); one arriving after the handback writes nothing and
+      // is the agent's again. Without it the message went into a closed handoff: neither relayed nor answered.
+      const still = await tx.query<{ state: string }>('select state from handoffs where id = $1 for share', [handoffId]);
+      const state = still.rows[0]?.state;
+      if (state !== 'requested' && state !== 'taken') {
+        // A redelivery of a message this handoff recorded while open is still that message (nothing again).
+        const known = m.inbox
+          ? (await tx.query('select 1 from inbox where channel = $1 and external_id = $2', [m.inbox.channel, m.inbox.externalId])).rows.length > 0
+          : false;
+        return known ? { duplicate: true, messageId: null, first: false } : { duplicate: false, messageId: null, first: false, closed: true };
+      }
       let first = false;
       if (m.inbox) {
         const i = m.inbox;

@@ -95,10 +95,16 @@ export function slaNote(h: HandoffRecord, resume: boolean, at = new Date()): Rec
   return { role: 'user', content: text, timestamp: at.getTime(), author: 'gateway', text, handoff: h.id, note: true };
 }
 
+/**
+ * The model's reason on one line: its words cannot start a line of their own in the operators' channel
+ * (a forged "#<ref> Human requested …" naming another conversation for the operator to copy).
+ */
+const oneLine = (s: string) => s.replace(/\s+/g, ' ').trim();
+
 /** A request for a human, as operators see it in their channel. */
 export function requestText(h: HandoffRecord): string {
   return (
-    `#${handoffRef(h.id)} Human requested (${h.urgency}) in ${h.conversationKey} (conversation ${h.conversationId})${h.reason ? `: ${h.reason}` : ''}. ` +
+    `#${handoffRef(h.id)} Human requested (${h.urgency}) in ${h.conversationKey} (conversation ${h.conversationId})${h.reason ? `: ${oneLine(h.reason)}` : ''}. ` +
     `Take it in the console, with \`switchboard takeover take ${h.conversationId}\`, by replying "takeover" in its thread, or "#${handoffRef(h.id)} takeover" from an operator number.`
   );
 }
