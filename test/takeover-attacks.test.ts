@@ -14,6 +14,7 @@ import { FakeLlm, type FakeRequest, lastUserText, reply, toolCall } from './fake
 import { backendSetups } from './support/backends.js';
 import { API_KEY, eventually, openaiClient, startGateway, TEST_OPERATOR_KEY, testConfig } from './support/gateway.js';
 
+const SECOND_OPERATOR = 'op-test-key-second-0002';
 const pgSetup = backendSetups().find((s) => s.name === 'Redis + Postgres')!;
 
 function responder(req: FakeRequest) {
@@ -68,7 +69,7 @@ describe('human takeover attacks (Redis + Postgres)', () => {
     await llm.start();
     llm.respond(responder);
     const backend = await pgSetup.backend();
-    gw = await startGateway(testConfig(llm, backend));
+    gw = await startGateway(testConfig(llm, backend, { http: { operatorKeys: [TEST_OPERATOR_KEY, SECOND_OPERATOR] } }));
     db = new pg.Client({ connectionString: backend.databaseUrl });
     await db.connect();
   }, 120_000);
@@ -128,6 +129,36 @@ describe('human takeover attacks (Redis + Postgres)', () => {
     expect(t.filter((m) => m.content === 'are you there?')).toHaveLength(1);
     const prompt = JSON.stringify(llm.requests.at(-1)!.body.messages);
     expect(prompt).toContain('done here');
+  });
+
+  it('attack: two operators take over at once: one wins, the others are told who has it; handing back twice at once returns it once', async () => {
+    await chat('two', 'hi');
+    const id = await conversationId('two');
+    const keys = [TEST_OPERATOR_KEY, SECOND_OPERATOR, TEST_OPERATOR_KEY, SECOND_OPERATOR];
+    const answers = await Promise.all(keys.map((k) => api('POST', `/v1/conversations/${id}/takeover`, undefined, k)));
+    const bodies = await Promise.all(answers.map(async (r) => ({ status: r.status, body: (await r.json()) as any })));
+    const won = bodies.filter((b) => b.status === 201);
+    expect(won).toHaveLength(1);
+    const winner = won[0]!.body.handoff.operator as string;
+    for (const b of bodies.filter((x) => x.status !== 201)) {
+      expect(b.status).toBe(409);
+      expect(b.body.error.code).toBe('already_taken');
+      expect(b.body.error.message).toContain(winner);
+    }
+    const hid = won[0]!.body.handoff.id as string;
+    const ledger = new AuditLedgerStore(gw.infra.store.db);
+    expect((await ledger.entries()).filter((e) => e.subject === hid).map((e) => e.action)).toEqual(['handoff.taken']);
+
+    const backs = await Promise.all(keys.map((k) => api('POST', `/v1/conversations/${id}/handback`, { note: 'n' }, k)));
+    expect(backs.map((r) => r.status).sort()).toEqual([200, 409, 409, 409]);
+    expect((await ledger.entries()).filter((e) => e.subject === hid).map((e) => e.action)).toEqual(['handoff.taken', 'handoff.returned']);
+    expect((await transcript(id)).filter((m) => m.role === 'note')).toHaveLength(1);
+    // Bounds: an operator message or a note too long is refused, nothing written.
+    expect((await api('POST', `/v1/conversations/${id}/takeover`)).status).toBe(201);
+    expect((await api('POST', `/v1/conversations/${id}/operator-messages`, { text: 'x'.repeat(4_001) })).status).toBe(400);
+    expect((await api('POST', `/v1/conversations/${id}/handback`, { note: 'x'.repeat(2_001) })).status).toBe(400);
+    expect((await transcript(id)).some((m) => m.content.includes('xxxxxxxx'))).toBe(false);
+    expect((await api('POST', `/v1/conversations/${id}/handback`)).status).toBe(200);
   });
 
   it('attack: a hostile model: request_handoff in a loop opens one request; a huge reason is refused; no tool hands back or takes over', async () => {
