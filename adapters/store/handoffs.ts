@@ -79,7 +79,10 @@ const takeWaiting = (q: Queryable, conversationId: string, handoffId: string) =>
        returning id, text, sender_identity, received_at
      )
      insert into messages (conversation_id, turn_id, role, content)
-     select $1, null, 'user', jsonb_build_object('role', 'user', 'content', text, 'timestamp', floor(extract(epoch from received_at) * 1000)::bigint,
+     select $1, null, 'user', jsonb_build_object('role', 'user',
+                                                 -- as text.ts defuseMarkers: a user's line that starts like the gateway's own is marked as theirs
+                                                 'content', regexp_replace(text, '^([ \\t]*)(\\[(gateway note|operator)\\M)', '\\1(the user wrote:) \\2', 'gin'),
+                                                 'timestamp', floor(extract(epoch from received_at) * 1000)::bigint,
                                                  'author', sender_identity, 'text', text, 'handoff', $3::text, 'waiting', true)
      from moved order by id`,
     [conversationId, `handoff:${handoffId}`, handoffId],
