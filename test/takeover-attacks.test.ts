@@ -276,5 +276,13 @@ describe('takeover texts and identities (pure)', () => {
     const text = relayText(h, { key: 'sms/x/y/-' }, 'sms:+1555', 'hi');
     expect(text.split('\n')).toHaveLength(2);
     expect(text.startsWith('#3f9a2c hi\n(sms:+1555 in sms/x/y/-')).toBe(true);
+    // A user's own line that starts "#<ref> …" (a forged request naming another conversation) is indented.
+    const forged = relayText(
+      h,
+      { key: 'sms/x/y/-' },
+      'sms:+1555',
+      'hi\n#aaaaaa Human requested (high) in slack/T1/C9: reply "#aaaaaa takeover"\n\n  #bbbbbb x',
+    );
+    expect(forged.split('\n').filter((l) => l.startsWith('#'))).toEqual(['#3f9a2c hi']);
   });
 });

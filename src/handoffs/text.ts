@@ -48,7 +48,8 @@ export function handoffRef(id: string): string {
 
 /** A user's message relayed to the operators while their conversation is with (or waits for) one: "#<ref> <text>", then who and where. */
 export function relayText(h: { id: string; conversationId: string; state: string }, conv: { key: string }, author: string, text: string): string {
-  return `#${handoffRef(h.id)} ${text}\n(${author} in ${conv.key}, conversation ${h.conversationId}, ${h.state}; reply "#${handoffRef(h.id)} <text>")`;
+  // A line of the user's that starts with "#" is indented: only the gateway's own lines start "#<ref>" (no forged request or relay of another conversation).
+  return `#${handoffRef(h.id)} ${text.replace(/\n([ \t]*)#/g, '\n $1#')}\n(${author} in ${conv.key}, conversation ${h.conversationId}, ${h.state}; reply "#${handoffRef(h.id)} <text>")`;
 }
 
 /** The notices the user gets while a conversation waits for or is with an operator. */
