@@ -171,13 +171,38 @@ export class DataRightsStore implements DataRightsRepository {
         [sender, ERASED_TEXT],
       );
       add({ messages_erased: marked.rowCount });
-      // Their messages of a taken-over time (src/handoffs/: no turn; who said it is the message's author).
+      // Their messages of a taken-over time (src/handoffs/: no turn; who said it is the message's author): text and author go.
       const relayed = await tx.query(
-        `update messages set content = jsonb_set(jsonb_set(content, '{content}', to_jsonb($2::text)), '{text}', to_jsonb($2::text))
+        `update messages set content = jsonb_set(jsonb_set(jsonb_set(content, '{content}', to_jsonb($2::text)), '{text}', to_jsonb($2::text)),
+                                                 '{author}', to_jsonb($3::text))
          where content ? 'handoff' and content->>'author' = $1`,
-        [sender, ERASED_TEXT],
+        [sender, ERASED_TEXT, '[erased]'],
       );
       add({ messages_erased: relayed.rowCount });
+      // An operator (or a user who asked) named on handoffs of conversations that stay: who they were goes, the
+      // handoff's times and state stay; the handback and SLA notes that name them lose the name too.
+      const ERASED_WHO = '[erased]';
+      add({
+        handoffs: (
+          await tx.query(
+            `update handoffs set operator = case when operator = $1 then $2 else operator end,
+                                 returned_by = case when returned_by = $1 then $2 else returned_by end,
+                                 requested_by = case when requested_by = $1 then $2 else requested_by end
+             where $1 in (operator, returned_by, requested_by)`,
+            [sender, ERASED_WHO],
+          )
+        ).rowCount,
+      });
+      add({
+        messages_erased: (
+          await tx.query(
+            `update messages set content = jsonb_set(jsonb_set(content, '{content}', to_jsonb(replace(content->>'content', $1, $2))),
+                                                     '{text}', to_jsonb(replace(coalesce(content->>'text', ''), $1, $2)))
+             where role = 'note' and content ? 'handoff' and strpos(content->>'content', $1) > 0`,
+            [sender, ERASED_WHO],
+          )
+        ).rowCount,
+      });
       add({
         ingress_outcomes: (
           await tx.query(

@@ -79,7 +79,10 @@ const takeWaiting = (q: Queryable, conversationId: string, handoffId: string) =>
        returning id, text, sender_identity, received_at
      )
      insert into messages (conversation_id, turn_id, role, content)
-     select $1, null, 'user', jsonb_build_object('role', 'user', 'content', text, 'timestamp', floor(extract(epoch from received_at) * 1000)::bigint,
+     select $1, null, 'user', jsonb_build_object('role', 'user',
+                                                 -- as text.ts defuseMarkers: a user's line that starts like the gateway's own is marked as theirs
+                                                 'content', regexp_replace(text, '^([ \\t]*)(\\[(gateway note|operator)\\M)', '\\1(the user wrote:) \\2', 'gin'),
+                                                 'timestamp', floor(extract(epoch from received_at) * 1000)::bigint,
                                                  'author', sender_identity, 'text', text, 'handoff', $3::text, 'waiting', true)
      from moved order by id`,
     [conversationId, `handoff:${handoffId}`, handoffId],
@@ -198,9 +201,26 @@ export class HandoffStore implements HandoffRepository {
     });
   }
 
-  async record(handoffId: string, conversationId: string, m: HandoffMessage): Promise<{ duplicate: boolean; messageId: number | null; first: boolean }> {
+  async record(
+    handoffId: string,
+    conversationId: string,
+    m: HandoffMessage,
+  ): Promise<{ duplicate: boolean; messageId: number | null; first: boolean; closed?: boolean }> {
     return this.db.transaction(async (tx) => {
       const marker = `handoff:${handoffId}`;
+      // The caller saw the handoff open a moment ago; a handback may have committed since. The row lock
+      // orders this write against handback's update: a message written first is in the handoff (before
+      // the handback note, passed on to the operator); one arriving after the handback writes nothing and
+      // is the agent's again. Without it the message went into a closed handoff: neither relayed nor answered.
+      const still = await tx.query<{ state: string }>('select state from handoffs where id = $1 for share', [handoffId]);
+      const state = still.rows[0]?.state;
+      if (state !== 'requested' && state !== 'taken') {
+        // A redelivery of a message this handoff recorded while open is still that message (nothing again).
+        const known = m.inbox
+          ? (await tx.query('select 1 from inbox where channel = $1 and external_id = $2', [m.inbox.channel, m.inbox.externalId])).rows.length > 0
+          : false;
+        return known ? { duplicate: true, messageId: null, first: false } : { duplicate: false, messageId: null, first: false, closed: true };
+      }
       let first = false;
       if (m.inbox) {
         const i = m.inbox;

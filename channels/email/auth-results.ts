@@ -38,7 +38,7 @@ const domainProp = (v: string | undefined): string => (v ? (v.includes('@') ? do
 
 /**
  * Whether the receiving server vouches for the From address: its
- * Authentication-Results header (the one with our authserv-id, else the
+ * Authentication-Results header (the topmost one with our authserv-id, else the
  * topmost, which the receiving server adds last) says dkim=pass for the From
  * domain, spf=pass for it (envelope sender), or dmarc=pass. Headers from other
  * servers are ignored: anyone can write one.
@@ -47,7 +47,10 @@ export function senderAuthenticated(headerValues: string[], fromAddress: string,
   const fromDomain = domainOf(fromAddress);
   if (!fromDomain) return false;
   const parsed = headerValues.map(parseAuthResults);
-  const trusted = authServId ? parsed.filter((p) => p.authServId === authServId.toLowerCase()) : parsed.slice(0, 1);
+  // Only the topmost header of ours counts: the receiving server adds its verdict on top, and a sender can
+  // write an Authentication-Results of our authserv-id lower down (dkim=pass for the operator's domain) that a
+  // server which does not strip it leaves in the message; counting every header of ours would let that one win.
+  const trusted = (authServId ? parsed.filter((p) => p.authServId === authServId.toLowerCase()) : parsed).slice(0, 1);
   for (const header of trusted) {
     for (const r of header.results) {
       if (r.result !== 'pass') continue;

@@ -154,6 +154,7 @@ export class HandoffService {
       content: operatorMessage(h.id, operator, text),
       ...(inChannel ? { inbox: inChannel } : {}),
     });
+    if (r.closed) throw new HandoffError('not_taken_over', `Conversation ${conv.id} was handed back; take it again first.`);
     if (!r.duplicate && r.messageId !== null)
       this.live({
         type: 'message',
@@ -191,8 +192,10 @@ export class HandoffService {
     author: string,
     text: string,
     inbox: NonNullable<HandoffMessage['inbox']>,
-  ): Promise<{ duplicate: boolean; first: boolean }> {
+  ): Promise<{ duplicate: boolean; first: boolean; closed?: boolean }> {
     const r = await this.deps.repo.record(handoff.id, handoff.conversationId, { role: 'user', content: userMessage(handoff.id, author, text), inbox });
+    // Handed back in the meantime: nothing was written; the caller gives the message to the agent.
+    if (r.closed) return r;
     if (!r.duplicate && r.messageId !== null)
       this.live({
         type: 'message',

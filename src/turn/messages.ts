@@ -1,6 +1,7 @@
 import type { AssistantMessage, ImageContent, Message, TextContent, UserMessage } from '@mariozechner/pi-ai';
 import type { TurnUsage } from '../../kernel/turn-events.js';
 import type { ProviderChain } from '../../providers/chain.js';
+import { defuseMarkers } from '../handoffs/text.js';
 import { markAuthor } from '../provider-request.js';
 import type { InboxMessage } from './ports.js';
 
@@ -14,7 +15,8 @@ type StoredAttachment = { name?: string; contentType?: string; size?: number; da
  * any other attachment named in a line of text.
  */
 export function toUserMessage(row: InboxMessage): UserMessage {
-  let text = row.text;
+  // A user's line that starts like the gateway's own ("[Gateway note]", "[Operator … wrote to the user]") is marked as theirs.
+  let text = defuseMarkers(row.text);
   const atts = row.attachments as StoredAttachment[];
   const images = atts.filter((a) => a.data && a.contentType?.startsWith('image/'));
   const noted = atts.filter((a) => !images.includes(a) && a.note);
@@ -53,7 +55,7 @@ export function contextToMessages(ctx: NonNullable<InboxMessage['context']>, cha
   const now = Date.now();
   for (const m of ctx) {
     if (m.role === 'system') system.push(m.text);
-    else if (m.role === 'user') messages.push({ role: 'user', content: m.text, timestamp: now });
+    else if (m.role === 'user') messages.push({ role: 'user', content: defuseMarkers(m.text), timestamp: now });
     // The request's own assistant messages are the client's words: policy block refuses their secrets too.
     else
       messages.push(

@@ -81,7 +81,7 @@ export interface World {
 
 export async function startWorld(
   discord: Record<string, unknown> = {},
-  opts: { input?: string[]; attachments?: { maxImageBytes: number } } = {},
+  opts: { input?: string[]; attachments?: { maxImageBytes: number }; config?: Record<string, unknown> } = {},
 ): Promise<World> {
   process.env.DISCORD_BOT_TOKEN = 'fake-bot-token';
   process.env.FAKE_DISCORD_LLM_A = 'key-a';
@@ -120,6 +120,7 @@ export async function startWorld(
         channels: { discord: { apiBaseUrl: fake.apiUrl, channels: noMention, operatorRoles: [OPS_ROLE], commandGuildIds: [], ...discord } },
         access: { discord: { policy: 'open' } },
         approvals: { operators: { discord: [OPERATOR.id] }, timeoutMs: 60_000 },
+        ...opts.config,
       },
     ),
   );

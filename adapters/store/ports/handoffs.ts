@@ -70,8 +70,14 @@ export interface HandoffRepository {
    * Records a message of the taken-over time: its inbox row (when it has one; consumed, turn
    * 'handoff:<id>') and its transcript message, together. duplicate: the inbox row was there (a
    * redelivery): nothing was written. first: no user message was recorded in this handoff before.
+   * closed: the handoff was handed back (or expired) before this could be written (a handback racing
+   * the message): nothing was written, so the message is the agent's again, not lost in a closed handoff.
    */
-  record(handoffId: string, conversationId: string, m: HandoffMessage): Promise<{ duplicate: boolean; messageId: number | null; first: boolean }>;
+  record(
+    handoffId: string,
+    conversationId: string,
+    m: HandoffMessage,
+  ): Promise<{ duplicate: boolean; messageId: number | null; first: boolean; closed?: boolean }>;
   /**
    * Fires the SLA of every request whose deadline has passed, exactly once each (sla_fired_at set
    * only while null), audited `handoff.expired`; `resume`: the request is closed (expired), else it

@@ -96,6 +96,8 @@ export const takenOver: IngressStep = {
     }
     const conv = { key: msg.conversationKey, channel: msg.channel };
     const r = await handoffs.relayUser(open, conv, who, msg.text, inbox);
+    // Handed back between our look and the write (the store orders the two): the agent answers it, as after the handback.
+    if (r.closed) return next();
     const notice = open.state === 'taken' ? NOTICE.taken : NOTICE.requested;
     // The HTTP API answers every request with the notice; a chat is told once per handoff (and Slack and Discord threads not at all: the operator is there).
     const say = KEY_CHANNELS.has(msg.channel) || (r.first && !IN_CHANNEL.has(msg.channel)) ? notice : '';
