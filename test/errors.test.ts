@@ -99,7 +99,15 @@ describe('code → HTTP status (src/http/errors.ts)', () => {
     // Human takeover's refusals (src/handoffs/service.ts HandoffError).
     expect([httpStatusOf('conversation_not_found'), httpStatusOf('already_taken'), httpStatusOf('not_taken_over')]).toEqual([404, 409, 409]);
     expect(Object.keys(HTTP_STATUS_OF_CODE).sort()).toEqual(
-      [...Object.keys(refusals), 'conversation_full', 'store_unavailable', 'queue_unavailable', 'conversation_not_found', 'already_taken', 'not_taken_over'].sort(),
+      [
+        ...Object.keys(refusals),
+        'conversation_full',
+        'store_unavailable',
+        'queue_unavailable',
+        'conversation_not_found',
+        'already_taken',
+        'not_taken_over',
+      ].sort(),
     );
   });
 
