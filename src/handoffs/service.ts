@@ -4,6 +4,7 @@ import type { ConversationRepository } from '../../adapters/store/ports/conversa
 import type { HandoffMessage, HandoffRecord, HandoffRepository, HandoffUrgency, TakeResult } from '../../adapters/store/ports/handoffs.js';
 import { SwitchboardError } from '../../kernel/errors.js';
 import type { EventType } from '../../kernel/jobs.js';
+import { CONTROL_TOPIC, type ControlEvent } from '../commands.js';
 import type { Metrics } from '../metrics.js';
 import type { TakeoverConfig } from './config.js';
 import { handbackNote, handoffRef, NOTICE, operatorMessage, relayText, requestText, slaNote, userMessage } from './text.js';
@@ -41,7 +42,11 @@ export interface HandoffDeps {
   /** Posts text to the operators' place (takeover.operatorChannel, else approvals.operatorChannel). */
   notifyOperators?: (text: string) => Promise<void>;
   metrics?: Pick<Metrics, 'handoffs'>;
-  /** The console's live view (HANDOFF_TOPIC); a lost event only means the console catches up at its next poll. */
+  /**
+   * The console's live view (HANDOFF_TOPIC; a lost event only means the console catches up at its
+   * next poll), and the control topic (CONTROL_TOPIC): a takeover stops the conversation's running
+   * turn the way /stop and an interrupting message do, in whichever worker process runs it.
+   */
   bus?: Pick<Bus, 'publish'>;
 }
 
@@ -129,6 +134,7 @@ export class HandoffService {
     const r = await this.deps.repo.take(conv.id, operator);
     if (!r.ok) throw new HandoffError('already_taken', `Conversation ${conv.id} is already taken over by ${r.handoff.operator}.`, r.handoff);
     this.deps.metrics?.handoffs.inc({ outcome: 'taken' });
+    await this.stopRunningTurn(conv);
     this.emit('handoff.taken', r.handoff);
     return r.handoff;
   }
@@ -247,6 +253,19 @@ export class HandoffService {
         .catch((err: unknown) => this.deps.log.warn({ err, handoff: h.id }, 'could not tell the user the SLA passed; the transcript has the note'));
       if (!resume) await this.tellOperators(`Still waiting for an operator (SLA passed): ${requestText(h)}`);
     }
+  }
+
+  /**
+   * A turn already running when the operator took over is aborted (the worker running it listens
+   * on CONTROL_TOPIC): it posts no answer after the takeover; what it had streamed stays. Every
+   * path that takes over (API, CLI, console, in-channel, an operator number, accepting a request)
+   * comes through take(). A lost stop only means that turn finishes its answer.
+   */
+  private async stopRunningTurn(conv: HandoffConversation): Promise<void> {
+    const stop: ControlEvent = { type: 'stop', conversationKey: conv.key, reason: 'taken over by an operator' };
+    await this.deps.bus
+      ?.publish(CONTROL_TOPIC, stop)
+      .catch((err: unknown) => this.deps.log.warn({ err, conversation: conv.id }, 'could not publish the stop of the running turn; it finishes its answer'));
   }
 
   private async tellOperators(text: string): Promise<void> {
