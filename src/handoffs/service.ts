@@ -279,6 +279,7 @@ export class HandoffService {
     const conv = { id: h.conversationId, key: h.conversationKey, channel: h.channel };
     try {
       await this.deps.deliver?.(conv, resume ? NOTICE.slaResume : NOTICE.slaWait, `${h.id}:sla`);
+      faultPoint('sla-notice-queued');
       await this.deps.repo.slaNoticeSent(h.id);
     } catch (err) {
       this.deps.log.warn({ err, handoff: h.id }, 'could not queue the SLA notice to the user; a later sweep sends it (the transcript has the note)');
