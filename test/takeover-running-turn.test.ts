@@ -9,17 +9,25 @@
  *   instead of waiting for its timeout.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Gateway } from '../app/gateway.js';
+import { Gateway } from '../app/gateway.js';
 import { NOTICE } from '../src/handoffs/text.js';
+import { createLogger } from '../src/log.js';
 import { FakeLlm, lastUserText, reply } from './fakes/fake-llm.js';
+import { FakeTwilio } from './fakes/sms-twilio.js';
 import { backendSetups } from './support/backends.js';
-import { API_KEY, eventually, startGateway, TEST_OPERATOR_KEY, testConfig } from './support/gateway.js';
+import { API_KEY, eventually, TEST_OPERATOR_KEY, testConfig } from './support/gateway.js';
+
+const PUBLIC = 'https://sms.example.test/hooks';
+const INBOUND = '/v1/channels/sms/inbound';
+const TWILIO_NUMBER = '+15550100000';
+const USER = '+15550100001';
 
 const LONG = Array.from({ length: 200 }, (_, i) => `w${i}`).join(' ');
 
 describe.each(backendSetups())('taking over a conversation mid-turn: $name', (setup) => {
   let llm: FakeLlm;
   let gw: Gateway;
+  let tw: FakeTwilio;
 
   const api = (method: string, path: string, body?: unknown, key = TEST_OPERATOR_KEY) =>
     fetch(`${gw.url}${path}`, {
@@ -63,11 +71,22 @@ describe.each(backendSetups())('taking over a conversation mid-turn: $name', (se
     await llm.start();
     // "long …" streams slowly (about 6 s); anything else is answered at once.
     llm.respond((req) => (lastUserText(req.body).startsWith('long') ? reply(LONG, 30) : reply(`agent: ${lastUserText(req.body)}`)));
-    // Short enough that a request left waiting fails the test with a 504 rather than hanging it.
-    gw = await startGateway(testConfig(llm, await setup.backend(), { http: { requestTimeoutMs: 20_000 } }));
+    tw = new FakeTwilio(PUBLIC);
+    await tw.start();
+    const cfg = testConfig(llm, await setup.backend(), {
+      // Short enough that a request left waiting fails the test with a 504 rather than hanging it.
+      http: { requestTimeoutMs: 20_000 },
+      channels: {
+        sms: { accountSid: tw.accountSid, authTokenEnv: 'SB_TKO_MID_TOKEN', publicUrl: PUBLIC, apiBaseUrl: tw.url, retryBaseMs: 20, retryMaxMs: 50 },
+      },
+      access: { sms: { policy: 'allowlist', allow: [USER] } },
+    });
+    gw = await Gateway.start(cfg, { ingress: true, worker: true }, createLogger(cfg.log.level), { ...process.env, SB_TKO_MID_TOKEN: tw.authToken });
+    tw.gatewayUrl = gw.url!;
   });
   afterAll(async () => {
     await gw?.close();
+    await tw?.close();
     await llm?.close();
     await setup.cleanup();
   });
@@ -99,6 +118,20 @@ describe.each(backendSetups())('taking over a conversation mid-turn: $name', (se
     const later = (await (await chat('mid1', 'hello?')).json()) as any;
     expect(later.choices[0].message.content).toBe(NOTICE.taken);
     expect(llm.requests.length).toBe(asked);
+  });
+
+  it('on SMS (the reply is sent once it is whole) the stopped turn sends the user nothing after the takeover', async () => {
+    await tw.webhook(INBOUND, tw.inboundParams({ from: USER, to: TWILIO_NUMBER, body: 'long text about my parcel' }));
+    const id = await eventually(async () => {
+      const r = await gw.infra.store.db.query<{ id: string }>(`select id from conversations where channel = 'sms'`);
+      return r.rows[0] && (await gw.infra.store.turns(r.rows[0].id)).some((t) => t.status === 'running') ? r.rows[0].id : null;
+    });
+    expect((await api('POST', `/v1/conversations/${id}/takeover`)).status).toBe(201);
+    await eventually(async () => (await gw.infra.store.turns(id)).at(-1)?.finishReason === 'aborted', 20_000);
+    // The operator's message arrives; nothing of the agent's ever did.
+    expect((await api('POST', `/v1/conversations/${id}/operator-messages`, { text: 'Dana here about your parcel.' })).status).toBe(201);
+    await eventually(async () => tw.phone(USER).some((m) => m.body === 'Dana here about your parcel.'));
+    expect(tw.phone(USER).map((m) => m.body)).toEqual(['Dana here about your parcel.']);
   });
 
   it('a chat completion whose message waited in the inbox is answered with the takeover notice, not left to time out', async () => {
