@@ -153,6 +153,28 @@ describe.each(backendSetups())('taking over a conversation mid-turn: $name', (se
     expect(messages.some((m) => m.role === 'user' && m.content === 'and one more thing')).toBe(true);
   });
 
+  it('a streamed chat completion whose message waited in the inbox streams the notice and ends', async () => {
+    const first = chat('mid4', 'long tale please');
+    await eventually(() => running('mid4'));
+    const second = fetch(`${gw.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json', 'x-switchboard-conversation': 'mid4' },
+      body: JSON.stringify({ model: 'default', stream: true, messages: [{ role: 'user', content: 'still there?' }] }),
+    });
+    await eventually(async () => (await waitingRows('mid4')) === 1);
+    const id = (await conversationOf('mid4'))!;
+    const handoff = ((await (await api('POST', `/v1/conversations/${id}/takeover`)).json()) as any).handoff;
+    const r = await second;
+    expect(r.status).toBe(200);
+    const events = (await r.text())
+      .split('\n')
+      .filter((l) => l.startsWith('data: ') && l !== 'data: [DONE]')
+      .map((l) => JSON.parse(l.slice(6)));
+    expect(events.map((e) => e.choices?.[0]?.delta?.content ?? '').join('')).toBe(NOTICE.taken);
+    expect(events.find((e) => e.switchboard?.handoff)?.switchboard.handoff).toMatchObject({ id: handoff.id, state: 'taken' });
+    expect((await first).status).toBe(200);
+  });
+
   it('a /v1/responses request whose message waited in the inbox gets the notice too', async () => {
     const first = respond('mid3', 'long reply please');
     await eventually(() => running('mid3'));
