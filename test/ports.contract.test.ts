@@ -464,6 +464,30 @@ describe.each(backends)('ports contract: $name', (backend) => {
         const audit = (await db.query(`select 1 from audit where action = 'handoff.expired' and subject = any($1)`, [[...ids, r.handoff.id]])).rows;
         expect(audit).toHaveLength(3);
       });
+
+      it("a fired SLA's notice is leased to the worker that fired it; unsent past the lease, exactly one sweep claims it; sent, never again", async () => {
+        const handoffs = new HandoffStore(db);
+        const m = await store.accept(msg('ho5-1', 'http/-/ho5/-'));
+        const past = new Date(Date.now() - 1_000);
+        const { handoff } = await handoffs.request({
+          conversationId: m.conversationId,
+          reason: null,
+          urgency: 'normal',
+          requestedBy: 'agent:t',
+          slaDeadline: past,
+        });
+        const mine = (ids: Array<{ id: string }>) => ids.filter((h) => h.id === handoff.id);
+        // Fired with the notice leased a minute on: nobody else sends it meanwhile.
+        expect(mine(await handoffs.expireDue(new Date(), true, note))).toHaveLength(1);
+        expect(mine(await handoffs.claimUnsentSlaNotices(new Date(), new Date(Date.now() + 60_000)))).toEqual([]);
+        // The worker died: past its lease, three sweeps at once, one winner.
+        const later = new Date(Date.now() + 61_000);
+        const claims = await Promise.all([1, 2, 3].map(() => handoffs.claimUnsentSlaNotices(later, new Date(later.getTime() + 60_000))));
+        expect(claims.flatMap(mine)).toHaveLength(1);
+        // Sent: not claimed again, even past every lease.
+        await handoffs.slaNoticeSent(handoff.id);
+        expect(mine(await handoffs.claimUnsentSlaNotices(new Date(Date.now() + 3_600_000), new Date(Date.now() + 3_700_000)))).toEqual([]);
+      });
     });
 
     it('accepts a message once per (channel, external id)', async () => {
@@ -763,6 +787,7 @@ describe.each(backends)('ports contract: $name', (backend) => {
           '027_inbox_traceparent.sql',
           '028_takeovers.sql',
           '029_approval_traceparent.sql',
+          '030_handoff_sla_notice.sql',
         ]);
 
         const identities = await q(`select external_id, sender_identity from inbox order by external_id`);

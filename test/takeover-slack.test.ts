@@ -20,6 +20,8 @@ process.env.SB_TKO_SLACK_BOT = BOT_TOKEN;
 process.env.SB_TKO_SLACK_APP = APP_TOKEN;
 
 const OPERATOR = 'UOPERATOR';
+/** A reply the fake model streams slowly (about 6 s). */
+const LONG = Array.from({ length: 200 }, (_, i) => `w${i}`).join(' ');
 const setups = backendSetups();
 
 describe.each(setups)('human takeover on Slack: $name', (setup) => {
@@ -53,6 +55,7 @@ describe.each(setups)('human takeover on Slack: $name', (setup) => {
     llm.respond((req) => {
       if ((req.body.messages as Array<{ role: string }>).at(-1)!.role === 'tool') return reply('A person will join this thread.');
       const text = lastUserText(req.body);
+      if (text.includes('long explanation')) return reply(LONG, 30);
       return text.includes('a real person') ? toolCall('request_handoff', { reason: 'asks for a person', urgency: 'normal' }) : reply(`echo: ${text}`);
     });
     gw = await startGateway(
@@ -114,6 +117,25 @@ describe.each(setups)('human takeover on Slack: $name', (setup) => {
     for (const said of ['hello? is a person there', 'Hi Alice, Sam here', 'Tracking number: ZX-0077.', 're-sent order 77, tracking ZX-0077'])
       expect(prompt).toContain(said);
     expect(prompt).toContain(`An operator (slack:${BOT.team}:${OPERATOR}) handled this conversation`);
+  });
+
+  it('an operator typing "takeover" while the agent is answering stops it: the end of its answer never reaches the thread', async () => {
+    const ev = slack.userMessage({ type: 'app_mention', user: 'UALICE', channel: 'C1', text: `<@${BOT.userId}> a long explanation please` });
+    await event(ev);
+    const id = await eventually(async () => {
+      const r = await gw.infra.store.db.query<{ id: string }>(`select id from conversations where channel = 'slack' and key like $1`, [`slack/%/C1/${ev.ts}`]);
+      return r.rows[0] && (await gw.infra.store.turns(r.rows[0].id)).some((t) => t.status === 'running') ? r.rows[0].id : null;
+    });
+    await inThread(ev.ts, OPERATOR, 'takeover');
+    await eventually(async () => (await gw.infra.store.turns(id)).at(-1)?.finishReason === 'aborted', 20_000);
+    expect(await openHandoff(id)).toMatchObject({ state: 'taken', operator: `slack:${BOT.team}:${OPERATOR}` });
+    // The operator writes in the thread; the agent's answer never got to its end there.
+    await inThread(ev.ts, OPERATOR, 'Sam here, let me explain instead.');
+    await eventually(async () => (await transcript(id)).find((m) => m.role === 'operator' && m.content === 'Sam here, let me explain instead.'));
+    expect(slack.botMessages('C1', ev.ts).some((m) => m.text.includes('w199'))).toBe(false);
+    expect((await transcript(id)).some((m) => m.role === 'assistant' && m.content.includes('w199'))).toBe(false);
+    await inThread(ev.ts, OPERATOR, 'handback');
+    await eventually(async () => !(await openHandoff(id)));
   });
 
   it('attack: a non-operator typing "takeover" or "handback" is refused, and operator-looking text from a user stays theirs', async () => {

@@ -1,14 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import type { Db, Queryable } from '../db/port.js';
-import type {
-  HandbackResult,
-  HandoffMessage,
-  HandoffRecord,
-  HandoffRepository,
-  HandoffState,
-  HandoffUrgency,
-  NewHandoffRequest,
-  TakeResult,
+import {
+  type HandbackResult,
+  type HandoffMessage,
+  type HandoffRecord,
+  type HandoffRepository,
+  type HandoffState,
+  type HandoffUrgency,
+  type NewHandoffRequest,
+  SLA_NOTICE_LEASE_MS,
+  type TakeResult,
 } from './ports/handoffs.js';
 
 export type { HandoffRecord, HandoffRepository } from './ports/handoffs.js';
@@ -259,15 +260,22 @@ export class HandoffStore implements HandoffRepository {
     });
   }
 
-  async expireDue(now: Date, resume: boolean, message: (h: HandoffRecord) => Record<string, unknown>, limit = 20): Promise<HandoffRecord[]> {
+  async expireDue(
+    now: Date,
+    resume: boolean,
+    message: (h: HandoffRecord) => Record<string, unknown>,
+    limit = 20,
+    noticeLeaseUntil = new Date(now.getTime() + SLA_NOTICE_LEASE_MS),
+  ): Promise<HandoffRecord[]> {
     return this.db.transaction(async (tx) => {
       // One statement claims each due request: a second worker's update finds sla_fired_at set and takes nothing.
+      // The same statement leases the user's notice to this worker (migration 030): unsent past the lease, any sweep sends it.
       const u = await tx.query<{ id: string }>(
-        `update handoffs set sla_fired_at = $1, state = case when $2::boolean then 'expired' else state end
+        `update handoffs set sla_fired_at = $1, state = case when $2::boolean then 'expired' else state end, sla_notice_lease_until = $4
          where id in (select id from handoffs where state = 'requested' and sla_fired_at is null and sla_deadline <= $1 order by sla_deadline limit $3)
            and state = 'requested' and sla_fired_at is null
          returning id`,
-        [now, resume, limit],
+        [now, resume, limit, noticeLeaseUntil],
       );
       const out: HandoffRecord[] = [];
       for (const { id } of u.rows) {
@@ -281,6 +289,28 @@ export class HandoffStore implements HandoffRepository {
       }
       return out;
     });
+  }
+
+  async claimUnsentSlaNotices(now: Date, leaseUntil: Date, limit = 20): Promise<HandoffRecord[]> {
+    // One update claims each: a second sweep finds the lease in the future and takes nothing.
+    const u = await this.db.query<{ id: string }>(
+      `update handoffs set sla_notice_lease_until = $2
+       where id in (select id from handoffs where sla_fired_at is not null and sla_notice_sent_at is null
+                      and (sla_notice_lease_until is null or sla_notice_lease_until <= $1) order by sla_fired_at limit $3)
+         and sla_notice_sent_at is null and (sla_notice_lease_until is null or sla_notice_lease_until <= $1)
+       returning id`,
+      [now, leaseUntil, limit],
+    );
+    const out: HandoffRecord[] = [];
+    for (const { id } of u.rows) {
+      const h = await this.get(id);
+      if (h) out.push(h);
+    }
+    return out;
+  }
+
+  async slaNoticeSent(id: string): Promise<void> {
+    await this.db.query('update handoffs set sla_notice_sent_at = now() where id = $1 and sla_notice_sent_at is null', [id]);
   }
 
   async replyTarget(conversationId: string): Promise<number | undefined> {

@@ -6,7 +6,7 @@ import type { HttpChannelConfig } from './config.js';
 import { authenticatedBody, externalIdFor, idempotencyKey, parsed, receiveFollowing, requestTrace, stableName, workerAlive } from './ingest.js';
 import { providerError } from './provider-error.js';
 import { type ChatRequest, checkConversationName, parseChatRequest, requestHash } from './request.js';
-import { approvalObject, ChunkWriter, finishReasonFor, SseReply, usageFor } from './sse.js';
+import { approvalObject, ChunkWriter, finishReasonFor, handoffOfDone, SseReply, usageFor } from './sse.js';
 
 export const CONVERSATION_HEADER = 'x-switchboard-conversation';
 
@@ -179,6 +179,7 @@ function replyDirectly(res: RouteContext['res'], chat: { model: string; stream: 
 /** The `switchboard` object of a response: where the answer came from. */
 function switchboardObject(conversation: string, e: Extract<TurnEvent, { type: 'done' }>, notices: string[]) {
   const approval = e.approvals?.[0];
+  const handoff = handoffOfDone(e);
   return {
     conversation,
     turn: e.turnId,
@@ -188,5 +189,7 @@ function switchboardObject(conversation: string, e: Extract<TurnEvent, { type: '
     ...(notices.length ? { notices } : {}),
     // The turn is parked until an operator answers; GET /v1/conversations/{conversation}/messages has the rest.
     ...(approval ? { approval: approvalObject(approval), approvals: e.approvals } : {}),
+    // Its message went to the operator who took the conversation over while it waited.
+    ...(handoff ? { handoff } : {}),
   };
 }

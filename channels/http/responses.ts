@@ -9,7 +9,7 @@ import { checkConversationName } from './request.js';
 import { EventWriter, ResponseOutput, responsesUsage, type StreamEvent } from './responses-output.js';
 import { parseResponsesRequest, type ResponsesRequest, responsesRequestHash } from './responses-request.js';
 import { ResponseStore, type StoredResponse } from './responses-store.js';
-import { approvalObject } from './sse.js';
+import { approvalObject, handoffOfDone } from './sse.js';
 
 /**
  * The OpenAI Responses API: POST /v1/responses (streamed or not), GET and DELETE
@@ -73,6 +73,9 @@ function settle(r: StoredResponse, out: ResponseOutput, e: Done | Extract<TurnEv
     ...(out.notices.length ? { notices: out.notices } : {}),
     ...(approval ? { approval: approvalObject(approval), approvals: e.approvals } : {}),
   };
+  // Its message went to the operator who took the conversation over while it waited.
+  const handoff = handoffOfDone(e);
+  if (handoff) r.switchboard.handoff = handoff;
   if (e.finishReason === 'error') {
     const failed = providerError(e, r.switchboard);
     r.status = 'failed';

@@ -249,3 +249,12 @@ export class SseReply {
     return false;
   }
 }
+
+/**
+ * A follower's 'done' for a message that went to an operator while it waited (its turn id is
+ * `handoff:<id>`, the gateway's takeover notice as its text): the response names the handoff, as a
+ * request to a taken-over conversation is answered (switchboard.handoff).
+ */
+export function handoffOfDone(e: { turnId: string }): { id: string; state: 'taken' } | undefined {
+  return e.turnId.startsWith('handoff:') ? { id: e.turnId.slice('handoff:'.length), state: 'taken' } : undefined;
+}

@@ -1,10 +1,19 @@
 import type { Logger } from 'pino';
 import { type Bus, type Topic, topic } from '../../adapters/bus/port.js';
 import type { ConversationRepository } from '../../adapters/store/ports/conversations.js';
-import type { HandoffMessage, HandoffRecord, HandoffRepository, HandoffUrgency, TakeResult } from '../../adapters/store/ports/handoffs.js';
+import {
+  type HandoffMessage,
+  type HandoffRecord,
+  type HandoffRepository,
+  type HandoffUrgency,
+  SLA_NOTICE_LEASE_MS,
+  type TakeResult,
+} from '../../adapters/store/ports/handoffs.js';
 import { SwitchboardError } from '../../kernel/errors.js';
 import type { EventType } from '../../kernel/jobs.js';
+import { CONTROL_TOPIC, type ControlEvent } from '../commands.js';
 import type { Metrics } from '../metrics.js';
+import { faultPoint } from '../turn/test-fault.js';
 import type { TakeoverConfig } from './config.js';
 import { handbackNote, handoffRef, NOTICE, operatorMessage, relayText, requestText, slaNote, userMessage } from './text.js';
 
@@ -41,7 +50,11 @@ export interface HandoffDeps {
   /** Posts text to the operators' place (takeover.operatorChannel, else approvals.operatorChannel). */
   notifyOperators?: (text: string) => Promise<void>;
   metrics?: Pick<Metrics, 'handoffs'>;
-  /** The console's live view (HANDOFF_TOPIC); a lost event only means the console catches up at its next poll. */
+  /**
+   * The console's live view (HANDOFF_TOPIC; a lost event only means the console catches up at its
+   * next poll), and the control topic (CONTROL_TOPIC): a takeover stops the conversation's running
+   * turn the way /stop and an interrupting message do, in whichever worker process runs it.
+   */
   bus?: Pick<Bus, 'publish'>;
 }
 
@@ -129,6 +142,7 @@ export class HandoffService {
     const r = await this.deps.repo.take(conv.id, operator);
     if (!r.ok) throw new HandoffError('already_taken', `Conversation ${conv.id} is already taken over by ${r.handoff.operator}.`, r.handoff);
     this.deps.metrics?.handoffs.inc({ outcome: 'taken' });
+    await this.stopRunningTurn(conv);
     this.emit('handoff.taken', r.handoff);
     return r.handoff;
   }
@@ -244,12 +258,48 @@ export class HandoffService {
       this.deps.metrics?.handoffs.inc({ outcome: 'expired' });
       this.deps.log.info({ handoff: h.id, conversation: h.conversationId, resume }, 'no operator took the request for a human within its SLA');
       this.emit('handoff.expired', { ...h, resumed: resume });
-      const conv = { id: h.conversationId, key: h.conversationKey, channel: h.channel };
-      await this.deps
-        .deliver?.(conv, resume ? NOTICE.slaResume : NOTICE.slaWait, `${h.id}:sla`)
-        .catch((err: unknown) => this.deps.log.warn({ err, handoff: h.id }, 'could not tell the user the SLA passed; the transcript has the note'));
+      faultPoint('sla-fired');
+      await this.tellSlaPassed(h, resume);
       if (!resume) await this.tellOperators(`Still waiting for an operator (SLA passed): ${requestText(h)}`);
     }
+    // Notices a worker fired and did not queue (it died in between): past their lease, sent from here.
+    const orphaned = await this.deps.repo.claimUnsentSlaNotices(now, new Date(now.getTime() + SLA_NOTICE_LEASE_MS));
+    for (const h of orphaned) {
+      this.deps.log.info({ handoff: h.id, conversation: h.conversationId }, 'sending the SLA notice of a request whose worker did not send it');
+      // Expired: the agent answers again. Still requested: it waits. Taken or handed back since: the notice is stale.
+      if (h.state === 'expired' || h.state === 'requested') await this.tellSlaPassed(h, h.state === 'expired');
+      else await this.deps.repo.slaNoticeSent(h.id);
+    }
+  }
+
+  /**
+   * The user's notice that nobody took their request in time, through the delivery queue (durable,
+   * retried, dead-lettered), then marked sent. Not queued (the queue refused): it stays leased, and a
+   * sweep past the lease sends it; queued twice (a crash between the two), the delivery's row
+   * ("op_<handoff>:sla", one per target) makes the second an edit of the first, not a second message.
+   */
+  private async tellSlaPassed(h: HandoffRecord, resume: boolean): Promise<void> {
+    const conv = { id: h.conversationId, key: h.conversationKey, channel: h.channel };
+    try {
+      await this.deps.deliver?.(conv, resume ? NOTICE.slaResume : NOTICE.slaWait, `${h.id}:sla`);
+      faultPoint('sla-notice-queued');
+      await this.deps.repo.slaNoticeSent(h.id);
+    } catch (err) {
+      this.deps.log.warn({ err, handoff: h.id }, 'could not queue the SLA notice to the user; a later sweep sends it (the transcript has the note)');
+    }
+  }
+
+  /**
+   * A turn already running when the operator took over is aborted (the worker running it listens
+   * on CONTROL_TOPIC): it posts no answer after the takeover; what it had streamed stays. Every
+   * path that takes over (API, CLI, console, in-channel, an operator number, accepting a request)
+   * comes through take(). A lost stop only means that turn finishes its answer.
+   */
+  private async stopRunningTurn(conv: HandoffConversation): Promise<void> {
+    const stop: ControlEvent = { type: 'stop', conversationKey: conv.key, reason: 'taken over by an operator' };
+    await this.deps.bus
+      ?.publish(CONTROL_TOPIC, stop)
+      .catch((err: unknown) => this.deps.log.warn({ err, conversation: conv.id }, 'could not publish the stop of the running turn; it finishes its answer'));
   }
 
   private async tellOperators(text: string): Promise<void> {

@@ -2,11 +2,23 @@ import type { Bus, Subscription, Topic } from '../../adapters/bus/port.js';
 import type { InboxRepository, TranscriptRepository, TurnRepository } from '../../adapters/store/ports/index.js';
 import type { BusTurnEvent, TurnEvent } from '../../kernel/turn-events.js';
 import { ReplyBuffer } from '../channel/reply-buffer.js';
+import { NOTICE } from '../handoffs/text.js';
 import { PROVIDER_FAILED_TEXT } from '../turn/settle.js';
 import { TurnEventOrdering } from './turn-order.js';
 
 /** The store as the follower reads it: the inbox message, its turn, and the turn's reply. */
 type FollowedStore = Pick<InboxRepository, 'inboxRow'> & Pick<TurnRepository, 'turn'> & Pick<TranscriptRepository, 'turnReply'>;
+
+/** The inbox's turn id of a message recorded or moved into a handoff (adapters/store/handoffs.ts): `handoff:<id>`. */
+const HANDOFF_TURN = 'handoff:';
+
+/** What a follower says for a message that went to the operator: the takeover notice, no model, no tokens. */
+function handoffDone(turnId: string, conversationId: string, inboxId: number): TurnEvent[] {
+  return [
+    { type: 'turn_start', turnId, conversationId, inboxIds: [inboxId], attempt: 1 },
+    { type: 'done', turnId, text: NOTICE.taken, finishReason: 'stop', usage: { input: 0, output: 0, totalTokens: 0, cost: 0 } },
+  ];
+}
 
 /**
  * Follows the turn that answers one inbox row. Subscribe before the message is
@@ -132,6 +144,12 @@ export class TurnWaiter {
     try {
       const row = await this.store.inboxRow(this.inboxId);
       if (!row?.consumedAt || !row.turnId || this.finished) return;
+      // Moved to an operator while it waited (taken over, src/handoffs/): no turn answers it; the
+      // request is answered with the notice a new message of a taken-over conversation gets.
+      if (row.turnId.startsWith(HANDOFF_TURN)) {
+        for (const e of handoffDone(row.turnId, row.conversationId, this.inboxId)) this.pushStored(e);
+        return;
+      }
       const turn = await this.store.turn(row.turnId);
       if (!turn || turn.status === 'running' || this.finished) return;
       // Give the bus a moment: its 'done' carries the same facts and usually wins.

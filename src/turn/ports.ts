@@ -34,7 +34,10 @@ export interface TurnStore extends Pick<TurnJournalRepository, 'recordModelStep'
   saveSummary(conversationId: string, uptoId: number, summary: string): Promise<boolean>;
   /** steer: claims the rows that arrived meanwhile into the running turn. */
   claimInto(turnId: string, conversationId: string): Promise<InboxMessage[]>;
-  waitingCount(conversationKey: string): Promise<{ waiting: number; running: boolean; mode: string | null }>;
+  /** `handoff`: the conversation's open handoff (src/handoffs/), when the store knows. */
+  waitingCount(
+    conversationKey: string,
+  ): Promise<{ waiting: number; running: boolean; mode: string | null; handoff?: { id: string; state: 'requested' | 'taken' } | null }>;
   /** Keeps a tool output too long to show whole; returns the id the model pages it with. */
   saveToolResult(turnId: string, tool: string, content: string): Promise<string>;
 }

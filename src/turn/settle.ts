@@ -49,6 +49,16 @@ export interface SettleInput {
   journal?: StepJournal;
 }
 
+/** The conversation is held by an operator now (its stop came from a takeover). A store that cannot say: not taken over. */
+async function takenOver(job: TurnJob, deps: TurnDeps): Promise<boolean> {
+  try {
+    return (await deps.store.waitingCount(job.conversation.key)).handoff?.state === 'taken';
+  } catch {
+    // Unreadable now: the turn closes as any stopped turn does ("(Stopped.)").
+    return false;
+  }
+}
+
 /**
  * The settle phase: the notes that end the reply (provider error, budget, stop,
  * a refused secret, the turn cap), the honesty check, the fallback notice, and
@@ -83,7 +93,16 @@ export async function settle(job: TurnJob, deps: TurnDeps, sink: TurnEventSink, 
       say(
         `\n\n(Stopped: this turn reached its budget${limits.turnTokens ? ` of ${limits.turnTokens} tokens` : ''}${limits.turnCostUsd ? ` or $${limits.turnCostUsd}` : ''}.)`,
       );
-    if (finishReason === 'aborted') say('\n\n(Stopped.)');
+    if (finishReason === 'aborted') {
+      // Stopped because an operator took the conversation over (HandoffService.take publishes the
+      // stop): nothing more of the agent's goes out. The text not yet shown is withdrawn (a channel
+      // that posts once, at the end, posts nothing; a streamed message is emptied as after a
+      // provider error); the transcript keeps what was said, the operator answers from here.
+      if (await takenOver(job, deps)) {
+        if (text) sink.push({ type: 'reset', turnId, reason: 'taken over by an operator' });
+        text = '';
+      } else say('\n\n(Stopped.)');
+    }
     // A later model call of the turn was refused (policy block): say why, as a refused message is told.
     if (finishReason === 'blocked_secret' && result.blocked) say((text ? '\n\n' : '') + refusalText(result.blocked));
     if (finishReason === 'turn_cap') say(`\n\n(Stopped after ${s.prepared.agent.maxIterations} model calls in one turn.)`);

@@ -9,13 +9,23 @@
  * `approval-claimed` (an approved call claimed, not yet started), `before-park`
  * (approvals asked and shown, the turn not yet parked), `approval-created` (an approval row
  * written and audited, not yet shown), `final-kept` (a final answer journaled because closing
- * the turn took long, the turn not closed).
+ * the turn took long, the turn not closed), `sla-fired` (a request's SLA fired and committed, the user's notice
+ * not yet queued: src/handoffs/service.ts), `sla-notice-queued` (that notice queued for delivery, not yet marked sent).
  */
 const spec = process.env.SWITCHBOARD_TEST_FAULT ?? '';
 const [armed = '', nth = '1'] = spec.split(':');
 let passed = 0;
 
-export type FaultPoint = 'tool-started' | 'tool-ran' | 'tool-finished' | 'approval-claimed' | 'approval-created' | 'before-park' | 'final-kept';
+export type FaultPoint =
+  | 'tool-started'
+  | 'tool-ran'
+  | 'tool-finished'
+  | 'approval-claimed'
+  | 'approval-created'
+  | 'before-park'
+  | 'final-kept'
+  | 'sla-fired'
+  | 'sla-notice-queued';
 
 export function faultPoint(point: FaultPoint): void {
   if (armed !== point) return;

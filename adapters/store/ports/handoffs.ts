@@ -51,6 +51,9 @@ export type HandbackResult = { ok: true; handoff: HandoffRecord } | { ok: false;
  * Handoffs: the open one of a conversation, requests, takeovers and handbacks (each written with
  * its audit-ledger row in one transaction), the messages of the taken-over time, and the SLA sweep.
  */
+/** How long the worker that fired an SLA has to queue the user's notice before another worker's sweep sends it (a dead worker's). */
+export const SLA_NOTICE_LEASE_MS = 60_000;
+
 export interface HandoffRepository {
   /** The open (requested or taken) handoff of a conversation, if any. */
   open(conversationId: string): Promise<HandoffRecord | undefined>;
@@ -83,7 +86,22 @@ export interface HandoffRepository {
    * only while null), audited `handoff.expired`; `resume`: the request is closed (expired), else it
    * stays requested. `message` is written to its transcript in the same transaction.
    */
-  expireDue(now: Date, resume: boolean, message: (h: HandoffRecord) => Record<string, unknown>, limit?: number): Promise<HandoffRecord[]>;
+  expireDue(
+    now: Date,
+    resume: boolean,
+    message: (h: HandoffRecord) => Record<string, unknown>,
+    limit?: number,
+    noticeLeaseUntil?: Date,
+  ): Promise<HandoffRecord[]>;
+  /**
+   * The user's notice of a fired SLA is leased to the worker that fired it (until
+   * `noticeLeaseUntil`, by default a minute on) and marked sent once it is in the delivery queue
+   * (slaNoticeSent). A notice still unsent past its lease (that worker died in between) is claimed
+   * here, exactly one caller winning each, leased again until `leaseUntil`.
+   */
+  claimUnsentSlaNotices(now: Date, leaseUntil: Date, limit?: number): Promise<HandoffRecord[]>;
+  /** The user's SLA notice of this handoff is queued for delivery (or has nowhere to go): not sent again. */
+  slaNoticeSent(id: string): Promise<void>;
   /** The newest inbox row of the conversation that has a reply target (where a message to the user goes). */
   replyTarget(conversationId: string): Promise<number | undefined>;
 }
