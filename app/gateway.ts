@@ -218,6 +218,7 @@ export class Gateway {
         emit: (type, data) => events.emit(type, data),
         metrics,
         bus: infra.bus,
+        withdrawParked: (conversationId, operator) => approvals.withdrawForTakeover(conversationId, operator),
         // An operator's message goes out like a turn's reply: a delivery job (retried, dead-lettered) replays it into the channel.
         deliver: async (conv, text, ref) => {
           if (!deliverable.has(conv.channel)) return false;

@@ -265,6 +265,48 @@ export class ApprovalStore implements ApprovalRepository {
     ).rows.map(approvalFromRow);
   }
 
+  /**
+   * Takeover: the conversation's parked turns are closed without running again, and their pending
+   * approvals withdrawn (expired, decided_by 'takeover'). One transaction, approvals first (the
+   * order an answer locks in), then the turn only while it is still parked: an answer that already
+   * unparked it (a resume that began) keeps its turn, and its approvals are no longer pending.
+   */
+  async withdrawParked(conversationId: string): Promise<{ approvals: ApprovalRecord[]; turns: string[] }> {
+    return this.db.transaction(async (tx) => {
+      const withdrawn = (
+        await tx.query<ApprovalColumns>(
+          `update approvals set status = 'expired', decided_by = 'takeover', decided_at = now()
+           where status = 'pending' and turn_id in (select id from turns where conversation_id = $1 and status = 'parked')
+           returning *`,
+          [conversationId],
+        )
+      ).rows.map(approvalFromRow);
+      const turns = (
+        await tx.query<{ id: string }>(
+          `with t as (
+             update turns set status = 'done', finished_at = now(), finish_reason = 'aborted', state = null
+             where conversation_id = $1 and status = 'parked'
+             returning id, conversation_id
+           ), m as (
+             -- The user's words stay in the transcript (the operator answers them); the agent's unfinished calls do not.
+             insert into messages (conversation_id, turn_id, role, content)
+             select i.conversation_id, i.turn_id, 'user',
+                    jsonb_build_object('role', 'user', 'content', i.text, 'timestamp', (extract(epoch from i.received_at) * 1000)::bigint)
+             from inbox i join t on i.turn_id = t.id where i.consumed_at is null
+             order by i.id
+           ), i as (
+             update inbox set consumed_at = now() where turn_id in (select id from t) and consumed_at is null
+           ), j as (
+             delete from turn_journal where turn_id in (select id from t)
+           )
+           select id from t`,
+          [conversationId],
+        )
+      ).rows.map((r) => r.id);
+      return { approvals: withdrawn, turns };
+    });
+  }
+
   async readyParkedTurns(): Promise<string[]> {
     return (
       await this.db.query<{ id: string }>(

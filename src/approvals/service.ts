@@ -311,6 +311,22 @@ export class ApprovalService {
   }
 
   /**
+   * An operator took the conversation over (HandoffService.take): the pending approvals of its
+   * parked turns are withdrawn (expired, decided by 'takeover'; an answer afterwards is refused as
+   * expired) and those turns are closed without running the model again. Each withdrawal is audited
+   * (`approval.withdrawn`), its wait span recorded, and emitted as decided. Returns the closed turns.
+   */
+  async withdrawForTakeover(conversationId: string, operator: string): Promise<string[]> {
+    const r = await this.deps.approvals.withdrawParked(conversationId);
+    for (const a of r.approvals) {
+      recordApprovalWait(a, { superseded: true });
+      await this.deps.approvals.audit('takeover', 'approval.withdrawn', a.code, { approval: a.id, turn: a.turnId, reason: 'taken over', operator });
+      this.deps.events?.emit('approval.decided', { code: a.code, conversation: a.conversationId, tool: a.tool, status: 'expired', by: 'takeover' });
+    }
+    return r.turns;
+  }
+
+  /**
    * A parked turn whose approvals are all decided runs again. With `drain`, its conversation
    * is drained even when the turn was already unparked (by an answer whose drain job was lost).
    */

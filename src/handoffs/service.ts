@@ -56,6 +56,12 @@ export interface HandoffDeps {
    * turn the way /stop and an interrupting message do, in whichever worker process runs it.
    */
   bus?: Pick<Bus, 'publish'>;
+  /**
+   * Withdraws the pending approvals of the conversation's parked turns and closes those turns
+   * without running them again (ApprovalService.withdrawForTakeover): an approval answered later
+   * cannot resume a turn that answers the user while an operator holds the conversation.
+   */
+  withdrawParked?: (conversationId: string, operator: string) => Promise<unknown>;
 }
 
 /** A request the service refuses: 404 unknown conversation, 409 already taken / not taken over. */
@@ -143,6 +149,7 @@ export class HandoffService {
     if (!r.ok) throw new HandoffError('already_taken', `Conversation ${conv.id} is already taken over by ${r.handoff.operator}.`, r.handoff);
     this.deps.metrics?.handoffs.inc({ outcome: 'taken' });
     await this.stopRunningTurn(conv);
+    await this.deps.withdrawParked?.(conv.id, operator);
     this.emit('handoff.taken', r.handoff);
     return r.handoff;
   }

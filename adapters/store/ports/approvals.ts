@@ -152,6 +152,14 @@ export interface ApprovalRepository {
    * they do not hold the turn parked until their deadline. Returns those.
    */
   supersede(turnId: string, keep: string[]): Promise<ApprovalRecord[]>;
+  /**
+   * Takeover of a conversation: in one transaction, the pending approvals of its parked turns are
+   * withdrawn (status expired, decided_by 'takeover') and those turns closed without running again
+   * (status done, finish_reason 'aborted', their inbox rows consumed, the user's text kept in the
+   * transcript, their step journal deleted). Only a turn still parked is closed: one an answer already
+   * unparked (its resume began) is left to run. Returns the withdrawn approvals and the closed turns.
+   */
+  withdrawParked(conversationId: string): Promise<{ approvals: ApprovalRecord[]; turns: string[] }>;
   /** Parked turns none of whose approvals is pending any more (decided, expired, or gone): the sweep resumes them. */
   readyParkedTurns(): Promise<string[]>;
   /** Fail-closed expiry: every pending approval past its deadline becomes expired; returns those. */

@@ -13,7 +13,7 @@ import type {
   NewRule,
 } from '../../../adapters/store/ports/approvals.js';
 import type { AllowRule } from '../../../moat/approval-engine.js';
-import { copy, json, type Tables } from './tables.js';
+import { copy, json, type MessageRecord, type Tables } from './tables.js';
 
 export class MemoryApprovals implements ApprovalRepository {
   constructor(private readonly t: Tables) {}
@@ -139,6 +139,22 @@ export class MemoryApprovals implements ApprovalRepository {
     const gone = this.t.approvals.filter((a) => a.turnId === turnId && a.status === 'pending' && !keep.includes(a.id));
     for (const a of gone) Object.assign(a, { status: 'expired', decidedBy: 'superseded', decidedAt: now });
     return gone.map(copy);
+  }
+
+  async withdrawParked(conversationId: string): Promise<{ approvals: ApprovalRecord[]; turns: string[] }> {
+    const now = this.t.now();
+    const parked = [...this.t.turns.values()].filter((t) => t.conversationId === conversationId && t.status === 'parked');
+    const ids = new Set(parked.map((t) => t.id));
+    const gone = this.t.approvals.filter((a) => ids.has(a.turnId) && a.status === 'pending');
+    for (const a of gone) Object.assign(a, { status: 'expired', decidedBy: 'takeover', decidedAt: now });
+    for (const t of parked) Object.assign(t, { status: 'done', finishedAt: now, finishReason: 'aborted', state: null });
+    for (const r of this.t.inbox.filter((r) => r.turnId !== null && ids.has(r.turnId) && !r.consumedAt).sort((a, b) => a.id - b.id)) {
+      const content = { role: 'user', content: r.text, timestamp: new Date(r.receivedAt).getTime() } as MessageRecord['content'];
+      this.t.messages.push({ id: this.t.nextId(), conversationId, turnId: r.turnId, role: 'user', content, createdAt: now });
+      r.consumedAt = now;
+    }
+    for (const [k, j] of this.t.journal) if (ids.has(j.turnId)) this.t.journal.delete(k);
+    return { approvals: gone.map(copy), turns: parked.map((t) => t.id) };
   }
 
   async readyParkedTurns(): Promise<string[]> {
