@@ -877,6 +877,59 @@ describe.each(backends)('ports contract: $name', (backend) => {
       }
     });
 
+    it('takeover withdraws the pending approvals of a parked turn and closes it, guarded by its state: a turn an answer already unparked is left to run', async () => {
+      const approvals = new ApprovalStore(db);
+      const ask = (conversationId: string, turnId: string, toolCallId: string) =>
+        approvals.create({
+          conversationId,
+          turnId,
+          toolCallId,
+          tool: 'shell_exec',
+          args: { command: 'ls' },
+          argsHash: 'h',
+          pattern: 'ls',
+          tier: 'caution',
+          reasons: [],
+          rulePermitted: true,
+          requester: 'http:u1',
+          channel: 'http',
+          expiresAt: new Date(Date.now() + 60_000),
+        });
+      // Parked on two approvals.
+      const m = await store.accept(msg('withdraw-1', 'http/-/withdraw/-'));
+      const turn = (await start(m.conversationId)).turn!;
+      const a1 = await ask(m.conversationId, turn.id, 'call_w1');
+      const a2 = await ask(m.conversationId, turn.id, 'call_w2');
+      expect(await store.parkTurn(turn.id, { parked: true })).toBe(true);
+      const r = await approvals.withdrawParked(m.conversationId);
+      expect(r.turns).toEqual([turn.id]);
+      expect(r.approvals.map((a) => a.id).sort()).toEqual([a1.id, a2.id].sort());
+      for (const a of [a1, a2]) expect(await approvals.get(a.id)).toMatchObject({ status: 'expired', decidedBy: 'takeover' });
+      expect(await store.turn(turn.id)).toMatchObject({ status: 'done', finishReason: 'aborted', state: null });
+      // An answer afterwards is refused as expired, and unparks nothing.
+      expect(await approvals.answer({ code: a1.code, decision: 'approved', by: 'http:op', via: 'http' })).toMatchObject({ ok: false, reason: 'expired' });
+      expect((await store.turn(turn.id))!.status).toBe('done');
+      expect(await approvals.readyParkedTurns()).not.toContain(turn.id);
+      // Its rows are consumed (the user's text kept in the transcript): the next message opens a new turn.
+      expect(await store.transcript(m.conversationId)).toEqual([expect.objectContaining({ role: 'user', content: 'hello' })]);
+      await store.accept(msg('withdraw-2', 'http/-/withdraw/-'));
+      const next = (await start(m.conversationId)).turn!;
+      expect(next.id).not.toBe(turn.id);
+      expect(next.seq).toBe(turn.seq + 1);
+      // Nothing parked: nothing to withdraw.
+      expect(await approvals.withdrawParked(m.conversationId)).toEqual({ approvals: [], turns: [] });
+
+      // A turn whose last approval was answered first (its resume began) is not closed.
+      const o = await store.accept(msg('withdraw-3', 'http/-/withdraw-raced/-'));
+      const raced = (await start(o.conversationId)).turn!;
+      const b = await ask(o.conversationId, raced.id, 'call_w3');
+      expect(await store.parkTurn(raced.id, { parked: true })).toBe(true);
+      expect(await approvals.answer({ code: b.code, decision: 'approved', by: 'http:op', via: 'http' })).toMatchObject({ ok: true, unparked: o.conversationId });
+      expect(await approvals.withdrawParked(o.conversationId)).toEqual({ approvals: [], turns: [] });
+      expect((await store.turn(raced.id))!.status).toBe('running');
+      expect(await approvals.get(b.id)).toMatchObject({ status: 'approved', decidedBy: 'http:op' });
+    });
+
     it('an approval is created and audited once per (turn, tool call): a retried attempt gets the same code and no second audit row', async () => {
       const approvals = new ApprovalStore(db);
       const m = await store.accept(msg('approval-once-1', 'http/-/approval-once/-'));
