@@ -924,7 +924,10 @@ describe.each(backends)('ports contract: $name', (backend) => {
       const raced = (await start(o.conversationId)).turn!;
       const b = await ask(o.conversationId, raced.id, 'call_w3');
       expect(await store.parkTurn(raced.id, { parked: true })).toBe(true);
-      expect(await approvals.answer({ code: b.code, decision: 'approved', by: 'http:op', via: 'http' })).toMatchObject({ ok: true, unparked: o.conversationId });
+      expect(await approvals.answer({ code: b.code, decision: 'approved', by: 'http:op', via: 'http' })).toMatchObject({
+        ok: true,
+        unparked: o.conversationId,
+      });
       expect(await approvals.withdrawParked(o.conversationId)).toEqual({ approvals: [], turns: [] });
       expect((await store.turn(raced.id))!.status).toBe('running');
       expect(await approvals.get(b.id)).toMatchObject({ status: 'approved', decidedBy: 'http:op' });
