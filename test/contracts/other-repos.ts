@@ -208,6 +208,23 @@ export function otherRepositoryContracts(repos: () => AllRepositories): void {
       expect(await repos().approvals.get(second.id)).toMatchObject({ status: 'approved' });
     });
 
+    it("withdraws a parked turn's pending approvals on takeover and closes the turn; a turn no longer parked is left alone", async () => {
+      const { conversationId, turnId, first, second } = await parkedWithTwo();
+      await repos().approvals.decide(first.code, 'denied', 'http:op', 'http');
+      const r = await repos().approvals.withdrawParked(conversationId);
+      expect(r.turns).toEqual([turnId]);
+      expect(r.approvals.map((a) => [a.id, a.status, a.decidedBy])).toEqual([[second.id, 'expired', 'takeover']]);
+      expect(await repos().approvals.get(first.id)).toMatchObject({ status: 'denied' }); // decided ones stay as they are
+      expect(await repos().turns.turn(turnId)).toMatchObject({ status: 'done', finishReason: 'aborted', state: null });
+      expect(await repos().approvals.readyParkedTurns()).not.toContain(turnId);
+      expect(await repos().approvals.withdrawParked(conversationId)).toEqual({ approvals: [], turns: [] });
+      const other = await parkedWithTwo();
+      expect(await repos().turns.unparkTurn(other.turnId)).toBeTruthy();
+      expect(await repos().approvals.withdrawParked(other.conversationId)).toEqual({ approvals: [], turns: [] });
+      expect(await statusOf(other.turnId)).toBe('running');
+      expect(await repos().approvals.get(other.first.id)).toMatchObject({ status: 'pending' });
+    });
+
     it('finds parked turns none of whose approvals is pending (decided, expired), for the sweep', async () => {
       const { turnId, first, second } = await parkedWithTwo();
       // Decided without the unpark (as an answer that predates the one-call answer, or a lost write would leave it).
