@@ -408,8 +408,9 @@ describe.each(['redact', 'block'] as const)('a message that joins a running turn
         chain,
         maxIterations: 5,
         secrets: { redactor: new Redactor(), policy },
-        // Polled before the first call and after each tool round: the message arrives after the first.
-        getSteeringMessages: async () => (++polls === 2 ? [{ role: 'user', content: `also use ${steered}`, timestamp: Date.now() }] : []),
+        // Polled before the first call and after each tool round (and on no fixed count): the message arrives once, after the first call.
+        getSteeringMessages: async () =>
+          !polls && fake.requests.length > before && ++polls ? [{ role: 'user', content: `also use ${steered}`, timestamp: Date.now() }] : [],
       },
       { onText: () => {} },
     );
