@@ -11,6 +11,7 @@ import {
 } from '../../adapters/store/ports/handoffs.js';
 import { SwitchboardError } from '../../kernel/errors.js';
 import type { EventType } from '../../kernel/jobs.js';
+import { PeriodicPass } from '../../kernel/periodic-pass.js';
 import { CONTROL_TOPIC, type ControlEvent } from '../commands.js';
 import type { Metrics } from '../metrics.js';
 import { faultPoint } from '../turn/test-fault.js';
@@ -87,10 +88,15 @@ export const IN_CHANNEL = new Set(['slack', 'discord']);
  * its ledger row in the same transaction) and emitted as an event webhook.
  */
 export class HandoffService {
-  private timer?: NodeJS.Timeout;
-  private sweeping?: Promise<void>;
+  private readonly sweeps: PeriodicPass;
 
-  constructor(private readonly deps: HandoffDeps) {}
+  constructor(private readonly deps: HandoffDeps) {
+    this.sweeps = new PeriodicPass(
+      () => this.sweepOnce(new Date()),
+      deps.config.pollMs,
+      (err) => deps.log.warn({ err }, 'the handoff SLA sweep failed; it runs again at the next tick'),
+    );
+  }
 
   get repo(): HandoffRepository {
     return this.deps.repo;
@@ -235,27 +241,16 @@ export class HandoffService {
 
   /** The SLA sweep, every takeover.pollMs on every worker: each due request fires once (the store's claim). */
   start(): void {
-    if (this.timer) return;
-    this.timer = setInterval(() => void this.sweep(), this.deps.config.pollMs);
-    this.timer.unref();
-    void this.sweep();
+    this.sweeps.start();
   }
 
-  async stop(): Promise<void> {
-    clearInterval(this.timer);
-    this.timer = undefined;
-    await this.sweeping;
+  stop(): Promise<void> {
+    return this.sweeps.stop();
   }
 
   /** One pass of the SLA sweep: never throws. */
-  sweep(now = new Date()): Promise<void> {
-    if (this.sweeping) return this.sweeping;
-    this.sweeping = this.sweepOnce(now)
-      .catch((err: unknown) => this.deps.log.warn({ err }, 'the handoff SLA sweep failed; it runs again at the next tick'))
-      .finally(() => {
-        this.sweeping = undefined;
-      });
-    return this.sweeping;
+  sweep(): Promise<void> {
+    return this.sweeps.run();
   }
 
   private async sweepOnce(now: Date): Promise<void> {

@@ -3,6 +3,7 @@ import type { JobQueue } from '../../adapters/queue/port.js';
 import type { PendingRun, ScheduleRepository } from '../../adapters/store/ports/schedules.js';
 import type { InboundMessage } from '../../kernel/envelope.js';
 import type { DrainJob } from '../../kernel/jobs.js';
+import { PeriodicPass } from '../../kernel/periodic-pass.js';
 import type { SchedulesConfig } from './config.js';
 import { nextTick } from './next-tick.js';
 import { localDayStart, NOTHING_TO_SAY, quietUntil, withinBudget } from './policy.js';
@@ -35,36 +36,29 @@ export function runPrompt(scheduleId: string, prompt: string, tick: Date, coales
  * and enqueues the conversation's drain: the turn and its delivery are the ordinary ones.
  */
 export class Scheduler {
-  private timer?: NodeJS.Timeout;
-  private running?: Promise<void>;
   private readonly now: () => Date;
+  private readonly passes: PeriodicPass;
 
   constructor(private readonly deps: SchedulerDeps) {
     this.now = deps.now ?? (() => new Date());
+    this.passes = new PeriodicPass(
+      () => this.pass(),
+      deps.config.pollMs,
+      (err) => deps.log.warn({ err }, 'schedule pass failed; the next pass retries'),
+    );
   }
 
   start(): void {
-    if (this.timer) return;
-    this.timer = setInterval(() => void this.tick(), this.deps.config.pollMs);
-    this.timer.unref();
-    void this.tick();
+    this.passes.start();
   }
 
-  async stop(): Promise<void> {
-    clearInterval(this.timer);
-    this.timer = undefined;
-    await this.running;
+  stop(): Promise<void> {
+    return this.passes.stop();
   }
 
   /** One pass: claim the due ticks, fire the due runs, report undelivered ones. Never throws. */
   tick(): Promise<void> {
-    if (this.running) return this.running;
-    this.running = this.pass()
-      .catch((err: unknown) => this.deps.log.warn({ err }, 'schedule pass failed; the next pass retries'))
-      .finally(() => {
-        this.running = undefined;
-      });
-    return this.running;
+    return this.passes.run();
   }
 
   private async pass(): Promise<void> {
