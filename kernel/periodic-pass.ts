@@ -30,7 +30,9 @@ export class PeriodicPass {
   run(): Promise<void> {
     if (this.running) return this.running;
     this.running = this.pass()
-      .catch(this.onError)
+      .catch((err: unknown) => {
+        this.onError(err);
+      })
       .finally(() => {
         this.running = undefined;
       });
