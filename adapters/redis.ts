@@ -94,6 +94,18 @@ export function createRedis(url: string, extra: RedisOptions = {}, opts: { watch
 }
 
 /**
+ * Disconnects `r` for good, whatever its state. A client parked in "reconnecting" has no socket to
+ * close, so ioredis emits no 'end' and whoever awaits it (BullMQ's Worker.close, with its
+ * lock-extender timer still running: taskforcesh/bullmq#4656) would wait forever: the event,
+ * which means "no more reconnections", is sent for it.
+ */
+export function disconnectForGood(r: Redis): void {
+  const socketless = r.status === 'reconnecting';
+  r.disconnect();
+  if (socketless) r.emit('end');
+}
+
+/**
  * A command on a request's path (a rate limit asked before anything is accepted): our clients
  * wait for a reconnect forever, so this one fails fast instead, as queue_unavailable (503 with
  * Retry-After): at once while the connection is not ready, and after `timeoutMs` when a command

@@ -45,6 +45,7 @@ export class Lifecycle {
     this.closing ??= (async () => {
       for (const { name, part } of [...this.started].reverse()) {
         try {
+          this.log.debug({ part: name }, `closing ${name}`);
           await part.close();
         } catch (err) {
           this.log.warn({ err, part: name }, `closing ${name} failed; closing the rest`);

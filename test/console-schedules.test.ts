@@ -30,7 +30,8 @@ describe('schedules in the console', () => {
         {
           channels: { webhook: { hooks: [hook.config()], callbackAttempts: 2, callbackBackoffMs: 50 } },
           schedules: { pollMs: 100 },
-          queue: { deliveryAttempts: 2 },
+          // The delivery queue's retry after a short pause (5 s by default), so the dead letter comes quickly.
+          queue: { deliveryAttempts: 2, deliveryBackoffMs: 200 },
         },
       ),
     );
@@ -61,10 +62,11 @@ describe('schedules in the console', () => {
     await page.fill('#key', TEST_OPERATOR_KEY);
     await page.click('#go');
     await page.waitForSelector('#app:not([hidden])');
-    expect(await page.textContent('#schedules')).toContain('no schedules');
+    // #app shows before its panels have loaded: wait for the schedules table's own answer.
+    await page.waitForSelector('#schedules :text("no schedules")', { timeout: 20_000 });
 
     const ok = await schedule(new Date().toISOString());
-    await page.waitForSelector(`#schedules tr[data-schedule="${ok}"][data-status="delivered"]`, { timeout: 20_000 });
+    await page.waitForSelector(`#schedules tr[data-schedule="${ok}"][data-status="delivered"]`, { timeout: 45_000 });
     expect(hook.received.map((r) => r.text)).toContain('Restock the shelves today.');
     expect(await page.textContent(`#schedules tr[data-schedule="${ok}"]`)).toContain('webhook/shop/store-7/-');
     expect(await page.textContent(`#schedules tr[data-schedule="${ok}"]`)).toContain(XSS);
@@ -74,7 +76,7 @@ describe('schedules in the console', () => {
     // The shop's callback is down: the reply is retried, dead-lettered, and the run reads undelivered.
     hook.status = 500;
     const lost = await schedule(new Date().toISOString());
-    const row = await page.waitForSelector(`#schedules tr[data-schedule="${lost}"][data-status="undelivered"]`, { timeout: 20_000 });
+    const row = await page.waitForSelector(`#schedules tr[data-schedule="${lost}"][data-status="undelivered"]`, { timeout: 45_000 });
     expect(await row.$eval('td.bad', (td) => td.textContent)).toMatch(/^undelivered/);
     // The turn's own delivery, then the delivery queue's 2 attempts, each 2 callback tries: all really reached the callback.
     expect(hook.failed.length).toBe(6);
@@ -83,5 +85,5 @@ describe('schedules in the console', () => {
     await page.click(`button[data-delete-schedule="${lost}"]`);
     await page.waitForSelector(`#schedules tr[data-schedule="${lost}"]`, { state: 'detached' });
     expect(await gw.infra.store.db.query('select 1 from schedules where id = $1', [lost]).then((r) => r.rows.length)).toBe(0);
-  }, 60_000);
+  }, 150_000);
 });

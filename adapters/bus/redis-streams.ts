@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
-import { ignoreError } from '../../kernel/errors.js';
-import { createRedis } from '../redis.js';
+import { settlesWithin } from '../../kernel/settles-within.js';
+import { createRedis, disconnectForGood } from '../redis.js';
 import { type Bus, HISTORY_LIMIT, type Subscription } from './port.js';
 
 const SUBSCRIBE_LOOKBACK_MS = 10_000;
@@ -24,6 +24,9 @@ interface Topic {
  * Streams (not pub/sub) so that a reader that reconnects after a blip resumes
  * from its last id instead of silently missing events.
  */
+/** How long close() waits for the read loop once its client is disconnected (an answered XREAD ends it at once). */
+const READ_LOOP_END_MS = 1_000;
+
 export class RedisStreamsBus implements Bus {
   private readonly cmd: Redis;
   private readonly reader: Redis;
@@ -244,10 +247,11 @@ export class RedisStreamsBus implements Bus {
     this.closed = true;
     clearTimeout(this.wakeTimer);
     this.wake?.();
-    this.reader.disconnect();
-    // The read loop reports its own failures while running; closing only waits for it to end.
-    await this.loopDone.catch(ignoreError('the read loop ends with the disconnect'));
-    this.cmd.disconnect();
+    disconnectForGood(this.reader);
+    // The read loop reports its own failures while running; closing only waits for it to end. An
+    // XREAD queued on a client that was reconnecting is never answered: the loop is left behind then.
+    await settlesWithin(this.loopDone, READ_LOOP_END_MS);
+    disconnectForGood(this.cmd);
   }
 }
 

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { createRedis } from '../redis.js';
+import { createRedis, failFast } from '../redis.js';
 import type { HeartbeatStore, WorkerBeat } from './port.js';
 
 /**
@@ -29,8 +29,9 @@ export class RedisHeartbeats implements HeartbeatStore {
     await this.redis.multi().set(this.key(beat.id), JSON.stringify(beat), 'PX', ttlMs).sadd(this.index, beat.id).exec();
   }
 
+  /** Fails fast when Redis is away (a worker stopping during an outage must not wait for it): the beat expires by its TTL anyway. */
   async remove(id: string): Promise<void> {
-    await this.redis.multi().del(this.key(id)).srem(this.index, id).exec();
+    await failFast(this.redis, () => this.redis.multi().del(this.key(id)).srem(this.index, id).exec());
   }
 
   async alive(): Promise<WorkerBeat[]> {

@@ -1,9 +1,18 @@
 import { type Job, Queue, UnrecoverableError, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { LogSink } from '../../kernel/log.js';
-import { createRedis, whenReady } from '../redis.js';
+import { settlesWithin } from '../../kernel/settles-within.js';
+import { createRedis, disconnectForGood, whenReady } from '../redis.js';
 import type { JobHandler, JobOptions, JobQueue, QueueSettings, WorkerOptions } from './port.js';
 import { isPermanentFailure } from './retry-policy.js';
+
+/**
+ * How long BullMQ's own teardown may take once this process's jobs have finished. BullMQ 6.7's
+ * Worker.close() waits for an 'end' event that a client parked in ioredis' "reconnecting" state
+ * never emits (Redis unreachable, or restarted at the wrong moment: taskforcesh/bullmq#4656), so
+ * it can hang forever; after this bound the connections are dropped instead.
+ */
+const TEARDOWN_GRACE_MS = 5_000;
 
 export interface BullSettings extends QueueSettings {
   prefix: string;
@@ -20,7 +29,11 @@ export interface BullSettings extends QueueSettings {
 export class BullQueue<T> implements JobQueue<T> {
   private readonly queue: Queue;
   private worker?: Worker;
+  /** Every connection this queue opened, the ones BullMQ duplicates from them included (its blocking client). */
   private readonly conns: Redis[] = [];
+  /** This process's jobs now running, and who waits for them to end (close()). */
+  private running = 0;
+  private idleWaiters: (() => void)[] = [];
 
   constructor(
     private readonly name: string,
@@ -67,8 +80,23 @@ export class BullQueue<T> implements JobQueue<T> {
 
   private conn(): Redis {
     const c = createRedis(this.url);
-    this.conns.push(c);
+    this.track(c);
     return c;
+  }
+
+  /** Records `c` and every duplicate made of it, so close() can always drop them. */
+  private track(c: Redis): void {
+    this.conns.push(c);
+    const duplicate = c.duplicate.bind(c);
+    c.duplicate = (...args: Parameters<Redis['duplicate']>) => {
+      const d = duplicate(...args);
+      this.track(d);
+      return d;
+    };
+  }
+
+  private jobsFinished(): Promise<void> {
+    return this.running === 0 ? Promise.resolve() : new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
   available(graceMs: number): Promise<boolean> {
@@ -87,6 +115,7 @@ export class BullQueue<T> implements JobQueue<T> {
     this.worker = new Worker(
       this.name,
       async (job: Job, _token?: string, signal?: AbortSignal) => {
+        this.running++;
         try {
           await handler({
             data: job.data as T,
@@ -99,6 +128,8 @@ export class BullQueue<T> implements JobQueue<T> {
           this.log?.warn({ err, code: err.code, queue: this.name, job: job.id, attempt: job.attemptsMade + 1 }, 'job failed permanently; not retried');
           // BullMQ moves a job that throws this to the failed set without retrying it.
           throw new UnrecoverableError(`${err.code}: ${err.message}`);
+        } finally {
+          if (--this.running === 0) for (const wake of this.idleWaiters.splice(0)) wake();
         }
       },
       {
@@ -131,11 +162,27 @@ export class BullQueue<T> implements JobQueue<T> {
 
   private closed?: Promise<void>;
 
+  /**
+   * Lets the running jobs finish (however long a turn takes), then gives BullMQ's teardown
+   * TEARDOWN_GRACE_MS before dropping every connection: a close never hangs on a lost Redis.
+   */
   close(): Promise<void> {
     this.closed ??= (async () => {
-      await this.worker?.close();
-      await this.queue.close();
-      for (const c of this.conns) c.disconnect();
+      const worker = this.worker?.close();
+      await this.jobsFinished();
+      // One grace for the worker and the queue together: when the worker could not close, neither will the queue.
+      const closed = (async () => {
+        await worker;
+        await this.queue.close();
+      })();
+      // Redis away now: nothing to wait for (a clean close only tells Redis this worker left).
+      const graceMs = this.conns[0]?.status === 'ready' ? TEARDOWN_GRACE_MS : 0;
+      if (!(await settlesWithin(closed, graceMs)))
+        this.log?.warn(
+          { queue: this.name, graceMs, redis: this.conns[0]?.status },
+          'the queue did not close after its jobs finished (Redis unreachable?); dropping its connections',
+        );
+      for (const c of this.conns) disconnectForGood(c);
     })();
     return this.closed;
   }

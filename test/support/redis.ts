@@ -58,7 +58,7 @@ export class TestRedis {
 
   async stop(): Promise<void> {
     const p = this.proc;
-    if (!p || p.exitCode !== null) return;
+    if (!p || p.exitCode !== null || p.signalCode !== null) return; // already gone (a kill leaves exitCode null)
     await new Promise<void>((resolve) => {
       p.once('exit', () => resolve());
       p.kill('SIGKILL');
