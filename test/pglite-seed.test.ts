@@ -3,7 +3,7 @@
  * initdb'd: it must end up as the folder initdb and every migration would have made, keep what is
  * written across a restart, and refuse a seed entry that points outside the folder.
  */
-import { existsSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -82,14 +82,50 @@ describe('the PGlite seed', () => {
     SLOW,
   );
 
-  it('refuses an entry that points outside the data folder, and leaves no folder behind', () => {
+  it('refuses an entry that points outside the data folder, and leaves no folder behind', async () => {
     const root = mkdtempSync(join(tmpdir(), 'sb-seed-evil-'));
     const seed = join(root, 'evil.tar.gz');
     writeFileSync(seed, gzipSync(Buffer.concat([tarEntry('/PG_VERSION', Buffer.from('18\n')), tarEntry('../escaped', Buffer.from('x')), Buffer.alloc(1024)])));
     const dir = join(root, 'pglite');
-    expect(() => unpackPgliteSeed(dir, seed)).toThrow(/outside the folder/);
+    await expect(unpackPgliteSeed(dir, seed)).rejects.toThrow(/outside the folder/);
     expect(existsSync(join(root, 'escaped'))).toBe(false);
     expect(existsSync(dir)).toBe(false);
     expect(readdirSync(root)).toEqual(['evil.tar.gz']);
+  });
+
+  it('refuses a seed cut short in the middle of a file, and leaves no folder behind', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'sb-seed-cut-'));
+    const seed = join(root, 'cut.tar.gz');
+    const whole = Buffer.concat([tarEntry('PG_VERSION', Buffer.from('18\n')), tarEntry('base/1', Buffer.alloc(4096, 7))]);
+    writeFileSync(seed, gzipSync(whole.subarray(0, whole.length - 1000)));
+    const dir = join(root, 'pglite');
+    await expect(unpackPgliteSeed(dir, seed)).rejects.toThrow(/ends in the middle/);
+    expect(existsSync(dir)).toBe(false);
+    expect(readdirSync(root)).toEqual(['cut.tar.gz']);
+  });
+
+  it('writes every file byte for byte, runs of zeros in the middle included, directories and empty files too', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'sb-seed-bytes-'));
+    const seed = join(root, 'bytes.tar.gz');
+    const body = Buffer.concat([Buffer.alloc(100_000), Buffer.from('middle'), Buffer.alloc(70_001), Buffer.from('end')]);
+    const dirEntry = tarEntry('base/', Buffer.alloc(0));
+    dirEntry.write('5', 156);
+    writeFileSync(
+      seed,
+      gzipSync(
+        Buffer.concat([
+          tarEntry('PG_VERSION', Buffer.from('18\n')),
+          dirEntry,
+          tarEntry('base/big', body),
+          tarEntry('base/empty', Buffer.alloc(0)),
+          Buffer.alloc(1024),
+        ]),
+      ),
+    );
+    const dir = join(root, 'pglite');
+    expect(await unpackPgliteSeed(dir, seed)).toBe(true);
+    expect(readFileSync(join(dir, 'base', 'big')).equals(body)).toBe(true);
+    expect(readFileSync(join(dir, 'base', 'empty')).length).toBe(0);
+    expect(readFileSync(join(dir, 'PG_VERSION'), 'utf8')).toBe('18\n');
   });
 });

@@ -34,9 +34,16 @@ function revive(e: Reply['error'] & {}): Error {
 
 export async function openPgliteThread(dataDir?: string): Promise<Db> {
   baselineWasmOnly();
-  if (dataDir && needsInit(dataDir)) unpackPgliteSeed(dataDir);
+  if (dataDir && needsInit(dataDir)) await unpackPgliteSeed(dataDir);
   // execArgv: none of the process's own flags (a script's --input-type, a profiler's --cpu-prof) apply to this thread.
-  const worker = new Worker(workerFile, { workerData: { dataDir, settingArgs: settingArgs() }, execArgv: [] });
+  // resourceLimits: the thread's young generation capped at 16 MB (V8's default lets it grow to 48 MB under load, all
+  // of it resident afterwards): PGlite's glue allocates short-lived buffers per statement. Measured bare (4,800
+  // inserts and 300 reads at 16 in flight): +35 MB RSS after load uncapped, +12 MB capped, the same time.
+  const worker = new Worker(workerFile, {
+    workerData: { dataDir, settingArgs: settingArgs() },
+    execArgv: [],
+    resourceLimits: { maxYoungGenerationSizeMb: 16 },
+  });
   const waiting = new Map<number, { resolve: (r: Reply) => void; reject: (e: Error) => void }>();
   let next = 1;
   let stopped: Error | undefined;

@@ -18,7 +18,7 @@ export function pgliteStartParams(settings: Readonly<Record<string, string>> = P
  */
 export async function openPglite(dataDir?: string): Promise<Db> {
   baselineWasmOnly();
-  if (dataDir && needsInit(dataDir)) unpackPgliteSeed(dataDir);
+  if (dataDir && needsInit(dataDir)) await unpackPgliteSeed(dataDir);
   const options = { startParams: pgliteStartParams() };
   return wrapPglite(dataDir ? await PGlite.create(dataDir, options) : await PGlite.create(options));
 }
