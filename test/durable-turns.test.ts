@@ -227,6 +227,31 @@ describe('durable turns: a retried turn resumes from its journal', () => {
     expect(JSON.stringify(last.body.messages)).not.toMatch(/already run|may or may not/);
   }, 180_000);
 
+  it('attack: approved while no worker ran, then taken over by an operator: the resumed turn closes without running the call', async () => {
+    const first = await worker('supervised');
+    const text = 'one ticket held';
+    const r = await ask('durable-held', text);
+    const code = r.switchboard!.approval!.code;
+    // The turn is parked; its worker goes away, so the answer below unparks a turn nobody runs yet.
+    await first.kill('SIGKILL');
+    await approve(code);
+    expect((await turnOf('durable-held'))[0]?.status).toBe('running');
+    // The takeover withdraws only pending approvals: this one is decided, its turn no longer parked.
+    const conv = (await db.query(`select id from conversations where key like $1`, ['%durable-held%'])).rows[0].id as string;
+    const taken = await fetch(`${ingress.url}/v1/conversations/${conv}/takeover`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${OPERATOR_KEY}` },
+    });
+    expect(taken.status).toBe(201);
+
+    await takeOver('supervised', 'durable-held');
+    await eventually(async () => (await turnOf('durable-held'))[0]?.status === 'done', 60_000);
+    expect((await turnOf('durable-held'))[0]).toMatchObject({ finish_reason: 'aborted' });
+    expect(runs('held-t1')).toBe(0); // the approved call never ran while the operator held the conversation
+    expect(requestsFor(text)).toHaveLength(1); // nor was the model asked again
+    expect(await rolesOf('durable-held')).toEqual(['user']); // the user's words stay; the agent's unfinished call does not
+  }, 180_000);
+
   it('a worker killed after a non-idempotent call ran, before its result was kept: not run again, the model is told it may or may not have completed', async () => {
     const first = await worker('trusted', 'tool-ran:1');
     const text = 'one ticket unsure';

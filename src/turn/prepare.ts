@@ -59,6 +59,12 @@ export async function prepare(job: TurnJob, deps: TurnDeps, parked: ParkedState 
   const oneOff = batch[0]?.context ?? null;
   const sender = senderIdentity(batch[0]!);
 
+  // A parked turn resumed after an operator took its conversation over: the takeover withdraws only
+  // approvals still pending, so one answered before it (or while no worker ran) unparked this turn.
+  // Nothing of the agent's runs any more, the approved call included; the user's words stay in the
+  // transcript, as a withdrawn turn's do. A store that cannot say fails the attempt (it is retried).
+  if (parked && (await deps.store.waitingCount(conv.key)).handoff?.state === 'taken')
+    return { kind: 'close', text: '', finishReason: 'aborted', messages: storedPrompts(prompts) };
   if (!deps.chain) return { kind: 'close', text: NO_PROVIDER_REPLY, finishReason: 'no_provider', messages: storedPrompts(prompts) };
   const chain = deps.chain;
 

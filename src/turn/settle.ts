@@ -19,7 +19,7 @@ export const PROVIDER_FAILED_TEXT = 'Sorry, I could not get an answer from the m
 /** A turn that ends before any model call (no provider, a refused secret): say why, close it. */
 export async function closeEarly(job: TurnJob, deps: Pick<TurnDeps, 'store'>, sink: TurnEventSink, c: EarlyClose): Promise<TurnOutcome> {
   const turnId = job.turn.id;
-  sink.push({ type: 'text_delta', turnId, delta: c.text });
+  if (c.text) sink.push({ type: 'text_delta', turnId, delta: c.text });
   await sink.flush?.();
   const usage = noUsage();
   const closed = await deps.store.finishTurn({
