@@ -4,6 +4,10 @@ import { createRedis, disconnectForGood } from '../redis.js';
 import { type Bus, HISTORY_LIMIT, type Subscription } from './port.js';
 
 const SUBSCRIBE_LOOKBACK_MS = 10_000;
+
+/** How long close() waits for the read loop once its client is disconnected (an answered XREAD ends it at once). */
+const READ_LOOP_END_MS = 1_000;
+
 /** How often a topic's idle expiry is pushed back; far below any sensible ttlSeconds. */
 const EXPIRE_REFRESH_MS = 60_000;
 
@@ -24,9 +28,6 @@ interface Topic {
  * Streams (not pub/sub) so that a reader that reconnects after a blip resumes
  * from its last id instead of silently missing events.
  */
-/** How long close() waits for the read loop once its client is disconnected (an answered XREAD ends it at once). */
-const READ_LOOP_END_MS = 1_000;
-
 export class RedisStreamsBus implements Bus {
   private readonly cmd: Redis;
   private readonly reader: Redis;
