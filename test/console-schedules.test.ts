@@ -49,9 +49,14 @@ describe('schedules in the console', () => {
     await page.fill('#schat', at);
     await page.fill('#schtz', 'Europe/Amsterdam');
     await page.fill('#schprompt', `Restock reminder. ${XSS}`);
+    // The previous schedule's "Scheduled sch_…" is still shown until this one's answer replaces it.
+    const before = (await page.textContent('#schmsg')) ?? '';
     await page.click('#schadd');
-    const msg = await page.waitForSelector('#schmsg:text-matches("Scheduled sch_")');
-    return ((await msg.textContent()) ?? '').replace('Scheduled ', '');
+    const msg = await page.waitForFunction((prev) => {
+      const t = document.querySelector('#schmsg')?.textContent ?? '';
+      return t.startsWith('Scheduled sch_') && t !== prev ? t : null;
+    }, before);
+    return String(await msg.jsonValue()).replace('Scheduled ', '');
   };
 
   it('schedules from the page, shows delivered, then an undelivered run stands out', async () => {
