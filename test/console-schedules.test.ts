@@ -53,7 +53,8 @@ describe('schedules in the console', () => {
     const before = (await page.textContent('#schmsg')) ?? '';
     await page.click('#schadd');
     const msg = await page.waitForFunction((prev) => {
-      const t = document.querySelector('#schmsg')?.textContent ?? '';
+      const doc = (globalThis as unknown as { document: { querySelector(s: string): { textContent: string | null } | null } }).document;
+      const t = doc.querySelector('#schmsg')?.textContent ?? '';
       return t.startsWith('Scheduled sch_') && t !== prev ? t : null;
     }, before);
     return String(await msg.jsonValue()).replace('Scheduled ', '');
