@@ -12,6 +12,7 @@ import { MemoryHeartbeats } from '../adapters/heartbeat/memory.js';
 import type { HeartbeatStore } from '../adapters/heartbeat/port.js';
 import { MemoryLocks } from '../adapters/lock/memory.js';
 import type { LockService } from '../adapters/lock/port.js';
+import { type Carrier, CoalescingQueue } from '../adapters/queue/coalescing.js';
 import { LocalLaneQueue } from '../adapters/queue/local-lane.js';
 import { MemoryQueue } from '../adapters/queue/memory.js';
 import type { JobQueue } from '../adapters/queue/port.js';
@@ -163,7 +164,10 @@ export async function openInfra(cfg: Config, log?: Logger, opts: InfraOptions = 
     ]);
     const bull = { prefix: q.prefix, attempts: q.attempts, backoffMs: q.backoffMs, lockDurationMs: q.lockDurationMs, stalledIntervalMs: q.stalledIntervalMs };
     const qlog = log?.child({ component: 'queue' });
-    const sharedDrains = new BullQueue<DrainJob>('drain', cfg.redisUrl, { ...bull, globalConcurrency: cfg.limits.globalConcurrentTurns }, qlog);
+    const bullDrains = new BullQueue<Carrier<DrainJob>>('drain', cfg.redisUrl, { ...bull, globalConcurrency: cfg.limits.globalConcurrentTurns }, qlog);
+    // Coalesces this process's adds (BullMQ's global cap counts jobs, and a carrier is one job running several
+    // turns: not with one), and always runs carriers as their jobs, whichever process coalesced them.
+    const sharedDrains = new CoalescingQueue(bullDrains, cfg.limits.globalConcurrentTurns ? 1 : q.coalesceMax);
     // A cap across every process is BullMQ's to keep: with one, every drain goes through it.
     queue =
       opts.localEvents && q.localLane && !cfg.limits.globalConcurrentTurns

@@ -15,6 +15,11 @@ export const queueSchema = z
     recoverIntervalMs: z.number().int().positive().default(15_000),
     /** `start` on Redis: run the drains of messages accepted here in process while the worker has room (adapters/queue/local-lane.ts). */
     localLane: z.boolean().default(true),
+    /**
+     * On Redis: drains enqueued in the same event-loop turn without a deduplication key (one-off
+     * conversations) leave as one BullMQ job of at most this many (adapters/queue/coalescing.ts); 1: one job each.
+     */
+    coalesceMax: z.number().int().positive().default(16),
     /** A reply whose delivery failed after its turn closed: tries of the delivery job before its dead letter. */
     deliveryAttempts: z.number().int().positive().default(5),
     /** The delivery job's first retry delay; each later one doubles it. */
@@ -30,6 +35,7 @@ export const QUEUE_ENV: EnvBinding[] = [
   { env: 'SWITCHBOARD_STALLED_INTERVAL_MS', path: ['stalledIntervalMs'], kind: 'int' },
   { env: 'SWITCHBOARD_DELIVERY_ATTEMPTS', path: ['deliveryAttempts'], kind: 'int' },
   { env: 'SWITCHBOARD_QUEUE_LOCAL_LANE', path: ['localLane'], kind: 'bool' },
+  { env: 'SWITCHBOARD_QUEUE_COALESCE_MAX', path: ['coalesceMax'], kind: 'int' },
 ];
 
 export type QueueConfig = z.infer<typeof queueSchema>;

@@ -2,12 +2,12 @@
  * The drain queue of a process running both roles on Redis (adapters/queue/local-lane.ts): a job
  * runs in process while the worker has room, and goes through BullMQ otherwise.
  */
-import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BullQueue } from '../adapters/queue/bullmq.js';
 import { LocalLaneQueue } from '../adapters/queue/local-lane.js';
 import { MemoryQueue } from '../adapters/queue/memory.js';
-import { TestRedis } from './support/redis.js';
+import { eventually } from './support/gateway.js';
+import { bullJobCount, TestRedis } from './support/redis.js';
 
 let redis: TestRedis;
 let n = 0;
@@ -21,13 +21,7 @@ afterAll(async () => {
   await redis?.stop();
 });
 
-async function waitFor(check: () => boolean | Promise<boolean>, ms = 15_000): Promise<void> {
-  const until = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > until) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+const waitFor = (check: () => boolean | Promise<boolean>) => eventually(async () => check(), 15_000, 20);
 
 function lane(): { name: string; q: LocalLaneQueue<{ id: string }>; shared: BullQueue<{ id: string }> } {
   const name = `drain${++n}`;
@@ -35,13 +29,7 @@ function lane(): { name: string; q: LocalLaneQueue<{ id: string }>; shared: Bull
   return { name, shared, q: new LocalLaneQueue(shared, new MemoryQueue({ attempts: 3, backoffMs: 50 })) };
 }
 
-/** Jobs BullMQ has ever been given on this queue (its id counter). */
-async function bullJobs(name: string): Promise<number> {
-  const r = new Redis(redis.url);
-  const id = Number((await r.get(`${settings.prefix}:${name}:id`)) ?? 0);
-  r.disconnect();
-  return id;
-}
+const bullJobs = (name: string) => bullJobCount(redis.url, settings.prefix, name);
 
 describe('LocalLaneQueue', () => {
   it('runs a job in process while the worker has room, without BullMQ', async () => {

@@ -16,6 +16,16 @@ export async function freePort(): Promise<number> {
   });
 }
 
+/** Jobs BullMQ has ever been given on one queue (its id counter). */
+export async function bullJobCount(url: string, prefix: string, queue: string): Promise<number> {
+  const r = new Redis(url);
+  try {
+    return Number((await r.get(`${prefix}:${queue}:id`)) ?? 0);
+  } finally {
+    r.disconnect();
+  }
+}
+
 /**
  * A private redis-server for one test file, on its own port, so a test can
  * restart it without disturbing others.
