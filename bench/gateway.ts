@@ -3,9 +3,14 @@
  * straight to the fake LLM). Prints figures; asserts nothing.
  *
  *   npm run build && node dist/bench/gateway.js [--levels 1,8,32,64] [--requests 400] [--tokens 20] [--topology split,all] [--workers 2] [--warmup 3000] [--per-connection 20] [--detail]
+ *                                           [--token-delay-ms 0] [--worker-concurrency 64]
  *
  * --workers N (or a list, 1,2,3) sets the split topology's worker processes: 1 ingress + N
  * workers, once per N, to show whether another worker adds throughput on this machine.
+ * --token-delay-ms makes the fake LLM wait between tokens (a turn then takes tokens × delay) and
+ * --worker-concurrency sets each gateway process's `queue.concurrency`: with both, a worker is
+ * bound by its slots rather than by the CPU, and another worker adds its slots' throughput until
+ * the cores run out.
  * After each gateway the targets of issue #24 are printed as ratios to the floor of this run
  * (bench/targets.ts): c=64 for throughput, CPU and commands; c=1 for the added time to first token.
  * Each gateway first serves --warmup requests at concurrency 64, unmeasured: a
@@ -40,6 +45,8 @@ const { values } = parseArgs({
     'per-connection': { type: 'string', default: '20' },
     detail: { type: 'boolean', default: false },
     warmup: { type: 'string', default: '3000' },
+    'token-delay-ms': { type: 'string', default: '0' },
+    'worker-concurrency': { type: 'string', default: '64' },
   },
 });
 const LEVELS = values.levels!.split(',').map(Number);
@@ -165,10 +172,11 @@ function row(label: string, r: LevelResult): string {
 }
 
 async function main(): Promise<void> {
-  const fake = await startProc('fake-llm', [join(packageRoot, 'dist/test/fakes/fake-llm.js'), '--port', '0', '--tokens', values.tokens!], {}, /"url"/);
+  const fake = await startProc('fake-llm', [join(packageRoot, 'dist/test/fakes/fake-llm.js'), '--port', '0', '--tokens', values.tokens!, '--token-delay-ms', values['token-delay-ms']!], {}, /"url"/);
   // A failed run still stops the fake (the gateway processes are stopped in the loop's finally).
   process.once('exit', () => fake.proc.kill('SIGKILL'));
-  console.log(`fake LLM at ${fake.url}, ${values.tokens} tokens per reply, ${REQUESTS} requests per level (at least ${PER_CONNECTION} per connection)\n`);
+  const delay = Number(values['token-delay-ms']) > 0 ? ` (${values['token-delay-ms']} ms apart)` : '';
+  console.log(`fake LLM at ${fake.url}, ${values.tokens} tokens per reply${delay}, ${REQUESTS} requests per level (at least ${PER_CONNECTION} per connection)\n`);
   const floor: Record<number, LevelResult> = {};
   for (const c of LEVELS) {
     await drive(fake.url!, '/v1/chat/completions', {}, c, Math.min(50, REQUESTS), 'warm', 'fake-model');
@@ -193,7 +201,7 @@ async function main(): Promise<void> {
       SWITCHBOARD_MODEL: 'fake-model',
       SWITCHBOARD_HTTP_PORT: '0',
       SWITCHBOARD_LOG_LEVEL: 'info',
-      SWITCHBOARD_WORKER_CONCURRENCY: '64',
+      SWITCHBOARD_WORKER_CONCURRENCY: values['worker-concurrency']!,
       // One key drives every level: no request rate limit, and no cap on its concurrent turns.
       SWITCHBOARD_HTTP_RATE_LIMIT: 'off',
       SWITCHBOARD_MAX_TURNS_PER_KEY: '0',
