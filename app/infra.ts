@@ -165,9 +165,9 @@ export async function openInfra(cfg: Config, log?: Logger, opts: InfraOptions = 
     const bull = { prefix: q.prefix, attempts: q.attempts, backoffMs: q.backoffMs, lockDurationMs: q.lockDurationMs, stalledIntervalMs: q.stalledIntervalMs };
     const qlog = log?.child({ component: 'queue' });
     const bullDrains = new BullQueue<Carrier<DrainJob>>('drain', cfg.redisUrl, { ...bull, globalConcurrency: cfg.limits.globalConcurrentTurns }, qlog);
-    // Coalesces this process's adds (BullMQ's global cap counts jobs, and a carrier is one job running several
-    // turns: not with one), and always runs carriers as their jobs, whichever process coalesced them.
-    const sharedDrains = new CoalescingQueue(bullDrains, cfg.limits.globalConcurrentTurns ? 1 : q.coalesceMax);
+    // Coalesces this process's adds, except under a global cap on turns (BullMQ's counts jobs, and a carrier is
+    // one job running several turns: such a process splits a carrier another one sent).
+    const sharedDrains = new CoalescingQueue(bullDrains, { max: cfg.limits.globalConcurrentTurns ? 1 : q.coalesceMax, retryDelayMs: q.backoffMs }, qlog);
     // A cap across every process is BullMQ's to keep: with one, every drain goes through it.
     queue =
       opts.localEvents && q.localLane && !cfg.limits.globalConcurrentTurns

@@ -172,11 +172,18 @@ function row(label: string, r: LevelResult): string {
 }
 
 async function main(): Promise<void> {
-  const fake = await startProc('fake-llm', [join(packageRoot, 'dist/test/fakes/fake-llm.js'), '--port', '0', '--tokens', values.tokens!, '--token-delay-ms', values['token-delay-ms']!], {}, /"url"/);
+  const fake = await startProc(
+    'fake-llm',
+    [join(packageRoot, 'dist/test/fakes/fake-llm.js'), '--port', '0', '--tokens', values.tokens!, '--token-delay-ms', values['token-delay-ms']!],
+    {},
+    /"url"/,
+  );
   // A failed run still stops the fake (the gateway processes are stopped in the loop's finally).
   process.once('exit', () => fake.proc.kill('SIGKILL'));
   const delay = Number(values['token-delay-ms']) > 0 ? ` (${values['token-delay-ms']} ms apart)` : '';
-  console.log(`fake LLM at ${fake.url}, ${values.tokens} tokens per reply${delay}, ${REQUESTS} requests per level (at least ${PER_CONNECTION} per connection)\n`);
+  console.log(
+    `fake LLM at ${fake.url}, ${values.tokens} tokens per reply${delay}, ${REQUESTS} requests per level (at least ${PER_CONNECTION} per connection)\n`,
+  );
   const floor: Record<number, LevelResult> = {};
   for (const c of LEVELS) {
     await drive(fake.url!, '/v1/chat/completions', {}, c, Math.min(50, REQUESTS), 'warm', 'fake-model');

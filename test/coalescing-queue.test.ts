@@ -29,7 +29,7 @@ const waitFor = (check: () => boolean | Promise<boolean>) => eventually(async ()
 function queues(max = 16): { name: string; q: CoalescingQueue<Job>; bull: BullQueue<Carrier<Job>> } {
   const name = `drain${++n}`;
   const bull = new BullQueue<Carrier<Job>>(name, redis.url, settings);
-  const q = new CoalescingQueue(bull, max);
+  const q = new CoalescingQueue(bull, { max, retryDelayMs: 50 });
   open.push(q);
   return { name, q, bull };
 }
@@ -96,45 +96,66 @@ describe('CoalescingQueue', () => {
     expect(most).toBe(3);
   });
 
-  it('retries a carrier one of whose jobs failed until that job succeeds; the others ran and may run again', async () => {
-    const { q } = queues();
+  it('runs a carried job that failed again as a job of its own, with its own retries and dead letter; the others ran once', async () => {
+    const { name, q } = queues();
     const runs = new Map<string, number>();
     q.process(
       async (job) => {
         const k = (runs.get(job.data.id) ?? 0) + 1;
         runs.set(job.data.id, k);
+        if (job.data.id === 'bad') throw new BadJobError('this job cannot succeed');
         if (job.data.id === 'flaky' && k < 3) throw new Error('not yet');
       },
       { concurrency: 8 },
     );
-    await Promise.all(['x', 'flaky', 'y'].map((id) => q.add({ id })));
-    await waitFor(() => (runs.get('flaky') ?? 0) >= 3);
-    await new Promise((r) => setTimeout(r, 100));
-    expect(runs.get('flaky')).toBe(3);
-    expect(runs.get('x')).toBe(3);
-    expect(runs.get('y')).toBe(3);
-    expect((await q.counts()).failed).toBe(0);
+    await Promise.all(['x', 'flaky', 'bad', 'y'].map((id) => q.add({ id })));
+    await waitFor(async () => (runs.get('flaky') ?? 0) >= 3 && (await q.counts()).failed === 1);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(Object.fromEntries(runs)).toEqual({ x: 1, y: 1, flaky: 3, bad: 2 });
+    // The carrier, then 'flaky' and 'bad' alone: 'flaky' retried as its own job, 'bad' failed at once there.
+    expect(await bullJobs(name)).toBe(3);
+    expect((await q.counts()).failed).toBe(1);
   });
 
-  it('fails a carrier at once when its only failure is permanent, and retries it when another is not', async () => {
-    const { q } = queues();
-    const runs = new Map<string, number>();
+  it('takes that many fewer jobs while a carrier runs: a backlog goes to a worker with room', async () => {
+    const { name, q } = queues(4);
+    const byA: string[] = [];
+    const byB: string[] = [];
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    // Worker A: 2 at once. Its first carrier (4 jobs) holds 2 more than it runs, so it takes no second job.
     q.process(
       async (job) => {
-        runs.set(job.data.id, (runs.get(job.data.id) ?? 0) + 1);
-        if (job.data.id.startsWith('bad')) throw new BadJobError('this job cannot succeed');
-        if (job.data.id === 'flaky' && runs.get('flaky')! < 2) throw new Error('not yet');
+        byA.push(job.data.id);
+        await gate;
       },
-      { concurrency: 8 },
+      { concurrency: 2 },
     );
-    await Promise.all(['bad1', 'ok1'].map((id) => q.add({ id })));
-    await waitFor(async () => (await q.counts()).failed === 1);
-    expect(runs.get('bad1')).toBe(1);
-    await Promise.all(['bad2', 'flaky'].map((id) => q.add({ id })));
-    await waitFor(async () => (await q.counts()).failed === 2);
-    // The retryable failure retried the carrier once; the second run found only the permanent one.
-    expect(runs.get('flaky')).toBe(2);
-    expect(runs.get('bad2')).toBe(2);
+    await Promise.all(ids(4, 'a').map((id) => q.add({ id })));
+    await waitFor(() => byA.length === 2);
+    await Promise.all(ids(4, 'b').map((id) => q.add({ id })));
+    // Worker B (another process), started once the second carrier waits.
+    const b = new CoalescingQueue(new BullQueue<Carrier<Job>>(name, redis.url, settings), { max: 4, retryDelayMs: 50 });
+    open.push(b);
+    b.process(async (job) => void byB.push(job.data.id), { concurrency: 4 });
+    await waitFor(() => byB.length === 4);
+    expect(byB.sort()).toEqual(ids(4, 'b').sort());
+    release();
+    await waitFor(() => byA.length === 4);
+    expect(byA.sort()).toEqual(ids(4, 'a').sort());
+  });
+
+  it('splits a carrier in a process that does not coalesce: its other jobs leave as jobs of their own', async () => {
+    const { name, q } = queues();
+    await Promise.all(ids(3).map((id) => q.add({ id })));
+    expect(await bullJobs(name)).toBe(1);
+    const capped = new CoalescingQueue(new BullQueue<Carrier<Job>>(name, redis.url, settings), { max: 1, retryDelayMs: 50 });
+    open.push(capped);
+    const done: string[] = [];
+    capped.process(async (job) => void done.push(job.data.id), { concurrency: 4 });
+    await waitFor(() => done.length >= 3);
+    expect(done.sort()).toEqual(ids(3).sort());
+    expect(await bullJobs(name)).toBe(3);
   });
 
   it('sends what waits to be coalesced when it closes, and a worker of another process runs it', async () => {
@@ -143,13 +164,26 @@ describe('CoalescingQueue', () => {
     await q.close();
     await added;
     expect(await bullJobs(name)).toBe(1);
-    const other = new CoalescingQueue(new BullQueue<Carrier<Job>>(name, redis.url, settings), 1);
+    const other = new CoalescingQueue(new BullQueue<Carrier<Job>>(name, redis.url, settings), { max: 16, retryDelayMs: 50 });
     open.push(other);
     const done: string[] = [];
     other.process(async (job) => void done.push(job.data.id), { concurrency: 2 });
     await waitFor(() => done.length >= 5);
     expect(done.sort()).toEqual(ids(5).sort());
   });
+
+  it('closes within its grace while Redis is away, its unsent adds failing rather than hanging', async () => {
+    const gone = await TestRedis.start();
+    const q = new CoalescingQueue(new BullQueue<Carrier<Job>>('drain', gone.url, settings), { max: 16, retryDelayMs: 50 });
+    q.process(async () => {}, { concurrency: 2 });
+    await q.add({ id: 'before' });
+    await gone.stop();
+    const added = Promise.allSettled(ids(3).map((id) => q.add({ id })));
+    const t0 = Date.now();
+    await q.close();
+    expect(Date.now() - t0).toBeLessThan(15_000);
+    expect((await added).map((r) => r.status)).toEqual(['rejected', 'rejected', 'rejected']);
+  }, 30_000);
 
   it('leaves a worker from before it the first job of a carrier, the fields it knows', async () => {
     const { name, q } = queues();

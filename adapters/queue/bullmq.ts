@@ -147,6 +147,11 @@ export class BullQueue<T> implements JobQueue<T> {
     this.worker.on('error', (err) => this.reportError(err, 'worker'));
   }
 
+  setConcurrency(n: number): void {
+    // BullMQ's fetch loop reads it before each fetch, and a finishing job fetches the next only under it.
+    if (this.worker) this.worker.concurrency = Math.max(1, Math.floor(n));
+  }
+
   async counts() {
     const c = await this.queue.getJobCounts('waiting', 'active', 'delayed', 'failed', 'prioritized');
     return { waiting: (c.waiting ?? 0) + (c.prioritized ?? 0), active: c.active ?? 0, delayed: c.delayed ?? 0, failed: c.failed ?? 0 };

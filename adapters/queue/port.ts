@@ -40,6 +40,11 @@ export interface JobQueue<T> {
   process(handler: JobHandler<T>, opts: WorkerOptions): void;
   counts(): Promise<{ waiting: number; active: number; delayed: number; failed: number }>;
   ping(): Promise<void>;
+  /**
+   * Changes how many jobs this process's worker holds at once (after process(); at least 1). Absent:
+   * fixed at process()'s concurrency. A job that carries several (coalescing.ts) lowers it while it runs.
+   */
+  setConcurrency?(n: number): void;
   /** Stops this process taking new jobs, at once; running ones go on and other processes still take jobs. Absent: close() alone does it. */
   stopTaking?(): Promise<void>;
   /** Stops taking jobs and waits for running ones to finish. */
