@@ -30,6 +30,7 @@ import { SwitchboardError } from '../kernel/errors.js';
 import type { DeliveryJob, DrainJob, EventJob, TimerJob } from '../kernel/jobs.js';
 import { type Config, ConfigError } from '../src/config.js';
 import { isConversationTopic } from '../src/event-publisher.js';
+import { boundHeapGrowth } from './embedded-heap.js';
 import { type InfraMode, infraMode, pgliteDir } from './infra-mode.js';
 
 export { type InfraMode, infraMode, pgliteDir } from './infra-mode.js';
@@ -135,6 +136,7 @@ export interface InfraOptions {
 
 export async function openInfra(cfg: Config, log?: Logger, opts: InfraOptions = {}): Promise<Infra> {
   const mode = infraMode(cfg);
+  if (mode === 'embedded') boundHeapGrowth();
   // Redis connections report errors (rate-limited) and reconnects to the gateway's log (adapters/redis.ts).
   if (cfg.redisUrl && log) (await import('../adapters/redis.js')).setRedisLog(log.child({ component: 'redis' }));
   const db = await openDb(cfg, log);
