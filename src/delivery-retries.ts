@@ -23,6 +23,17 @@ export interface DeliveryRetryDeps {
 }
 
 /**
+ * The deduplication key of a delivery job whose content its id decides (an operator's message, the
+ * SLA notice: `op_<ref>`): one runs at a time, and an identical one added meanwhile is dropped or
+ * waits. Two replays of the same message at once would both find nothing posted in the deliveries
+ * table and both post it (the SLA notice twice by SMS, when a worker died after queueing it and the
+ * next one's sweep queued it again); one after the other, the second finds it posted.
+ */
+export function deliveryKey(turnId: string): string {
+  return `delivery:${turnId}`;
+}
+
+/**
  * Delivery, separate from thinking: a reply whose channel failed once the turn's text was final
  * (the delivery sink's flush, in settle or park) is handed here while the turn closes as usual. A
  * delivery job replays the turn's events into a new delivery of the channel (a later attempt, so
@@ -53,6 +64,7 @@ export class DeliveryRetries {
     };
     const p = (async () => {
       if (permanent(failure.error)) return this.deadLetter(job, failure.error, 1);
+      // No deduplication: a turn may hand over twice (parked, then settled), the later replay with more events.
       await this.deps.queue.add(job);
       this.deps.metrics?.deliveryJobs.inc({ channel, outcome: 'queued' });
       this.deps.log.warn(
