@@ -22,6 +22,14 @@ export async function createTestDatabase(): Promise<TestDatabase> {
     async drop() {
       const a = new pg.Client({ connectionString: ADMIN_URL });
       await a.connect();
+      // A pool that has just ended (pg-pool resolves end() before its clients' sockets close) may still have a
+      // backend here: forced, it gets a FATAL its pool re-emits as an 'error' nobody listens to any more (an
+      // uncaught exception in the test run). Give such backends a moment to leave first; force only what stays.
+      for (let i = 0; i < 20; i++) {
+        const r = await a.query('select count(*)::int as n from pg_stat_activity where datname = $1', [name]);
+        if (r.rows[0].n === 0) break;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
       await a.query(`drop database if exists ${name} with (force)`);
       await a.end();
     },
