@@ -1,7 +1,8 @@
 import type { Logger } from 'pino';
+import { acquire, type LockService } from '../adapters/lock/port.js';
 import type { JobQueue } from '../adapters/queue/port.js';
 import type { GatewayStore, InboxMessage } from '../adapters/store/ports/index.js';
-import { errorCode, SwitchboardError } from '../kernel/errors.js';
+import { errorCode, ignoreError, SwitchboardError } from '../kernel/errors.js';
 import type { DeliveryJob } from '../kernel/jobs.js';
 import { type DeliverContext, type StoredTurnTarget, storedTurnTarget, type TurnDeliverer } from './channel/deliver.js';
 import { ChannelDeliveryError } from './channel/delivery-error.js';
@@ -18,6 +19,8 @@ export interface DeliveryRetryDeps {
   deliverContext: DeliverContext;
   /** queue.deliveryAttempts: the last one failing dead-letters the reply. */
   maxAttempts: number;
+  /** Where replays of one turn take turns (every process's delivery jobs): without it, they are not serialized. */
+  locks?: LockService;
   metrics?: Metrics;
   log: Logger;
 }
@@ -89,7 +92,7 @@ export class DeliveryRetries {
     const { channel } = job;
     const log = this.deps.log.child({ turn: job.turnId, conversation: job.conversationId, channel, deliveryAttempt: attempt });
     try {
-      await this.replay(job, attempt);
+      await this.oneAtATime(job.turnId, () => this.replay(job, attempt));
       this.deps.metrics?.deliveryJobs.inc({ channel, outcome: 'delivered' });
       deliveryOutcome('delivered');
       log.info('the reply was delivered by its delivery job');
@@ -102,6 +105,26 @@ export class DeliveryRetries {
       deliveryOutcome('retry');
       log.warn({ err, code: codeOf(err) }, 'the delivery job failed; it will be retried');
       throw err;
+    }
+  }
+
+  /**
+   * Runs one replay of a turn while no other runs, in any process: two at once (a turn handed over
+   * when it parked and again when it settled, or the same message queued twice) would both find
+   * nothing posted in the deliveries table and both post it. One after the other, the second finds
+   * what the first posted and resumes from there. The lock outlives a dead holder by REPLAY_LOCK_MS.
+   */
+  private async oneAtATime(turnId: string, replay: () => Promise<void>): Promise<void> {
+    const locks = this.deps.locks;
+    if (!locks) return replay();
+    const lease = await acquire(locks, deliveryKey(turnId), REPLAY_LOCK_MS, REPLAY_LOCK_MS);
+    if (!lease) throw new DeliveryBusy(`another delivery of turn ${turnId} has run for ${REPLAY_LOCK_MS / 1000} s`);
+    const renew = setInterval(() => void lease.renew().catch(ignoreError('the next renewal tries again')), REPLAY_LOCK_MS / 3);
+    try {
+      await replay();
+    } finally {
+      clearInterval(renew);
+      await lease.release().catch(ignoreError('the lock lapses on its own'));
     }
   }
 
@@ -147,6 +170,15 @@ export class DeliveryRetries {
 class DeliveryGone extends SwitchboardError {
   readonly code = 'delivery_target_gone';
 }
+
+/** Another replay of the same turn held the lock for as long as this one waited: retried later. */
+class DeliveryBusy extends SwitchboardError {
+  readonly code = 'delivery_busy';
+  override readonly retryable = true;
+}
+
+/** How long a replay holds its turn's lock without renewing it (renewed every third of it). */
+const REPLAY_LOCK_MS = 30_000;
 
 /** Retrying cannot help: a SwitchboardError that says so (a platform's refusal), or a reply target the channel rejects. */
 function permanent(err: unknown): boolean {

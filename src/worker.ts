@@ -115,6 +115,7 @@ export class Worker {
         deliverers: deps.deliverers,
         deliverContext: deps.deliverContext,
         maxAttempts: queue.deliveryAttempts,
+        locks: deps.locks,
         ...(deps.metrics ? { metrics: deps.metrics } : {}),
         log: deps.log.child({ component: 'delivery' }),
       });
