@@ -26,7 +26,6 @@ import type { ChannelInstance } from '../src/channel/index.js';
 import { CheapVerdict } from '../src/cheap-verdict.js';
 import { ConversationCommands } from '../src/commands.js';
 import { type Config, ConfigError, configError } from '../src/config.js';
-import { deliveryKey } from '../src/delivery-retries.js';
 import { HandoffService } from '../src/handoffs/service.js';
 import { ApiKeyAuth } from '../src/http/auth.js';
 import { type HealthOptions, operatorReadiness, registerHealth } from '../src/http/health.js';
@@ -227,22 +226,18 @@ export class Gateway {
           if (inboxId === undefined) return false;
           const turnId = `op_${ref}`;
           const usage = { input: 0, output: 0, totalTokens: 0, cost: 0 };
-          await infra.deliveryJobs.add(
-            {
-              turnId,
-              turnAttempt: 0,
-              conversationId: conv.id,
-              channel: conv.channel,
-              inboxIds: [inboxId],
-              events: [
-                { type: 'turn_start', turnId, conversationId: conv.id, inboxIds: [inboxId], attempt: 1 },
-                { type: 'text_delta', turnId, delta: text },
-                { type: 'done', turnId, text, finishReason: 'stop', usage },
-              ],
-            },
-            // One at a time per message: the SLA notice queued again by the next worker's sweep after a crash is not posted twice.
-            { dedupKey: deliveryKey(turnId) },
-          );
+          await infra.deliveryJobs.add({
+            turnId,
+            turnAttempt: 0,
+            conversationId: conv.id,
+            channel: conv.channel,
+            inboxIds: [inboxId],
+            events: [
+              { type: 'turn_start', turnId, conversationId: conv.id, inboxIds: [inboxId], attempt: 1 },
+              { type: 'text_delta', turnId, delta: text },
+              { type: 'done', turnId, text, finishReason: 'stop', usage },
+            ],
+          });
           return true;
         },
         ...(tkCh && tkDeliverer?.notifyText

@@ -25,13 +25,7 @@ export interface DeliveryRetryDeps {
   log: Logger;
 }
 
-/**
- * The deduplication key of a delivery job whose content its id decides (an operator's message, the
- * SLA notice: `op_<ref>`): one runs at a time, and an identical one added meanwhile is dropped or
- * waits. Two replays of the same message at once would both find nothing posted in the deliveries
- * table and both post it (the SLA notice twice by SMS, when a worker died after queueing it and the
- * next one's sweep queued it again); one after the other, the second finds it posted.
- */
+/** The lock a turn's replays take turns on (DeliveryRetries.oneAtATime), in every process. */
 export function deliveryKey(turnId: string): string {
   return `delivery:${turnId}`;
 }
