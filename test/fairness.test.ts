@@ -259,6 +259,24 @@ describe('fairness, Redis + Postgres with two worker processes', () => {
     expect(new Set(workers).size).toBe(2);
   });
 
+  it(`attack: ${FLOOD} one-off requests at once (their drains share BullMQ jobs) still get no more than the key's cap of turns at once`, async () => {
+    for (const p of procs.splice(0)) await p.kill('SIGKILL');
+    const env = processEnv(fake, redis, pgdb, { SWITCHBOARD_WORKER_CONCURRENCY: '12', SWITCHBOARD_MAX_TURNS_PER_KEY: '4', SWITCHBOARD_QUEUE_PREFIX: 'sboneoff' });
+    const ingress = await GatewayProcess.spawn('ingress', env);
+    procs.push(ingress, ...(await Promise.all([GatewayProcess.spawn('worker', env), GatewayProcess.spawn('worker', env)])));
+    // No conversation named, no Idempotency-Key: one conversation minted per request, drains coalesced (adapters/queue/coalescing.ts).
+    const client = openaiClient(ingress.url!, API_KEY);
+    const results = await Promise.all(
+      Array.from({ length: FLOOD }, (_, i) =>
+        client.chat.completions.create({ model: 'default', messages: [{ role: 'user', content: `long oneoff ${i}` }] }, { timeout: 120_000 }),
+      ),
+    );
+    results.forEach((r, i) => expect(r.choices[0]!.message.content).toBe(longAnswer('oneoff', i)));
+    expect(arrivals('oneoff')).toHaveLength(FLOOD);
+    expectAtMostAtOnce(arrivals('oneoff'), 4);
+    for (const p of procs.splice(0)) await p.kill('SIGKILL');
+  }, 120_000);
+
   it("frees a killed worker's slots: the key's turns resume and its next message is answered", async () => {
     for (const p of procs.splice(0)) await p.kill('SIGKILL');
     // One worker, a cap of 2: its two long turns hold the key's whole share when it is killed.
