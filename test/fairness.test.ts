@@ -261,7 +261,11 @@ describe('fairness, Redis + Postgres with two worker processes', () => {
 
   it(`attack: ${FLOOD} one-off requests at once (their drains share BullMQ jobs) still get no more than the key's cap of turns at once`, async () => {
     for (const p of procs.splice(0)) await p.kill('SIGKILL');
-    const env = processEnv(fake, redis, pgdb, { SWITCHBOARD_WORKER_CONCURRENCY: '12', SWITCHBOARD_MAX_TURNS_PER_KEY: '4', SWITCHBOARD_QUEUE_PREFIX: 'sboneoff' });
+    const env = processEnv(fake, redis, pgdb, {
+      SWITCHBOARD_WORKER_CONCURRENCY: '12',
+      SWITCHBOARD_MAX_TURNS_PER_KEY: '4',
+      SWITCHBOARD_QUEUE_PREFIX: 'sboneoff',
+    });
     const ingress = await GatewayProcess.spawn('ingress', env);
     procs.push(ingress, ...(await Promise.all([GatewayProcess.spawn('worker', env), GatewayProcess.spawn('worker', env)])));
     // No conversation named, no Idempotency-Key: one conversation minted per request, drains coalesced (adapters/queue/coalescing.ts).
