@@ -42,6 +42,7 @@ import { createSchedule } from '../src/schedules/create.js';
 import { Scheduler } from '../src/schedules/scheduler.js';
 import { loadSkills, skillsPromptBlock, skillTools } from '../src/skills.js';
 import { startTelemetry, type Telemetry } from '../src/telemetry/otlp.js';
+import type { TurnOpener } from '../src/turn-opening.js';
 import { EventHub } from '../src/webhooks/events.js';
 import { Worker } from '../src/worker.js';
 import { HeartbeatWriter, WorkerMonitor } from '../src/worker-heartbeat.js';
@@ -280,6 +281,8 @@ export class Gateway {
         );
       // Each started listener's close, run first by "intake" on close (stop taking messages before the drain).
       const listenerCloses: Array<() => Promise<void>> = [];
+      // This process's worker (created below, when it has the role) opens one-off turns at accept (src/turn-opening.ts).
+      let opener: TurnOpener | undefined;
       if (roles.ingress && http) {
         const auth = new ApiKeyAuth(config.http.apiKeys, config.http.openAccess, config.http.operatorKeys);
         if (!auth.configured) log.warn('no API keys are configured (SWITCHBOARD_API_KEYS): every API request will be refused');
@@ -309,6 +312,7 @@ export class Gateway {
           handoffs,
           outcomes: infra.ingressOutcomes as IngressOutcomeRepository<IngressOutcome>,
           dropped: (channel, reason) => metrics.dropped.inc({ channel, reason }),
+          opener: { reserve: (msg) => opener?.reserve(msg) },
         });
         const classifier = new RoomClassifier(cheapVerdict());
         const manners = new RoomManners({
@@ -396,6 +400,7 @@ export class Gateway {
           deliveryQueue: infra.deliveryJobs,
         });
         worker = w;
+        opener = w.opener();
         for (const c of channels) {
           if (!c.deliverer) continue;
           const deliverer = c.deliverer;

@@ -217,6 +217,8 @@ async function main(): Promise<void> {
       // turn with 10). SWITCHBOARD_DB_POOL_SIZE overrides it; PGOPTIONS passes through.
       SWITCHBOARD_DB_POOL_SIZE: process.env.SWITCHBOARD_DB_POOL_SIZE ?? '4',
       ...(process.env.PGOPTIONS ? { PGOPTIONS: process.env.PGOPTIONS } : {}),
+      // A queue setting to compare (e.g. SWITCHBOARD_QUEUE_OPEN_ON_ACCEPT=false) passes through.
+      ...Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('SWITCHBOARD_QUEUE_')) as [string, string][]),
     };
     const bin = join(packageRoot, 'bin/switchboard.js');
     const procs: Proc[] = [];

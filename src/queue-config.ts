@@ -16,6 +16,12 @@ export const queueSchema = z
     /** `start` on Redis: run the drains of messages accepted here in process while the worker has room (adapters/queue/local-lane.ts). */
     localLane: z.boolean().default(true),
     /**
+     * A message that opens a one-off conversation, accepted while this process's worker has a free
+     * slot (the local lane, or the embedded queue): its first turn is opened in the accept statement
+     * and runs here at once (src/turn-opening.ts); off: accept, then the drain's own statement.
+     */
+    openOnAccept: z.boolean().default(true),
+    /**
      * On Redis: drains enqueued in the same event-loop turn without a deduplication key (one-off
      * conversations) leave as one BullMQ job of at most this many (adapters/queue/coalescing.ts); 1: one job each.
      */
@@ -35,6 +41,7 @@ export const QUEUE_ENV: EnvBinding[] = [
   { env: 'SWITCHBOARD_STALLED_INTERVAL_MS', path: ['stalledIntervalMs'], kind: 'int' },
   { env: 'SWITCHBOARD_DELIVERY_ATTEMPTS', path: ['deliveryAttempts'], kind: 'int' },
   { env: 'SWITCHBOARD_QUEUE_LOCAL_LANE', path: ['localLane'], kind: 'bool' },
+  { env: 'SWITCHBOARD_QUEUE_OPEN_ON_ACCEPT', path: ['openOnAccept'], kind: 'bool' },
   { env: 'SWITCHBOARD_QUEUE_COALESCE_MAX', path: ['coalesceMax'], kind: 'int' },
 ];
 

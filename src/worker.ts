@@ -32,6 +32,7 @@ import { metricsSink } from './turn/sinks/metrics-sink.js';
 import { nothingToSayGate, scheduledBatch } from './turn/sinks/nothing-to-say.js';
 import { traceSink } from './turn/sinks/trace-sink.js';
 import { eventWebhookSink } from './turn/sinks/webhook-sink.js';
+import { type OpenedDrain, TURN_MEMORY_LIMIT, type TurnOpener, turnOpener } from './turn-opening.js';
 import type { EventHub } from './webhooks/events.js';
 
 export type { DrainJob } from '../kernel/jobs.js';
@@ -125,7 +126,15 @@ export class Worker {
     const { queue, config } = this.deps;
     // Each drain continues the trace its job carries (the message's, from the ingress process).
     queue.process(
-      async (job) => drainSpans(job, () => this.drain(job.data.conversationId, job.signal, { deferred: job.data.deferred === true, scopes: job.data.scopes })),
+      async (job) =>
+        drainSpans(job, () =>
+          this.drain(job.data.conversationId, job.signal, {
+            deferred: job.data.deferred === true,
+            scopes: job.data.scopes,
+            // Set only on the first run of a drain started from a turn opened at accept (src/turn-opening.ts).
+            opened: job.local as OpenedDrain | undefined,
+          }),
+        ),
       { concurrency: config.queue.concurrency },
     );
     // Approval deadlines: fail-closed expiry resumes the parked turn.
@@ -163,13 +172,19 @@ export class Worker {
     }
   }
 
-  async drain(conversationId: string, signal: AbortSignal, opts: { deferred?: boolean; scopes?: SlotScope[] } = {}): Promise<void> {
+  /** For the ingress of this process: opens a one-off conversation's first turn in its accept statement when a slot is free here. */
+  opener(): TurnOpener {
+    const { queue, store, config, log } = this.deps;
+    return turnOpener({ worker: this.id, queue, store, config, log: log.child({ component: 'worker' }) });
+  }
+
+  async drain(conversationId: string, signal: AbortSignal, opts: { deferred?: boolean; scopes?: SlotScope[]; opened?: OpenedDrain } = {}): Promise<void> {
     const { store, config, log } = this.deps;
     const ttl = config.queue.lockDurationMs;
     // The queue keeps one active and one waiting drain per conversation, and the
     // waiting one may start on another worker: the lease (on the conversation
     // row, taken in the same statement that opens the turn) lets one drain run.
-    const lease = randomUUID();
+    const lease = opts.opened?.lease ?? randomUUID();
     let held = false;
     // What this drain knows of its lease; the turn asks it before it acts (src/turn/lease-guard.ts).
     const guard = new LeaseGuard(lease, ttl);
@@ -185,7 +200,7 @@ export class Worker {
         claim,
         modes: { default: config.conversations.queueMode, byChannel: config.conversations.queueModeByChannel },
         historyLimits: this.historyLimits,
-        memoryLimit: 20,
+        memoryLimit: TURN_MEMORY_LIMIT,
       });
       // The statement took or renewed the lease.
       if (s.conversation) guard.renewed(sentAt);
@@ -213,7 +228,9 @@ export class Worker {
           if (!(await this.takeSlots(opts.scopes, lease, ttl, conversationId))) return void (await this.defer(conversationId, opts.scopes));
           slots = opts.scopes;
         }
-        let s = await start('auto');
+        // A turn opened at accept holds the lease from that statement on, and starts from what it returned.
+        if (opts.opened) guard.renewed(opts.opened.sentAt);
+        let s = opts.opened?.started ?? (await start('auto'));
         // Another drain holds the lease: wait for it (or for its lease to expire, if its worker died).
         const busyUntil = Date.now() + ttl + 5_000;
         for (let delay = 10; !s.conversation; delay = Math.min(delay * 2, 250)) {

@@ -117,4 +117,81 @@ describe('LocalLaneQueue', () => {
     expect([...seen, ...got].sort()).toEqual(['first', 'second']);
     await other.close();
   });
+
+  it('reserves a slot for a job about to be added: it counts against the room here until it runs, and its run hands over what it was given once', async () => {
+    const { name, q } = lane();
+    const seen: Array<[string, number, unknown]> = [];
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let fail = true;
+    q.process(
+      async (job) => {
+        seen.push([job.data.id, job.attempt, job.local]);
+        if (job.data.id === 'opened' && fail) {
+          fail = false;
+          throw new Error('transient');
+        }
+        if (job.data.id === 'hold') await gate;
+      },
+      { concurrency: 2 },
+    );
+    await q.add({ id: 'hold' });
+    await waitFor(() => seen.length === 1);
+    const slot = q.reserveLocal()!;
+    expect(slot).toBeDefined();
+    // One running and one reserved: the process is full, for reservations and for adds.
+    expect(q.reserveLocal()).toBeUndefined();
+    await q.add({ id: 'overflow' });
+    expect(await bullJobs(name)).toBe(1);
+    expect(slot.run({ id: 'opened' }, { turn: 't1' })).toBe(true);
+    // Its first run gets what was handed over; its retry, from the queue, does not.
+    await waitFor(() => seen.filter(([id]) => id === 'opened').length === 2);
+    expect(seen.filter(([id]) => id === 'opened')).toEqual([
+      ['opened', 1, { turn: 't1' }],
+      ['opened', 2, undefined],
+    ]);
+    expect(() => slot.run({ id: 'twice' }, {})).toThrow(/one job/);
+    release();
+    await waitFor(() => seen.some(([id]) => id === 'overflow'));
+    await q.close();
+  });
+
+  it('a released slot is room again; a slot whose queue closed meanwhile runs nothing and says so', async () => {
+    const { q } = lane();
+    const seen: string[] = [];
+    q.process(async (job) => void seen.push(job.data.id), { concurrency: 1 });
+    const a = q.reserveLocal()!;
+    expect(q.reserveLocal()).toBeUndefined();
+    a.release();
+    const b = q.reserveLocal()!;
+    expect(b).toBeDefined();
+    await q.close();
+    expect(q.reserveLocal()).toBeUndefined();
+    expect(b.run({ id: 'late' }, {})).toBe(false);
+    expect(seen).toEqual([]);
+  });
+});
+
+describe('MemoryQueue.reserveLocal (the embedded queue)', () => {
+  it('holds a slot against waiting jobs until it runs or is released', async () => {
+    const q = new MemoryQueue<{ id: string }>({ attempts: 2, backoffMs: 10 });
+    // No worker in this process: nothing to reserve.
+    expect(q.reserveLocal()).toBeUndefined();
+    const seen: string[] = [];
+    q.process(async (job) => void seen.push(job.data.id), { concurrency: 1 });
+    const slot = q.reserveLocal()!;
+    await q.add({ id: 'queued' });
+    await new Promise((r) => setTimeout(r, 30));
+    // The reserved slot keeps the queued job waiting: the reserved one starts first.
+    expect(seen).toEqual([]);
+    expect(slot.run({ id: 'reserved' }, 'handed')).toBe(true);
+    await waitFor(() => seen.length === 2);
+    expect(seen).toEqual(['reserved', 'queued']);
+    const again = q.reserveLocal()!;
+    again.release();
+    again.release(); // a second release gives back nothing more: still one slot, not two
+    expect(q.reserveLocal()).toBeDefined();
+    expect(q.reserveLocal()).toBeUndefined();
+    await q.close();
+  });
 });

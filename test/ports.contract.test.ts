@@ -23,6 +23,7 @@ import { ChannelStateStore } from '../adapters/store/channel-state.js';
 import { DeliveryStore } from '../adapters/store/deliveries.js';
 import { HandoffStore } from '../adapters/store/handoffs.js';
 import { migrate } from '../adapters/store/migrate.js';
+import type { OpenTurn } from '../adapters/store/ports/inbox.js';
 import { postgresRepositories, type StartTurn, Store } from '../adapters/store/store.js';
 import { WebhookStore } from '../adapters/store/webhooks.js';
 import type { InboundMessage } from '../kernel/envelope.js';
@@ -567,6 +568,85 @@ describe.each(backends)('ports contract: $name', (backend) => {
       expect((await start(conv, { lease: 'lease-3' })).turn).toMatchObject({ id: t3.turn!.id, attempt: 2 });
       expect(await store.renewLease(conv, 'lease-3', 30_000)).toBe(true);
       expect(await store.renewLease(conv, 'lease-2', 30_000)).toBe(false);
+    });
+
+    const open = (extra: Partial<OpenTurn> = {}): OpenTurn => ({
+      turnId: `t_open_${++opened}`,
+      worker: 'w1',
+      lease: 'lease-open',
+      leaseMs: 30_000,
+      memoryLimit: 5,
+      ...extra,
+    });
+    let opened = 0;
+
+    it("opens a new conversation's first turn in its accept statement: the lease, the claim and the turn as startTurn leaves them, in one transaction", async () => {
+      await store.db.query(
+        `insert into memory (scope, scope_key, body) values ('global', '', 'g-open'), ('sender', 'http:u-open', 's-open'), ('sender', 'http:u1', 'not this sender')`,
+      );
+      const m = { ...msg('open-1', 'http/-/open-new/-', 'hello there'), sender: { id: 'u-open' } };
+      const o = open();
+      const { accepted, started } = await store.acceptOpening!(m, 'default', {}, o).finally(() =>
+        // The notes are for this statement only (the next test counts every global note).
+        store.db.query(`delete from memory where body in ('g-open', 's-open', 'not this sender')`),
+      );
+      expect(accepted).toEqual({ conversationId: expect.any(String), inboxId: expect.any(Number), duplicate: false });
+      const conv = accepted.conversationId;
+      expect(started!.conversation).toMatchObject({ id: conv, key: 'http/-/open-new/-', channel: 'http', agent: 'default' });
+      expect(started!.turn).toMatchObject({ id: o.turnId, conversationId: conv, seq: 1, status: 'running', attempt: 1, worker: 'w1' });
+      expect(started!.batch!.map((r) => [r.id, r.text, r.turnId])).toEqual([[accepted.inboxId, 'hello there', o.turnId]]);
+      expect(started!.context).toEqual({ history: [], historyIds: [], summary: null, memory: expect.arrayContaining(['g-open', 's-open']) });
+      expect(started!.context!.memory).not.toContain('not this sender');
+      // Stored as startTurn would have left it: the row claimed, the lease held by the token, all in one transaction.
+      const row = (
+        await store.db.query<{ lease_token: string; leased: boolean; same_txn: boolean; turn_id: string }>(
+          `select c.lease_token, c.lease_until > now() + interval '20 seconds' as leased, i.turn_id,
+                  (c.created_at = t.started_at and i.created_at = t.started_at) as same_txn
+           from conversations c join inbox i on i.conversation_id = c.id join turns t on t.id = i.turn_id where c.id = $1`,
+          [conv],
+        )
+      ).rows[0]!;
+      expect(row).toEqual({ lease_token: 'lease-open', leased: true, same_txn: true, turn_id: o.turnId });
+      // Another drain finds the lease taken; the holder's startTurn (its retry) resumes the opened turn.
+      expect((await start(conv, { lease: 'lease-2' })).conversation).toBeNull();
+      expect((await start(conv, { lease: 'lease-open', worker: 'w2' })).turn).toMatchObject({ id: o.turnId, attempt: 2, worker: 'w2' });
+      const closed = await store.finishTurn({ turnId: o.turnId, status: 'done', messages: [], finishReason: 'stop', lease: 'lease-open' });
+      expect(closed).toEqual({ finished: true, pending: [] });
+      expect((await store.pending(conv)).length).toBe(0);
+      // The same external id again is a duplicate: nothing opened.
+      const again = await store.acceptOpening!(m, 'default', {}, open());
+      expect(again).toEqual({ accepted: { conversationId: conv, inboxId: accepted.inboxId, duplicate: true } });
+    });
+
+    it("attack: a message that names an existing conversation is only written: another drain's lease stays, no turn is opened beside its own", async () => {
+      const key = 'http/-/open-existing/-';
+      const first = await store.accept(msg('open-e1', key, 'first'));
+      const conv = first.conversationId;
+      const running = await start(conv, { lease: 'holder' });
+      expect(running.turn).toBeDefined();
+      const { accepted, started } = await store.acceptOpening!(msg('open-e2', key, 'second'), 'default', {}, open({ lease: 'intruder' }));
+      expect(started).toBeUndefined();
+      expect(accepted).toMatchObject({ conversationId: conv, duplicate: false });
+      const lease = (await store.db.query<{ lease_token: string }>('select lease_token from conversations where id = $1', [conv])).rows[0]!.lease_token;
+      expect(lease).toBe('holder');
+      expect((await store.turns(conv)).map((t) => t.id)).toEqual([running.turn!.id]);
+      // The second message waits unclaimed, for the holder's next turn.
+      expect((await store.pending(conv)).map((r) => [r.text, r.turnId])).toEqual([
+        ['first', running.turn!.id],
+        ['second', null],
+      ]);
+      await store.finishTurn({ turnId: running.turn!.id, status: 'done', messages: [], finishReason: 'stop', lease: 'holder' });
+      expect((await start(conv, { lease: 'holder' })).batch!.map((r) => r.text)).toEqual(['second']);
+    });
+
+    it('puts an opened turn back as if it never opened (the ingress failed after the statement): the message waits unclaimed, the lease is free', async () => {
+      const o = open({ lease: 'lease-back' });
+      const { accepted, started } = await store.acceptOpening!(msg('open-b1', 'http/-/open-back/-', 'back'), 'default', {}, o);
+      await store.deferTurn(started!.turn!.id, accepted.conversationId, o.lease);
+      expect(await store.turns(accepted.conversationId)).toEqual([]);
+      expect((await store.pending(accepted.conversationId)).map((r) => r.turnId)).toEqual([null]);
+      const next = await start(accepted.conversationId, { lease: 'sweep' });
+      expect(next.turn).toMatchObject({ seq: 1, attempt: 1 });
     });
 
     it('takes an expired lease; claims by queue mode; holds back while a turn is parked', async () => {

@@ -1,6 +1,6 @@
 import { ignoreError } from '../../kernel/errors.js';
 import type { MemoryQueue } from './memory.js';
-import type { JobHandler, JobOptions, JobQueue, WorkerOptions } from './port.js';
+import type { JobHandler, JobOptions, JobQueue, LocalSlot, WorkerOptions } from './port.js';
 
 /**
  * The drain queue of a process that runs both roles on Redis (`switchboard start`): a job added
@@ -23,6 +23,8 @@ export class LocalLaneQueue<T> implements JobQueue<T> {
   private concurrency = 0;
   /** Jobs of either lane running in this process. */
   private running = 0;
+  /** Local slots held by reserveLocal() for jobs about to start here. */
+  private reserved = 0;
   private closing = false;
 
   constructor(
@@ -31,8 +33,31 @@ export class LocalLaneQueue<T> implements JobQueue<T> {
   ) {}
 
   async add(data: T, opts: JobOptions = {}): Promise<void> {
-    if (!this.closing && !opts.delayMs && this.running + this.local.waitingCount() < this.concurrency) return this.local.add(data, opts);
+    if (!this.closing && !opts.delayMs && this.running + this.local.waitingCount() + this.reserved < this.concurrency) return this.local.add(data, opts);
     return this.shared.add(data, opts);
+  }
+
+  /** A slot in the local lane, under the same admission rule as add() (port.ts). */
+  reserveLocal(): LocalSlot<T> | undefined {
+    if (this.closing || this.running + this.local.waitingCount() + this.reserved >= this.concurrency) return undefined;
+    const slot = this.local.reserveLocal();
+    if (!slot) return undefined;
+    this.reserved++;
+    let used = false;
+    const free = () => {
+      if (!used) this.reserved--;
+      used = true;
+    };
+    return {
+      run: (data, local) => {
+        free();
+        return slot.run(data, local);
+      },
+      release: () => {
+        free();
+        slot.release();
+      },
+    };
   }
 
   process(handler: JobHandler<T>, opts: WorkerOptions): void {

@@ -1,5 +1,5 @@
 import type { LogSink } from '../../kernel/log.js';
-import type { JobHandler, JobOptions, JobQueue, QueueSettings, WorkerOptions } from './port.js';
+import type { JobHandler, JobOptions, JobQueue, LocalSlot, QueueSettings, WorkerOptions } from './port.js';
 import { isPermanentFailure } from './retry-policy.js';
 
 interface MemJob<T> {
@@ -7,6 +7,8 @@ interface MemJob<T> {
   data: T;
   attempt: number;
   dedupKey?: string;
+  /** A reserved slot's in-process hand-over (JobContext.local): first attempt only. */
+  local?: unknown;
 }
 
 /**
@@ -25,6 +27,8 @@ export class MemoryQueue<T> implements JobQueue<T> {
   private concurrency = 1;
   private closing = false;
   private failed = 0;
+  /** Slots held by reserveLocal() for jobs about to start. */
+  private reserved = 0;
   private seq = 0;
   private idle: Array<() => void> = [];
   private readonly abort = new AbortController();
@@ -68,7 +72,7 @@ export class MemoryQueue<T> implements JobQueue<T> {
 
   private pump(): void {
     if (!this.handler || this.closing) return;
-    while (this.active.size < this.concurrency) {
+    while (this.active.size + this.reserved < this.concurrency) {
       const idx = this.waiting.findIndex((j) => j.dedupKey === undefined || !this.activeKeys.has(j.dedupKey));
       if (idx < 0) return;
       const [job] = this.waiting.splice(idx, 1);
@@ -83,7 +87,13 @@ export class MemoryQueue<T> implements JobQueue<T> {
     void (async () => {
       let retry = false;
       try {
-        await handler({ data: job.data, id: job.id, attempt: job.attempt, signal: this.abort.signal });
+        await handler({
+          data: job.data,
+          id: job.id,
+          attempt: job.attempt,
+          signal: this.abort.signal,
+          ...(job.local !== undefined ? { local: job.local } : {}),
+        });
       } catch (err) {
         if (isPermanentFailure(err)) {
           this.log?.warn({ err, code: err.code, queue: this.name, job: job.id, attempt: job.attempt }, 'job failed permanently; not retried');
@@ -97,13 +107,13 @@ export class MemoryQueue<T> implements JobQueue<T> {
         const next = this.nextForKey.get(job.dedupKey);
         this.nextForKey.delete(job.dedupKey);
         if (retry) {
-          const again = { ...job, attempt: job.attempt + 1 };
+          const again = { ...job, attempt: job.attempt + 1, local: undefined };
           const delay = this.settings.backoffMs * 2 ** (job.attempt - 1);
           // The retry stands in for any newer job with the same key (it reads the same inbox).
           this.later(delay, () => this.enqueue(again));
         } else if (next) this.enqueue(next);
       } else if (retry) {
-        this.later(this.settings.backoffMs * 2 ** (job.attempt - 1), () => this.enqueue({ ...job, attempt: job.attempt + 1 }));
+        this.later(this.settings.backoffMs * 2 ** (job.attempt - 1), () => this.enqueue({ ...job, attempt: job.attempt + 1, local: undefined }));
       }
       this.pump();
       if (this.active.size === 0) for (const f of this.idle.splice(0)) f();
@@ -120,6 +130,33 @@ export class MemoryQueue<T> implements JobQueue<T> {
 
   async counts() {
     return { waiting: this.waiting.length + this.nextForKey.size, active: this.active.size, delayed: this.timers.size, failed: this.failed };
+  }
+
+  /** A free slot held for a job that then starts at once, skipping the waiting list (port.ts). */
+  reserveLocal(): LocalSlot<T> | undefined {
+    if (!this.handler || this.closing || this.active.size + this.waiting.length + this.reserved >= this.concurrency) return undefined;
+    this.reserved++;
+    let used = false;
+    const free = () => {
+      if (used) return false;
+      used = true;
+      this.reserved--;
+      return true;
+    };
+    return {
+      run: (data, local) => {
+        if (!free()) throw new Error('a reserved slot runs one job');
+        if (this.closing) {
+          this.pump();
+          return false;
+        }
+        this.run({ id: String(++this.seq), data, attempt: 1, local });
+        return true;
+      },
+      release: () => {
+        if (free()) this.pump();
+      },
+    };
   }
 
   /** Jobs waiting to run (not those waiting behind a running job of their key, nor delayed ones). */

@@ -16,6 +16,19 @@ export interface JobContext<T> {
   attempt: number;
   /** Aborted when the queue is force-closed. */
   signal: AbortSignal;
+  /** What a reserved slot's run() handed its handler in process (first attempt only; never stored, never on Redis). */
+  local?: unknown;
+}
+
+/**
+ * A slot of this process's worker held for a job about to be added (reserveLocal()): the job then
+ * starts at once, in process. Call run() or release() once.
+ */
+export interface LocalSlot<T> {
+  /** Starts the job now in this process; false when the queue closed meanwhile (nothing ran; add it as usual). */
+  run(data: T, local: unknown): boolean;
+  /** Gives the slot back unused. */
+  release(): void;
 }
 
 export type JobHandler<T> = (job: JobContext<T>) => Promise<void>;
@@ -45,6 +58,12 @@ export interface JobQueue<T> {
    * fixed at process()'s concurrency. A job that carries several (coalescing.ts) lowers it while it runs.
    */
   setConcurrency?(n: number): void;
+  /**
+   * A slot of this process's own worker, held until run() or release(), when one is free now and the
+   * queue runs jobs in this process (the in-process queue, the local lane); otherwise undefined.
+   * Absent: this queue never runs a job in the process that adds it.
+   */
+  reserveLocal?(): LocalSlot<T> | undefined;
   /** Stops this process taking new jobs, at once; running ones go on and other processes still take jobs. Absent: close() alone does it. */
   stopTaking?(): Promise<void>;
   /** Stops taking jobs and waits for running ones to finish. */

@@ -1,8 +1,8 @@
-import { randomUUID } from 'node:crypto';
 import type { InboundMessage } from '../../kernel/envelope.js';
-import { formatIdentity, identityOf } from '../../kernel/identity.js';
 import type { Db } from '../db/port.js';
-import type { AcceptMeta, AcceptResult, InboxMessage, InboxRepository } from './ports/inbox.js';
+import { acceptOpening } from './accept-opening.js';
+import { acceptParams } from './accept-params.js';
+import type { AcceptMeta, AcceptOpened, AcceptResult, InboxMessage, InboxRepository, OpenTurn } from './ports/inbox.js';
 import { type InboxColumns, inboxFromRow } from './rows.js';
 
 /** The inbox in plain SQL (Postgres and PGlite). */
@@ -23,28 +23,15 @@ export class InboxStore implements InboxRepository {
          returning id
        )
        select c.id as conversation_id, (select id from i) as inbox_id from c`,
-      [
-        'c_' + randomUUID(),
-        msg.conversationKey,
-        msg.channel,
-        msg.owner ?? null,
-        agent,
-        msg.externalId,
-        JSON.stringify(msg.sender),
-        msg.text,
-        JSON.stringify(msg.attachments),
-        msg.replyTo ? JSON.stringify(msg.replyTo) : null,
-        msg.context ? JSON.stringify(msg.context) : null,
-        msg.receivedAt,
-        formatIdentity(identityOf(msg)),
-        msg.overrides && Object.keys(msg.overrides).length ? JSON.stringify(msg.overrides) : null,
-        msg.requestHash ?? null,
-        meta.traceparent ?? null,
-      ],
+      acceptParams(msg, agent, meta),
     );
     const row = r.rows[0]!;
     if (row.inbox_id != null) return { conversationId: row.conversation_id, inboxId: row.inbox_id, duplicate: false };
     return (await this.inboxByExternalId(msg.channel, msg.externalId))!;
+  }
+
+  acceptOpening(msg: InboundMessage, agent: string, meta: AcceptMeta, open: OpenTurn): Promise<AcceptOpened> {
+    return acceptOpening(this.db, msg, agent, meta, open, (m) => this.inboxByExternalId(m.channel, m.externalId));
   }
 
   /** The inbox row of a message already written, as accept() reports a duplicate. */

@@ -51,11 +51,16 @@ type Args<R, K extends keyof R> = R[K] extends (...a: infer A) => unknown ? A : 
 export class Store implements GatewayStore {
   readonly repos: StoreRepositories;
 
+  /** Present when the inbox repository has it (ports/inbox.ts). */
+  readonly acceptOpening?: InboxRepository['acceptOpening'];
+
   constructor(
     readonly db: Db,
     repos?: StoreRepositories,
   ) {
     this.repos = repos ?? postgresRepositories(db);
+    const inbox = this.repos.inbox;
+    if (inbox.acceptOpening) this.acceptOpening = (...a) => inbox.acceptOpening!(...a);
   }
 
   // inbox

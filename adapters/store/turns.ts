@@ -7,7 +7,7 @@ import type { FinishTurn, StartedTurn, StartTurn, TurnRecord, TurnRepository } f
 import { type ConversationColumns, conversationFromRow, type InboxColumns, inboxFromRow } from './rows.js';
 
 /** The columns of a turns row, as pg returns them or inside row_to_json (dates as strings). */
-interface TurnColumns {
+export interface TurnColumns {
   id: string;
   conversation_id: string;
   seq: number;
@@ -25,7 +25,7 @@ interface TurnColumns {
 }
 
 /** A turns row (or its row_to_json) as a record; the state is the JSON the core parked, as stored. */
-function turnFromRow(t: TurnColumns): TurnRecord {
+export function turnFromRow(t: TurnColumns): TurnRecord {
   return {
     id: t.id,
     conversationId: t.conversation_id,

@@ -13,11 +13,12 @@ import type { Config } from '../config.js';
 import type { HandoffService } from '../handoffs/service.js';
 import type { OperatorCommand } from '../handoffs/text.js';
 import type { RateLimits } from '../limits.js';
+import type { TurnOpener } from '../turn-opening.js';
 import type { Step } from './compose.js';
 import type { IngressOutcome, ReceiveOptions } from './outcome.js';
 
 /** The store methods the steps use. */
-export type IngressStore = Pick<InboxRepository, 'accept' | 'inboxByExternalId'> & Pick<ConversationRepository, 'waitingCount'>;
+export type IngressStore = Pick<InboxRepository, 'accept' | 'acceptOpening' | 'inboxByExternalId'> & Pick<ConversationRepository, 'waitingCount'>;
 
 /** What the ingress is built from; every part but the store and queue is optional (its step then hands on). */
 export interface IngressDeps {
@@ -35,6 +36,11 @@ export interface IngressDeps {
   /** Recorded outcomes, for replaying redeliveries. */
   outcomes?: IngressOutcomeRepository<IngressOutcome>;
   enqueueTimeoutMs?: number;
+  /**
+   * This process's worker, when it runs here: a message minted with its conversation (newConversation)
+   * gets its first turn opened in the accept statement and run here at once, while a slot is free (src/turn-opening.ts).
+   */
+  opener?: TurnOpener;
   /** A refusal (not a replayed one), for switchboard_messages_dropped_total. Must not throw. */
   dropped?: (channel: string, reason: string) => void;
 }

@@ -10,7 +10,9 @@
  * (approvals asked and shown, the turn not yet parked), `approval-created` (an approval row
  * written and audited, not yet shown), `final-kept` (a final answer journaled because closing
  * the turn took long, the turn not closed), `sla-fired` (a request's SLA fired and committed, the user's notice
- * not yet queued: src/handoffs/service.ts), `sla-notice-queued` (that notice queued for delivery, not yet marked sent).
+ * not yet queued: src/handoffs/service.ts), `sla-notice-queued` (that notice queued for delivery, not yet marked sent),
+ * `turn-opened` (a one-off message and its turn committed by the accept statement, its drain not yet
+ * started: src/ingress/steps/accept.ts).
  */
 const spec = process.env.SWITCHBOARD_TEST_FAULT ?? '';
 const [armed = '', nth = '1'] = spec.split(':');
@@ -25,7 +27,8 @@ export type FaultPoint =
   | 'before-park'
   | 'final-kept'
   | 'sla-fired'
-  | 'sla-notice-queued';
+  | 'sla-notice-queued'
+  | 'turn-opened';
 
 export function faultPoint(point: FaultPoint): void {
   if (armed !== point) return;

@@ -1,5 +1,7 @@
 import { QueueUnavailableError } from '../../../adapters/errors/types.js';
+import type { AcceptResult, StartedTurn } from '../../../adapters/store/ports/index.js';
 import { jobTrace } from '../../telemetry/tracer.js';
+import { faultPoint } from '../../turn/test-fault.js';
 import type { IngressContext, IngressStep } from '../context.js';
 import type { AcceptedOutcome } from '../outcome.js';
 import { requestMismatch } from '../request-mismatch.js';
@@ -17,15 +19,39 @@ export const accept: IngressStep = {
   async run(msg, ctx, next) {
     // The message span's traceparent goes with the row: a turn answering several messages links each (src/telemetry/worker-spans.ts).
     const { traceparent } = jobTrace();
-    const accepted = await ctx.deps.store.accept(msg, ctx.opts.agent ?? 'default', traceparent ? { traceparent } : {});
+    const meta = traceparent ? { traceparent } : {};
+    const agent = ctx.opts.agent ?? 'default';
+    const store = ctx.deps.store;
+    // A conversation minted for this message opens its first turn in the same statement when this
+    // process's worker has a slot for it now (src/turn-opening.ts): the drain then starts here from it.
+    const ticket = ctx.opts.newConversation && store.acceptOpening ? ctx.deps.opener?.reserve(msg) : undefined;
+    const sentAt = Date.now();
+    let accepted: AcceptResult;
+    let started: StartedTurn | undefined;
+    try {
+      if (ticket) ({ accepted, started } = await store.acceptOpening!(msg, agent, meta, ticket.open));
+      else accepted = await store.accept(msg, agent, meta);
+    } catch (err) {
+      ticket?.release();
+      throw err;
+    }
+    if (ticket && !started) ticket.release();
+    if (started) faultPoint('turn-opened');
     // A concurrent first delivery of the same id won the write: the same check as the redelivery step's.
     const mismatch = accepted.duplicate ? requestMismatch(msg, accepted) : null;
     if (mismatch) return mismatch;
     ctx.accepted = accepted;
     const outcome: AcceptedOutcome = { kind: 'accepted', ...accepted, ...(ctx.notice && !accepted.duplicate ? { notice: ctx.notice } : {}) };
-    // Before the worker is woken: a caller following the turn subscribes here.
-    await ctx.opts.onAccepted?.(outcome);
-    await next();
+    try {
+      // Before the worker is woken: a caller following the turn subscribes here.
+      await ctx.opts.onAccepted?.(outcome);
+      await next();
+    } catch (err) {
+      // As with a drain never enqueued: the message waits for the recovery sweep, its turn not yet opened.
+      if (started) await ticket!.putBack(accepted.conversationId, started);
+      throw err;
+    }
+    if (started && (await ticket!.start(accepted.conversationId, started, sentAt))) return outcome;
     if (!accepted.duplicate) await enqueue(accepted.conversationId, ctx);
     return outcome;
   },

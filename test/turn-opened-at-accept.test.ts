@@ -1,0 +1,190 @@
+/**
+ * A one-off HTTP conversation's first turn opened by its accept statement (src/turn-opening.ts,
+ * adapters/store/accept-opening.ts): one statement and one commit write the conversation, its
+ * lease, the message and the turn, and the drain starts in process from what it returned. Both
+ * backends in process, and a real process killed right after that commit.
+ */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type OpenAI from 'openai';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Gateway } from '../app/gateway.js';
+import { FakeLlm, lastUserText, reply } from './fakes/fake-llm.js';
+import { backendSetups } from './support/backends.js';
+import { API_KEY, eventually, GatewayProcess, openaiClient, startGateway, testConfig } from './support/gateway.js';
+import { createTestDatabase, type TestDatabase } from './support/postgres.js';
+import { TestRedis } from './support/redis.js';
+
+interface TurnRow {
+  attempt: number;
+  status: string;
+  /** The conversation, its message and its turn were written by one statement (now() is the transaction's start). */
+  one_statement: boolean;
+  consumed: boolean;
+  worker: string;
+}
+
+const TURN_SQL = `select t.attempt, t.status, t.worker, (c.created_at = t.started_at and i.created_at = t.started_at) as one_statement,
+                         i.consumed_at is not null as consumed
+                  from turns t join conversations c on c.id = t.conversation_id join inbox i on i.turn_id = t.id where t.id = $1`;
+
+describe.each(backendSetups())('a one-off turn opened at accept ($name)', (setup) => {
+  let fake: FakeLlm;
+  let gw: Gateway;
+  let client: OpenAI;
+  const turnRow = async (turn: string) => (await gw.infra.store.db.query<TurnRow>(TURN_SQL, [turn])).rows[0];
+
+  beforeAll(async () => {
+    fake = new FakeLlm();
+    await fake.start();
+    // "slow …" answers token by token, so that its turn is still running while the next request comes.
+    fake.respond((req) => {
+      const text = lastUserText(req.body);
+      return reply(`answer to ${text}`, text.startsWith('slow') ? 150 : undefined);
+    });
+    // One turn at a time in this process: a second one-off request while one runs finds no slot free.
+    gw = await startGateway(testConfig(fake, await setup.backend(), { queue: { concurrency: 1 } }));
+    client = openaiClient(gw.url!);
+  }, 60_000);
+  afterAll(async () => {
+    await gw?.close();
+    await fake?.close();
+    await setup.cleanup();
+  });
+
+  it('answers it from a turn written with its message in one statement, once', async () => {
+    const r = (await client.chat.completions.create({ model: 'default', messages: [{ role: 'user', content: 'one-off hello' }] })) as OpenAI.ChatCompletion & {
+      switchboard: { turn: string };
+    };
+    expect(r.choices[0]!.message.content).toBe('answer to one-off hello');
+    expect(await turnRow(r.switchboard.turn)).toMatchObject({ attempt: 1, status: 'done', one_statement: true, consumed: true });
+    expect(fake.requests.filter((q) => lastUserText(q.body) === 'one-off hello')).toHaveLength(1);
+  });
+
+  it('a named conversation is accepted, then its drain opens the turn, as before', async () => {
+    const named = openaiClient(gw.url!, API_KEY, { 'X-Switchboard-Conversation': 'named-open' });
+    const r = (await named.chat.completions.create({ model: 'default', messages: [{ role: 'user', content: 'named hello' }] })) as OpenAI.ChatCompletion & {
+      switchboard: { turn: string };
+    };
+    expect(r.choices[0]!.message.content).toBe('answer to named hello');
+    expect(await turnRow(r.switchboard.turn)).toMatchObject({ attempt: 1, status: 'done', one_statement: false });
+  });
+
+  it('with no slot free here, the next one-off message is accepted as usual and still answered once', async () => {
+    const slow = await client.chat.completions.create({ model: 'default', stream: true, messages: [{ role: 'user', content: 'slow one' }] });
+    const it1 = slow[Symbol.asyncIterator]();
+    // Its first token is out: the process's one slot is taken.
+    let slowText = '';
+    for (;;) {
+      const ch = await it1.next();
+      slowText += ch.value?.choices[0]?.delta?.content ?? '';
+      if (slowText) break;
+    }
+    const next = client.chat.completions.create({ model: 'default', messages: [{ role: 'user', content: 'while busy' }] }) as unknown as Promise<
+      OpenAI.ChatCompletion & { switchboard: { turn: string } }
+    >;
+    for (let ch = await it1.next(); !ch.done; ch = await it1.next()) slowText += ch.value.choices[0]?.delta?.content ?? '';
+    const busy = await next;
+    expect(slowText).toBe('answer to slow one');
+    expect(busy.choices[0]!.message.content).toBe('answer to while busy');
+    expect(await turnRow(busy.switchboard.turn)).toMatchObject({ attempt: 1, status: 'done', one_statement: false, consumed: true });
+  });
+});
+
+describe('queue.openOnAccept off', () => {
+  let fake: FakeLlm;
+  let gw: Gateway;
+  beforeAll(async () => {
+    fake = new FakeLlm();
+    await fake.start();
+    gw = await startGateway(testConfig(fake, {}, { queue: { openOnAccept: false } }));
+  }, 60_000);
+  afterAll(async () => {
+    await gw?.close();
+    await fake?.close();
+  });
+
+  it('accepts a one-off message, then its drain opens the turn (two statements)', async () => {
+    const r = (await openaiClient(gw.url!).chat.completions.create({
+      model: 'default',
+      messages: [{ role: 'user', content: 'hi' }],
+    })) as OpenAI.ChatCompletion & {
+      switchboard: { turn: string };
+    };
+    expect(r.choices[0]!.message.content).toBe('ok');
+    const row = (await gw.infra.store.db.query<TurnRow>(TURN_SQL, [r.switchboard.turn])).rows[0];
+    expect(row).toMatchObject({ attempt: 1, status: 'done', one_statement: false });
+  });
+});
+
+describe('a gateway killed right after the statement that opened a one-off turn (Redis + Postgres, real processes)', () => {
+  let fake: FakeLlm;
+  let redis: TestRedis;
+  let pgdb: TestDatabase;
+  let db: pg.Pool;
+  let dir: string;
+  const procs: GatewayProcess[] = [];
+
+  beforeAll(async () => {
+    fake = new FakeLlm();
+    await fake.start();
+    fake.respond((req) => reply(`answer to ${lastUserText(req.body)}`));
+    redis = await TestRedis.start();
+    pgdb = await createTestDatabase();
+    db = new pg.Pool({ connectionString: pgdb.url, max: 2 });
+    dir = mkdtempSync(join(tmpdir(), 'sb-opened-'));
+  }, 60_000);
+  afterAll(async () => {
+    for (const p of procs) await p.kill();
+    await db?.end();
+    await fake?.close();
+    await redis?.stop();
+    await pgdb?.drop();
+  });
+
+  const spawn = (fault?: string) => {
+    const config = join(dir, 'switchboard.json');
+    writeFileSync(config, JSON.stringify({ queue: { lockDurationMs: 2_000, stalledIntervalMs: 1_000, recoverAfterMs: 1_500, recoverIntervalMs: 1_000 } }));
+    return GatewayProcess.spawn('start', {
+      REDIS_URL: redis.url,
+      DATABASE_URL: pgdb.url,
+      SWITCHBOARD_CONFIG: config,
+      SWITCHBOARD_DATA: dir,
+      SWITCHBOARD_HTTP_PORT: '0',
+      SWITCHBOARD_API_KEYS: API_KEY,
+      OPENAI_BASE_URL: fake.openaiBaseUrl,
+      OPENAI_API_KEY: 'fake',
+      SWITCHBOARD_MODEL: 'fake-model',
+      ...(fault ? { SWITCHBOARD_TEST_FAULT: fault } : {}),
+    }).then((p) => (procs.push(p), p));
+  };
+
+  it('loses nothing: the next process resumes the turn once its lease expires and answers it once', async () => {
+    const doomed = await spawn('turn-opened');
+    const asked = openaiClient(doomed.url!)
+      .chat.completions.create({ model: 'default', messages: [{ role: 'user', content: 'survive me' }] })
+      .then(
+        () => 'answered',
+        () => 'connection lost',
+      );
+    expect(await asked).toBe('connection lost');
+    await eventually(async () => doomed.proc.signalCode === 'SIGKILL', 15_000);
+    // What the dead process committed: the message and its open turn, under a lease nobody renews.
+    const before = (
+      await db.query<{ id: string; attempt: number; status: string; claimed: boolean; leased: boolean }>(
+        `select t.id, t.attempt, t.status, i.turn_id = t.id as claimed, c.lease_token is not null as leased
+         from inbox i join conversations c on c.id = i.conversation_id join turns t on t.conversation_id = c.id where i.text = 'survive me'`,
+      )
+    ).rows;
+    expect(before).toEqual([{ id: expect.any(String), attempt: 1, status: 'running', claimed: true, leased: true }]);
+    expect(fake.requests.filter((q) => lastUserText(q.body) === 'survive me')).toHaveLength(0);
+    await spawn();
+    const after = await eventually(async () => (await db.query<TurnRow>(TURN_SQL, [before[0]!.id])).rows.find((r) => r.status === 'done'), 30_000, 100);
+    expect(after).toMatchObject({ attempt: 2, consumed: true, one_statement: true });
+    const roles = (await db.query<{ role: string }>(`select role from messages where turn_id = $1 order by id`, [before[0]!.id])).rows.map((r) => r.role);
+    expect(roles).toEqual(['user', 'assistant']);
+    expect(fake.requests.filter((q) => lastUserText(q.body) === 'survive me')).toHaveLength(1);
+  });
+});
