@@ -4,6 +4,7 @@ import type { JobQueue } from '../adapters/queue/port.js';
 import type { OpenTurn, StartedTurn, TurnRepository } from '../adapters/store/ports/index.js';
 import type { InboundMessage } from '../kernel/envelope.js';
 import type { DrainJob } from '../kernel/jobs.js';
+import { queueModeFor } from '../kernel/queue-modes.js';
 import type { Config } from './config.js';
 import { jobTrace } from './telemetry/tracer.js';
 
@@ -55,7 +56,7 @@ export function turnOpener(deps: {
     reserve(msg) {
       if (!config.queue.openOnAccept) return undefined;
       // Collect waits for a pause before it claims anything: its first drain must not open a turn at once.
-      const mode = config.conversations.queueModeByChannel[msg.channel] ?? config.conversations.queueMode;
+      const mode = queueModeFor(config.conversations, msg.channel);
       if (mode === 'collect') return undefined;
       const slot = queue.reserveLocal?.();
       if (!slot) return undefined;

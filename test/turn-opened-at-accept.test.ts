@@ -93,13 +93,17 @@ describe.each(backendSetups())('a one-off turn opened at accept ($name)', (setup
   });
 });
 
-describe('queue.openOnAccept off', () => {
+describe.each([
+  { name: 'queue.openOnAccept off', patch: { queue: { openOnAccept: false } } },
+  // Collect waits for a pause before it claims: a turn opened at accept would not.
+  { name: 'the HTTP channel in queue mode collect', patch: { conversations: { queueModeByChannel: { http: 'collect' }, collectQuietMs: 50 } } },
+])('$name', ({ patch }) => {
   let fake: FakeLlm;
   let gw: Gateway;
   beforeAll(async () => {
     fake = new FakeLlm();
     await fake.start();
-    gw = await startGateway(testConfig(fake, {}, { queue: { openOnAccept: false } }));
+    gw = await startGateway(testConfig(fake, {}, patch));
   }, 60_000);
   afterAll(async () => {
     await gw?.close();
