@@ -23,7 +23,7 @@ import { ChannelStateStore } from '../adapters/store/channel-state.js';
 import { DeliveryStore } from '../adapters/store/deliveries.js';
 import { HandoffStore } from '../adapters/store/handoffs.js';
 import { migrate } from '../adapters/store/migrate.js';
-import type { OpenTurn } from '../adapters/store/ports/inbox.js';
+import type { OpenTurn } from '../adapters/store/ports/turns.js';
 import { postgresRepositories, type StartTurn, Store } from '../adapters/store/store.js';
 import { WebhookStore } from '../adapters/store/webhooks.js';
 import type { InboundMessage } from '../kernel/envelope.js';

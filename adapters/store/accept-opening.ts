@@ -1,10 +1,9 @@
 import type { InboundMessage } from '../../kernel/envelope.js';
 import type { Db } from '../db/port.js';
 import { acceptParams } from './accept-params.js';
-import type { AcceptMeta, AcceptOpened, AcceptResult, OpenTurn } from './ports/inbox.js';
-import type { StartedTurn } from './ports/turns.js';
-import { type ConversationColumns, conversationFromRow, type InboxColumns, inboxFromRow } from './rows.js';
-import { type TurnColumns, turnFromRow } from './turns.js';
+import type { AcceptMeta, AcceptResult } from './ports/inbox.js';
+import type { AcceptOpened, OpenTurn, StartedTurn } from './ports/turns.js';
+import { type ConversationColumns, conversationFromRow, type InboxColumns, inboxFromRow, type TurnColumns, turnFromRow } from './rows.js';
 
 interface OpeningRow {
   conversation_id: string;

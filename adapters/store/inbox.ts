@@ -1,8 +1,7 @@
 import type { InboundMessage } from '../../kernel/envelope.js';
 import type { Db } from '../db/port.js';
-import { acceptOpening } from './accept-opening.js';
 import { acceptParams } from './accept-params.js';
-import type { AcceptMeta, AcceptOpened, AcceptResult, InboxMessage, InboxRepository, OpenTurn } from './ports/inbox.js';
+import type { AcceptMeta, AcceptResult, InboxMessage, InboxRepository } from './ports/inbox.js';
 import { type InboxColumns, inboxFromRow } from './rows.js';
 
 /** The inbox in plain SQL (Postgres and PGlite). */
@@ -28,10 +27,6 @@ export class InboxStore implements InboxRepository {
     const row = r.rows[0]!;
     if (row.inbox_id != null) return { conversationId: row.conversation_id, inboxId: row.inbox_id, duplicate: false };
     return (await this.inboxByExternalId(msg.channel, msg.externalId))!;
-  }
-
-  acceptOpening(msg: InboundMessage, agent: string, meta: AcceptMeta, open: OpenTurn): Promise<AcceptOpened> {
-    return acceptOpening(this.db, msg, agent, meta, open, (m) => this.inboxByExternalId(m.channel, m.externalId));
   }
 
   /** The inbox row of a message already written, as accept() reports a duplicate. */

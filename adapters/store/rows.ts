@@ -1,5 +1,6 @@
 import type { ConversationRecord } from './ports/conversations.js';
 import { type InboxMessage, senderIdentity } from './ports/inbox.js';
+import type { TurnRecord } from './ports/turns.js';
 
 export { senderIdentity };
 
@@ -83,5 +84,43 @@ export function inboxFromRow(p: InboxColumns): InboxMessage {
     ...(p.overrides ? { overrides: p.overrides } : {}),
     ...(p.request_hash ? { requestHash: p.request_hash } : {}),
     ...(p.traceparent ? { traceparent: p.traceparent } : {}),
+  };
+}
+
+/** The columns of a turns row, as pg returns them or inside row_to_json (dates as strings). */
+export interface TurnColumns {
+  id: string;
+  conversation_id: string;
+  seq: number;
+  status: TurnRecord['status'];
+  state: unknown;
+  honesty: unknown;
+  attempt: number;
+  worker: string | null;
+  started_at: string | Date;
+  finished_at: string | Date | null;
+  finish_reason: string | null;
+  error: string | null;
+  usage: Record<string, unknown> | null;
+  provider: Record<string, unknown> | null;
+}
+
+/** A turns row (or its row_to_json) as a record; the state is the JSON the core parked, as stored. */
+export function turnFromRow(t: TurnColumns): TurnRecord {
+  return {
+    id: t.id,
+    conversationId: t.conversation_id,
+    seq: t.seq,
+    status: t.status,
+    state: t.state,
+    honesty: t.honesty,
+    attempt: t.attempt,
+    worker: t.worker,
+    startedAt: new Date(t.started_at),
+    finishedAt: t.finished_at ? new Date(t.finished_at) : null,
+    finishReason: t.finish_reason,
+    error: t.error,
+    usage: t.usage,
+    provider: t.provider,
   };
 }

@@ -51,16 +51,16 @@ type Args<R, K extends keyof R> = R[K] extends (...a: infer A) => unknown ? A : 
 export class Store implements GatewayStore {
   readonly repos: StoreRepositories;
 
-  /** Present when the inbox repository has it (ports/inbox.ts). */
-  readonly acceptOpening?: InboxRepository['acceptOpening'];
+  /** Present when the turn repository has it (ports/turns.ts). */
+  readonly acceptOpening?: TurnRepository['acceptOpening'];
 
   constructor(
     readonly db: Db,
     repos?: StoreRepositories,
   ) {
     this.repos = repos ?? postgresRepositories(db);
-    const inbox = this.repos.inbox;
-    if (inbox.acceptOpening) this.acceptOpening = (...a) => inbox.acceptOpening!(...a);
+    const turns = this.repos.turns;
+    if (turns.acceptOpening) this.acceptOpening = (...a) => turns.acceptOpening!(...a);
   }
 
   // inbox

@@ -1,48 +1,13 @@
 import { randomUUID } from 'node:crypto';
+import type { InboundMessage } from '../../kernel/envelope.js';
 import { QUEUE_MODES } from '../../kernel/queue-modes.js';
 import type { Db } from '../db/port.js';
-import type { InboxMessage } from './ports/inbox.js';
+import { acceptOpening } from './accept-opening.js';
+import { InboxStore } from './inbox.js';
+import type { AcceptMeta, InboxMessage } from './ports/inbox.js';
 import type { StoredMessage } from './ports/transcript.js';
-import type { FinishTurn, StartedTurn, StartTurn, TurnRecord, TurnRepository } from './ports/turns.js';
-import { type ConversationColumns, conversationFromRow, type InboxColumns, inboxFromRow } from './rows.js';
-
-/** The columns of a turns row, as pg returns them or inside row_to_json (dates as strings). */
-export interface TurnColumns {
-  id: string;
-  conversation_id: string;
-  seq: number;
-  status: TurnRecord['status'];
-  state: unknown;
-  honesty: unknown;
-  attempt: number;
-  worker: string | null;
-  started_at: string | Date;
-  finished_at: string | Date | null;
-  finish_reason: string | null;
-  error: string | null;
-  usage: Record<string, unknown> | null;
-  provider: Record<string, unknown> | null;
-}
-
-/** A turns row (or its row_to_json) as a record; the state is the JSON the core parked, as stored. */
-export function turnFromRow(t: TurnColumns): TurnRecord {
-  return {
-    id: t.id,
-    conversationId: t.conversation_id,
-    seq: t.seq,
-    status: t.status,
-    state: t.state,
-    honesty: t.honesty,
-    attempt: t.attempt,
-    worker: t.worker,
-    startedAt: new Date(t.started_at),
-    finishedAt: t.finished_at ? new Date(t.finished_at) : null,
-    finishReason: t.finish_reason,
-    error: t.error,
-    usage: t.usage,
-    provider: t.provider,
-  };
-}
+import type { AcceptOpened, FinishTurn, OpenTurn, StartedTurn, StartTurn, TurnRecord, TurnRepository } from './ports/turns.js';
+import { type ConversationColumns, conversationFromRow, type InboxColumns, inboxFromRow, type TurnColumns, turnFromRow } from './rows.js';
 
 interface StartRow {
   conversation: ConversationColumns | null;
@@ -75,6 +40,10 @@ export class TurnStore implements TurnRepository {
    * lease holder overtook makes the turn come back empty (call again) rather
    * than claim rows twice.
    */
+  acceptOpening(msg: InboundMessage, agent: string, meta: AcceptMeta, open: OpenTurn): Promise<AcceptOpened> {
+    return acceptOpening(this.db, msg, agent, meta, open, (m) => new InboxStore(this.db).inboxByExternalId(m.channel, m.externalId));
+  }
+
   async startTurn(b: StartTurn): Promise<StartedTurn> {
     const r = await this.db.query<StartRow>(
       `with c0 as (select * from conversations where id = $2),

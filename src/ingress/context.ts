@@ -1,7 +1,14 @@
 import type { Logger } from 'pino';
 import type { Bus } from '../../adapters/bus/port.js';
 import type { JobQueue } from '../../adapters/queue/port.js';
-import type { AcceptResult, ConversationRepository, InboxRepository, IngressOutcomeRepository, WaitingCount } from '../../adapters/store/ports/index.js';
+import type {
+  AcceptResult,
+  ConversationRepository,
+  InboxRepository,
+  IngressOutcomeRepository,
+  TurnRepository,
+  WaitingCount,
+} from '../../adapters/store/ports/index.js';
 import type { InboundMessage } from '../../kernel/envelope.js';
 import type { Identity } from '../../kernel/identity.js';
 import type { DrainJob } from '../../kernel/jobs.js';
@@ -18,7 +25,9 @@ import type { Step } from './compose.js';
 import type { IngressOutcome, ReceiveOptions } from './outcome.js';
 
 /** The store methods the steps use. */
-export type IngressStore = Pick<InboxRepository, 'accept' | 'acceptOpening' | 'inboxByExternalId'> & Pick<ConversationRepository, 'waitingCount'>;
+export type IngressStore = Pick<InboxRepository, 'accept' | 'inboxByExternalId'> &
+  Pick<ConversationRepository, 'waitingCount'> &
+  Pick<TurnRepository, 'acceptOpening'>;
 
 /** What the ingress is built from; every part but the store and queue is optional (its step then hands on). */
 export interface IngressDeps {

@@ -1,6 +1,5 @@
 import type { ContextMessage, InboundMessage, TurnOverrides } from '../../../kernel/envelope.js';
 import { formatIdentity, identityOf } from '../../../kernel/identity.js';
-import type { StartedTurn } from './turns.js';
 
 /** An inbound message as the inbox holds it. */
 export interface InboxMessage {
@@ -47,22 +46,6 @@ export interface AcceptResult {
   handoff?: string;
 }
 
-/** The first turn acceptOpening() opens with a new conversation's message, as the drain that runs it would in startTurn. */
-export interface OpenTurn {
-  turnId: string;
-  worker: string;
-  /** The drain's lease token, and how long the lease lasts unless renewed. */
-  lease: string;
-  leaseMs: number;
-  memoryLimit: number;
-}
-
-export interface AcceptOpened {
-  accepted: AcceptResult;
-  /** Set when the conversation was new and its turn is open under `lease`: what startTurn would have returned. */
-  started?: StartedTurn;
-}
-
 /**
  * The inbox: every inbound message, written once per (channel, external id),
  * claimed by a turn (turnId) and consumed when that turn closes.
@@ -74,13 +57,6 @@ export interface InboxRepository {
    * id) writes nothing and reports the first row with `duplicate: true`.
    */
   accept(msg: InboundMessage, agent?: string, meta?: AcceptMeta): Promise<AcceptResult>;
-  /**
-   * accept(), and when that creates the conversation, also takes its lease and opens its first turn
-   * claiming the message, in the same statement (one synchronous commit for both). A conversation
-   * that existed is not leased and gets no turn: only the message is written, as accept() does.
-   * Absent: accept() and the drain's startTurn do it in two statements.
-   */
-  acceptOpening?(msg: InboundMessage, agent: string, meta: AcceptMeta, open: OpenTurn): Promise<AcceptOpened>;
   /** The row of a message already written, as accept() reports a duplicate; undefined if none. */
   inboxByExternalId(channel: string, externalId: string): Promise<AcceptResult | undefined>;
   /** Unconsumed rows of a conversation, oldest (lowest id) first, claimed or not. */

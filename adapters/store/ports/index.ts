@@ -44,8 +44,11 @@ export interface StoreRepositories {
  * (and PGlite) implementation is the Store class of adapters/store/store.ts.
  */
 export interface GatewayStore
-  extends Pick<InboxRepository, 'accept' | 'acceptOpening' | 'inboxByExternalId' | 'pending' | 'inboxRow' | 'claimInto' | 'stuckConversations'>,
-    Pick<TurnRepository, 'startTurn' | 'finishTurn' | 'parkTurn' | 'unparkTurn' | 'deferTurn' | 'renewLease' | 'releaseLease' | 'turn' | 'turns'>,
+  extends Pick<InboxRepository, 'accept' | 'inboxByExternalId' | 'pending' | 'inboxRow' | 'claimInto' | 'stuckConversations'>,
+    Pick<
+      TurnRepository,
+      'acceptOpening' | 'startTurn' | 'finishTurn' | 'parkTurn' | 'unparkTurn' | 'deferTurn' | 'renewLease' | 'releaseLease' | 'turn' | 'turns'
+    >,
     Pick<TurnJournalRepository, 'recordModelStep' | 'recordToolStarted' | 'recordToolFinished' | 'turnJournal'>,
     Pick<TranscriptRepository, 'transcript' | 'messagesAfter' | 'turnReply' | 'searchMessages' | 'saveSummary'>,
     Pick<MemoryRepository, 'addMemory' | 'searchMemory' | 'listMemory' | 'deleteMemory' | 'forgetMemory'>,

@@ -1,5 +1,6 @@
+import type { InboundMessage } from '../../../kernel/envelope.js';
 import type { ConversationRecord } from './conversations.js';
-import type { InboxMessage } from './inbox.js';
+import type { AcceptMeta, AcceptResult, InboxMessage } from './inbox.js';
 import type { StoredMessage } from './transcript.js';
 
 /** A turn as stored. */
@@ -58,6 +59,22 @@ export interface StartedTurn {
   context?: StartContext;
 }
 
+/** The first turn acceptOpening() opens with a new conversation's message, as the drain that runs it would in startTurn. */
+export interface OpenTurn {
+  turnId: string;
+  worker: string;
+  /** The drain's lease token, and how long the lease lasts unless renewed. */
+  lease: string;
+  leaseMs: number;
+  memoryLimit: number;
+}
+
+export interface AcceptOpened {
+  accepted: AcceptResult;
+  /** Set when the conversation was new and its turn is open under `lease`: what startTurn would have returned. */
+  started?: StartedTurn;
+}
+
 export interface FinishTurn {
   turnId: string;
   status: 'done' | 'failed';
@@ -78,6 +95,13 @@ export interface FinishTurn {
  * resumes or closes its turns. Every method is one atomic step.
  */
 export interface TurnRepository {
+  /**
+   * the inbox's accept(), and when that creates the conversation, also takes its lease and opens its first turn
+   * claiming the message, in the same statement (one synchronous commit for both). A conversation
+   * that existed is not leased and gets no turn: only the message is written, as accept() does.
+   * Absent: accept() and the drain's startTurn do it in two statements.
+   */
+  acceptOpening?(msg: InboundMessage, agent: string, meta: AcceptMeta, open: OpenTurn): Promise<AcceptOpened>;
   /**
    * Takes (or renews) the lease for `lease`, but only when an unconsumed row
    * waits, no turn of the conversation is parked, and the lease is free,
