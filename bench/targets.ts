@@ -35,8 +35,7 @@ export function targetLines(f: TopologyFigures): string[] {
     line(x <= 4, 'gateway CPU per turn / fake LLM CPU', `${x.toFixed(1)}x (${f.cpu64.gateway.toFixed(2)} / ${f.cpu64.fakeLlm.toFixed(2)} ms)`, '<= 4x');
   }
   if (f.redisCommands64 !== undefined) line(f.redisCommands64 <= 25, 'Redis commands per turn at c=64', f.redisCommands64.toFixed(1), '<= 25 (57 before)');
-  if (f.pgTransactions64 !== undefined)
-    line(true, 'Postgres transactions per turn at c=64', f.pgTransactions64.toFixed(1), 'none set (3 before; each a synchronous commit)');
+  if (f.pgTransactions64 !== undefined) line(true, 'Postgres commits per turn at c=64', f.pgTransactions64.toFixed(1), 'none set (3 before; each synchronous)');
   if (f.ttft1) {
     const { p50, p99, floorP50, floorP99 } = f.ttft1;
     const added50 = p50 - floorP50;
