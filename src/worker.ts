@@ -187,7 +187,7 @@ export class Worker {
     const lease = opts.opened?.lease ?? randomUUID();
     let held = false;
     // What this drain knows of its lease; the turn asks it before it acts (src/turn/lease-guard.ts).
-    const guard = new LeaseGuard(lease, ttl);
+    const guard = new LeaseGuard(lease, ttl, undefined, opts.opened?.sentAt);
     // The concurrency slots this drain holds (under its lease token) for the turn it runs.
     let slots: SlotScope[] = [];
     const start = async (claim: StartTurn['claim']) => {
@@ -228,8 +228,14 @@ export class Worker {
           if (!(await this.takeSlots(opts.scopes, lease, ttl, conversationId))) return void (await this.defer(conversationId, opts.scopes));
           slots = opts.scopes;
         }
-        // A turn opened at accept holds the lease from that statement on, and starts from what it returned.
-        if (opts.opened) guard.renewed(opts.opened.sentAt);
+        // A turn opened at accept holds the lease from that statement on (the guard counts from it), and
+        // starts from what it returned. One that starts late (an ingress step after the statement was slow)
+        // renews first, so that the lease does not run out before the first renewal; lost, another drain has the turn.
+        if (opts.opened && Date.now() - opts.opened.sentAt > ttl / 3)
+          await guard
+            .renew(() => store.renewLease(conversationId, lease, ttl))
+            .catch((err: unknown) => log.debug({ err, conversation: conversationId }, 'renewing the lease of a turn opened at accept failed'));
+        if (opts.opened && !guard.check()) return;
         let s = opts.opened?.started ?? (await start('auto'));
         // Another drain holds the lease: wait for it (or for its lease to expire, if its worker died).
         const busyUntil = Date.now() + ttl + 5_000;

@@ -44,6 +44,17 @@ describe('the lease guard', () => {
     expect(g.lost).toBe(true);
   });
 
+  it('a lease taken before the drain began (a turn opened at accept) counts from the statement that took it, not from the drain', () => {
+    const c = clock();
+    const sentAt = c.t;
+    c.t += 2_500; // the drain starts 2.5 s after the accept statement took the lease
+    const g = new LeaseGuard('tok', 3_000, c.now, sentAt);
+    expect(g.until).toBe(sentAt + 3_000);
+    c.t += 600; // the store's lease has run out by now: so has the guard
+    expect(g.check()).toBe(false);
+    expect(errorCode(g.signal.reason)).toBe('lease_lost');
+  });
+
   it('a renewal that fails with an error keeps the lease until its deadline, and the next one succeeding extends it', async () => {
     const c = clock();
     const g = new LeaseGuard('tok', 3_000, c.now);

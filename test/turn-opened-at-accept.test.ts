@@ -4,6 +4,7 @@
  * lease, the message and the turn, and the drain starts in process from what it returned. Both
  * backends in process, and a real process killed right after that commit.
  */
+import { randomUUID } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,6 +12,7 @@ import type OpenAI from 'openai';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Gateway } from '../app/gateway.js';
+import { Ingress } from '../src/ingress.js';
 import { FakeLlm, lastUserText, reply } from './fakes/fake-llm.js';
 import { backendSetups } from './support/backends.js';
 import { API_KEY, eventually, GatewayProcess, openaiClient, startGateway, testConfig } from './support/gateway.js';
@@ -191,4 +193,46 @@ describe('a gateway killed right after the statement that opened a one-off turn 
     expect(roles).toEqual(['user', 'assistant']);
     expect(fake.requests.filter((q) => lastUserText(q.body) === 'survive me')).toHaveLength(1);
   });
+});
+
+describe('an ingress step slow after the statement that opened the turn (embedded)', () => {
+  let fake: FakeLlm;
+  let gw: Gateway;
+  beforeAll(async () => {
+    fake = new FakeLlm();
+    await fake.start();
+    // Twenty tokens over a second: the turn still runs when the lease taken at accept would have run out.
+    fake.respond((req) => reply(`answer to ${lastUserText(req.body)} ${'word '.repeat(18)}`, 50));
+    // The lease lasts 3 s (testConfig); the recovery sweep drains a message unconsumed for 1 s.
+    gw = await startGateway(testConfig(fake, {}, { queue: { recoverAfterMs: 1_000, recoverIntervalMs: 250 } }));
+  }, 60_000);
+  afterAll(async () => {
+    await gw?.close();
+    await fake?.close();
+  });
+
+  it("attack: the drain renews the lease it was handed before acting, so the sweep's drain never runs the turn a second time", async () => {
+    // The real ingress steps with this gateway's worker, and a channel whose callback after the accept takes most of the lease.
+    const ingress = new Ingress(gw.infra.store, gw.infra.queue, gw.log, { opener: gw.worker!.opener() });
+    const out = await ingress.receive(
+      {
+        channel: 'http',
+        externalId: randomUUID(),
+        conversationKey: `http/-/slow-${randomUUID()}/-`,
+        sender: { id: 'u1' },
+        text: 'slow step',
+        attachments: [],
+        receivedAt: new Date(),
+      },
+      { newConversation: true, authenticated: true, onAccepted: () => new Promise((r) => setTimeout(r, 2_500)) },
+    );
+    expect(out.kind).toBe('accepted');
+    const conversationId = (out as { conversationId: string }).conversationId;
+    const done = await eventually(async () => (await gw.infra.store.turns(conversationId)).find((t) => t.status === 'done'), 20_000, 100);
+    // Answered once, by the drain the accept started: one model request, attempt 1, one reply stored.
+    expect(done.attempt).toBe(1);
+    expect(fake.requests.filter((q) => lastUserText(q.body) === 'slow step')).toHaveLength(1);
+    const roles = (await gw.infra.store.transcript(conversationId)).map((m) => (m as { role: string }).role);
+    expect(roles).toEqual(['user', 'assistant']);
+  }, 30_000);
 });

@@ -210,13 +210,17 @@ export class TurnStore implements TurnRepository {
    */
   async deferTurn(turnId: string, conversationId: string, lease: string): Promise<void> {
     await this.db.query(
-      `with opened as (
-         delete from turns where id = $1 and conversation_id = $2 and status = 'running' and attempt = 1
+      `with held as (
+         -- Only the drain that still holds the lease takes its turn back: one whose lease another drain
+         -- took after it expired would undo that drain's resumed turn.
+         select 1 from conversations where id = $2 and lease_token = $3
+       ), opened as (
+         delete from turns where id = $1 and conversation_id = $2 and status = 'running' and attempt = 1 and exists (select 1 from held)
          returning id
        ), unclaimed as (
          update inbox set turn_id = null where turn_id = (select id from opened) and consumed_at is null
        ), resumed as (
-         update turns set attempt = attempt - 1 where id = $1 and conversation_id = $2 and status = 'running' and attempt > 1
+         update turns set attempt = attempt - 1 where id = $1 and conversation_id = $2 and status = 'running' and attempt > 1 and exists (select 1 from held)
        )
        update conversations set lease_token = null, lease_until = null where id = $2 and lease_token = $3`,
       [turnId, conversationId, lease],

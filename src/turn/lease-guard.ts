@@ -21,8 +21,14 @@ export class LeaseGuard {
     readonly token: string,
     readonly durationMs: number,
     private readonly now: () => number = Date.now,
+    /**
+     * When the statement that took the lease was sent, for a lease taken before the drain began (a
+     * turn opened at accept: src/turn-opening.ts); the deadline counts from then. Default: now (the
+     * drain's own startTurn, sent later, only moves it on).
+     */
+    heldSince: number = now(),
   ) {
-    this.validUntil = this.now() + durationMs;
+    this.validUntil = heldSince + durationMs;
   }
 
   /** Aborts (reason: LeaseLostError) when the lease is lost. */

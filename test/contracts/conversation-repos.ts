@@ -242,6 +242,22 @@ export function conversationRepositoryContracts(repos: () => AllRepositories): v
       expect((await start(conv, { lease: 'lease-3' })).conversation).not.toBeNull();
     });
 
+    it('attack: a drain whose lease another one took cannot defer the turn: the holder keeps its resumed attempt and its lease', async () => {
+      const key = `http/-/defer-late-${u()}/-`;
+      const a = await repos().inbox.accept(msg(`dl-1-${u()}`, key, 'a'));
+      const conv = a.conversationId;
+      const first = (await start(conv, { lease: 'late', leaseMs: 1 })).turn!;
+      await new Promise((r) => setTimeout(r, 20));
+      // The lease expired; another drain took it and resumed the turn.
+      const resumed = await start(conv, { lease: 'holder' });
+      expect(resumed.turn).toMatchObject({ id: first.id, attempt: 2 });
+      await repos().turns.deferTurn(first.id, conv, 'late');
+      expect(await repos().turns.turn(first.id)).toMatchObject({ status: 'running', attempt: 2 });
+      expect((await repos().inbox.pending(conv)).map((r) => r.turnId)).toEqual([first.id]);
+      // The holder's lease stands: another drain is still kept out.
+      expect((await start(conv, { lease: 'third' })).conversation).toBeNull();
+    });
+
     it('starts from the newest transcript window of its agent, the summary, and the memory its sender may see', async () => {
       const key = `http/-/window-${u()}/-`;
       const ten = Array.from({ length: 10 }, (_, i) => ({ role: 'user', content: `m${i}`, timestamp: i }));

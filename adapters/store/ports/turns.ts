@@ -135,7 +135,8 @@ export interface TurnRepository {
   /**
    * Takes back what startTurn did for a turn that may not run yet, atomically:
    * an opened turn (attempt 1) is deleted and its rows unclaimed, a resumed
-   * turn gets its attempt back, and the lease is released if still `lease`.
+   * turn gets its attempt back, and the lease is released; all of it only while the lease is still
+   * `lease` (a drain whose lease another one took changes nothing).
    */
   deferTurn(turnId: string, conversationId: string, lease: string): Promise<void>;
   /** Extends the lease by leaseMs from now, only while it is still `lease`; false otherwise. */

@@ -134,7 +134,8 @@ export class MemoryTurns implements TurnRepository {
 
   async deferTurn(turnId: string, conversationId: string, lease: string): Promise<void> {
     const turn = this.t.turns.get(turnId);
-    if (turn && turn.conversationId === conversationId && turn.status === 'running') {
+    const held = this.t.conversations.get(conversationId)?.leaseToken === lease;
+    if (held && turn && turn.conversationId === conversationId && turn.status === 'running') {
       if (turn.attempt === 1) {
         this.t.turns.delete(turnId);
         for (const r of this.t.inbox) if (r.turnId === turnId && !r.consumedAt) r.turnId = null;
