@@ -167,6 +167,49 @@ describe('a gateway killed right after the statement that opened a one-off turn 
     }).then((p) => (procs.push(p), p));
   };
 
+  it('attack: killed with 40 one-off turns accepted at once, the first of them opened at accept and mid-answer: the next process answers every message once', async () => {
+    const doomed = await spawn();
+    const url = doomed.url!;
+    // Twenty tokens over ~0.4 s: every turn is mid-answer when the process dies.
+    fake.respond((req) => reply(`answer to ${lastUserText(req.body)} ${'word '.repeat(18)}`, 20));
+    const asked = Array.from({ length: 40 }, (_, i) =>
+      openaiClient(url)
+        .chat.completions.create({ model: 'default', messages: [{ role: 'user', content: `flood ${i}` }] })
+        .then(
+          (r) => r.choices[0]!.message.content,
+          () => null,
+        ),
+    );
+    // One API key runs 8 turns at once (limits.maxConcurrentTurnsPerKey): the turns opened at accept beyond
+    // those are put back and drained later. Killed once the first ones are asking the model.
+    await eventually(async () => fake.requests.filter((q) => lastUserText(q.body).startsWith('flood ')).length >= 4, 15_000, 10);
+    await doomed.kill('SIGKILL');
+    const before = await Promise.all(asked);
+    await spawn();
+    const rows = await eventually(
+      async () => {
+        const r = (
+          await db.query<{ text: string; consumed: boolean; replies: number; attempts: number[]; one_statement: boolean }>(
+            `select i.text, i.consumed_at is not null as consumed,
+                    (select count(*)::int from messages m where m.conversation_id = i.conversation_id and m.role = 'assistant') as replies,
+                    (select array_agg(t.attempt) from turns t where t.conversation_id = i.conversation_id) as attempts,
+                    coalesce((select c.created_at = t.started_at from conversations c join turns t on t.conversation_id = c.id where c.id = i.conversation_id limit 1), false) as one_statement
+             from inbox i where i.text like 'flood %'`,
+          )
+        ).rows;
+        return r.length > 0 && r.every((x) => x.consumed) ? r : null;
+      },
+      45_000,
+      200,
+    );
+    // Every message accepted before the kill is answered once, in its own conversation.
+    expect(rows.every((r) => r.replies === 1 && r.attempts.length === 1)).toBe(true);
+    // Those whose answer reached the client were accepted; the kill hit turns opened at accept, mid-answer.
+    const answeredBefore = before.flatMap((c, i) => (c ? [`flood ${i}`] : []));
+    expect(answeredBefore.every((t) => rows.some((r) => r.text === t))).toBe(true);
+    expect(rows.filter((r) => r.one_statement && r.attempts[0]! >= 2).length).toBeGreaterThan(0);
+  }, 120_000);
+
   it('loses nothing: the next process resumes the turn once its lease expires and answers it once', async () => {
     const doomed = await spawn('turn-opened');
     const asked = openaiClient(doomed.url!)
