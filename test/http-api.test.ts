@@ -44,6 +44,8 @@ describe.each(modes)('HTTP API (%s)', (mode) => {
   const inboxCount = async () => (await gw.infra.store.db.query<{ n: number }>('select count(*)::int as n from inbox')).rows[0]!.n;
 
   it('streams a reply as chat.completion.chunk events, the last one carrying usage and switchboard', async () => {
+    // A model that streams token by token (tokens that arrive together may leave in one chunk).
+    fake.enqueue(reply('echo: stream me', 5));
     const stream = await client.chat.completions.create({ model: 'default', stream: true, messages: [{ role: 'user', content: 'stream me' }] });
     let text = '';
     let last: any;

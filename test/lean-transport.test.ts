@@ -82,13 +82,28 @@ async function run(fn: StreamFn, model: Model<Api>, ctx: Context, opts: { abortA
  * error wording. An event's `partial` is the live message being built (the same object on both paths), so
  * what it holds when a consumer looks depends on timing, not on the transport: left out per event.
  */
+/**
+ * Consecutive text deltas of one block as one: the lean transport pushes the text of one network read
+ * as one event (tokens that arrived together), the SDK one event per SSE event.
+ */
+function mergedDeltas(events: AssistantMessageEvent[]): AssistantMessageEvent[] {
+  const out: AssistantMessageEvent[] = [];
+  for (const e of events) {
+    const last = out[out.length - 1];
+    if (e.type === 'text_delta' && last?.type === 'text_delta' && last.contentIndex === e.contentIndex)
+      out[out.length - 1] = { ...last, delta: last.delta + e.delta, partial: e.partial };
+    else out.push(e);
+  }
+  return out;
+}
+
 function comparable(o: Outcome) {
   const strip = (m: AssistantMessage) => {
     const { timestamp: _t, responseId: _r, errorMessage, ...rest } = m;
     return { ...rest, failed: errorMessage !== undefined };
   };
   return {
-    events: o.events.map((e) => {
+    events: mergedDeltas(o.events).map((e) => {
       const { partial: _p, ...rest } = e as AssistantMessageEvent & { partial?: unknown };
       return { ...rest, ...('message' in e ? { message: strip(e.message) } : {}), ...('error' in e ? { error: strip(e.error) } : {}) };
     }),
@@ -124,7 +139,11 @@ describe('lean openai-completions transport', () => {
     const { s, l, sdkReq, leanReq } = await both(reply('Hello there, how are you today?'));
     expect(l.message.stopReason).toBe('stop');
     expect(l.message.content).toEqual([{ type: 'text', text: 'Hello there, how are you today?' }]);
-    expect(l.events.filter((e) => e.type === 'text_delta').length).toBe(6);
+    // At most one event per token, their text the reply's.
+    const deltas = l.events.filter((e) => e.type === 'text_delta') as Array<{ delta: string }>;
+    expect(deltas.length).toBeGreaterThan(0);
+    expect(deltas.length).toBeLessThanOrEqual(6);
+    expect(deltas.map((d) => d.delta).join('')).toBe('Hello there, how are you today?');
     expect(l.message.usage.output).toBe(6);
     expect(l.message.usage.input).toBeGreaterThan(0);
     expect(l.message.usage.cost.total).toBeGreaterThan(0);
@@ -135,6 +154,19 @@ describe('lean openai-completions transport', () => {
     expect(leanReq.headers['x-stainless-lang']).toBeUndefined();
     expect(leanReq.headers.authorization).toBe('Bearer k');
     expect(leanReq.headers['x-switchboard-call']).toBeUndefined();
+  });
+
+  it('pushes the text of one network read as one event, and tokens that arrive apart as events apart (nothing waits)', async () => {
+    fake.enqueue(reply('one two three four', 40));
+    const apart = await run(lean, modelOf(fake), context());
+    expect((apart.events.filter((e) => e.type === 'text_delta') as Array<{ delta: string }>).map((e) => e.delta)).toEqual(['one ', 'two ', 'three ', 'four']);
+    // All at once in one write: one event.
+    fake.enqueue([
+      { kind: 'raw', data: chunk({ content: 'one ' }, null) + chunk({ content: 'two ' }, null) + chunk({ content: 'three' }, 'stop') + 'data: [DONE]\n\n' },
+    ]);
+    const together = await run(lean, modelOf(fake), context());
+    expect((together.events.filter((e) => e.type === 'text_delta') as Array<{ delta: string }>).map((e) => e.delta)).toEqual(['one two three']);
+    expect(together.message.content).toEqual([{ type: 'text', text: 'one two three' }]);
   });
 
   it('assembles tool calls streamed in pieces, two in one message', async () => {
@@ -217,7 +249,12 @@ describe('lean openai-completions transport', () => {
     expect(l.message.stopReason).toBe('error');
     expect(l.cls).toBe('network');
     expect(s.cls).toBe('network');
-    expect(l.events.filter((e) => e.type === 'text_delta').map((e) => (e as { delta: string }).delta)).toEqual(['a ', 'b ', 'c ']);
+    expect(
+      l.events
+        .filter((e) => e.type === 'text_delta')
+        .map((e) => (e as { delta: string }).delta)
+        .join(''),
+    ).toBe('a b c ');
     // A connection refused before any byte is a network failure too.
     const gone = await run(lean, modelOf(fake, { baseUrl: 'http://127.0.0.1:9/v1' }), context());
     expect(gone.cls).toBe('network');
@@ -225,7 +262,7 @@ describe('lean openai-completions transport', () => {
   });
 
   it('stops on the abort signal mid-stream and closes the connection', async () => {
-    const { s, l } = await both([{ kind: 'stall', text: 'one two three four', afterTokens: 3 }], context(), { abortAfter: 2 });
+    const { s, l } = await both([{ kind: 'stall', text: 'one two three four', afterTokens: 3 }], context(), { abortAfter: 1 });
     expect(l.message.stopReason).toBe('aborted');
     expect(l.cls).toBe('aborted');
     expect(s.message.stopReason).toBe('aborted');

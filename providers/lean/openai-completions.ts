@@ -73,6 +73,7 @@ async function run(model: Model<'openai-completions'>, context: Context, options
   };
   const signal = options.signal;
   let raw: string | undefined;
+  let parser: ChunkParser | undefined;
   try {
     const compat = resolveCompat(model);
     let params: unknown = buildParams(model, context, options, compat, (await converter())(model, context, compat));
@@ -93,14 +94,22 @@ async function run(model: Model<'openai-completions'>, context: Context, options
     }
     await options.onResponse?.({ status, headers: headerRecord(res) }, model);
     stream.push({ type: 'start', partial: output });
-    const parser = new ChunkParser(model, output, stream);
-    await readEvents(res, signal, (data) => parser.chunk(data));
-    parser.finish();
+    const chunks = new ChunkParser(model, output, stream);
+    parser = chunks;
+    await readEvents(
+      res,
+      signal,
+      (data) => chunks.chunk(data),
+      () => chunks.flush(),
+    );
+    chunks.finish();
     if (signal?.aborted) throw new Error('Request was aborted');
     if (output.stopReason === 'error') throw new Error(output.errorMessage || 'Provider returned an error stop reason');
     stream.push({ type: 'done', reason: output.stopReason as 'stop' | 'length' | 'toolUse', message: output });
     stream.end();
   } catch (error) {
+    // Text parsed in the read that failed still goes out before the error, as it did event by event.
+    parser?.flush();
     for (const block of output.content as Block[]) {
       if (block.type === 'toolCall') {
         delete block.partialArgs;
@@ -180,6 +189,27 @@ class ChunkParser {
     return this.output.content as Block[];
   }
 
+  /** Text of the current text block parsed in this read and not yet pushed. */
+  private pendingText = '';
+
+  /**
+   * Pushes the text parsed so far as one text_delta: at the end of each network read, and before any
+   * other event (which keeps pi-ai's order). Tokens a fast server sends together then cost one event
+   * through the agent loop, the sinks, the bus and the SSE writer instead of one each, and nothing
+   * waits: a read is handled at once, whole.
+   */
+  flush(): void {
+    if (!this.pendingText || !this.text) return;
+    const delta = this.pendingText;
+    this.pendingText = '';
+    this.stream.push({ type: 'text_delta', contentIndex: this.blocks.indexOf(this.text), delta, partial: this.output });
+  }
+
+  private emit(e: Parameters<AssistantMessageEventStream['push']>[0]): void {
+    this.flush();
+    this.stream.push(e);
+  }
+
   chunk(data: string): void {
     if (this.done) return;
     if (data.startsWith('[DONE]')) {
@@ -211,13 +241,14 @@ class ChunkParser {
     if (typeof delta.content === 'string' && delta.content.length > 0) {
       const block = this.ensureText();
       block.text += delta.content;
-      this.stream.push({ type: 'text_delta', contentIndex: this.blocks.indexOf(block), delta: delta.content, partial: output });
+      // Held until the end of this read (flush()): text that arrived together leaves as one event.
+      this.pendingText += delta.content;
     }
     const field = ['reasoning_content', 'reasoning', 'reasoning_text'].find((f) => typeof delta[f] === 'string' && delta[f].length > 0);
     if (field) {
       const block = this.ensureThinking(field);
       block.thinking += delta[field];
-      this.stream.push({ type: 'thinking_delta', contentIndex: this.blocks.indexOf(block), delta: delta[field], partial: output });
+      this.emit({ type: 'thinking_delta', contentIndex: this.blocks.indexOf(block), delta: delta[field], partial: output });
     }
     if (Array.isArray(delta.tool_calls)) {
       for (const call of delta.tool_calls) {
@@ -233,7 +264,7 @@ class ChunkParser {
           block.partialArgs = (block.partialArgs ?? '') + piece;
           block.arguments = parseStreamingJson(block.partialArgs);
         }
-        this.stream.push({ type: 'toolcall_delta', contentIndex: this.blocks.indexOf(block), delta: piece, partial: output });
+        this.emit({ type: 'toolcall_delta', contentIndex: this.blocks.indexOf(block), delta: piece, partial: output });
       }
     }
     if (Array.isArray(delta.reasoning_details)) {
@@ -247,6 +278,7 @@ class ChunkParser {
 
   /** The stream ended: every open block gets its end event, in order. */
   finish(): void {
+    this.flush();
     const { output, stream } = this;
     this.blocks.forEach((block, contentIndex) => {
       if (block.type === 'text') stream.push({ type: 'text_end', contentIndex, content: block.text, partial: output });
@@ -264,7 +296,7 @@ class ChunkParser {
     if (!this.text) {
       this.text = { type: 'text', text: '' };
       this.blocks.push(this.text);
-      this.stream.push({ type: 'text_start', contentIndex: this.blocks.length - 1, partial: this.output });
+      this.emit({ type: 'text_start', contentIndex: this.blocks.length - 1, partial: this.output });
     }
     return this.text;
   }
@@ -273,7 +305,7 @@ class ChunkParser {
     if (!this.thinking) {
       this.thinking = { type: 'thinking', thinking: '', thinkingSignature: signature };
       this.blocks.push(this.thinking);
-      this.stream.push({ type: 'thinking_start', contentIndex: this.blocks.length - 1, partial: this.output });
+      this.emit({ type: 'thinking_start', contentIndex: this.blocks.length - 1, partial: this.output });
     }
     return this.thinking;
   }
@@ -287,7 +319,7 @@ class ChunkParser {
       if (streamIndex !== undefined) this.byIndex.set(streamIndex, block);
       if (call.id) this.byId.set(call.id, block);
       this.blocks.push(block);
-      this.stream.push({ type: 'toolcall_start', contentIndex: this.blocks.length - 1, partial: this.output });
+      this.emit({ type: 'toolcall_start', contentIndex: this.blocks.length - 1, partial: this.output });
     }
     if (streamIndex !== undefined && block.streamIndex === undefined) {
       block.streamIndex = streamIndex;
@@ -418,9 +450,13 @@ function readText(res: http.IncomingMessage, signal: AbortSignal | undefined, on
   });
 }
 
-function readEvents(res: http.IncomingMessage, signal: AbortSignal | undefined, onData: (data: string) => void): Promise<void> {
+/** Each event of the body to onData; after each network read's events, afterRead. */
+function readEvents(res: http.IncomingMessage, signal: AbortSignal | undefined, onData: (data: string) => void, afterRead: () => void): Promise<void> {
   const sse = new SseReader((data) => onData(data));
-  return readText(res, signal, (t) => sse.push(t)).then(() => sse.end());
+  return readText(res, signal, (t) => {
+    sse.push(t);
+    afterRead();
+  }).then(() => sse.end());
 }
 
 function header(res: http.IncomingMessage, name: string): string | undefined {
