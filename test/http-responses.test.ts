@@ -92,6 +92,8 @@ describe('the Responses API', () => {
   });
 
   it('streams the documented events in order, numbered from 0, adding up to the answer', async () => {
+    // A model that streams token by token (tokens that arrive together may leave as one delta).
+    fake.enqueue(reply('echo: stream me please', 5));
     const stream = await client.responses.create({ model: 'default', input: 'stream me please', stream: true });
     const events: Array<{ type: string; sequence_number: number; delta?: string; response?: { output_text?: string; status?: string } }> = [];
     for await (const e of stream) events.push(e as never);
