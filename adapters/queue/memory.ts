@@ -146,10 +146,7 @@ export class MemoryQueue<T> implements JobQueue<T> {
     return {
       run: (data, local) => {
         if (!free()) throw new Error('a reserved slot runs one job');
-        if (this.closing) {
-          this.pump();
-          return false;
-        }
+        if (this.closing) return false;
         this.run({ id: String(++this.seq), data, attempt: 1, local });
         return true;
       },

@@ -28,6 +28,11 @@ interface StartRow {
 export class TurnStore implements TurnRepository {
   constructor(private readonly db: Db) {}
 
+  /** The accept statement with the first turn folded in (accept-opening.ts); a duplicate is read as the inbox reads one. */
+  acceptOpening(msg: InboundMessage, agent: string, meta: AcceptMeta, open: OpenTurn): Promise<AcceptOpened> {
+    return acceptOpening(this.db, msg, agent, meta, open, (m) => new InboxStore(this.db).inboxByExternalId(m.channel, m.externalId));
+  }
+
   /**
    * One statement that starts a drain's next turn. It takes (or renews) the
    * conversation's lease for `lease`, but only when something waits and no
@@ -40,10 +45,6 @@ export class TurnStore implements TurnRepository {
    * lease holder overtook makes the turn come back empty (call again) rather
    * than claim rows twice.
    */
-  acceptOpening(msg: InboundMessage, agent: string, meta: AcceptMeta, open: OpenTurn): Promise<AcceptOpened> {
-    return acceptOpening(this.db, msg, agent, meta, open, (m) => new InboxStore(this.db).inboxByExternalId(m.channel, m.externalId));
-  }
-
   async startTurn(b: StartTurn): Promise<StartedTurn> {
     const r = await this.db.query<StartRow>(
       `with c0 as (select * from conversations where id = $2),

@@ -73,7 +73,7 @@ async function run(model: Model<'openai-completions'>, context: Context, options
   };
   const signal = options.signal;
   let raw: string | undefined;
-  let parser: ChunkParser | undefined;
+  const parser = new ChunkParser(model, output, stream);
   try {
     const compat = resolveCompat(model);
     let params: unknown = buildParams(model, context, options, compat, (await converter())(model, context, compat));
@@ -94,22 +94,20 @@ async function run(model: Model<'openai-completions'>, context: Context, options
     }
     await options.onResponse?.({ status, headers: headerRecord(res) }, model);
     stream.push({ type: 'start', partial: output });
-    const chunks = new ChunkParser(model, output, stream);
-    parser = chunks;
     await readEvents(
       res,
       signal,
-      (data) => chunks.chunk(data),
-      () => chunks.flush(),
+      (data) => parser.chunk(data),
+      () => parser.flush(),
     );
-    chunks.finish();
+    parser.finish();
     if (signal?.aborted) throw new Error('Request was aborted');
     if (output.stopReason === 'error') throw new Error(output.errorMessage || 'Provider returned an error stop reason');
     stream.push({ type: 'done', reason: output.stopReason as 'stop' | 'length' | 'toolUse', message: output });
     stream.end();
   } catch (error) {
     // Text parsed in the read that failed still goes out before the error, as it did event by event.
-    parser?.flush();
+    parser.flush();
     for (const block of output.content as Block[]) {
       if (block.type === 'toolCall') {
         delete block.partialArgs;

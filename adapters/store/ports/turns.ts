@@ -96,9 +96,9 @@ export interface FinishTurn {
  */
 export interface TurnRepository {
   /**
-   * the inbox's accept(), and when that creates the conversation, also takes its lease and opens its first turn
-   * claiming the message, in the same statement (one synchronous commit for both). A conversation
-   * that existed is not leased and gets no turn: only the message is written, as accept() does.
+   * The inbox's accept(), and when that creates the conversation, also takes its lease and opens its
+   * first turn claiming the message, in the same statement (one synchronous commit for both). A
+   * conversation that existed is not leased and gets no turn: only the message is written, as accept() does.
    * Absent: accept() and the drain's startTurn do it in two statements.
    */
   acceptOpening?(msg: InboundMessage, agent: string, meta: AcceptMeta, open: OpenTurn): Promise<AcceptOpened>;
