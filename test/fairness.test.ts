@@ -281,6 +281,42 @@ describe('fairness, Redis + Postgres with two worker processes', () => {
     for (const p of procs.splice(0)) await p.kill('SIGKILL');
   }, 120_000);
 
+  it(`attack: ${FLOOD} one-off requests at once on an all-in-one process (their turns opened at accept) still get no more than the key's cap at once, and another key is not held up`, async () => {
+    for (const p of procs.splice(0)) await p.kill('SIGKILL');
+    const env = processEnv(fake, redis, pgdb, {
+      SWITCHBOARD_WORKER_CONCURRENCY: '12',
+      SWITCHBOARD_MAX_TURNS_PER_KEY: '4',
+      SWITCHBOARD_QUEUE_PREFIX: 'sboneoffall',
+    });
+    const gateway = await GatewayProcess.spawn('start', env);
+    procs.push(gateway);
+    // One conversation minted per request: each holds a slot of this process from its accept statement on.
+    const client = openaiClient(gateway.url!, API_KEY);
+    const floodDone = Promise.all(
+      Array.from({ length: FLOOD }, (_, i) =>
+        client.chat.completions.create({ model: 'default', messages: [{ role: 'user', content: `long oneoffall ${i}` }] }, { timeout: 120_000 }),
+      ),
+    );
+    await eventually(async () => arrivals('oneoffall').length >= 4, 20_000);
+    const other = await chat(gateway.url!, OTHER_KEY, 'other-oneoffall', 'short question');
+    expect(other.text).toBe('re: short question');
+    expect(other.ms).toBeLessThan(LONG_MS);
+    const results = await floodDone;
+    results.forEach((r, i) => expect(r.choices[0]!.message.content).toBe(longAnswer('oneoffall', i)));
+    // Each asked of the model once, never more than the cap at once.
+    expect(arrivals('oneoffall')).toHaveLength(FLOOD);
+    expectAtMostAtOnce(arrivals('oneoffall'), 4);
+    // The path under attack was taken: turns written by their accept statement (one transaction's timestamp).
+    const opened = (
+      await db.query<{ n: number }>(
+        `select count(*)::int as n from inbox i join conversations c on c.id = i.conversation_id join turns t on t.id = i.turn_id
+         where i.text like 'long oneoffall %' and c.created_at = t.started_at`,
+      )
+    ).rows[0]!.n;
+    expect(opened).toBeGreaterThan(0);
+    for (const p of procs.splice(0)) await p.kill('SIGKILL');
+  }, 120_000);
+
   it("frees a killed worker's slots: the key's turns resume and its next message is answered", async () => {
     for (const p of procs.splice(0)) await p.kill('SIGKILL');
     // One worker, a cap of 2: its two long turns hold the key's whole share when it is killed.
